@@ -1,0 +1,32 @@
+//! ackbench: a load-test and chaos harness for message-queue consumers.
+//!
+//! It drives a consumer (a *target*) against a broker with real lease semantics and a fake
+//! downstream *provider*, injects faults, and counts *effects* per message key against what was
+//! published: duplicate, lost and late effects, DLQ entries with and without effect, handler
+//! latency against the visibility timeout.
+//!
+//! # Layout
+//! - [`profile`]: YAML scenarios in two stages: raw (as written, with positions) and the resolved
+//!   [`profile::Scenario`] the runner reads; `--set` overrides; errors name file:line:column.
+//! - [`broker`]: the embedded broker: leases, receive counts, DLQ, stale-ack policies. A pure
+//!   state machine driven by explicit time, shared by sim and live mode.
+//! - [`provider`]: the fake downstream: latency model with timed phases and errors, and the
+//!   effect ledger.
+//! - [`workload`]: arrival processes, keys, bodies and poison selection.
+//! - [`chaos`]: worker kills at handler points and on a timer.
+//! - [`runner`]: wires a run together; [`runner::sim`] is the deterministic virtual-time executor.
+//! - [`record`]: what a run records; the only input of metrics, verdict and report.
+//! - [`metrics`]: pure functions of a [`record::RunRecord`]: accounting, histograms, time series.
+//! - [`verdict`]: budgets to pass/fail and exit codes.
+//! - [`report`]: summary.json, the console table, timeseries.csv.
+
+pub mod broker;
+pub mod chaos;
+pub mod metrics;
+pub mod profile;
+pub mod provider;
+pub mod record;
+pub mod report;
+pub mod runner;
+pub mod verdict;
+pub mod workload;

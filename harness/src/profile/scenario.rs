@@ -1,0 +1,228 @@
+//! The resolved scenario: a profile after parsing, defaults and validation.
+//!
+//! Everything the runner reads comes from here. Every value is already checked (durations are
+//! positive where they must be, weights sum to a positive number, options belong to the target),
+//! so the runner never re-validates.
+
+use std::time::Duration;
+
+pub use ackbench_targets::{OnPoison, RetrySpec, TargetOptions};
+
+/// A validated, fully defaulted profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub mode: Mode,
+    pub seed: u64,
+    pub run: RunSpec,
+    pub broker: BrokerSpec,
+    pub workload: WorkloadSpec,
+    pub consumer: ConsumerSpec,
+    pub provider: ProviderSpec,
+    pub chaos: Vec<ChaosRule>,
+    pub budgets: Budgets,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Sim,
+    Live,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    /// How long the workload publishes.
+    pub duration: Duration,
+    /// The longest the run settles after `duration` (it stops earlier once nothing is left).
+    pub drain: Duration,
+    /// Interval of `timeseries.csv`; `None` picks one from the run's length.
+    pub sample_every: Option<Duration>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BrokerSpec {
+    pub kind: BrokerKind,
+    pub visibility_timeout: Duration,
+    /// 0 = no delivery limit (no DLQ).
+    pub max_receives: u32,
+    pub stale_ack: StaleAck,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrokerKind {
+    Embedded,
+}
+
+/// What the broker does with an ack whose receipt is no longer the current one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StaleAck {
+    /// Refuse it: the caller gets an error, the message is untouched.
+    Reject,
+    /// Report success and delete the message although another worker holds it now.
+    Delete,
+    /// Report success and leave the message (what SQS documents for an old receipt handle).
+    Ignore,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadSpec {
+    pub arrival: Arrival,
+    /// Cap on published messages; `None` = as many as the arrival process makes in `run.duration`.
+    pub count: Option<u64>,
+    pub poison: Poison,
+    /// Explicit message keys, in publish order; `None` = `msg-1`, `msg-2`, ...
+    pub keys: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arrival {
+    /// One message every period, the first at 0 s.
+    Every(Duration),
+    /// `rate_per_s` messages per second on average.
+    Rate { rate_per_s: f64, process: RateProcess },
+    /// Explicit publish instants (sorted ascending by validation).
+    At(Vec<Duration>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateProcess {
+    /// Exponential gaps drawn from the seed.
+    Poisson,
+    /// Constant gaps of 1 / rate.
+    Uniform,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Poison {
+    None,
+    /// The first N published messages are poison.
+    First(u64),
+    /// Each message is poison with this probability (drawn from the seed).
+    Fraction(f64),
+    /// These keys are poison.
+    Keys(Vec<String>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerSpec {
+    /// A built-in target's name (see `ackbench_targets::TARGETS`).
+    pub target: String,
+    pub workers: u32,
+    pub restart_after: Duration,
+    pub options: TargetOptions,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EffectAt {
+    /// The effect happens when the call arrives at the provider.
+    Request,
+    /// The effect happens when the provider answers.
+    Response,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderSpec {
+    pub effect_at: EffectAt,
+    pub latency: LatencyDist,
+    /// Timed phases, in profile order; the first phase covering a call's start applies.
+    pub phases: Vec<Phase>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum LatencyDist {
+    Fixed(Duration),
+    Uniform { min: Duration, max: Duration },
+    LogNormal { median: Duration, p99: Duration },
+    /// The i-th published message (1-based seq i) takes `values[(i-1) % len]` on every delivery.
+    PerMessage(Vec<Duration>),
+    /// Weights are positive and finite; their sum is positive.
+    Mix(Vec<(f64, LatencyDist)>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    pub from: Duration,
+    pub to: Duration,
+    /// Replaces the provider's latency during the phase.
+    pub latency: Option<LatencyDist>,
+    /// Adds errors during the phase.
+    pub errors: Option<ErrorSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorSpec {
+    /// HTTP status of the injected error (400..=599).
+    pub status: u16,
+    /// Probability per call, 0.0 ..= 1.0.
+    pub rate: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChaosRule {
+    KillWorker(KillRule),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KillRule {
+    pub trigger: KillTrigger,
+    /// Only the n-th delivery of a message (1-based).
+    pub delivery: Option<u32>,
+    /// Chance that a matching point kills (default 1.0).
+    pub probability: f64,
+    pub keys: Option<Vec<String>>,
+    /// Only this worker (1-based).
+    pub worker: Option<u32>,
+    pub from: Option<Duration>,
+    pub to: Option<Duration>,
+    /// At most this many kills by this rule.
+    pub times: Option<u64>,
+    /// Kill this long after the point (default 0).
+    pub delay: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum KillTrigger {
+    /// Kill when a handler reaches this point.
+    Point(KillPoint),
+    /// Kill at this instant (`worker` names which, else every busy worker... see chaos docs).
+    At(Duration),
+    /// Kill periodically, first at `every`.
+    Every(Duration),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KillPoint {
+    Received,
+    CallStarted,
+    CallAnswered,
+    /// A checkpoint the target declares (e.g. `claimed`).
+    Checkpoint(String),
+}
+
+/// Budgets, all optional. A run passes when every budget that is set holds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Budgets {
+    pub duplicate_rate: Option<f64>,
+    pub duplicate_effects: Option<u64>,
+    pub lost: Option<u64>,
+    pub late: Option<LateBudget>,
+    pub dlq: Option<u64>,
+    pub dlq_with_effect: Option<u64>,
+    pub p99_over_visibility: Option<f64>,
+    pub p999_handler_latency: Option<Duration>,
+    pub max_oldest_age: Option<Duration>,
+    pub worker_busy_fraction: Option<f64>,
+    pub rejected: Option<u64>,
+    /// When a first effect counts as late (`budgets.late.after`, default 5m), even without a
+    /// `late` budget: `summary.late` always uses it.
+    pub late_after: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LateBudget {
+    pub after: Duration,
+    pub max: u64,
+}
+
+pub const DEFAULT_LATE_AFTER: Duration = Duration::from_secs(300);

@@ -1,0 +1,170 @@
+//! What a run records: the one interface between the runner and `metrics/`, `verdict/` and
+//! `report/`, which are pure functions of it.
+//!
+//! Times are virtual nanoseconds since the start of the run ([`Nanos`]). Messages are numbered by
+//! publish order from 1 (`seq`); index `seq - 1` of [`RunRecord::messages`]. Workers are numbered
+//! from 1.
+
+use std::time::Duration;
+
+/// Nanoseconds since the start of the run.
+pub type Nanos = u64;
+
+pub fn nanos(d: Duration) -> Nanos {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+pub fn secs_f64(n: Nanos) -> f64 {
+    n as f64 / 1e9
+}
+
+/// 1-based message number in publish order.
+pub type Seq = u32;
+/// 1-based worker id.
+pub type WorkerId = u32;
+
+/// Everything a run recorded.
+#[derive(Debug, Clone, Default)]
+pub struct RunRecord {
+    pub messages: Vec<MessageRecord>,
+    /// Broker and worker events in the order they happened (non-decreasing `at`).
+    pub events: Vec<Event>,
+    /// The effect ledger: every provider call and every effect.
+    pub ledger: Ledger,
+    /// Virtual time at which the run stopped.
+    pub end: Nanos,
+    /// When publishing stopped (`run.duration`).
+    pub publish_end: Nanos,
+    pub visibility_timeout: Nanos,
+    pub workers: u32,
+    /// Provider phases as run, for charts: (from, to, label).
+    pub phases: Vec<(Nanos, Nanos, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageRecord {
+    pub key: String,
+    pub published_at: Nanos,
+    pub poison: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Event {
+    pub at: Nanos,
+    pub kind: EventKind,
+}
+
+/// How a handler's span ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandlerEnd {
+    /// The worker asked for its next message.
+    Finished,
+    /// A chaos rule killed the worker.
+    Killed,
+    /// The target itself died (e.g. a poison message with `on_poison: crash`).
+    Crashed,
+}
+
+/// What the broker did with an ack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckOutcome {
+    /// The receipt was current: the message is deleted.
+    Deleted,
+    /// Stale receipt, `stale_ack: reject`: refused, message untouched.
+    StaleRejected,
+    /// Stale receipt, `stale_ack: ignore`: success reported, message untouched.
+    StaleIgnored,
+    /// Stale receipt, `stale_ack: delete`: success reported, message deleted.
+    StaleDeleted,
+    /// Stale receipt for a message already deleted or dead-lettered: nothing to do
+    /// (`reject` refuses it, the others report success).
+    StaleGone,
+}
+
+impl AckOutcome {
+    pub fn is_stale(self) -> bool {
+        !matches!(self, AckOutcome::Deleted)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EventKind {
+    /// The message entered the broker (visible at once unless delayed).
+    Published { seq: Seq },
+    /// A worker received the message: `delivery` is its receive count (1 = first delivery).
+    Delivered { seq: Seq, worker: WorkerId, delivery: u32, lease_end: Nanos },
+    /// A worker acked (deleted) by receipt of delivery `delivery`.
+    Acked { seq: Seq, worker: WorkerId, delivery: u32, outcome: AckOutcome },
+    /// A worker changed the visibility of its current lease (0 = released now).
+    VisibilityChanged { seq: Seq, worker: WorkerId, delivery: u32, lease_end: Nanos },
+    /// A lease ran out (or was released) and the message is visible again.
+    LeaseExpired { seq: Seq, delivery: u32 },
+    /// The broker moved the message to the DLQ.
+    DeadLettered { seq: Seq, delivery: u32 },
+    /// The target acked a message it refused to process (`on_poison: dead_letter`).
+    Rejected { seq: Seq, worker: WorkerId },
+    /// A handler span ended: from its `Delivered` to this instant.
+    HandlerEnded { seq: Seq, worker: WorkerId, delivery: u32, how: HandlerEnd },
+    /// A chaos rule killed the worker (`rule` is its index in `chaos`).
+    WorkerKilled { worker: WorkerId, rule: u32 },
+    /// The target died by itself.
+    WorkerCrashed { worker: WorkerId },
+    /// The supervisor restarted the worker.
+    WorkerRestarted { worker: WorkerId },
+    /// An operator moved a DLQ entry back to the main queue.
+    Redriven { seq: Seq },
+}
+
+/// The effect ledger: the single source of effect counts.
+#[derive(Debug, Clone, Default)]
+pub struct Ledger {
+    pub calls: Vec<CallRecord>,
+    pub effects: Vec<EffectRecord>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// The provider accepted the call (HTTP 202).
+    Accepted,
+    /// The provider answered with an injected error status.
+    Error(u16),
+    /// The worker died while the call was open.
+    Abandoned,
+    /// The caller gave up (its client timeout) before the answer.
+    TimedOut,
+}
+
+/// One provider call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRecord {
+    /// The message the call's key names; `None` for a key that was never published.
+    pub seq: Option<Seq>,
+    pub key: String,
+    pub worker: WorkerId,
+    /// Receive count of the worker's delivery when it made the call (0 if it held none).
+    pub delivery: u32,
+    pub started: Nanos,
+    /// When the answer reached (or would have reached) the worker; `None` if never answered.
+    pub ended: Option<Nanos>,
+    pub outcome: CallOutcome,
+}
+
+/// Where an effect was observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EffectSource {
+    /// The fake provider accepted a call (an email sent).
+    Provider,
+    /// A store-backed target wrote its effect row.
+    Store,
+}
+
+/// One effect: one email accepted, one row written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EffectRecord {
+    /// `None` for a key that was never published (counted, never dropped).
+    pub seq: Option<Seq>,
+    pub at: Nanos,
+    pub worker: WorkerId,
+    pub delivery: u32,
+    pub source: EffectSource,
+}

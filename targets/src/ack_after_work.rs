@@ -1,0 +1,34 @@
+//! `ack-after-work`: call the provider, then ack.
+//!
+//! At-least-once (DOMAIN.md, "after the work"). Any failure between the effect and the ack (a
+//! lease that ran out, a death after the provider answered) repeats the work: duplicate effects.
+//! Never loses a message whose handler dies. A provider error leaves the message unacked, so the
+//! broker redelivers it when the lease ends.
+
+use crate::api::{Crash, Delivery, ProviderClient, QueueClient, Runtime};
+use crate::message::Order;
+use crate::options::TargetOptions;
+use crate::worker::{on_poison, send_with_retries};
+
+pub async fn handle<Q, P, R>(
+    options: &TargetOptions,
+    queue: &Q,
+    provider: &P,
+    rt: &R,
+    delivery: Delivery<Q::Receipt>,
+) -> Result<(), Crash>
+where
+    Q: QueueClient,
+    P: ProviderClient,
+    R: Runtime,
+{
+    let order = match Order::parse(&delivery.body) {
+        Ok(o) => o,
+        Err(e) => return on_poison(options.on_poison, queue, rt, &delivery, e).await,
+    };
+    if send_with_retries(options, provider, rt, &order).await.is_ok() {
+        // A stale receipt is refused or ignored by the broker; it counts the attempt either way.
+        let _ = queue.ack(&delivery.receipt).await;
+    }
+    Ok(())
+}

@@ -1,0 +1,32 @@
+//! `ack-before-work`: ack, then call the provider.
+//!
+//! At-most-once (DOMAIN.md, "before the work"). Never duplicates, but a handler that dies after
+//! the ack (a crash on a poison message, a kill during the call, a provider error) loses the
+//! work silently: the broker no longer holds the message and nothing recorded its absence.
+
+use crate::api::{Crash, Delivery, ProviderClient, QueueClient, Runtime};
+use crate::message::Order;
+use crate::options::TargetOptions;
+use crate::worker::{on_poison, send_with_retries};
+
+pub async fn handle<Q, P, R>(
+    options: &TargetOptions,
+    queue: &Q,
+    provider: &P,
+    rt: &R,
+    delivery: Delivery<Q::Receipt>,
+) -> Result<(), Crash>
+where
+    Q: QueueClient,
+    P: ProviderClient,
+    R: Runtime,
+{
+    // The ack goes first: from here on, the broker has forgotten the message.
+    let _ = queue.ack(&delivery.receipt).await;
+    let order = match Order::parse(&delivery.body) {
+        Ok(o) => o,
+        Err(e) => return on_poison(options.on_poison, queue, rt, &delivery, e).await,
+    };
+    let _ = send_with_retries(options, provider, rt, &order).await;
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! The traits a target is written against.
+//!
+//! In sim mode the harness implements them on virtual time; in live mode over the SQS API and
+//! HTTP. A target gets one client of each per worker, so everything it does is attributed to
+//! that worker.
+
+use std::future::Future;
+use std::time::Duration;
+
+/// One hand-out of a message to this worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery<R> {
+    /// Proof of this delivery's lease, used to ack or change visibility.
+    pub receipt: R,
+    /// The message body (JSON, see [`crate::message`]).
+    pub body: String,
+    /// How many times the broker has handed this message out, this delivery included.
+    pub receive_count: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueueError {
+    /// The receipt is not the message's current one (its lease ran out, or the message is gone).
+    #[error("receipt is no longer valid (lease expired or message gone)")]
+    StaleReceipt,
+    /// The queue could not be reached or answered with an error.
+    #[error("queue unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// A queue client bound to one worker.
+pub trait QueueClient {
+    type Receipt: Clone;
+    /// Waits (long polling) until a message is handed to this worker.
+    fn receive(&self) -> impl Future<Output = Result<Delivery<Self::Receipt>, QueueError>>;
+    /// Deletes the message by receipt.
+    fn ack(&self, receipt: &Self::Receipt) -> impl Future<Output = Result<(), QueueError>>;
+    /// Sets the lease to end `timeout` from now (0 hands the message back at once).
+    fn change_visibility(
+        &self,
+        receipt: &Self::Receipt,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<(), QueueError>>;
+}
+
+/// The provider call a reference target makes: `POST /send {"key", "to"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendRequest<'a> {
+    pub key: &'a str,
+    pub to: &'a str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    /// The provider answered with an error status.
+    #[error("provider answered HTTP {0}")]
+    Status(u16),
+    /// The client's own timeout expired first.
+    #[error("provider call timed out")]
+    Timeout,
+    /// The provider could not be reached.
+    #[error("provider unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl ProviderError {
+    /// Transient errors (5xx, 429, timeouts, connection failures) may succeed on retry.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ProviderError::Status(s) => *s >= 500 || *s == 429,
+            ProviderError::Timeout | ProviderError::Unavailable(_) => true,
+        }
+    }
+}
+
+/// A provider client bound to one worker.
+pub trait ProviderClient {
+    /// Sends one email; `Ok` carries the provider's id for it.
+    fn send(&self, req: SendRequest<'_>) -> impl Future<Output = Result<String, ProviderError>>;
+}
+
+/// Clock, checkpoints and randomness of the mode the target runs in.
+pub trait Runtime {
+    /// Time since the start of the run (virtual in sim mode).
+    fn now(&self) -> Duration;
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()>;
+    /// Announces a point of the handler a chaos rule can kill at (e.g. `claimed`).
+    fn checkpoint(&self, name: &'static str) -> impl Future<Output = ()>;
+    /// A uniform number in [0, 1) from the run's seed.
+    fn random(&self) -> f64;
+    /// Records that the target refused a message it acked (`on_poison: dead_letter`), so the
+    /// harness counts it as rejected rather than lost. `body` is the message body.
+    fn record_rejected(&self, body: &str);
+}
+
+/// The target died the way a process dies: the harness restarts the worker.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("worker crashed: {reason}")]
+pub struct Crash {
+    pub reason: String,
+}

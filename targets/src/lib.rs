@@ -1,0 +1,27 @@
+//! Reference consumers that ackbench drives, written once against small traits so the same code
+//! runs on virtual time (sim mode) and over real sockets (live mode).
+//!
+//! # Layout
+//! - [`api`]: the traits a target is written against: [`QueueClient`] (receive, ack, change
+//!   visibility), [`ProviderClient`] (the downstream call) and [`Runtime`] (clock, checkpoints,
+//!   seeded randomness).
+//! - [`message`]: the message body every consumer sees and how a poison body fails to parse.
+//! - [`options`]: target options (`consumer.options` in a profile) and which target takes which.
+//! - [`worker`]: the consumer loop shared by the built-in targets (receive, handle, repeat).
+//! - one file per target: [`ack_after_work`], [`ack_before_work`].
+//!
+//! A target never panics on bad input; a poison message makes it fail the way naive code does
+//! (`on_poison: crash`) unless its options say otherwise.
+
+pub mod ack_after_work;
+pub mod ack_before_work;
+pub mod api;
+pub mod message;
+pub mod options;
+pub mod worker;
+
+pub use api::{
+    Crash, Delivery, ProviderClient, ProviderError, QueueClient, QueueError, Runtime, SendRequest,
+};
+pub use options::{OnPoison, RetrySpec, TargetOptions, TARGETS};
+pub use worker::{BuiltinTarget, TargetInfo};

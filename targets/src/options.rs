@@ -1,0 +1,113 @@
+//! Target options (`consumer.options` in a profile), resolved, and which target takes which.
+
+use std::time::Duration;
+
+/// What a built-in target does with a message it cannot parse (a poison message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnPoison {
+    /// Fail as naive code does: the worker dies and is restarted after `restart_after`.
+    Crash,
+    /// Ack the message and record it as rejected, so it is never silently lost.
+    DeadLetter,
+    /// Hand it back at once (visibility 0); the broker's delivery limit decides its fate.
+    Release,
+}
+
+/// Retries inside the handler: delay after failure n is `min(cap, base * 2^(n-1))`, of which a
+/// share `jitter` is randomised from the seed. Transient errors (5xx, 429, timeouts) retry;
+/// permanent ones (4xx) do not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetrySpec {
+    /// Calls in all, the first included (>= 1).
+    pub max_attempts: u32,
+    pub base: Duration,
+    pub cap: Duration,
+    /// 0.0 ..= 1.0.
+    pub jitter: f64,
+}
+
+impl RetrySpec {
+    /// The delay after failed attempt `n` (1-based), given a uniform draw `u` in [0, 1).
+    pub fn delay(&self, n: u32, u: f64) -> Duration {
+        let exp = self.base.saturating_mul(1u32.checked_shl(n.saturating_sub(1)).unwrap_or(u32::MAX));
+        let full = exp.min(self.cap);
+        full.mul_f64(1.0 - self.jitter * u)
+    }
+}
+
+/// Resolved options of a built-in target; a field the target does not take is `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetOptions {
+    pub on_poison: OnPoison,
+    /// `claim-then-send`: how long a claim counts as in flight.
+    pub claim_window: Option<Duration>,
+    /// `heartbeat`: extend the lease this often.
+    pub extend_every: Option<Duration>,
+    /// `heartbeat`: stop extending after this much extra time.
+    pub max_extension: Option<Duration>,
+    /// Client-side timeout of the provider call.
+    pub http_timeout: Option<Duration>,
+    pub retry: Option<RetrySpec>,
+}
+
+impl Default for TargetOptions {
+    fn default() -> Self {
+        TargetOptions {
+            on_poison: OnPoison::Crash,
+            claim_window: None,
+            extend_every: None,
+            max_extension: None,
+            http_timeout: None,
+            retry: None,
+        }
+    }
+}
+
+/// A built-in target: its name (part of the profile contract), one line on what it does, and the
+/// options it accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct TargetInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub options: &'static [&'static str],
+}
+
+const COMMON: &[&str] = &["on_poison", "http_timeout", "retry"];
+
+/// Every built-in target.
+pub const TARGETS: &[TargetInfo] = &[
+    TargetInfo {
+        name: "ack-after-work",
+        summary: "at-least-once: call the provider, then ack (duplicates when the lease runs out)",
+        options: COMMON,
+    },
+    TargetInfo {
+        name: "ack-before-work",
+        summary: "at-most-once: ack, then call the provider (loses the work when the handler dies)",
+        options: COMMON,
+    },
+];
+
+pub fn target_info(name: &str) -> Option<&'static TargetInfo> {
+    TARGETS.iter().find(|t| t.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_delay_doubles_up_to_cap_and_jitter_shrinks_it() {
+        let r = RetrySpec {
+            max_attempts: 5,
+            base: Duration::from_millis(100),
+            cap: Duration::from_millis(350),
+            jitter: 0.5,
+        };
+        assert_eq!(r.delay(1, 0.0), Duration::from_millis(100));
+        assert_eq!(r.delay(2, 0.0), Duration::from_millis(200));
+        assert_eq!(r.delay(3, 0.0), Duration::from_millis(350));
+        assert_eq!(r.delay(40, 0.0), Duration::from_millis(350));
+        assert_eq!(r.delay(2, 0.5), Duration::from_millis(150));
+    }
+}
