@@ -1,0 +1,4 @@
+//! End-to-end tests: run the real `ackbench` binary on profiles and check what it prints,
+//! writes (summary.json) and its exit code.
+
+mod common;
