@@ -1,0 +1,144 @@
+//! Property tests of the broker's invariants over random schedules.
+
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::profile::StaleAck;
+use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq};
+
+#[derive(Debug, Clone)]
+enum Op {
+    Publish { delay: Nanos },
+    Receive { worker: u32 },
+    Ack { pick: usize, worker: u32 },
+    ChangeVisibility { pick: usize, timeout: Nanos },
+    Advance { by: Nanos },
+    Redrive,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (prop_oneof![Just(0u64), 1u64..50]).prop_map(|delay| Op::Publish { delay }),
+        4 => (1u32..5).prop_map(|worker| Op::Receive { worker }),
+        3 => (any::<usize>(), 1u32..5).prop_map(|(pick, worker)| Op::Ack { pick, worker }),
+        2 => (any::<usize>(), prop_oneof![Just(0u64), 1u64..80]).prop_map(|(pick, timeout)| Op::ChangeVisibility { pick, timeout }),
+        3 => (0u64..40).prop_map(|by| Op::Advance { by }),
+        1 => Just(Op::Redrive),
+    ]
+}
+
+fn policy() -> impl Strategy<Value = StaleAck> {
+    prop_oneof![Just(StaleAck::Reject), Just(StaleAck::Ignore), Just(StaleAck::Delete)]
+}
+
+/// Every invariant the broker promises, checked against its own state.
+fn check_invariants(b: &Broker, published: usize) {
+    assert_eq!(b.len(), published, "no message disappears from the broker");
+    let mut counts = Counts::default();
+    for seq in 1..=published as Seq {
+        // Each message is in exactly one state (the state is a single value; count them).
+        *counts.slot(b.state(seq).unwrap()) += 1;
+    }
+    assert_eq!(counts, b.counts(), "state counts agree with the messages");
+    assert_eq!(
+        counts.delayed + counts.visible + counts.leased + counts.deleted + counts.dead_lettered,
+        published as u64
+    );
+    let dlq_states = (1..=published as Seq)
+        .filter(|&s| b.state(s) == Some(MessageState::DeadLettered))
+        .count();
+    assert_eq!(dlq_states, b.dlq().len(), "the DLQ lists exactly the dead-lettered messages");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    #[test]
+    fn broker_never_loses_a_message_and_leases_are_unique(
+        ops in proptest::collection::vec(op(), 1..120),
+        max_receives in 0u32..4,
+        stale_ack in policy(),
+    ) {
+        let mut b = Broker::new(BrokerConfig { visibility_timeout: 30, max_receives, stale_ack });
+        let mut log: Vec<Event> = Vec::new();
+        let mut now: Nanos = 0;
+        let mut published = 0usize;
+        let mut receipts: Vec<(Receipt, u32)> = Vec::new();
+        let mut last_count: HashMap<Seq, u32> = HashMap::new();
+        let mut redriven: Vec<Seq> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Publish { delay } => { b.publish(now, delay, &mut log); published += 1; }
+                Op::Receive { worker } => {
+                    let before = b.counts().visible;
+                    match b.receive(now, worker, &mut log) {
+                        Some(h) => {
+                            // The receipt is new: no earlier hand-out had it.
+                            prop_assert!(receipts.iter().all(|(r, _)| *r != h.receipt));
+                            receipts.push((h.receipt, worker));
+                            prop_assert_eq!(b.state(h.receipt.seq), Some(MessageState::Leased { worker, nonce: h.receipt.nonce, lease_end: now + 30 }));
+                        }
+                        None => prop_assert_eq!(before, 0, "a visible message is always handed out"),
+                    }
+                }
+                Op::Ack { pick, worker } => {
+                    if receipts.is_empty() { continue; }
+                    let (r, _) = receipts[pick % receipts.len()];
+                    let before = b.state(r.seq).unwrap();
+                    let current = matches!(before, MessageState::Leased { nonce, .. } if nonce == r.nonce);
+                    let res = b.ack(now, r, worker, &mut log);
+                    let after = b.state(r.seq).unwrap();
+                    if current {
+                        prop_assert_eq!(res, Ok(AckOutcome::Deleted));
+                    } else {
+                        // Only `delete` lets an old receipt remove a message another worker may hold.
+                        if stale_ack != StaleAck::Delete { prop_assert_eq!(before, after); }
+                        prop_assert!(res.map(|o| o.is_stale()).unwrap_or(true));
+                        let recorded_stale = matches!(log.last().unwrap().kind, EventKind::Acked { outcome, .. } if outcome.is_stale());
+                        prop_assert!(recorded_stale, "a stale ack is recorded as stale");
+                    }
+                }
+                Op::ChangeVisibility { pick, timeout } => {
+                    if receipts.is_empty() { continue; }
+                    let (r, w) = receipts[pick % receipts.len()];
+                    let before = b.state(r.seq).unwrap();
+                    let current = matches!(before, MessageState::Leased { nonce, .. } if nonce == r.nonce);
+                    let res = b.change_visibility(now, r, w, timeout, &mut log);
+                    prop_assert_eq!(res.is_ok(), current, "only the current holder changes a lease");
+                    if !current { prop_assert_eq!(before, b.state(r.seq).unwrap()); }
+                }
+                Op::Advance { by } => {
+                    now += by;
+                    b.advance(now, &mut log);
+                    // Nothing due is left behind.
+                    prop_assert!(b.next_due().is_none_or(|t| t > now));
+                }
+                Op::Redrive => { redriven.extend(b.dlq().iter().copied()); b.redrive(now, &mut log); }
+            }
+            check_invariants(&b, published);
+            // Receive counts only grow (a redrive resets a message's budget: excluded).
+            for seq in 1..=published as Seq {
+                let c = b.receive_count(seq).unwrap();
+                if !redriven.contains(&seq) {
+                    let prev = last_count.insert(seq, c).unwrap_or(0);
+                    prop_assert!(c >= prev, "receive count of {} went from {} to {}", seq, prev, c);
+                }
+                if max_receives > 0 && !redriven.contains(&seq) {
+                    prop_assert!(c <= max_receives, "never delivered beyond the limit");
+                }
+            }
+            // At most one current lease per message: leased messages hold exactly one receipt
+            // among those handed out, and it is the latest one for that message.
+            for seq in 1..=published as Seq {
+                if let Some(MessageState::Leased { nonce, worker, .. }) = b.state(seq) {
+                    let latest = receipts.iter().rev().find(|(r, _)| r.seq == seq).unwrap();
+                    prop_assert_eq!((latest.0.nonce, latest.1), (nonce, worker));
+                }
+            }
+        }
+        // Events are in time order.
+        prop_assert!(log.windows(2).all(|w| w[0].at <= w[1].at));
+    }
+}

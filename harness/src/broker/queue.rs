@@ -1,0 +1,345 @@
+//! The broker proper: publish, receive, ack, change visibility, lease expiry, DLQ, redrive.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use super::state::{Counts, MessageState};
+use crate::profile::StaleAck;
+use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BrokerConfig {
+    pub visibility_timeout: Nanos,
+    /// 0 = no delivery limit.
+    pub max_receives: u32,
+    pub stale_ack: StaleAck,
+}
+
+/// Proof of one delivery's lease. `nonce` numbers the message's deliveries from 1 and never
+/// repeats (not even after a redrive), so an old receipt is never mistaken for the current one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Receipt {
+    pub seq: Seq,
+    pub nonce: u32,
+}
+
+/// One hand-out of a message to a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handout {
+    pub receipt: Receipt,
+    /// Receive count, this delivery included.
+    pub receive_count: u32,
+    pub lease_end: Nanos,
+}
+
+/// An ack the broker refused (`stale_ack: reject` and a receipt that is not current).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("receipt of delivery {} of message {} is not current: ack refused", .0.nonce, .0.seq)]
+pub struct AckRefused(pub Receipt);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum VisibilityError {
+    #[error("receipt is not the message's current one")]
+    StaleReceipt,
+}
+
+#[derive(Debug, Clone)]
+struct Message {
+    state: MessageState,
+    /// Deliveries since publish (or since the last redrive).
+    receive_count: u32,
+    /// Deliveries ever; the last receipt's nonce.
+    nonce: u32,
+}
+
+/// The embedded broker. Messages are numbered from 1 in publish order.
+#[derive(Debug, Clone)]
+pub struct Broker {
+    config: BrokerConfig,
+    messages: Vec<Message>,
+    /// Visible messages, front first. May hold messages deleted while visible (`stale_ack:
+    /// delete`); those are skipped on receive.
+    visible: VecDeque<Seq>,
+    /// (visible at, seq) of delayed messages.
+    delayed: BTreeSet<(Nanos, Seq)>,
+    /// (lease end, seq) of leased messages.
+    leases: BTreeSet<(Nanos, Seq)>,
+    /// DLQ entries in the order they arrived.
+    dlq: Vec<Seq>,
+    counts: Counts,
+}
+
+impl Broker {
+    pub fn new(config: BrokerConfig) -> Broker {
+        Broker {
+            config,
+            messages: Vec::new(),
+            visible: VecDeque::new(),
+            delayed: BTreeSet::new(),
+            leases: BTreeSet::new(),
+            dlq: Vec::new(),
+            counts: Counts::default(),
+        }
+    }
+
+    pub fn config(&self) -> &BrokerConfig {
+        &self.config
+    }
+
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// Messages published so far.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    pub fn state(&self, seq: Seq) -> Option<MessageState> {
+        self.msg(seq).map(|m| m.state)
+    }
+
+    pub fn receive_count(&self, seq: Seq) -> Option<u32> {
+        self.msg(seq).map(|m| m.receive_count)
+    }
+
+    /// DLQ entries in arrival order.
+    pub fn dlq(&self) -> &[Seq] {
+        &self.dlq
+    }
+
+    /// True when the main queue holds nothing (no visible, leased or delayed message).
+    pub fn is_settled(&self) -> bool {
+        self.counts.in_queue() == 0
+    }
+
+    /// True when a receive now would hand out a message.
+    pub fn has_visible(&self) -> bool {
+        self.counts.visible > 0
+    }
+
+    /// Publishes a message, visible at once or after `delay`. Returns its seq.
+    pub fn publish(&mut self, now: Nanos, delay: Nanos, log: &mut Vec<Event>) -> Seq {
+        let seq = Seq::try_from(self.messages.len() + 1).expect("fewer than 2^32 messages");
+        let state = if delay == 0 {
+            self.visible.push_back(seq);
+            MessageState::Visible
+        } else {
+            self.delayed.insert((now + delay, seq));
+            MessageState::Delayed { until: now + delay }
+        };
+        self.messages.push(Message { state, receive_count: 0, nonce: 0 });
+        *self.counts.slot(state) += 1;
+        log.push(Event { at: now, kind: EventKind::Published { seq } });
+        seq
+    }
+
+    /// The next instant at which a delay or a lease ends, if any.
+    pub fn next_due(&self) -> Option<Nanos> {
+        let d = self.delayed.first().map(|&(t, _)| t);
+        let l = self.leases.first().map(|&(t, _)| t);
+        match (d, l) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Ends every delay and lease due at or before `now`. Expired leases go back to the front of
+    /// the visible queue (leases ending at the same instant together, earliest published first),
+    /// or to the DLQ when the delivery limit is reached.
+    pub fn advance(&mut self, now: Nanos, log: &mut Vec<Event>) {
+        while let Some(&(t, seq)) = self.delayed.first() {
+            if t > now {
+                break;
+            }
+            self.delayed.pop_first();
+            self.set_state(seq, MessageState::Visible);
+            self.visible.push_back(seq);
+        }
+        while let Some(&(t, _)) = self.leases.first() {
+            if t > now {
+                break;
+            }
+            // One instant's expiries go back together: take them all, earliest published first.
+            let mut group = Vec::new();
+            while let Some(&(t2, seq)) = self.leases.first() {
+                if t2 != t {
+                    break;
+                }
+                self.leases.pop_first();
+                group.push(seq);
+            }
+            // BTreeSet order within one instant is ascending seq, i.e. earliest published first:
+            // DLQ moves in that order, then the rest pushed to the front in reverse, so the
+            // earliest published ends up first.
+            let (to_dlq, back): (Vec<Seq>, Vec<Seq>) =
+                group.into_iter().partition(|&seq| self.at_delivery_limit(seq));
+            for seq in to_dlq.into_iter().chain(back.into_iter().rev()) {
+                self.end_lease(t, seq, log);
+            }
+        }
+    }
+
+    /// A lease ended (expired or released) at `at`: back to the front, or to the DLQ.
+    fn end_lease(&mut self, at: Nanos, seq: Seq, log: &mut Vec<Event>) {
+        let delivery = self.messages[(seq - 1) as usize].receive_count;
+        if self.at_delivery_limit(seq) {
+            self.set_state(seq, MessageState::DeadLettered);
+            self.dlq.push(seq);
+            log.push(Event { at, kind: EventKind::DeadLettered { seq, delivery } });
+        } else {
+            self.set_state(seq, MessageState::Visible);
+            self.visible.push_front(seq);
+            log.push(Event { at, kind: EventKind::LeaseExpired { seq, delivery } });
+        }
+    }
+
+    /// Hands the front visible message to `worker`, if any.
+    pub fn receive(&mut self, now: Nanos, worker: WorkerId, log: &mut Vec<Event>) -> Option<Handout> {
+        while let Some(seq) = self.visible.pop_front() {
+            let m = &mut self.messages[(seq - 1) as usize];
+            if m.state != MessageState::Visible {
+                continue; // deleted while visible
+            }
+            m.receive_count += 1;
+            m.nonce += 1;
+            let lease_end = now + self.config.visibility_timeout;
+            let (receive_count, nonce) = (m.receive_count, m.nonce);
+            self.set_state(seq, MessageState::Leased { worker, nonce, lease_end });
+            self.leases.insert((lease_end, seq));
+            log.push(Event {
+                at: now,
+                kind: EventKind::Delivered { seq, worker, delivery: receive_count, lease_end },
+            });
+            return Some(Handout { receipt: Receipt { seq, nonce }, receive_count, lease_end });
+        }
+        None
+    }
+
+    /// The receive count of the delivery a receipt belongs to.
+    fn delivery_of(&self, r: Receipt) -> u32 {
+        let m = &self.messages[(r.seq - 1) as usize];
+        // Deliveries since the last redrive keep nonce - receive_count constant.
+        r.nonce.saturating_sub(m.nonce - m.receive_count)
+    }
+
+    /// Acks (deletes) by receipt. A stale receipt is handled by the `stale_ack` policy; every
+    /// stale ack is recorded as such, whatever the policy.
+    pub fn ack(
+        &mut self,
+        now: Nanos,
+        receipt: Receipt,
+        worker: WorkerId,
+        log: &mut Vec<Event>,
+    ) -> Result<AckOutcome, AckRefused> {
+        let Some(m) = self.msg(receipt.seq) else {
+            return Err(AckRefused(receipt));
+        };
+        let state = m.state;
+        let delivery = self.delivery_of(receipt);
+        let outcome = match state {
+            MessageState::Leased { nonce, lease_end, .. } if nonce == receipt.nonce => {
+                self.leases.remove(&(lease_end, receipt.seq));
+                self.set_state(receipt.seq, MessageState::Deleted);
+                AckOutcome::Deleted
+            }
+            MessageState::Deleted | MessageState::DeadLettered => AckOutcome::StaleGone,
+            _ => match self.config.stale_ack {
+                StaleAck::Reject => AckOutcome::StaleRejected,
+                StaleAck::Ignore => AckOutcome::StaleIgnored,
+                StaleAck::Delete => {
+                    match state {
+                        MessageState::Leased { lease_end, .. } => {
+                            self.leases.remove(&(lease_end, receipt.seq));
+                        }
+                        MessageState::Delayed { until } => {
+                            self.delayed.remove(&(until, receipt.seq));
+                        }
+                        _ => {} // Visible: skipped lazily on receive
+                    }
+                    self.set_state(receipt.seq, MessageState::Deleted);
+                    AckOutcome::StaleDeleted
+                }
+            },
+        };
+        log.push(Event { at: now, kind: EventKind::Acked { seq: receipt.seq, worker, delivery, outcome } });
+        let refused = match outcome {
+            AckOutcome::StaleRejected => true,
+            AckOutcome::StaleGone => self.config.stale_ack == StaleAck::Reject,
+            _ => false,
+        };
+        if refused {
+            Err(AckRefused(receipt))
+        } else {
+            Ok(outcome)
+        }
+    }
+
+    /// Sets the current lease to end `timeout` from now; 0 ends it at once (the message goes
+    /// back to the front of the queue, or to the DLQ if this was its last allowed delivery).
+    pub fn change_visibility(
+        &mut self,
+        now: Nanos,
+        receipt: Receipt,
+        worker: WorkerId,
+        timeout: Nanos,
+        log: &mut Vec<Event>,
+    ) -> Result<Nanos, VisibilityError> {
+        let Some(m) = self.msg(receipt.seq) else {
+            return Err(VisibilityError::StaleReceipt);
+        };
+        let MessageState::Leased { nonce, lease_end, worker: holder } = m.state else {
+            return Err(VisibilityError::StaleReceipt);
+        };
+        if nonce != receipt.nonce {
+            return Err(VisibilityError::StaleReceipt);
+        }
+        let delivery = m.receive_count;
+        self.leases.remove(&(lease_end, receipt.seq));
+        let new_end = now + timeout;
+        log.push(Event {
+            at: now,
+            kind: EventKind::VisibilityChanged { seq: receipt.seq, worker, delivery, lease_end: new_end },
+        });
+        if timeout == 0 {
+            self.end_lease(now, receipt.seq, log);
+        } else {
+            self.set_state(receipt.seq, MessageState::Leased { worker: holder, nonce, lease_end: new_end });
+            self.leases.insert((new_end, receipt.seq));
+        }
+        Ok(new_end)
+    }
+
+    /// Moves every DLQ entry back to the end of the main queue with a fresh delivery budget, as an
+    /// operator's redrive does. Returns how many moved.
+    pub fn redrive(&mut self, now: Nanos, log: &mut Vec<Event>) -> usize {
+        let entries = std::mem::take(&mut self.dlq);
+        for &seq in &entries {
+            self.messages[(seq - 1) as usize].receive_count = 0;
+            self.set_state(seq, MessageState::Visible);
+            self.visible.push_back(seq);
+            log.push(Event { at: now, kind: EventKind::Redriven { seq } });
+        }
+        entries.len()
+    }
+
+    /// True when the message's current delivery is the last one the limit allows.
+    fn at_delivery_limit(&self, seq: Seq) -> bool {
+        let limit = self.config.max_receives;
+        limit > 0 && self.messages[(seq - 1) as usize].receive_count >= limit
+    }
+
+    fn msg(&self, seq: Seq) -> Option<&Message> {
+        seq.checked_sub(1).and_then(|i| self.messages.get(i as usize))
+    }
+
+    fn set_state(&mut self, seq: Seq, new: MessageState) {
+        let m = &mut self.messages[(seq - 1) as usize];
+        *self.counts.slot(m.state) -= 1;
+        *self.counts.slot(new) += 1;
+        m.state = new;
+    }
+}
