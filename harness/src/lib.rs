@@ -28,5 +28,6 @@ pub mod provider;
 pub mod record;
 pub mod report;
 pub mod runner;
+pub mod seed;
 pub mod verdict;
 pub mod workload;

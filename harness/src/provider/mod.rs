@@ -1,1 +1,14 @@
-//! (in progress)
+//! The fake downstream provider (e.g. an email API): a latency and error model with timed
+//! phases, and the effect ledger that counts what it did.
+//!
+//! - [`latency`]: sampling of `fixed`, `uniform`, `lognormal`, `per_message` and `mix`.
+//! - [`model`]: which latency and error a call gets at a given instant (phases).
+//! - [`ledger`]: every call and every effect, keyed by message; the single source of effect
+//!   counts.
+
+pub mod latency;
+pub mod ledger;
+pub mod model;
+
+pub use ledger::{CallId, EffectLedger};
+pub use model::{CallPlan, ProviderModel};

@@ -1,0 +1,116 @@
+//! The effect ledger: every provider call (key, delivery, worker, start, end, outcome) and every
+//! effect. Effect counts come from here and nowhere else.
+
+use crate::profile::EffectAt;
+use crate::record::{CallOutcome, CallRecord, EffectRecord, EffectSource, Ledger, Nanos, Seq, WorkerId};
+
+/// Index of a call in the ledger.
+pub type CallId = usize;
+
+/// Records calls and effects as they happen.
+#[derive(Debug, Clone)]
+pub struct EffectLedger {
+    effect_at: EffectAt,
+    ledger: Ledger,
+}
+
+/// A call as it arrives at the provider.
+#[derive(Debug, Clone)]
+pub struct CallStart {
+    pub seq: Option<Seq>,
+    pub key: String,
+    pub worker: WorkerId,
+    pub delivery: u32,
+    pub at: Nanos,
+    /// What the provider will answer (`Accepted` or `Error`).
+    pub outcome: CallOutcome,
+}
+
+impl EffectLedger {
+    pub fn new(effect_at: EffectAt) -> EffectLedger {
+        EffectLedger { effect_at, ledger: Ledger::default() }
+    }
+
+    /// A call arrived. With `effect_at: request` an accepted call's effect happens now.
+    pub fn start_call(&mut self, c: CallStart) -> CallId {
+        if self.effect_at == EffectAt::Request && c.outcome == CallOutcome::Accepted {
+            self.effect(c.seq, c.at, c.worker, c.delivery, EffectSource::Provider);
+        }
+        self.ledger.calls.push(CallRecord {
+            seq: c.seq,
+            key: c.key,
+            worker: c.worker,
+            delivery: c.delivery,
+            started: c.at,
+            ended: None,
+            outcome: c.outcome,
+        });
+        self.ledger.calls.len() - 1
+    }
+
+    /// The provider's answer reached the caller. With `effect_at: response` an accepted call's
+    /// effect happens now.
+    pub fn answer(&mut self, id: CallId, at: Nanos) {
+        let c = &mut self.ledger.calls[id];
+        c.ended = Some(at);
+        if self.effect_at == EffectAt::Response && c.outcome == CallOutcome::Accepted {
+            let (seq, worker, delivery) = (c.seq, c.worker, c.delivery);
+            self.effect(seq, at, worker, delivery, EffectSource::Provider);
+        }
+    }
+
+    /// The caller died (or gave up) before the answer: the call is marked and, with
+    /// `effect_at: response`, never has an effect.
+    pub fn abandon(&mut self, id: CallId, how: CallOutcome) {
+        let c = &mut self.ledger.calls[id];
+        if c.ended.is_none() {
+            c.outcome = how;
+        }
+    }
+
+    /// An effect observed outside a provider call (a store-backed target's row).
+    pub fn effect(&mut self, seq: Option<Seq>, at: Nanos, worker: WorkerId, delivery: u32, source: EffectSource) {
+        self.ledger.effects.push(EffectRecord { seq, at, worker, delivery, source });
+    }
+
+    pub fn into_ledger(self) -> Ledger {
+        self.ledger
+    }
+
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(l: &mut EffectLedger, outcome: CallOutcome) -> CallId {
+        l.start_call(CallStart { seq: Some(1), key: "msg-1".into(), worker: 1, delivery: 1, at: 5, outcome })
+    }
+
+    #[test]
+    fn effect_at_request_counts_on_arrival_even_if_abandoned() {
+        let mut l = EffectLedger::new(EffectAt::Request);
+        let id = start(&mut l, CallOutcome::Accepted);
+        assert_eq!(l.ledger().effects.len(), 1);
+        l.abandon(id, CallOutcome::Abandoned);
+        assert_eq!(l.ledger().effects.len(), 1);
+        assert_eq!(l.ledger().calls[0].outcome, CallOutcome::Abandoned);
+    }
+
+    #[test]
+    fn effect_at_response_needs_the_answer() {
+        let mut l = EffectLedger::new(EffectAt::Response);
+        let a = start(&mut l, CallOutcome::Accepted);
+        let b = start(&mut l, CallOutcome::Accepted);
+        let e = start(&mut l, CallOutcome::Error(503));
+        assert!(l.ledger().effects.is_empty());
+        l.answer(a, 9);
+        l.abandon(b, CallOutcome::Abandoned);
+        l.answer(e, 9);
+        assert_eq!(l.ledger().effects.len(), 1);
+        assert_eq!(l.ledger().effects[0].at, 9);
+    }
+}
