@@ -1,1 +1,63 @@
-//! (in progress)
+//! The workload: when messages are published, their keys and bodies, which are poison.
+//!
+//! [`plan`] turns the workload section into a list of publishes before the run starts, so the
+//! runner only replays it. Arrival gaps and poison fractions draw from the seed's `workload`
+//! stream.
+
+mod arrival;
+mod poison;
+
+pub use arrival::arrival_times;
+pub use poison::poison_flags;
+
+use crate::profile::{Scenario, WorkloadSpec};
+use crate::record::{nanos, Nanos, Seq};
+
+/// The publishes of a run, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Publish instants, ascending; message `seq` is published at `at[seq - 1]`.
+    pub at: Vec<Nanos>,
+    /// Explicit keys (`workload.keys`); `None` = `msg-<seq>`.
+    keys: Option<Vec<String>>,
+    /// Poison flag per message.
+    pub poison: Vec<bool>,
+}
+
+impl Plan {
+    pub fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.at.is_empty()
+    }
+
+    /// The key of message `seq`.
+    pub fn key(&self, seq: Seq) -> String {
+        match &self.keys {
+            Some(k) => k[(seq - 1) as usize].clone(),
+            None => format!("msg-{seq}"),
+        }
+    }
+
+    /// The body a consumer receives for message `seq`.
+    pub fn body(&self, seq: Seq) -> String {
+        ackbench_targets::message::body(&self.key(seq), u64::from(seq), self.poison[(seq - 1) as usize])
+    }
+}
+
+/// Plans the publishes of `scenario`: arrivals within `run.duration`, capped by `count` (and by
+/// the number of explicit keys, if any).
+pub fn plan(scenario: &Scenario) -> Plan {
+    let w: &WorkloadSpec = &scenario.workload;
+    let mut rng = crate::seed::stream(scenario.seed, "workload");
+    let mut cap = w.count.unwrap_or(u64::MAX);
+    if let Some(k) = &w.keys {
+        cap = cap.min(k.len() as u64);
+    }
+    let at = arrival_times(&w.arrival, nanos(scenario.run.duration), cap, &mut rng);
+    let keys = w.keys.as_ref().map(|k| k[..at.len()].to_vec());
+    let poison = poison_flags(&w.poison, at.len(), keys.as_deref(), &mut rng);
+    Plan { at, keys, poison }
+}
