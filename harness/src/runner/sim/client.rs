@@ -1,0 +1,196 @@
+//! The traits targets are written against, implemented on virtual time for one worker.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use ackbench_targets::message::Order;
+use ackbench_targets::{
+    Delivery, ProviderClient, ProviderError, QueueClient, QueueError, Runtime, SendRequest,
+};
+use rand::RngExt;
+
+use super::world::{Handling, OpId, OpResult, TimerKind, World, CLASS_HANDLER};
+use crate::broker::Receipt;
+use crate::provider::ledger::CallStart;
+use crate::record::{nanos, Event, EventKind, HandlerEnd, WorkerId};
+
+/// One worker's view of the sim world: its queue client, provider client and runtime.
+#[derive(Clone)]
+pub(super) struct SimClient {
+    pub world: Rc<RefCell<World>>,
+    pub worker: WorkerId,
+}
+
+/// Waits until the executor completes operation `op` of this worker.
+struct OpWait {
+    world: Rc<RefCell<World>>,
+    worker: WorkerId,
+    op: OpId,
+}
+
+impl Future for OpWait {
+    type Output = OpResult;
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<OpResult> {
+        let mut w = self.world.borrow_mut();
+        let results = &mut w.slot(self.worker).results;
+        match results.iter().position(|(id, _)| *id == self.op) {
+            Some(i) => Poll::Ready(results.swap_remove(i).1),
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl SimClient {
+    fn wait(&self, op: OpId) -> OpWait {
+        OpWait { world: self.world.clone(), worker: self.worker, op }
+    }
+
+    /// An operation that never completes: the worker is doomed and will be dropped.
+    fn never(&self) -> OpWait {
+        let op = self.world.borrow_mut().new_op();
+        self.wait(op)
+    }
+}
+
+impl QueueClient for SimClient {
+    type Receipt = Receipt;
+
+    async fn receive(&self) -> Result<Delivery<Receipt>, QueueError> {
+        let op = {
+            let mut w = self.world.borrow_mut();
+            w.end_handler(self.worker, HandlerEnd::Finished);
+            let op = w.new_op();
+            w.slot(self.worker).waiting = Some(op);
+            op
+        };
+        let OpResult::Delivery(h) = self.wait(op).await else {
+            unreachable!("a receive completes with a delivery")
+        };
+        let body = self.world.borrow().plan.body(h.receipt.seq);
+        Ok(Delivery { receipt: h.receipt, body, receive_count: h.receive_count })
+    }
+
+    async fn ack(&self, receipt: &Receipt) -> Result<(), QueueError> {
+        let mut w = self.world.borrow_mut();
+        let w = &mut *w;
+        match w.broker.ack(w.now, *receipt, self.worker, &mut w.events) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(QueueError::StaleReceipt),
+        }
+    }
+
+    async fn change_visibility(&self, receipt: &Receipt, timeout: Duration) -> Result<(), QueueError> {
+        let mut w = self.world.borrow_mut();
+        let w = &mut *w;
+        w.broker
+            .change_visibility(w.now, *receipt, self.worker, nanos(timeout), &mut w.events)
+            .map(|_| ())
+            .map_err(|_| QueueError::StaleReceipt)
+    }
+}
+
+impl ProviderClient for SimClient {
+    async fn send(&self, req: SendRequest<'_>) -> Result<String, ProviderError> {
+        let op = {
+            let mut w = self.world.borrow_mut();
+            let w = &mut *w;
+            let now = w.now;
+            let seq = w.seq_of(req.key);
+            let slot = w.slot(self.worker);
+            let (incarnation, delivery) = (slot.incarnation, slot.handling.map_or(0, |h| h.delivery));
+            let plan = w.provider.plan(now, seq);
+            let call = w.ledger.start_call(CallStart {
+                seq,
+                key: req.key.to_string(),
+                worker: self.worker,
+                delivery,
+                at: now,
+                outcome: plan.outcome,
+            });
+            w.slot(self.worker).open_calls.push(call);
+            if w.kill_point(self.worker, "call_started", req.key, delivery) {
+                None
+            } else {
+                let op = w.new_op();
+                let worker = self.worker;
+                match w.http_timeout {
+                    Some(t) if t < plan.latency => w.schedule(
+                        now + t,
+                        CLASS_HANDLER,
+                        TimerKind::ClientTimeout { worker, incarnation, op, call },
+                    ),
+                    _ => w.schedule(
+                        now + plan.latency,
+                        CLASS_HANDLER,
+                        TimerKind::Answer { worker, incarnation, op, call, outcome: plan.outcome },
+                    ),
+                }
+                Some((op, call))
+            }
+        };
+        let Some((op, call)) = op else {
+            self.never().await;
+            unreachable!("a doomed worker is never polled again")
+        };
+        match self.wait(op).await {
+            OpResult::Call(Ok(())) => Ok(format!("em-{call}")),
+            OpResult::Call(Err(e)) => Err(e),
+            other => unreachable!("a provider call completes with a call result, got {other:?}"),
+        }
+    }
+}
+
+impl Runtime for SimClient {
+    fn now(&self) -> Duration {
+        Duration::from_nanos(self.world.borrow().now)
+    }
+
+    async fn sleep(&self, d: Duration) {
+        let op = {
+            let mut w = self.world.borrow_mut();
+            let op = w.new_op();
+            let incarnation = w.slot(self.worker).incarnation;
+            let at = w.now + nanos(d);
+            w.schedule(at, CLASS_HANDLER, TimerKind::Wake { worker: self.worker, incarnation, op });
+            op
+        };
+        self.wait(op).await;
+    }
+
+    async fn checkpoint(&self, name: &'static str) {
+        let doomed = {
+            let mut w = self.world.borrow_mut();
+            let handling: Option<Handling> = w.slot(self.worker).handling;
+            match handling {
+                Some(h) => {
+                    let key = w.messages[(h.seq - 1) as usize].key.clone();
+                    w.kill_point(self.worker, name, &key, h.delivery)
+                }
+                None => false,
+            }
+        };
+        if doomed {
+            self.never().await;
+        }
+    }
+
+    fn random(&self) -> f64 {
+        self.world.borrow_mut().target_rng.random()
+    }
+
+    fn record_rejected(&self, body: &str) {
+        let mut w = self.world.borrow_mut();
+        // The message the worker holds; the body's own key only if it holds none.
+        let held = w.slot(self.worker).handling.map(|h| h.seq);
+        let seq = held.or_else(|| Order::key_of(body).and_then(|k| w.seq_of(&k)));
+        if let Some(seq) = seq {
+            let at = w.now;
+            w.events.push(Event { at, kind: EventKind::Rejected { seq, worker: self.worker } });
+        }
+    }
+}

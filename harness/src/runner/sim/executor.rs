@@ -1,0 +1,306 @@
+//! The sim executor: advances virtual time event by event and polls the workers.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use ackbench_targets::worker::run_worker;
+use ackbench_targets::{BuiltinTarget, Crash, ProviderError};
+
+use super::client::SimClient;
+use super::world::{
+    Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR,
+};
+use crate::broker::{Broker, BrokerConfig};
+use crate::chaos::KillSchedule;
+use crate::profile::Scenario;
+use crate::provider::{EffectLedger, ProviderModel};
+use crate::record::{nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, WorkerId};
+use crate::runner::RunError;
+use crate::seed;
+use crate::workload;
+
+type Task = Pin<Box<dyn Future<Output = Crash>>>;
+
+struct Executor {
+    world: Rc<RefCell<World>>,
+    target: BuiltinTarget,
+    /// One task per worker (index id - 1); `None` while the worker is dead.
+    tasks: Vec<Option<Task>>,
+}
+
+/// Runs `scenario` on virtual time and returns what it recorded.
+pub fn run(scenario: &Scenario) -> Result<RunRecord, RunError> {
+    let target = BuiltinTarget::new(&scenario.consumer.target, scenario.consumer.options.clone())
+        .ok_or_else(|| RunError::UnknownTarget(scenario.consumer.target.clone()))?;
+    let b = &scenario.broker;
+    let broker = Broker::new(BrokerConfig {
+        visibility_timeout: nanos(b.visibility_timeout),
+        max_receives: b.max_receives,
+        stale_ack: b.stale_ack,
+    });
+    let world = World::new(
+        broker,
+        ProviderModel::new(&scenario.provider, scenario.seed),
+        EffectLedger::new(scenario.provider.effect_at),
+        KillSchedule::new(&scenario.chaos, scenario.seed),
+        workload::plan(scenario),
+        scenario.consumer.workers,
+        seed::stream(scenario.seed, "target"),
+        nanos(scenario.consumer.restart_after),
+        scenario.consumer.options.http_timeout.map(nanos),
+    );
+    let mut ex = Executor {
+        world: Rc::new(RefCell::new(world)),
+        target,
+        tasks: (0..scenario.consumer.workers).map(|_| None).collect(),
+    };
+    let publish_end = nanos(scenario.run.duration);
+    let hard_end = publish_end.saturating_add(nanos(scenario.run.drain));
+    let end = ex.run_until(hard_end);
+
+    // Worker tasks hold clients that point at the world: they are gone once the run ends.
+    ex.tasks.clear();
+    let world = Rc::try_unwrap(ex.world).ok().expect("no worker outlives the run").into_inner();
+    Ok(RunRecord {
+        messages: world.messages,
+        events: world.events,
+        ledger: world.ledger.into_ledger(),
+        end,
+        publish_end,
+        visibility_timeout: nanos(b.visibility_timeout),
+        workers: scenario.consumer.workers,
+        phases: scenario
+            .provider
+            .phases
+            .iter()
+            .map(|p| (nanos(p.from), nanos(p.to), phase_label(p)))
+            .collect(),
+    })
+}
+
+fn phase_label(p: &crate::profile::Phase) -> String {
+    let mut parts = Vec::new();
+    if p.latency.is_some() {
+        parts.push("latency".to_string());
+    }
+    if let Some(e) = &p.errors {
+        parts.push(format!("errors {} x{}", e.status, e.rate));
+    }
+    parts.join(", ")
+}
+
+impl Executor {
+    /// Runs instant after instant until drained or `hard_end`; returns the end instant.
+    fn run_until(&mut self, hard_end: u64) -> u64 {
+        {
+            let mut w = self.world.borrow_mut();
+            let kills = w.kills.timed();
+            for (at, rule) in kills {
+                w.schedule(at, CLASS_SUPERVISOR, TimerKind::TimedKill { rule });
+            }
+        }
+        let ids: Vec<WorkerId> = self.world.borrow().workers.iter().map(|s| s.id).collect();
+        for id in ids {
+            self.start(id);
+        }
+        loop {
+            let next = self.world.borrow().next_due();
+            let Some(next) = next else { break };
+            if next > hard_end {
+                self.world.borrow_mut().now = hard_end;
+                break;
+            }
+            self.instant(next);
+            if self.world.borrow().is_drained() {
+                break;
+            }
+        }
+        self.tasks.clear();
+        let now = self.world.borrow().now;
+        now
+    }
+
+    /// Everything that happens at instant `now`, in DESIGN's order.
+    fn instant(&mut self, now: u64) {
+        {
+            let mut w = self.world.borrow_mut();
+            let w = &mut *w;
+            w.now = now;
+            w.publish_due();
+            w.broker.advance(now, &mut w.events);
+        }
+        loop {
+            loop {
+                let timer = self.world.borrow_mut().pop_timer_due(now);
+                let Some(timer) = timer else { break };
+                self.fire(timer.kind);
+            }
+            if !self.hand_out() {
+                let more = self.world.borrow().next_due().is_some_and(|t| t <= now);
+                if !more {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// One round of hand-outs: each idle worker in ascending id gets the front visible message,
+    /// then those workers run in ascending id. Returns whether anything was handed out.
+    fn hand_out(&mut self) -> bool {
+        let handed: Vec<WorkerId> = {
+            let mut w = self.world.borrow_mut();
+            let w = &mut *w;
+            let mut handed = Vec::new();
+            for i in 0..w.workers.len() {
+                if !w.broker.has_visible() {
+                    break;
+                }
+                let slot = &w.workers[i];
+                let (id, Some(op)) = (slot.id, slot.waiting) else { continue };
+                if !slot.alive {
+                    continue;
+                }
+                let Some(h) = w.broker.receive(w.now, id, &mut w.events) else { break };
+                let slot = &mut w.workers[i];
+                slot.waiting = None;
+                slot.handling = Some(Handling { seq: h.receipt.seq, delivery: h.receive_count });
+                slot.results.push((op, OpResult::Delivery(h)));
+                let key = w.messages[(h.receipt.seq - 1) as usize].key.clone();
+                w.kill_point(id, "received", &key, h.receive_count);
+                handed.push(id);
+            }
+            handed
+        };
+        for &id in &handed {
+            self.poll(id);
+        }
+        !handed.is_empty()
+    }
+
+    /// Applies one due timer.
+    fn fire(&mut self, kind: TimerKind) {
+        let mut w = self.world.borrow_mut();
+        let current = |w: &mut World, id: WorkerId, inc: u32| {
+            let s = w.slot(id);
+            s.alive && s.incarnation == inc
+        };
+        let wake = match kind {
+            TimerKind::Restart { worker } => {
+                drop(w);
+                self.restart(worker);
+                return;
+            }
+            TimerKind::TimedKill { rule } => {
+                let busy: Vec<WorkerId> =
+                    w.workers.iter().filter(|s| s.alive && s.handling.is_some()).map(|s| s.id).collect();
+                let alive: Vec<WorkerId> = w.workers.iter().filter(|s| s.alive).map(|s| s.id).collect();
+                let now = w.now;
+                let candidates = if busy.is_empty() { alive } else { busy };
+                let (victim, next) = w.kills.fire_timed(rule, now, &candidates);
+                if let Some(next) = next {
+                    w.schedule(next, CLASS_SUPERVISOR, TimerKind::TimedKill { rule });
+                }
+                let Some(victim) = victim else { return };
+                w.slot(victim).doom = Some(Doom::Killed { rule });
+                victim
+            }
+            TimerKind::DelayedKill { worker, incarnation, rule } => {
+                if !current(&mut w, worker, incarnation) {
+                    return;
+                }
+                w.slot(worker).doom = Some(Doom::Killed { rule });
+                worker
+            }
+            TimerKind::Wake { worker, incarnation, op } => {
+                if !current(&mut w, worker, incarnation) {
+                    return;
+                }
+                w.slot(worker).results.push((op, OpResult::Unit));
+                worker
+            }
+            TimerKind::ClientTimeout { worker, incarnation, op, call } => {
+                if !current(&mut w, worker, incarnation) {
+                    return;
+                }
+                w.ledger.abandon(call, CallOutcome::TimedOut);
+                let s = w.slot(worker);
+                s.open_calls.retain(|&c| c != call);
+                s.results.push((op, OpResult::Call(Err(ProviderError::Timeout))));
+                worker
+            }
+            TimerKind::Answer { worker, incarnation, op, call, outcome } => {
+                if !current(&mut w, worker, incarnation) {
+                    return;
+                }
+                let now = w.now;
+                w.ledger.answer(call, now);
+                w.slot(worker).open_calls.retain(|&c| c != call);
+                let (seq, delivery) = {
+                    let c = &w.ledger.ledger().calls[call];
+                    (c.seq, c.delivery)
+                };
+                let key = seq.map(|s| w.messages[(s - 1) as usize].key.clone()).unwrap_or_default();
+                if !w.kill_point(worker, "call_answered", &key, delivery) {
+                    let result = match outcome {
+                        CallOutcome::Error(status) => Err(ProviderError::Status(status)),
+                        _ => Ok(()),
+                    };
+                    w.slot(worker).results.push((op, OpResult::Call(result)));
+                }
+                worker
+            }
+        };
+        drop(w);
+        self.poll(wake);
+    }
+
+    /// Starts (or restarts) worker `id`'s task and runs it until it waits.
+    fn start(&mut self, id: WorkerId) {
+        let client = SimClient { world: self.world.clone(), worker: id };
+        let target = self.target.clone();
+        let task: Task = Box::pin(async move { run_worker(&target, &client, &client, &client).await });
+        self.tasks[(id - 1) as usize] = Some(task);
+        self.poll(id);
+    }
+
+    fn restart(&mut self, id: WorkerId) {
+        {
+            let mut w = self.world.borrow_mut();
+            let now = w.now;
+            let s = w.slot(id);
+            if s.alive {
+                return;
+            }
+            s.alive = true;
+            s.incarnation += 1;
+            w.events.push(crate::record::Event { at: now, kind: EventKind::WorkerRestarted { worker: id } });
+        }
+        self.start(id);
+    }
+
+    /// Polls worker `id` until it waits; buries it if it crashed or a kill doomed it.
+    fn poll(&mut self, id: WorkerId) {
+        let i = (id - 1) as usize;
+        let doomed_before = self.world.borrow_mut().slot(id).doom;
+        let outcome = match (doomed_before, self.tasks[i].as_mut()) {
+            (Some(_), _) | (_, None) => Poll::Pending,
+            (None, Some(task)) => task.as_mut().poll(&mut Context::from_waker(Waker::noop())),
+        };
+        let mut w = self.world.borrow_mut();
+        match outcome {
+            Poll::Ready(_crash) => {
+                self.tasks[i] = None;
+                w.bury(id, HandlerEnd::Crashed, EventKind::WorkerCrashed { worker: id });
+            }
+            Poll::Pending => {
+                if let Some(Doom::Killed { rule }) = w.slot(id).doom {
+                    self.tasks[i] = None;
+                    w.bury(id, HandlerEnd::Killed, EventKind::WorkerKilled { worker: id, rule });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! Sim mode: the whole run on virtual time, in one thread, deterministically.
+//!
+//! A small executor of the project's own (not tokio's paused clock) so that the order of events
+//! at one instant is exact and cheap:
+//!
+//! 1. publishes due now; then lease expiries and DLQ moves ([`crate::broker::Broker::advance`]);
+//! 2. timers due now in (class, order of creation): worker restarts and timed kills, then handler
+//!    steps (provider answers, sleeps ending, delayed kills). Each wakes one worker, which runs
+//!    until it waits again; steps that do no I/O (acks, visibility changes, store access) take no
+//!    virtual time;
+//! 3. hand-outs: each idle worker, in ascending id, gets the front visible message; then those
+//!    workers run, in ascending id. Steps 2 and 3 repeat until nothing more happens at this
+//!    instant; then the clock jumps to the next due instant.
+//!
+//! Workers are ordinary async target code ([`ackbench_targets`]) polled with a no-op waker: every
+//! operation a target awaits (receive, provider call, sleep) completes by an event of this
+//! executor, which then polls that worker again. No real socket, thread, sleep or clock is used.
+
+mod client;
+mod executor;
+mod world;
+
+pub use executor::run;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,275 @@
+//! The state of a sim run: clock, timers, broker, provider, ledger, workers.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap};
+
+use ackbench_targets::ProviderError;
+use rand_chacha::ChaCha8Rng;
+
+use crate::broker::{Broker, Handout};
+use crate::chaos::{KillSchedule, PointHit};
+use crate::provider::{CallId, EffectLedger, ProviderModel};
+use crate::record::{
+    CallOutcome, Event, EventKind, HandlerEnd, MessageRecord, Nanos, Seq, WorkerId,
+};
+use crate::workload::Plan;
+
+/// Identifies one awaited operation of a worker.
+pub(super) type OpId = u64;
+
+/// What an awaited operation completed with.
+#[derive(Debug, Clone)]
+pub(super) enum OpResult {
+    Delivery(Handout),
+    Unit,
+    Call(Result<(), ProviderError>),
+}
+
+/// Timer classes: lower runs first at one instant.
+pub(super) const CLASS_SUPERVISOR: u8 = 2;
+pub(super) const CLASS_HANDLER: u8 = 3;
+
+#[derive(Debug, Clone)]
+pub(super) enum TimerKind {
+    Restart { worker: WorkerId },
+    TimedKill { rule: u32 },
+    Wake { worker: WorkerId, incarnation: u32, op: OpId },
+    Answer { worker: WorkerId, incarnation: u32, op: OpId, call: CallId, outcome: CallOutcome },
+    ClientTimeout { worker: WorkerId, incarnation: u32, op: OpId, call: CallId },
+    DelayedKill { worker: WorkerId, incarnation: u32, rule: u32 },
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Timer {
+    pub at: Nanos,
+    pub class: u8,
+    pub order: u64,
+    pub kind: TimerKind,
+}
+
+impl PartialEq for Timer {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Timer {}
+impl PartialOrd for Timer {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Timer {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (self.at, self.class, self.order).cmp(&(o.at, o.class, o.order))
+    }
+}
+
+/// The delivery a worker is handling now.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Handling {
+    pub seq: Seq,
+    pub delivery: u32,
+}
+
+/// Why a worker must die once its current poll returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Doom {
+    Killed { rule: u32 },
+}
+
+#[derive(Debug)]
+pub(super) struct WorkerSlot {
+    pub id: WorkerId,
+    /// Bumped at each restart; timers of an older incarnation are ignored.
+    pub incarnation: u32,
+    pub alive: bool,
+    /// The receive operation waiting for a hand-out.
+    pub waiting: Option<OpId>,
+    pub handling: Option<Handling>,
+    /// Completed operations not yet seen by the worker.
+    pub results: Vec<(OpId, OpResult)>,
+    pub open_calls: Vec<CallId>,
+    pub doom: Option<Doom>,
+}
+
+/// Everything a sim run mutates.
+pub(super) struct World {
+    pub now: Nanos,
+    timers: BinaryHeap<Reverse<Timer>>,
+    next_order: u64,
+    next_op: OpId,
+    pub broker: Broker,
+    pub provider: ProviderModel,
+    pub ledger: EffectLedger,
+    pub kills: KillSchedule,
+    pub plan: Plan,
+    /// Next message of the plan to publish.
+    pub publish_cursor: usize,
+    pub messages: Vec<MessageRecord>,
+    pub events: Vec<Event>,
+    key_index: HashMap<String, Seq>,
+    pub workers: Vec<WorkerSlot>,
+    pub target_rng: ChaCha8Rng,
+    pub restart_after: Nanos,
+    pub http_timeout: Option<Nanos>,
+}
+
+impl World {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        broker: Broker,
+        provider: ProviderModel,
+        ledger: EffectLedger,
+        kills: KillSchedule,
+        plan: Plan,
+        workers: u32,
+        target_rng: ChaCha8Rng,
+        restart_after: Nanos,
+        http_timeout: Option<Nanos>,
+    ) -> World {
+        let n = plan.len();
+        World {
+            now: 0,
+            timers: BinaryHeap::new(),
+            next_order: 0,
+            next_op: 0,
+            broker,
+            provider,
+            ledger,
+            kills,
+            plan,
+            publish_cursor: 0,
+            messages: Vec::with_capacity(n),
+            events: Vec::with_capacity(n * 6),
+            key_index: HashMap::with_capacity(n),
+            workers: (1..=workers)
+                .map(|id| WorkerSlot {
+                    id,
+                    incarnation: 0,
+                    alive: true,
+                    waiting: None,
+                    handling: None,
+                    results: Vec::new(),
+                    open_calls: Vec::new(),
+                    doom: None,
+                })
+                .collect(),
+            target_rng,
+            restart_after,
+            http_timeout,
+        }
+    }
+
+    pub fn slot(&mut self, w: WorkerId) -> &mut WorkerSlot {
+        &mut self.workers[(w - 1) as usize]
+    }
+
+    pub fn new_op(&mut self) -> OpId {
+        self.next_op += 1;
+        self.next_op
+    }
+
+    pub fn schedule(&mut self, at: Nanos, class: u8, kind: TimerKind) {
+        self.next_order += 1;
+        self.timers.push(Reverse(Timer { at, class, order: self.next_order, kind }));
+    }
+
+    /// The next timer if it is due at or before `t`.
+    pub fn pop_timer_due(&mut self, t: Nanos) -> Option<Timer> {
+        if self.timers.peek().is_some_and(|Reverse(x)| x.at <= t) {
+            self.timers.pop().map(|Reverse(x)| x)
+        } else {
+            None
+        }
+    }
+
+    /// The next instant anything is due: a publish, a lease or delay end, a timer.
+    pub fn next_due(&self) -> Option<Nanos> {
+        [
+            self.plan.at.get(self.publish_cursor).copied(),
+            self.broker.next_due(),
+            self.timers.peek().map(|Reverse(t)| t.at),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Publishes every planned message due at or before `now`.
+    pub fn publish_due(&mut self) {
+        while let Some(&at) = self.plan.at.get(self.publish_cursor) {
+            if at > self.now {
+                break;
+            }
+            self.publish_cursor += 1;
+            let seq = self.broker.publish(self.now, 0, &mut self.events);
+            let key = self.plan.key(seq);
+            self.key_index.insert(key.clone(), seq);
+            let poison = self.plan.poison[(seq - 1) as usize];
+            self.messages.push(MessageRecord { key, published_at: self.now, poison });
+        }
+    }
+
+    pub fn seq_of(&self, key: &str) -> Option<Seq> {
+        self.key_index.get(key).copied()
+    }
+
+    /// True when every planned message is published, the queue holds nothing and no handler runs.
+    pub fn is_drained(&self) -> bool {
+        self.publish_cursor == self.plan.len()
+            && self.broker.is_settled()
+            && self.workers.iter().all(|w| w.handling.is_none())
+    }
+
+    /// Closes the worker's current handler span, if any.
+    pub fn end_handler(&mut self, w: WorkerId, how: HandlerEnd) {
+        if let Some(h) = self.slot(w).handling.take() {
+            let at = self.now;
+            self.events.push(Event {
+                at,
+                kind: EventKind::HandlerEnded { seq: h.seq, worker: w, delivery: h.delivery, how },
+            });
+        }
+    }
+
+    /// Checks the kill rules at a handler point. A kill without delay dooms the worker (it dies
+    /// when its current poll returns); a delayed one is scheduled. Returns true if doomed now.
+    pub fn kill_point(&mut self, w: WorkerId, point: &str, key: &str, delivery: u32) -> bool {
+        if self.kills.is_empty() {
+            return false;
+        }
+        let hit = PointHit { point, worker: w, key, delivery, now: self.now };
+        match self.kills.at_point(hit) {
+            Some((rule, 0)) => {
+                self.slot(w).doom = Some(Doom::Killed { rule });
+                true
+            }
+            Some((rule, delay)) => {
+                let incarnation = self.slot(w).incarnation;
+                let at = self.now + delay;
+                self.schedule(at, CLASS_HANDLER, TimerKind::DelayedKill { worker: w, incarnation, rule });
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// The worker dies (killed or crashed): its handler span ends, its open calls are abandoned,
+    /// its lease is left to expire, and the supervisor restarts it after `restart_after`.
+    pub fn bury(&mut self, w: WorkerId, how: HandlerEnd, event: EventKind) {
+        self.end_handler(w, how);
+        let at = self.now;
+        self.events.push(Event { at, kind: event });
+        let calls = std::mem::take(&mut self.slot(w).open_calls);
+        for c in calls {
+            self.ledger.abandon(c, CallOutcome::Abandoned);
+        }
+        let s = self.slot(w);
+        s.alive = false;
+        s.waiting = None;
+        s.results.clear();
+        s.doom = None;
+        let restart = self.now + self.restart_after;
+        self.schedule(restart, CLASS_SUPERVISOR, TimerKind::Restart { worker: w });
+    }
+}
