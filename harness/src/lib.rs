@@ -21,6 +21,7 @@
 //! - [`report`]: summary.json, the console table, timeseries.csv.
 
 pub mod broker;
+pub mod cli;
 pub mod chaos;
 pub mod metrics;
 pub mod profile;

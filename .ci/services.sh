@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Starts the local services the test suite needs, if they are down. Each is probed on its
+# loopback port first; only a service that does not answer is started. Lists the services the
+# suite depends on in NEEDED (empty while no test talks to one).
+set -uo pipefail
+
+NEEDED=${ACKBENCH_SERVICES:-}
+
+up() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+start() {
+  case "$1" in
+    redis) up 6379 || redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log ;;
+    postgres) up 5432 || pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start ;;
+    rabbitmq) up 5672 || rabbitmq-server -detached ;;
+    nats) up 4222 || start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log ;;
+    mariadb) up 3306 || start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd ;;
+    *) echo "services: unknown service $1" >&2; return 1 ;;
+  esac
+}
+
+for s in $NEEDED; do
+  start "$s" || echo "services: could not start $s" >&2
+done
+exit 0
