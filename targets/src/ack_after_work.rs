@@ -5,30 +5,23 @@
 //! Never loses a message whose handler dies. A provider error leaves the message unacked, so the
 //! broker redelivers it when the lease ends.
 
-use crate::api::{Crash, Delivery, ProviderClient, QueueClient, Runtime};
+use crate::api::{Crash, Delivery, Env};
 use crate::message::Order;
 use crate::options::TargetOptions;
 use crate::worker::{on_poison, send_with_retries};
 
-pub async fn handle<Q, P, R>(
+pub async fn handle<E: Env>(
     options: &TargetOptions,
-    queue: &Q,
-    provider: &P,
-    rt: &R,
-    delivery: Delivery<Q::Receipt>,
-) -> Result<(), Crash>
-where
-    Q: QueueClient,
-    P: ProviderClient,
-    R: Runtime,
-{
+    env: &E,
+    delivery: Delivery<E::Receipt>,
+) -> Result<(), Crash> {
     let order = match Order::parse(&delivery.body) {
         Ok(o) => o,
-        Err(e) => return on_poison(options.on_poison, queue, rt, &delivery, e).await,
+        Err(e) => return on_poison(options.on_poison, env, &delivery, e).await,
     };
-    if send_with_retries(options, provider, rt, &order).await.is_ok() {
+    if send_with_retries(options, env, &order).await.is_ok() {
         // A stale receipt is refused or ignored by the broker; it counts the attempt either way.
-        let _ = queue.ack(&delivery.receipt).await;
+        let _ = env.ack(&delivery.receipt).await;
     }
     Ok(())
 }

@@ -4,29 +4,22 @@
 //! the ack (a crash on a poison message, a kill during the call, a provider error) loses the
 //! work silently: the broker no longer holds the message and nothing recorded its absence.
 
-use crate::api::{Crash, Delivery, ProviderClient, QueueClient, Runtime};
+use crate::api::{Crash, Delivery, Env};
 use crate::message::Order;
 use crate::options::TargetOptions;
 use crate::worker::{on_poison, send_with_retries};
 
-pub async fn handle<Q, P, R>(
+pub async fn handle<E: Env>(
     options: &TargetOptions,
-    queue: &Q,
-    provider: &P,
-    rt: &R,
-    delivery: Delivery<Q::Receipt>,
-) -> Result<(), Crash>
-where
-    Q: QueueClient,
-    P: ProviderClient,
-    R: Runtime,
-{
+    env: &E,
+    delivery: Delivery<E::Receipt>,
+) -> Result<(), Crash> {
     // The ack goes first: from here on, the broker has forgotten the message.
-    let _ = queue.ack(&delivery.receipt).await;
+    let _ = env.ack(&delivery.receipt).await;
     let order = match Order::parse(&delivery.body) {
         Ok(o) => o,
-        Err(e) => return on_poison(options.on_poison, queue, rt, &delivery, e).await,
+        Err(e) => return on_poison(options.on_poison, env, &delivery, e).await,
     };
-    let _ = send_with_retries(options, provider, rt, &order).await;
+    let _ = send_with_retries(options, env, &order).await;
     Ok(())
 }

@@ -99,3 +99,8 @@ pub trait Runtime {
 pub struct Crash {
     pub reason: String,
 }
+
+/// Everything a built-in target needs, implemented once per mode.
+pub trait Env: QueueClient + ProviderClient + Runtime + crate::store::Store {}
+
+impl<T: QueueClient + ProviderClient + Runtime + crate::store::Store> Env for T {}

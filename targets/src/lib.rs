@@ -8,7 +8,10 @@
 //! - [`message`]: the message body every consumer sees and how a poison body fails to parse.
 //! - [`options`]: target options (`consumer.options` in a profile) and which target takes which.
 //! - [`worker`]: the consumer loop shared by the built-in targets (receive, handle, repeat).
-//! - one file per target: [`ack_after_work`], [`ack_before_work`].
+//! - [`store`]: the target's own transactional tables (dedupe, seats, claims).
+//! - one file per target, each saying which pile of DOMAIN.md it is and what it guarantees:
+//!   [`ack_after_work`], [`ack_before_work`], [`dedupe_table`], [`status_fence`],
+//!   [`claim_then_send`], [`heartbeat`].
 //!
 //! A target never panics on bad input; a poison message makes it fail the way naive code does
 //! (`on_poison: crash`) unless its options say otherwise.
@@ -16,12 +19,19 @@
 pub mod ack_after_work;
 pub mod ack_before_work;
 pub mod api;
+pub mod claim_then_send;
+pub mod dedupe_table;
+pub mod heartbeat;
 pub mod message;
 pub mod options;
+pub mod status_fence;
+pub mod store;
 pub mod worker;
 
 pub use api::{
-    Crash, Delivery, ProviderClient, ProviderError, QueueClient, QueueError, Runtime, SendRequest,
+    Crash, Delivery, Env, ProviderClient, ProviderError, QueueClient, QueueError, Runtime,
+    SendRequest,
 };
 pub use options::{OnPoison, RetrySpec, TargetOptions, TARGETS};
+pub use store::{Store, Tables};
 pub use worker::{BuiltinTarget, TargetInfo};

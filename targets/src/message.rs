@@ -40,8 +40,12 @@ pub fn body(key: &str, seq: u64, poison: bool) -> String {
         serde_json::to_string(&OldOrder { key, seq }).expect("serialising a struct of strings")
     } else {
         let email = format!("{key}@example.test");
-        serde_json::to_string(&Order { key: key.to_string(), seq, email })
-            .expect("serialising a struct of strings")
+        serde_json::to_string(&Order {
+            key: key.to_string(),
+            seq,
+            email,
+        })
+        .expect("serialising a struct of strings")
     }
 }
 
@@ -52,7 +56,10 @@ mod tests {
     #[test]
     fn body_round_trips_and_poison_fails() {
         let b = body("msg-17", 17, false);
-        assert_eq!(b, r#"{"key":"msg-17","seq":17,"email":"msg-17@example.test"}"#);
+        assert_eq!(
+            b,
+            r#"{"key":"msg-17","seq":17,"email":"msg-17@example.test"}"#
+        );
         assert_eq!(Order::parse(&b).unwrap().email, "msg-17@example.test");
         let p = body("msg-3", 3, true);
         assert_eq!(p, r#"{"key":"msg-3","seq":3}"#);

@@ -29,7 +29,9 @@ pub struct RetrySpec {
 impl RetrySpec {
     /// The delay after failed attempt `n` (1-based), given a uniform draw `u` in [0, 1).
     pub fn delay(&self, n: u32, u: f64) -> Duration {
-        let exp = self.base.saturating_mul(1u32.checked_shl(n.saturating_sub(1)).unwrap_or(u32::MAX));
+        let exp = self
+            .base
+            .saturating_mul(1u32.checked_shl(n.saturating_sub(1)).unwrap_or(u32::MAX));
         let full = exp.min(self.cap);
         full.mul_f64(1.0 - self.jitter * u)
     }
@@ -48,6 +50,9 @@ pub struct TargetOptions {
     /// Client-side timeout of the provider call.
     pub http_timeout: Option<Duration>,
     pub retry: Option<RetrySpec>,
+    /// The queue's visibility timeout as the consumer is configured with it (the profile's
+    /// `broker.visibility_timeout`; not a target option). `heartbeat` extends by it.
+    pub visibility_timeout: Duration,
 }
 
 impl Default for TargetOptions {
@@ -59,6 +64,7 @@ impl Default for TargetOptions {
             max_extension: None,
             http_timeout: None,
             retry: None,
+            visibility_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -85,6 +91,26 @@ pub const TARGETS: &[TargetInfo] = &[
         name: "ack-before-work",
         summary: "at-most-once: ack, then call the provider (loses the work when the handler dies)",
         options: COMMON,
+    },
+    TargetInfo {
+        name: "dedupe-table",
+        summary: "exactly-once: insert the key into handled_messages and write the effect row in one transaction, then ack",
+        options: &["on_poison"],
+    },
+    TargetInfo {
+        name: "status-fence",
+        summary: "exactly-once: a conditional update (held -> sold) is the effect; zero rows matched is success",
+        options: &["on_poison"],
+    },
+    TargetInfo {
+        name: "claim-then-send",
+        summary: "claim a row, call the provider, stamp it; an unstamped claim younger than claim_window is handed back",
+        options: &["on_poison", "http_timeout", "retry", "claim_window"],
+    },
+    TargetInfo {
+        name: "heartbeat",
+        summary: "ack after the work, extending the lease every extend_every while the call runs",
+        options: &["on_poison", "http_timeout", "retry", "extend_every", "max_extension"],
     },
 ];
 

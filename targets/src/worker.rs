@@ -2,10 +2,12 @@
 
 use std::time::Duration;
 
-use crate::api::{Crash, Delivery, ProviderClient, ProviderError, QueueClient, Runtime, SendRequest};
+use crate::api::{Crash, Delivery, Env, ProviderError, SendRequest};
 use crate::message::Order;
 use crate::options::{OnPoison, TargetOptions};
-use crate::{ack_after_work, ack_before_work};
+use crate::{
+    ack_after_work, ack_before_work, claim_then_send, dedupe_table, heartbeat, status_fence,
+};
 
 pub use crate::options::TargetInfo;
 
@@ -14,6 +16,10 @@ pub use crate::options::TargetInfo;
 pub enum BuiltinTarget {
     AckAfterWork(TargetOptions),
     AckBeforeWork(TargetOptions),
+    DedupeTable(TargetOptions),
+    StatusFence(TargetOptions),
+    ClaimThenSend(TargetOptions),
+    Heartbeat(TargetOptions),
 }
 
 impl BuiltinTarget {
@@ -22,101 +28,93 @@ impl BuiltinTarget {
         match name {
             "ack-after-work" => Some(BuiltinTarget::AckAfterWork(options)),
             "ack-before-work" => Some(BuiltinTarget::AckBeforeWork(options)),
+            "dedupe-table" => Some(BuiltinTarget::DedupeTable(options)),
+            "status-fence" => Some(BuiltinTarget::StatusFence(options)),
+            "claim-then-send" => Some(BuiltinTarget::ClaimThenSend(options)),
+            "heartbeat" => Some(BuiltinTarget::Heartbeat(options)),
             _ => None,
         }
     }
 
     /// Handles one delivery. `Err` means the worker died.
-    pub async fn handle<Q, P, R>(
+    pub async fn handle<E: Env>(
         &self,
-        queue: &Q,
-        provider: &P,
-        rt: &R,
-        delivery: Delivery<Q::Receipt>,
-    ) -> Result<(), Crash>
-    where
-        Q: QueueClient,
-        P: ProviderClient,
-        R: Runtime,
-    {
+        env: &E,
+        delivery: Delivery<E::Receipt>,
+    ) -> Result<(), Crash> {
         match self {
-            BuiltinTarget::AckAfterWork(o) => {
-                ack_after_work::handle(o, queue, provider, rt, delivery).await
-            }
-            BuiltinTarget::AckBeforeWork(o) => {
-                ack_before_work::handle(o, queue, provider, rt, delivery).await
-            }
+            BuiltinTarget::AckAfterWork(o) => ack_after_work::handle(o, env, delivery).await,
+            BuiltinTarget::AckBeforeWork(o) => ack_before_work::handle(o, env, delivery).await,
+            BuiltinTarget::DedupeTable(o) => dedupe_table::handle(o, env, delivery).await,
+            BuiltinTarget::StatusFence(o) => status_fence::handle(o, env, delivery).await,
+            BuiltinTarget::ClaimThenSend(o) => claim_then_send::handle(o, env, delivery).await,
+            BuiltinTarget::Heartbeat(o) => heartbeat::handle(o, env, delivery).await,
         }
     }
 }
 
 /// One worker: receives and handles messages until its handler dies.
-pub async fn run_worker<Q, P, R>(target: &BuiltinTarget, queue: &Q, provider: &P, rt: &R) -> Crash
-where
-    Q: QueueClient,
-    P: ProviderClient,
-    R: Runtime,
-{
+pub async fn run_worker<E: Env>(target: &BuiltinTarget, env: &E) -> Crash {
     loop {
-        match queue.receive().await {
+        match env.receive().await {
             Ok(d) => {
-                if let Err(crash) = target.handle(queue, provider, rt, d).await {
+                if let Err(crash) = target.handle(env, d).await {
                     return crash;
                 }
             }
             // A queue that cannot be reached: back off and poll again, as a real consumer does.
-            Err(_) => rt.sleep(Duration::from_secs(1)).await,
+            Err(_) => env.sleep(Duration::from_secs(1)).await,
         }
     }
 }
 
 /// Deals with a body that does not parse, as `on_poison` says.
-pub(crate) async fn on_poison<Q, R>(
+pub(crate) async fn on_poison<E: Env>(
     policy: OnPoison,
-    queue: &Q,
-    rt: &R,
-    delivery: &Delivery<Q::Receipt>,
+    env: &E,
+    delivery: &Delivery<E::Receipt>,
     error: serde_json::Error,
-) -> Result<(), Crash>
-where
-    Q: QueueClient,
-    R: Runtime,
-{
+) -> Result<(), Crash> {
     match policy {
-        OnPoison::Crash => Err(Crash { reason: format!("cannot read message: {error}") }),
+        OnPoison::Crash => Err(Crash {
+            reason: format!("cannot read message: {error}"),
+        }),
         OnPoison::DeadLetter => {
-            rt.record_rejected(&delivery.body);
+            env.record_rejected(&delivery.body);
             // A refused (stale) ack leaves the message to the broker; nothing else to do.
-            let _ = queue.ack(&delivery.receipt).await;
+            let _ = env.ack(&delivery.receipt).await;
             Ok(())
         }
         OnPoison::Release => {
-            let _ = queue.change_visibility(&delivery.receipt, Duration::ZERO).await;
+            let _ = env
+                .change_visibility(&delivery.receipt, Duration::ZERO)
+                .await;
             Ok(())
         }
     }
 }
 
 /// Calls the provider for `order`, retrying transient errors as `options.retry` says.
-pub(crate) async fn send_with_retries<P, R>(
+pub(crate) async fn send_with_retries<E: Env>(
     options: &TargetOptions,
-    provider: &P,
-    rt: &R,
+    env: &E,
     order: &Order,
-) -> Result<String, ProviderError>
-where
-    P: ProviderClient,
-    R: Runtime,
-{
-    let req = SendRequest { key: &order.key, to: &order.email };
+) -> Result<String, ProviderError> {
+    let req = SendRequest {
+        key: &order.key,
+        to: &order.email,
+    };
     let max_attempts = options.retry.as_ref().map_or(1, |r| r.max_attempts.max(1));
     let mut attempt = 1;
     loop {
-        match provider.send(req).await {
+        match env.send(req).await {
             Ok(id) => return Ok(id),
             Err(e) if e.is_transient() && attempt < max_attempts => {
-                let retry = options.retry.as_ref().expect("max_attempts > 1 implies retry");
-                rt.sleep(retry.delay(attempt, rt.random())).await;
+                let retry = options
+                    .retry
+                    .as_ref()
+                    .expect("max_attempts > 1 implies retry");
+                env.sleep(retry.delay(attempt, env.random())).await;
                 attempt += 1;
             }
             Err(e) => return Err(e),

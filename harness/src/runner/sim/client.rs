@@ -9,14 +9,15 @@ use std::time::Duration;
 
 use ackbench_targets::message::Order;
 use ackbench_targets::{
-    Delivery, ProviderClient, ProviderError, QueueClient, QueueError, Runtime, SendRequest,
+    Delivery, ProviderClient, ProviderError, QueueClient, QueueError, Runtime, SendRequest, Store,
+    Tables,
 };
 use rand::RngExt;
 
 use super::world::{Handling, OpId, OpResult, TimerKind, World, CLASS_HANDLER};
 use crate::broker::Receipt;
 use crate::provider::ledger::CallStart;
-use crate::record::{nanos, Event, EventKind, HandlerEnd, WorkerId};
+use crate::record::{nanos, EffectSource, Event, EventKind, HandlerEnd, WorkerId};
 
 /// One worker's view of the sim world: its queue client, provider client and runtime.
 #[derive(Clone)]
@@ -65,7 +66,11 @@ impl QueueClient for SimClient {
             let mut w = self.world.borrow_mut();
             w.end_handler(self.worker, HandlerEnd::Finished);
             let op = w.new_op();
-            w.slot(self.worker).waiting = Some(op);
+            let slot = w.slot(self.worker);
+            // Results of operations the last handler abandoned (a heartbeat's sleep outlived by
+            // its call) are never awaited: drop them.
+            slot.results.clear();
+            slot.waiting = Some(op);
             op
         };
         let OpResult::Delivery(h) = self.wait(op).await else {
@@ -192,5 +197,20 @@ impl Runtime for SimClient {
             let at = w.now;
             w.events.push(Event { at, kind: EventKind::Rejected { seq, worker: self.worker } });
         }
+    }
+}
+
+impl Store for SimClient {
+    /// Runs at once (no I/O time); effect rows written become Store effects in the ledger.
+    async fn transaction<T>(&self, f: impl FnOnce(&mut Tables) -> T) -> T {
+        let mut w = self.world.borrow_mut();
+        let w = &mut *w;
+        let out = f(&mut w.tables);
+        let delivery = w.slot(self.worker).handling.map_or(0, |h| h.delivery);
+        for key in w.tables.take_effects() {
+            let seq = w.seq_of(&key);
+            w.ledger.effect(seq, w.now, self.worker, delivery, EffectSource::Store);
+        }
+        out
     }
 }

@@ -33,7 +33,9 @@ struct Executor {
 
 /// Runs `scenario` on virtual time and returns what it recorded.
 pub fn run(scenario: &Scenario) -> Result<RunRecord, RunError> {
-    let target = BuiltinTarget::new(&scenario.consumer.target, scenario.consumer.options.clone())
+    let mut options = scenario.consumer.options.clone();
+    options.visibility_timeout = scenario.broker.visibility_timeout;
+    let target = BuiltinTarget::new(&scenario.consumer.target, options)
         .ok_or_else(|| RunError::UnknownTarget(scenario.consumer.target.clone()))?;
     let b = &scenario.broker;
     let broker = Broker::new(BrokerConfig {
@@ -261,7 +263,7 @@ impl Executor {
     fn start(&mut self, id: WorkerId) {
         let client = SimClient { world: self.world.clone(), worker: id };
         let target = self.target.clone();
-        let task: Task = Box::pin(async move { run_worker(&target, &client, &client, &client).await });
+        let task: Task = Box::pin(async move { run_worker(&target, &client).await });
         self.tasks[(id - 1) as usize] = Some(task);
         self.poll(id);
     }

@@ -24,3 +24,5 @@ pub use executor::run;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_targets;

@@ -5,14 +5,14 @@ use std::time::Duration;
 use crate::profile::*;
 use crate::record::{AckOutcome, CallOutcome, EventKind, HandlerEnd, RunRecord};
 
-const S: u64 = 1_000_000_000;
+pub(super) const S: u64 = 1_000_000_000;
 
-fn secs(s: u64) -> Duration {
+pub(super) fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
 }
 
 /// One worker, one message at 0 s, provider fixed 10 s, lease 30 s, no limit.
-fn base() -> Scenario {
+pub(super) fn base() -> Scenario {
     Scenario {
         name: "t".into(),
         description: String::new(),
@@ -47,11 +47,11 @@ fn base() -> Scenario {
     }
 }
 
-fn run(s: &Scenario) -> RunRecord {
+pub(super) fn run(s: &Scenario) -> RunRecord {
     super::run(s).expect("run completes")
 }
 
-fn count(r: &RunRecord, f: impl Fn(&EventKind) -> bool) -> usize {
+pub(super) fn count(r: &RunRecord, f: impl Fn(&EventKind) -> bool) -> usize {
     r.events.iter().filter(|e| f(&e.kind)).count()
 }
 

@@ -110,6 +110,8 @@ pub(super) struct World {
     key_index: HashMap<String, Seq>,
     pub workers: Vec<WorkerSlot>,
     pub target_rng: ChaCha8Rng,
+    /// The target's own database.
+    pub tables: ackbench_targets::Tables,
     pub restart_after: Nanos,
     pub http_timeout: Option<Nanos>,
 }
@@ -155,6 +157,7 @@ impl World {
                 })
                 .collect(),
             target_rng,
+            tables: ackbench_targets::Tables::default(),
             restart_after,
             http_timeout,
         }

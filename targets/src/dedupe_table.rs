@@ -1,0 +1,32 @@
+//! `dedupe-table`: an effect in the consumer's own database, fenced by a table of handled ids.
+//!
+//! Pile 2 of DOMAIN.md. In one transaction: insert the message key into `handled_messages`
+//! (on conflict do nothing) and, only if the row was new, write the effect row. Then ack.
+//! Guarantees exactly-once processing with no window: a redelivery finds its key and only acks;
+//! a death before the commit leaves nothing behind, a death after it leaves only the ack to do.
+//! Declares checkpoint `committed` (after the commit, before the ack).
+
+use crate::api::{Crash, Delivery, Env};
+use crate::message::Order;
+use crate::options::TargetOptions;
+use crate::worker::on_poison;
+
+pub async fn handle<E: Env>(
+    options: &TargetOptions,
+    env: &E,
+    delivery: Delivery<E::Receipt>,
+) -> Result<(), Crash> {
+    let order = match Order::parse(&delivery.body) {
+        Ok(o) => o,
+        Err(e) => return on_poison(options.on_poison, env, &delivery, e).await,
+    };
+    env.transaction(|t| {
+        if t.handled.insert(order.key.clone()) {
+            t.write_effect(&order.key);
+        }
+    })
+    .await;
+    env.checkpoint("committed").await;
+    let _ = env.ack(&delivery.receipt).await;
+    Ok(())
+}

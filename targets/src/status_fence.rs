@@ -1,0 +1,33 @@
+//! `status-fence`: the effect is a conditional update; its own status column is the fence.
+//!
+//! Pile 1 of DOMAIN.md: `update seats set status = 'sold' where key = $1 and status = 'held'`.
+//! A repeat matches zero rows, and zero rows means success: ack. No dedup table, no window.
+//! Declares checkpoint `committed` (after the update, before the ack).
+
+use crate::api::{Crash, Delivery, Env};
+use crate::message::Order;
+use crate::options::TargetOptions;
+use crate::store::SeatStatus;
+use crate::worker::on_poison;
+
+pub async fn handle<E: Env>(
+    options: &TargetOptions,
+    env: &E,
+    delivery: Delivery<E::Receipt>,
+) -> Result<(), Crash> {
+    let order = match Order::parse(&delivery.body) {
+        Ok(o) => o,
+        Err(e) => return on_poison(options.on_poison, env, &delivery, e).await,
+    };
+    env.transaction(|t| {
+        let seat = t.seats.entry(order.key.clone()).or_default();
+        if *seat == SeatStatus::Held {
+            *seat = SeatStatus::Sold;
+            t.write_effect(&order.key);
+        }
+    })
+    .await;
+    env.checkpoint("committed").await;
+    let _ = env.ack(&delivery.receipt).await;
+    Ok(())
+}
