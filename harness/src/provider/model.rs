@@ -12,8 +12,8 @@ use crate::seed;
 /// The provider's answer to one call, decided when the call arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallPlan {
-    /// How long until the answer leaves the provider.
-    pub latency: Nanos,
+    /// How long until the answer leaves the provider; `None`: it never answers (a hang).
+    pub latency: Option<Nanos>,
     /// `Accepted` or `Error(status)`.
     pub outcome: CallOutcome,
 }
@@ -24,6 +24,7 @@ struct PhaseModel {
     to: Nanos,
     latency: Option<Latency>,
     errors: Option<ErrorSpec>,
+    hang: Option<f64>,
 }
 
 /// The provider's latency and error model.
@@ -48,6 +49,7 @@ impl ProviderModel {
                     to: nanos(p.to),
                     latency: p.latency.as_ref().map(Latency::new),
                     errors: p.errors.clone(),
+                    hang: p.hang,
                 })
                 .collect(),
             rng: seed::stream(seed, "provider"),
@@ -64,7 +66,8 @@ impl ProviderModel {
             Some(e) if self.rng.random::<f64>() < e.rate => CallOutcome::Error(e.status),
             _ => CallOutcome::Accepted,
         };
-        CallPlan { latency, outcome }
+        let hangs = phase.and_then(|p| p.hang).is_some_and(|h| self.rng.random::<f64>() < h);
+        CallPlan { latency: (!hangs).then_some(latency), outcome }
     }
 }
 
@@ -87,12 +90,21 @@ mod tests {
                     to: Duration::from_secs(20),
                     latency: Some(LatencyDist::Fixed(Duration::from_secs(35))),
                     errors: None,
+                    hang: None,
                 },
                 Phase {
                     from: Duration::from_secs(15),
                     to: Duration::from_secs(30),
                     latency: None,
                     errors: Some(ErrorSpec { status: 503, rate: 1.0 }),
+                    hang: None,
+                },
+                Phase {
+                    from: Duration::from_secs(40),
+                    to: Duration::from_secs(50),
+                    latency: None,
+                    errors: None,
+                    hang: Some(1.0),
                 },
             ],
         }
@@ -101,10 +113,11 @@ mod tests {
     #[test]
     fn phases_apply_inside_their_window_first_match_wins() {
         let mut m = ProviderModel::new(&spec(), 1);
-        assert_eq!(m.plan(0, None), CallPlan { latency: 240_000_000, outcome: CallOutcome::Accepted });
-        assert_eq!(m.plan(10 * S, None).latency, 35 * S);
+        assert_eq!(m.plan(0, None), CallPlan { latency: Some(240_000_000), outcome: CallOutcome::Accepted });
+        assert_eq!(m.plan(10 * S, None).latency, Some(35 * S));
         assert_eq!(m.plan(19 * S, None).outcome, CallOutcome::Accepted, "first phase wins");
-        assert_eq!(m.plan(20 * S, None), CallPlan { latency: 240_000_000, outcome: CallOutcome::Error(503) });
+        assert_eq!(m.plan(20 * S, None), CallPlan { latency: Some(240_000_000), outcome: CallOutcome::Error(503) });
         assert_eq!(m.plan(30 * S, None).outcome, CallOutcome::Accepted, "`to` is exclusive");
+        assert_eq!(m.plan(45 * S, None).latency, None, "a hang never answers");
     }
 }

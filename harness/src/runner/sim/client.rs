@@ -123,17 +123,20 @@ impl ProviderClient for SimClient {
             } else {
                 let op = w.new_op();
                 let worker = self.worker;
-                match w.http_timeout {
-                    Some(t) if t < plan.latency => w.schedule(
+                // The client's own timeout ends the wait first if it is shorter than the answer
+                // (or the answer never comes); without one, a hung call waits for ever.
+                match (w.http_timeout, plan.latency) {
+                    (Some(t), latency) if latency.is_none_or(|l| t < l) => w.schedule(
                         now + t,
                         CLASS_HANDLER,
                         TimerKind::ClientTimeout { worker, incarnation, op, call },
                     ),
-                    _ => w.schedule(
-                        now + plan.latency,
+                    (_, Some(latency)) => w.schedule(
+                        now + latency,
                         CLASS_HANDLER,
                         TimerKind::Answer { worker, incarnation, op, call, outcome: plan.outcome },
                     ),
+                    (_, None) => {}
                 }
                 Some((op, call))
             }

@@ -27,6 +27,7 @@ type Task = Pin<Box<dyn Future<Output = Crash>>>;
 struct Executor {
     world: Rc<RefCell<World>>,
     target: BuiltinTarget,
+    redrive_at: Option<u64>,
     /// One task per worker (index id - 1); `None` while the worker is dead.
     tasks: Vec<Option<Task>>,
 }
@@ -57,6 +58,7 @@ pub fn run(scenario: &Scenario) -> Result<RunRecord, RunError> {
     let mut ex = Executor {
         world: Rc::new(RefCell::new(world)),
         target,
+        redrive_at: scenario.redrive.map(nanos),
         tasks: (0..scenario.consumer.workers).map(|_| None).collect(),
     };
     let publish_end = nanos(scenario.run.duration);
@@ -103,6 +105,10 @@ impl Executor {
             for (at, rule) in kills {
                 w.schedule(at, CLASS_SUPERVISOR, TimerKind::TimedKill { rule });
             }
+            if let Some(at) = self.redrive_at {
+                w.redrive_pending = true;
+                w.schedule(at, CLASS_SUPERVISOR, TimerKind::Redrive);
+            }
         }
         let ids: Vec<WorkerId> = self.world.borrow().workers.iter().map(|s| s.id).collect();
         for id in ids {
@@ -110,7 +116,12 @@ impl Executor {
         }
         loop {
             let next = self.world.borrow().next_due();
-            let Some(next) = next else { break };
+            let Some(next) = next else {
+                // Nothing more can happen, yet something is left (a visible message nobody can
+                // take, a handler stuck for ever): time runs on to the drain limit.
+                self.world.borrow_mut().now = hard_end;
+                break;
+            };
             if next > hard_end {
                 self.world.borrow_mut().now = hard_end;
                 break;
@@ -193,6 +204,12 @@ impl Executor {
             TimerKind::Restart { worker } => {
                 drop(w);
                 self.restart(worker);
+                return;
+            }
+            TimerKind::Redrive => {
+                let w = &mut *w;
+                w.redrive_pending = false;
+                w.broker.redrive(w.now, &mut w.events);
                 return;
             }
             TimerKind::TimedKill { rule } => {

@@ -43,6 +43,7 @@ pub(super) fn base() -> Scenario {
             phases: vec![],
         },
         chaos: vec![],
+        redrive: None,
         budgets: Budgets { late_after: secs(300), ..Budgets::default() },
     }
 }
@@ -228,4 +229,48 @@ fn same_seed_same_record_other_seed_other_latencies() {
     s.seed = 2;
     let c = run(&s);
     assert_ne!(a.ledger.calls, c.ledger.calls);
+}
+
+#[test]
+fn redrive_moves_the_dlq_back_and_each_entry_runs_again() {
+    // Provider 40 s until 60 s (10 s after), lease 30 s, limit 1: d1 at 0 (effect at 0), its
+    // lease ends at 30 s: DLQ. Redrive at 100 s: d2 at 100 s (the worker is free since 40 s),
+    // effect at 100 s, ack at 110 s.
+    let mut s = base();
+    s.provider.phases = vec![Phase {
+        from: secs(0),
+        to: secs(60),
+        latency: Some(LatencyDist::Fixed(secs(40))),
+        errors: None,
+        hang: None,
+    }];
+    s.broker.max_receives = 1;
+    s.redrive = Some(secs(100));
+    let r = run(&s);
+    assert_eq!(r.ledger.effects.iter().map(|e| e.at / S).collect::<Vec<_>>(), vec![0, 100]);
+    assert_eq!(count(&r, |k| matches!(k, EventKind::Redriven { .. })), 1);
+    assert_eq!(acks(&r), vec![(40, 1, AckOutcome::StaleGone), (110, 1, AckOutcome::Deleted)]);
+}
+
+#[test]
+fn a_hung_call_ends_only_by_the_clients_own_timeout() {
+    // Every call in [0, 10 s) hangs; client timeout 15 s. d1 at 0: the call arrives (effect at
+    // request) and never answers; at 15 s the client gives up, no ack. Lease ends at 30 s: d2 at
+    // 30 s answers after 10 s: ack at 40 s. Two effects: the hang cost a duplicate.
+    let mut s = base();
+    s.consumer.options.http_timeout = Some(secs(15));
+    s.provider.phases = vec![Phase { from: secs(0), to: secs(10), latency: None, errors: None, hang: Some(1.0) }];
+    let r = run(&s);
+    assert_eq!(r.ledger.calls[0].outcome, CallOutcome::TimedOut);
+    assert_eq!(r.ledger.effects.iter().map(|e| e.at / S).collect::<Vec<_>>(), vec![0, 30]);
+    assert_eq!(acks(&r), vec![(40, 2, AckOutcome::Deleted)]);
+    // Without a client timeout the worker waits for ever: the run ends at its drain limit with
+    // the message unfinished (leased again and again by nobody: the worker is stuck).
+    s.consumer.options.http_timeout = None;
+    let r = run(&s);
+    assert_eq!(r.end, nanos_of(s.run.duration + s.run.drain));
+}
+
+fn nanos_of(d: Duration) -> u64 {
+    crate::record::nanos(d)
 }

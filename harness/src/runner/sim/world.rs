@@ -33,6 +33,7 @@ pub(super) const CLASS_HANDLER: u8 = 3;
 pub(super) enum TimerKind {
     Restart { worker: WorkerId },
     TimedKill { rule: u32 },
+    Redrive,
     Wake { worker: WorkerId, incarnation: u32, op: OpId },
     Answer { worker: WorkerId, incarnation: u32, op: OpId, call: CallId, outcome: CallOutcome },
     ClientTimeout { worker: WorkerId, incarnation: u32, op: OpId, call: CallId },
@@ -114,6 +115,8 @@ pub(super) struct World {
     pub tables: ackbench_targets::Tables,
     pub restart_after: Nanos,
     pub http_timeout: Option<Nanos>,
+    /// A redrive still to come keeps the run going even when the queue is settled.
+    pub redrive_pending: bool,
 }
 
 impl World {
@@ -160,6 +163,7 @@ impl World {
             tables: ackbench_targets::Tables::default(),
             restart_after,
             http_timeout,
+            redrive_pending: false,
         }
     }
 
@@ -220,6 +224,7 @@ impl World {
     /// True when every planned message is published, the queue holds nothing and no handler runs.
     pub fn is_drained(&self) -> bool {
         self.publish_cursor == self.plan.len()
+            && !self.redrive_pending
             && self.broker.is_settled()
             && self.workers.iter().all(|w| w.handling.is_none())
     }
