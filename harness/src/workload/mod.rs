@@ -33,6 +33,11 @@ impl Plan {
         self.at.is_empty()
     }
 
+    /// True when the profile names the keys (`workload.keys`).
+    pub fn has_explicit_keys(&self) -> bool {
+        self.keys.is_some()
+    }
+
     /// The key of message `seq`.
     pub fn key(&self, seq: Seq) -> String {
         match &self.keys {

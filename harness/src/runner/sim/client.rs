@@ -118,7 +118,7 @@ impl ProviderClient for SimClient {
                 outcome: plan.outcome,
             });
             w.slot(self.worker).open_calls.push(call);
-            if w.kill_point(self.worker, "call_started", req.key, delivery) {
+            if w.kill_point(self.worker, "call_started", seq, delivery) {
                 None
             } else {
                 let op = w.new_op();
@@ -175,10 +175,7 @@ impl Runtime for SimClient {
             let mut w = self.world.borrow_mut();
             let handling: Option<Handling> = w.slot(self.worker).handling;
             match handling {
-                Some(h) => {
-                    let key = w.messages[(h.seq - 1) as usize].key.clone();
-                    w.kill_point(self.worker, name, &key, h.delivery)
-                }
+                Some(h) => w.kill_point(self.worker, name, Some(h.seq), h.delivery),
                 None => false,
             }
         };

@@ -181,8 +181,7 @@ impl Executor {
                 slot.waiting = None;
                 slot.handling = Some(Handling { seq: h.receipt.seq, delivery: h.receive_count });
                 slot.results.push((op, OpResult::Delivery(h)));
-                let key = w.messages[(h.receipt.seq - 1) as usize].key.clone();
-                w.kill_point(id, "received", &key, h.receive_count);
+                w.kill_point(id, "received", Some(h.receipt.seq), h.receive_count);
                 handed.push(id);
             }
             handed
@@ -261,8 +260,7 @@ impl Executor {
                     let c = &w.ledger.ledger().calls[call];
                     (c.seq, c.delivery)
                 };
-                let key = seq.map(|s| w.messages[(s - 1) as usize].key.clone()).unwrap_or_default();
-                if !w.kill_point(worker, "call_answered", &key, delivery) {
+                if !w.kill_point(worker, "call_answered", seq, delivery) {
                     let result = match outcome {
                         CallOutcome::Error(status) => Err(ProviderError::Status(status)),
                         _ => Ok(()),

@@ -274,3 +274,4 @@ fn a_hung_call_ends_only_by_the_clients_own_timeout() {
 fn nanos_of(d: Duration) -> u64 {
     crate::record::nanos(d)
 }
+

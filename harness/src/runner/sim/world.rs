@@ -211,14 +211,23 @@ impl World {
             self.publish_cursor += 1;
             let seq = self.broker.publish(self.now, 0, &mut self.events);
             let key = self.plan.key(seq);
-            self.key_index.insert(key.clone(), seq);
+            if self.plan.has_explicit_keys() {
+                self.key_index.insert(key.clone(), seq);
+            }
             let poison = self.plan.poison[(seq - 1) as usize];
             self.messages.push(MessageRecord { key, published_at: self.now, poison });
         }
     }
 
+    /// The published message whose key is `key`. Default keys (`msg-<seq>`) are parsed rather
+    /// than looked up.
     pub fn seq_of(&self, key: &str) -> Option<Seq> {
-        self.key_index.get(key).copied()
+        if self.plan.has_explicit_keys() {
+            return self.key_index.get(key).copied();
+        }
+        let seq: Seq = key.strip_prefix("msg-")?.parse().ok()?;
+        let m = self.messages.get(seq.checked_sub(1)? as usize)?;
+        (m.key == key).then_some(seq)
     }
 
     /// True when every planned message is published, the queue holds nothing and no handler runs.
@@ -242,10 +251,11 @@ impl World {
 
     /// Checks the kill rules at a handler point. A kill without delay dooms the worker (it dies
     /// when its current poll returns); a delayed one is scheduled. Returns true if doomed now.
-    pub fn kill_point(&mut self, w: WorkerId, point: &str, key: &str, delivery: u32) -> bool {
+    pub fn kill_point(&mut self, w: WorkerId, point: &str, seq: Option<Seq>, delivery: u32) -> bool {
         if self.kills.is_empty() {
             return false;
         }
+        let key = seq.map_or("", |s| self.messages[(s - 1) as usize].key.as_str());
         let hit = PointHit { point, worker: w, key, delivery, now: self.now };
         match self.kills.at_point(hit) {
             Some((rule, 0)) => {
