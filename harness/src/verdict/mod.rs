@@ -1,1 +1,281 @@
-//! (in progress)
+//! The verdict: budgets against a run's metrics, pass or fail, and the exit codes that gate CI.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::metrics::{seconds, Metrics};
+use crate::profile::Budgets;
+use crate::record::nanos;
+
+/// The process exit codes (`ackbench run` and friends), part of the CLI contract.
+pub mod exit {
+    /// The run completed and every budget that is set holds (or none is set).
+    pub const PASS: i32 = 0;
+    /// The run completed and at least one budget failed.
+    pub const BUDGET_FAILED: i32 = 1;
+    /// Bad usage or an invalid profile (the message names the file, line, column and field):
+    /// nothing ran.
+    pub const BAD_INPUT: i32 = 2;
+    /// The run itself could not complete (e.g. the broker was unreachable): there is no verdict.
+    pub const RUN_FAILED: i32 = 3;
+}
+
+/// The budgets a profile may set under `budgets:`, in the order they are evaluated and reported.
+/// `late` takes `{ after, max }`.
+pub const BUDGET_NAMES: &[&str] = &[
+    "duplicate_rate",
+    "duplicate_effects",
+    "lost",
+    "late",
+    "dlq",
+    "dlq_with_effect",
+    "p99_over_visibility",
+    "p999_handler_latency",
+    "max_oldest_age",
+    "worker_busy_fraction",
+    "rejected",
+];
+
+/// One budget against the run: it holds when `actual <= limit`.
+///
+/// Units: counts for counts, a ratio for `duplicate_rate`, `p99_over_visibility` and
+/// `worker_busy_fraction`, milliseconds for `p999_handler_latency`, seconds for
+/// `max_oldest_age`; `late` compares the number of late messages with `late.max`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetResult {
+    pub name: String,
+    pub limit: f64,
+    pub actual: f64,
+    pub pass: bool,
+}
+
+impl BudgetResult {
+    fn new(name: &str, limit: f64, actual: f64) -> Self {
+        BudgetResult {
+            name: name.to_string(),
+            limit,
+            actual,
+            pass: actual <= limit,
+        }
+    }
+}
+
+/// Pass when every budget that is set holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+}
+
+impl Verdict {
+    /// The verdict of these budget results (no budget set: pass).
+    pub fn of(results: &[BudgetResult]) -> Self {
+        if results.iter().all(|r| r.pass) {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        }
+    }
+
+    /// `"pass"` or `"fail"`, as in summary.json.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+        }
+    }
+
+    /// The process exit code of a run that completed with this verdict.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Pass => exit::PASS,
+            Verdict::Fail => exit::BUDGET_FAILED,
+        }
+    }
+}
+
+/// `verdict == "pass"` reads as in summary.json.
+impl PartialEq<str> for Verdict {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Verdict {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every budget that is set, against the metrics, in the order of [`BUDGET_NAMES`].
+pub fn evaluate(budgets: &Budgets, m: &Metrics) -> Vec<BudgetResult> {
+    let count = |n: u64| n as f64;
+    let mut out = Vec::new();
+    let mut check = |name: &str, limit: Option<f64>, actual: &dyn Fn() -> f64| {
+        if let Some(limit) = limit {
+            out.push(BudgetResult::new(name, limit, actual()));
+        }
+    };
+    check("duplicate_rate", budgets.duplicate_rate, &|| {
+        m.duplicate_rate
+    });
+    check(
+        "duplicate_effects",
+        budgets.duplicate_effects.map(count),
+        &|| count(m.duplicate_effects),
+    );
+    check("lost", budgets.lost.map(count), &|| count(m.lost));
+    let late_after = budgets.late.as_ref().map_or(0, |l| nanos(l.after));
+    check("late", budgets.late.as_ref().map(|l| count(l.max)), &|| {
+        count(m.late_count(late_after))
+    });
+    check("dlq", budgets.dlq.map(count), &|| count(m.dlq));
+    check(
+        "dlq_with_effect",
+        budgets.dlq_with_effect.map(count),
+        &|| count(m.dlq_with_effect),
+    );
+    check("p99_over_visibility", budgets.p99_over_visibility, &|| {
+        m.p99_over_visibility
+    });
+    let ms = |d: std::time::Duration| (nanos(d).saturating_add(500) / 1000) as f64 / 1000.0;
+    check(
+        "p999_handler_latency",
+        budgets.p999_handler_latency.map(ms),
+        &|| m.handler.p999,
+    );
+    let secs = |d: std::time::Duration| seconds(nanos(d));
+    check("max_oldest_age", budgets.max_oldest_age.map(secs), &|| {
+        seconds(m.max_oldest_age)
+    });
+    check(
+        "worker_busy_fraction",
+        budgets.worker_busy_fraction,
+        &|| m.worker_busy_fraction(),
+    );
+    check("rejected", budgets.rejected.map(count), &|| {
+        count(m.rejected)
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::metrics::analyse;
+    use crate::metrics::testkit::{ack_before_work, s, slow_handler};
+    use crate::profile::{LateBudget, StaleAck};
+
+    fn every_budget() -> Budgets {
+        Budgets {
+            duplicate_rate: Some(0.0),
+            duplicate_effects: Some(2),
+            lost: Some(0),
+            late: Some(LateBudget {
+                after: Duration::from_secs(60),
+                max: 0,
+            }),
+            dlq: Some(0),
+            dlq_with_effect: Some(1),
+            p99_over_visibility: Some(0.5),
+            p999_handler_latency: Some(Duration::from_secs(40)),
+            max_oldest_age: Some(Duration::from_secs(60)),
+            worker_busy_fraction: Some(0.5),
+            rejected: Some(0),
+            late_after: Duration::from_secs(60),
+        }
+    }
+
+    #[test]
+    fn the_slow_handler_against_every_budget() {
+        // 2 duplicates (rate 2), 1 DLQ entry with effect, p99 34 s over a 30 s lease, p99.9
+        // 34000 ms, oldest message 90 s, 102 s busy of 3 workers x 94 s.
+        let m = analyse(&slow_handler(StaleAck::Reject), s(60.0));
+        let got = evaluate(&every_budget(), &m);
+        let r = |name: &str, limit: f64, actual: f64, pass: bool| BudgetResult {
+            name: name.to_string(),
+            limit,
+            actual,
+            pass,
+        };
+        assert_eq!(
+            got,
+            vec![
+                r("duplicate_rate", 0.0, 2.0, false),
+                r("duplicate_effects", 2.0, 2.0, true),
+                r("lost", 0.0, 0.0, true),
+                r("late", 0.0, 0.0, true),
+                r("dlq", 0.0, 1.0, false),
+                r("dlq_with_effect", 1.0, 1.0, true),
+                r("p99_over_visibility", 0.5, 34.0 / 30.0, false),
+                r("p999_handler_latency", 40000.0, 34000.0, true),
+                r("max_oldest_age", 60.0, 90.0, false),
+                r("worker_busy_fraction", 0.5, 102.0 / 282.0, true),
+                r("rejected", 0.0, 0.0, true),
+            ]
+        );
+        let names: Vec<_> = got.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, BUDGET_NAMES);
+        assert_eq!(Verdict::of(&got), Verdict::Fail);
+        assert_eq!(Verdict::of(&got).exit_code(), exit::BUDGET_FAILED);
+    }
+
+    #[test]
+    fn only_budgets_that_are_set_are_checked() {
+        let m = analyse(&ack_before_work(), s(300.0));
+        let budgets = Budgets {
+            lost: Some(1),
+            rejected: Some(1),
+            ..Budgets::default()
+        };
+        let got = evaluate(&budgets, &m);
+        assert_eq!(got.len(), 2);
+        assert!(got.iter().all(|b| b.pass));
+        assert_eq!(Verdict::of(&got), Verdict::Pass);
+        assert_eq!(Verdict::of(&[]), Verdict::Pass);
+        assert_eq!(Verdict::Pass.exit_code(), exit::PASS);
+    }
+
+    #[test]
+    fn the_late_budget_uses_its_own_bound() {
+        // Message 2's email goes out the instant it is published: not late even for a 0 s bound
+        // (late means strictly after the bound).
+        let m = analyse(&ack_before_work(), s(300.0));
+        let late = |after_ms| Budgets {
+            late: Some(LateBudget {
+                after: Duration::from_millis(after_ms),
+                max: 0,
+            }),
+            ..Budgets::default()
+        };
+        assert!(evaluate(&late(0), &m)[0].pass);
+        // Without its first email, the slow handler's message has its first effect at 30 s.
+        let mut r = slow_handler(StaleAck::Reject);
+        r.ledger.effects.retain(|e| e.at >= s(30.0));
+        let m = analyse(&r, s(300.0));
+        assert_eq!(m.late, 0);
+        let b = &evaluate(&late(29_999), &m)[0];
+        assert_eq!((b.actual, b.pass), (1.0, false));
+        assert!(evaluate(&late(30_000), &m)[0].pass);
+    }
+
+    #[test]
+    fn verdicts_read_as_in_the_summary() {
+        assert_eq!(Verdict::Pass.to_string(), "pass");
+        assert!(Verdict::Pass == "pass" && Verdict::Fail != "pass");
+        assert_eq!(
+            serde_json::to_string(&Verdict::Fail).unwrap_or_default(),
+            "\"fail\""
+        );
+    }
+}

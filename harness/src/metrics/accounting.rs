@@ -1,0 +1,448 @@
+//! Effect accounting: per message, how many effects it had, when the first came and where the
+//! broker left it; and the run's counts built from that (duplicates, lost, unfinished, late, DLQ
+//! with and without effect, stale acks, kills, busy time, age of the oldest message).
+
+use std::collections::HashMap;
+
+use super::handlers::for_each_span;
+use super::place::{index_of, Place, Places};
+use crate::record::{EventKind, Nanos, RunRecord};
+
+/// What happened to one published message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MessageAccount {
+    /// Effects recorded for its key.
+    pub effects: u32,
+    /// When its first effect happened.
+    pub first_effect: Option<Nanos>,
+    /// Where the broker left it when the run stopped.
+    pub place: Place,
+    /// The last time it left the main queue (deleted or moved to the DLQ).
+    pub left_queue_at: Option<Nanos>,
+    /// The target refused it (`on_poison: dead_letter`) at least once.
+    pub rejected: bool,
+}
+
+impl MessageAccount {
+    /// Deleted from the queue without an effect, and not refused by the target: nothing will ever
+    /// do this message's work.
+    pub fn is_lost(&self) -> bool {
+        self.place == Place::Deleted && self.effects == 0 && !self.rejected
+    }
+
+    /// Still in the main queue (visible or leased) when the run stopped, or never published.
+    pub fn is_unfinished(&self) -> bool {
+        !matches!(self.place, Place::Deleted | Place::DeadLettered)
+    }
+
+    /// The longest this message waited in the main queue, measured from its publish: to the last
+    /// time it left the main queue, or to `end` if it is still there.
+    fn oldest_age(&self, published_at: Nanos, end: Nanos) -> Nanos {
+        let until = if self.place.in_main_queue() {
+            Some(end)
+        } else {
+            self.left_queue_at
+        };
+        until.map_or(0, |t| t.saturating_sub(published_at))
+    }
+}
+
+/// The account of every message, indexed like [`RunRecord::messages`] (`seq - 1`).
+///
+/// Effects whose `seq` names no message are left out here (see [`Accounting::unknown_key_effects`]).
+pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
+    let n = record.messages.len();
+    let mut acc = vec![MessageAccount::default(); n];
+    for e in &record.ledger.effects {
+        if let Some(i) = e.seq.and_then(|q| index_of(q, n)) {
+            let a = &mut acc[i];
+            a.effects = a.effects.saturating_add(1);
+            a.first_effect = Some(a.first_effect.map_or(e.at, |f| f.min(e.at)));
+        }
+    }
+    let mut places = Places::new(n);
+    for e in &record.events {
+        if let EventKind::Rejected { seq, .. } = e.kind {
+            if let Some(i) = index_of(seq, n) {
+                acc[i].rejected = true;
+            }
+        }
+        if let Some(m) = places.apply(&e.kind) {
+            if m.from.in_main_queue() && !m.to.in_main_queue() {
+                acc[m.index].left_queue_at = Some(e.at);
+            }
+        }
+    }
+    for (a, p) in acc.iter_mut().zip(places.into_vec()) {
+        a.place = p;
+    }
+    acc
+}
+
+/// The run's counts. Definitions are the summary's (see DESIGN.md).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Accounting {
+    /// Published messages.
+    pub messages: u64,
+    /// Hand-outs to workers.
+    pub deliveries: u64,
+    /// Hand-outs with a receive count above 1 (a redrive starts the count again).
+    pub redeliveries: u64,
+    /// Effects for published keys.
+    pub effects: u64,
+    /// Effects for keys that were never published (counted, never dropped).
+    pub unknown_key_effects: u64,
+    pub messages_with_effect: u64,
+    /// Effects beyond the first for each key.
+    pub duplicate_effects: u64,
+    /// `duplicate_effects / messages` (0 without messages).
+    pub duplicate_rate: f64,
+    /// Deleted, no effect, not refused by the target.
+    pub lost: u64,
+    /// Still in the main queue when the run stopped.
+    pub unfinished: u64,
+    /// First effect more than `late_after` after publish.
+    pub late: u64,
+    pub late_after: Nanos,
+    /// In the DLQ when the run stopped.
+    pub dlq: u64,
+    pub dlq_with_effect: u64,
+    pub dlq_without_effect: u64,
+    /// Acks whose receipt was no longer current, whatever the broker did with them.
+    pub stale_acks: u64,
+    pub worker_kills: u64,
+    pub worker_crashes: u64,
+    /// Messages the target refused (`on_poison: dead_letter`).
+    pub rejected: u64,
+    /// Provider calls beyond the first within one delivery.
+    pub handler_retries: u64,
+    /// Time spent handling, summed over workers (a handler still working when the run stopped
+    /// counts until the end).
+    pub worker_busy: Nanos,
+    /// When the last handler ended (0 if none did).
+    pub last_handler_end: Nanos,
+    /// The largest age the oldest message in the main queue reached.
+    pub max_oldest_age: Nanos,
+    /// For every message with an effect, first effect minus publish, ascending.
+    pub first_effect_delays: Vec<Nanos>,
+}
+
+impl Accounting {
+    /// Messages whose first effect came more than `after` after their publish.
+    pub fn late_count(&self, after: Nanos) -> u64 {
+        let on_time = self.first_effect_delays.partition_point(|&d| d <= after);
+        (self.first_effect_delays.len() - on_time) as u64
+    }
+}
+
+/// Counts the run from its record and the per-message accounts of [`per_message`].
+///
+/// The age of the oldest message: at an instant `t` it is `max(t - published_at)` over the
+/// messages in the main queue at `t`. Its largest value over the run is therefore
+/// `max over m, over t with m in the queue, of (t - published_at(m))`; for one message,
+/// `t - published_at(m)` grows with `t`, so its largest value is reached at the end of the last
+/// stretch the message spends in the main queue: its last removal (deletion or move to the DLQ)
+/// or the run's end if it is still there. A redriven message is back in the main queue and its
+/// age still counts from its publish (what its work has waited), so its last stretch is the one
+/// after the redrive. Hence `max over m of (last removal or end) - published_at(m)`, with no
+/// time series needed.
+pub fn account(record: &RunRecord, accounts: &[MessageAccount], late_after: Nanos) -> Accounting {
+    let mut a = Accounting {
+        messages: accounts.len() as u64,
+        late_after,
+        ..Accounting::default()
+    };
+    for (m, msg) in accounts.iter().zip(&record.messages) {
+        a.effects += u64::from(m.effects);
+        if m.effects > 0 {
+            a.messages_with_effect += 1;
+            a.duplicate_effects += u64::from(m.effects - 1);
+        }
+        if let Some(first) = m.first_effect {
+            a.first_effect_delays
+                .push(first.saturating_sub(msg.published_at));
+        }
+        a.lost += u64::from(m.is_lost());
+        a.unfinished += u64::from(m.is_unfinished());
+        a.rejected += u64::from(m.rejected);
+        if m.place == Place::DeadLettered {
+            a.dlq += 1;
+            if m.effects > 0 {
+                a.dlq_with_effect += 1;
+            } else {
+                a.dlq_without_effect += 1;
+            }
+        }
+        a.max_oldest_age = a
+            .max_oldest_age
+            .max(m.oldest_age(msg.published_at, record.end));
+    }
+    a.unknown_key_effects = record.ledger.effects.len() as u64 - a.effects;
+    a.duplicate_rate = if a.messages == 0 {
+        0.0
+    } else {
+        a.duplicate_effects as f64 / a.messages as f64
+    };
+    a.first_effect_delays.sort_unstable();
+    a.late = a.late_count(late_after);
+    for e in &record.events {
+        match e.kind {
+            EventKind::Delivered { delivery, .. } => {
+                a.deliveries += 1;
+                a.redeliveries += u64::from(delivery > 1);
+            }
+            EventKind::Acked { outcome, .. } => a.stale_acks += u64::from(outcome.is_stale()),
+            EventKind::WorkerKilled { .. } => a.worker_kills += 1,
+            EventKind::WorkerCrashed { .. } => a.worker_crashes += 1,
+            EventKind::HandlerEnded { .. } => a.last_handler_end = a.last_handler_end.max(e.at),
+            _ => {}
+        }
+    }
+    for_each_span(record, |s| a.worker_busy += s.duration());
+    a.handler_retries = handler_retries(record);
+    a
+}
+
+/// Provider calls beyond the first within one delivery of a message (the target's own retries).
+///
+/// A delivery is (message, receive count); a redrive starts the receive count again, so calls
+/// are also told apart by how many redrives of the message came before them. Calls made without
+/// a delivery (receive count 0) or for an unknown key are not a delivery's retries.
+pub fn handler_retries(record: &RunRecord) -> u64 {
+    let n = record.messages.len();
+    let mut redrives: HashMap<usize, Vec<Nanos>> = HashMap::new();
+    for e in &record.events {
+        if let EventKind::Redriven { seq } = e.kind {
+            if let Some(i) = index_of(seq, n) {
+                redrives.entry(i).or_default().push(e.at);
+            }
+        }
+    }
+    let mut keys: Vec<(usize, usize, u32)> = record
+        .ledger
+        .calls
+        .iter()
+        .filter(|c| c.delivery > 0)
+        .filter_map(|c| {
+            let i = c.seq.and_then(|q| index_of(q, n))?;
+            let epoch = redrives
+                .get(&i)
+                .map_or(0, |ts| ts.partition_point(|&t| t <= c.started));
+            Some((i, epoch, c.delivery))
+        })
+        .collect();
+    let calls = keys.len() as u64;
+    keys.sort_unstable();
+    keys.dedup();
+    calls - keys.len() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::testkit::{ack_before_work, s, slow_handler, Rec};
+    use crate::profile::StaleAck;
+    use crate::record::{AckOutcome, CallOutcome, HandlerEnd};
+
+    fn counts(r: &RunRecord, late_after: Nanos) -> Accounting {
+        account(r, &per_message(r), late_after)
+    }
+
+    #[test]
+    fn a_lease_shorter_than_the_work_under_stale_ack_reject() {
+        // Three deliveries (0, 30, 60 s), three emails, three stale acks (34, 64 s refused; 94 s
+        // after the DLQ move at 90 s), the message in the DLQ with its effect done.
+        let a = counts(&slow_handler(StaleAck::Reject), s(300.0));
+        assert_eq!((a.messages, a.deliveries, a.redeliveries), (1, 3, 2));
+        assert_eq!(
+            (a.effects, a.messages_with_effect, a.duplicate_effects),
+            (3, 1, 2)
+        );
+        assert_eq!(a.duplicate_rate, 2.0);
+        assert_eq!(a.stale_acks, 3);
+        assert_eq!((a.dlq, a.dlq_with_effect, a.dlq_without_effect), (1, 1, 0));
+        assert_eq!((a.lost, a.unfinished, a.late), (0, 0, 0));
+        // Three handlers of 34 s each; the last ends at 94 s.
+        assert_eq!(a.worker_busy, s(102.0));
+        assert_eq!(a.last_handler_end, s(94.0));
+        // In the main queue from 0 s to the DLQ move at 90 s.
+        assert_eq!(a.max_oldest_age, s(90.0));
+        assert_eq!(a.handler_retries, 0);
+    }
+
+    #[test]
+    fn a_lease_shorter_than_the_work_under_stale_ack_ignore() {
+        // Same as reject: an ignored ack leaves the message, so it goes the same way.
+        let a = counts(&slow_handler(StaleAck::Ignore), s(300.0));
+        assert_eq!(
+            (a.deliveries, a.redeliveries, a.effects, a.duplicate_effects),
+            (3, 2, 3, 2)
+        );
+        assert_eq!(
+            (a.stale_acks, a.dlq, a.dlq_with_effect, a.lost),
+            (3, 1, 1, 0)
+        );
+    }
+
+    #[test]
+    fn a_lease_shorter_than_the_work_under_stale_ack_delete() {
+        // Delivery 1's late ack at 34 s deletes the message worker 2 holds: two deliveries, two
+        // emails, both acks stale (the second finds the message gone), nothing in the DLQ.
+        let a = counts(&slow_handler(StaleAck::Delete), s(300.0));
+        assert_eq!(
+            (a.deliveries, a.redeliveries, a.effects, a.duplicate_effects),
+            (2, 1, 2, 1)
+        );
+        assert_eq!(a.duplicate_rate, 1.0);
+        assert_eq!((a.stale_acks, a.dlq, a.lost, a.unfinished), (2, 0, 0, 0));
+        assert_eq!(a.max_oldest_age, s(34.0));
+        assert_eq!(a.worker_busy, s(68.0));
+        assert_eq!(a.last_handler_end, s(64.0));
+    }
+
+    #[test]
+    fn ack_before_work_loses_the_message_whose_worker_died() {
+        let r = ack_before_work();
+        let per = per_message(&r);
+        assert!(per[0].is_lost());
+        assert!(!per[1].is_lost());
+        // The refused poison message is deleted without effect but counted as rejected.
+        assert!(per[2].rejected && per[2].place == Place::Deleted && !per[2].is_lost());
+        let a = account(&r, &per, s(300.0));
+        assert_eq!((a.lost, a.rejected, a.unfinished, a.dlq), (1, 1, 0, 0));
+        assert_eq!(
+            (a.effects, a.messages_with_effect, a.duplicate_effects),
+            (1, 1, 0)
+        );
+        assert_eq!((a.worker_kills, a.worker_crashes, a.stale_acks), (1, 0, 0));
+        // Handlers: 0..0.5 s (killed), 1..1.25 s, 2..2 s.
+        assert_eq!(a.worker_busy, s(0.75));
+        assert_eq!(a.last_handler_end, s(2.0));
+        // Each message leaves the queue the instant it is received.
+        assert_eq!(a.max_oldest_age, 0);
+    }
+
+    #[test]
+    fn dlq_entries_split_by_effect_and_a_stuck_message_is_unfinished() {
+        // Delivery limit 1. Message 1 sends its email at 0 s and its lease ends at 30 s: DLQ with
+        // effect. Message 2 is poison: the worker crashes at 1 s, the lease ends at 31 s: DLQ
+        // without effect. Message 3 is received at 40 s by a wedged handler: unfinished at 100 s.
+        let mut r = Rec::new(30.0, 2);
+        let (m1, m2, m3) = (r.publish(0.0), r.publish(1.0), r.publish(2.0));
+        r.deliver(0.0, m1, 1, 1).effect(0.0, Some(m1), 1, 1);
+        r.deliver(1.0, m2, 2, 1)
+            .crash(1.0, 2)
+            .end_handler(1.0, m2, 2, 1, HandlerEnd::Crashed);
+        r.dead_letter(30.0, m1, 1).dead_letter(31.0, m2, 1);
+        r.end_handler(34.0, m1, 1, 1, HandlerEnd::Finished);
+        r.ack(34.0, m1, 1, 1, AckOutcome::StaleGone);
+        r.deliver(40.0, m3, 1, 1);
+        let a = counts(&r.finish(100.0), s(300.0));
+        assert_eq!((a.dlq, a.dlq_with_effect, a.dlq_without_effect), (2, 1, 1));
+        assert_eq!(
+            (a.unfinished, a.lost, a.worker_crashes, a.stale_acks),
+            (1, 0, 1, 1)
+        );
+        // Message 3 waits from 2 s to the end at 100 s.
+        assert_eq!(a.max_oldest_age, s(98.0));
+        // 34 s + 0 s + the wedged handler's 60 s up to the end.
+        assert_eq!(a.worker_busy, s(94.0));
+        assert_eq!(a.last_handler_end, s(34.0));
+    }
+
+    #[test]
+    fn late_counts_first_effects_strictly_after_the_bound() {
+        // Bound 300 s. Message 1: first effect exactly 300 s after publish (on time), a duplicate
+        // at 900 s does not matter. Message 2: 301 s (late). Message 3: no effect (not late).
+        let mut r = Rec::new(30.0, 1);
+        let (m1, m2, _m3) = (r.publish(0.0), r.publish(10.0), r.publish(20.0));
+        r.effect(900.0, Some(m1), 1, 2)
+            .effect(300.0, Some(m1), 1, 1)
+            .effect(311.0, Some(m2), 1, 1);
+        let a = counts(&r.finish(1000.0), s(300.0));
+        assert_eq!(a.late, 1);
+        assert_eq!(a.first_effect_delays, vec![s(300.0), s(301.0)]);
+        assert_eq!(a.late_count(s(299.0)), 2);
+        assert_eq!(a.late_count(s(301.0)), 0);
+    }
+
+    #[test]
+    fn effects_for_unknown_keys_are_counted_apart() {
+        let mut r = Rec::new(30.0, 1);
+        let m = r.publish(0.0);
+        r.effect(1.0, Some(m), 1, 1)
+            .effect(2.0, None, 1, 1)
+            .effect(3.0, Some(7), 1, 1);
+        let a = counts(&r.finish(5.0), s(300.0));
+        assert_eq!(
+            (a.effects, a.unknown_key_effects, a.duplicate_effects),
+            (1, 2, 0)
+        );
+    }
+
+    #[test]
+    fn max_oldest_age_follows_a_redriven_message_back_into_the_queue() {
+        // Message 1: published 0 s, DLQ at 90 s, redriven at 200 s, deleted at 210 s: its last
+        // stretch in the queue ends 210 s after publish. Message 2: 100 s..105 s. Message 3:
+        // published 150 s, still visible at the end (300 s): 150 s.
+        let mut r = Rec::new(30.0, 1);
+        let (m1, m2, _m3) = (r.publish(0.0), r.publish(100.0), r.publish(150.0));
+        r.deliver(60.0, m1, 1, 1).dead_letter(90.0, m1, 1);
+        r.deliver(100.0, m2, 1, 1)
+            .ack(105.0, m2, 1, 1, AckOutcome::Deleted);
+        r.redrive(200.0, m1)
+            .deliver(200.0, m1, 1, 1)
+            .ack(210.0, m1, 1, 1, AckOutcome::Deleted);
+        let a = counts(&r.finish(300.0), s(300.0));
+        assert_eq!(a.max_oldest_age, s(210.0));
+        assert_eq!((a.dlq, a.unfinished, a.redeliveries, a.lost), (0, 1, 0, 2));
+    }
+
+    #[test]
+    fn retries_are_calls_beyond_the_first_within_one_delivery() {
+        use CallOutcome::*;
+        let mut r = Rec::new(30.0, 2);
+        let (m1, m2) = (r.publish(0.0), r.publish(0.0));
+        // Message 1, delivery 1: three calls (2 retries); delivery 2: one call.
+        r.call(0.0, Some(1.0), Some(m1), 1, 1, Error(503));
+        r.call(2.0, Some(3.0), Some(m1), 1, 1, Error(503));
+        r.call(7.0, Some(8.0), Some(m1), 1, 1, Accepted);
+        r.call(31.0, Some(32.0), Some(m1), 2, 2, Accepted);
+        // Message 2: two calls in delivery 1 (1 retry); after a redrive at 50 s its delivery 1
+        // is a new delivery: one call, no retry.
+        r.call(0.0, None, Some(m2), 2, 1, TimedOut).call(
+            10.0,
+            Some(11.0),
+            Some(m2),
+            2,
+            1,
+            Accepted,
+        );
+        r.redrive(50.0, m2)
+            .call(60.0, Some(61.0), Some(m2), 1, 1, Accepted);
+        // Calls for an unknown key, or outside a delivery, are nobody's retries.
+        r.call(5.0, Some(6.0), None, 1, 1, Accepted)
+            .call(6.0, Some(7.0), None, 1, 1, Accepted);
+        r.call(5.0, Some(6.0), Some(m1), 1, 0, Accepted).call(
+            6.0,
+            Some(7.0),
+            Some(m1),
+            1,
+            0,
+            Accepted,
+        );
+        assert_eq!(handler_retries(&r.finish(100.0)), 3);
+    }
+
+    #[test]
+    fn an_empty_run_counts_nothing() {
+        let a = counts(&RunRecord::default(), s(300.0));
+        assert_eq!(
+            a,
+            Accounting {
+                late_after: s(300.0),
+                ..Accounting::default()
+            }
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! Handler spans: from a worker's `Delivered` to its matching `HandlerEnded`.
+
+use std::collections::HashMap;
+
+use crate::record::{EventKind, HandlerEnd, Nanos, RunRecord, Seq, WorkerId};
+
+/// One handler's work on one delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub worker: WorkerId,
+    pub seq: Seq,
+    pub delivery: u32,
+    pub start: Nanos,
+    /// When it ended, or the run's end for a handler still working when the run stopped.
+    pub end: Nanos,
+    /// How it ended; `None` when the run stopped first.
+    pub how: Option<HandlerEnd>,
+}
+
+impl Span {
+    pub fn duration(&self) -> Nanos {
+        self.end.saturating_sub(self.start)
+    }
+}
+
+/// Calls `f` with every handler span: first each ended span at its `HandlerEnded`, in event
+/// order, then every span still open when the run stopped (ended at `record.end`, `how: None`),
+/// in the order they started.
+///
+/// A span is matched by (worker, seq, delivery). A worker works on one message at a time, so only
+/// spans in progress are kept: memory grows with the workers, not with the run. A `HandlerEnded`
+/// without a matching `Delivered` is no span.
+pub fn for_each_span(record: &RunRecord, mut f: impl FnMut(Span)) {
+    let mut open: HashMap<(WorkerId, Seq, u32), Nanos> = HashMap::new();
+    for e in &record.events {
+        match e.kind {
+            EventKind::Delivered {
+                seq,
+                worker,
+                delivery,
+                ..
+            } => {
+                open.insert((worker, seq, delivery), e.at);
+            }
+            EventKind::HandlerEnded {
+                seq,
+                worker,
+                delivery,
+                how,
+            } => {
+                if let Some(start) = open.remove(&(worker, seq, delivery)) {
+                    f(Span {
+                        worker,
+                        seq,
+                        delivery,
+                        start,
+                        end: e.at,
+                        how: Some(how),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut rest: Vec<_> = open.into_iter().collect();
+    rest.sort_unstable_by_key(|&(key, start)| (start, key));
+    for ((worker, seq, delivery), start) in rest {
+        let end = record.end.max(start);
+        f(Span {
+            worker,
+            seq,
+            delivery,
+            start,
+            end,
+            how: None,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::testkit::{s, Rec};
+
+    #[test]
+    fn spans_match_by_worker_seq_and_delivery_and_open_ones_end_with_the_run() {
+        let mut r = Rec::new(30.0, 2);
+        let m = r.publish(0.0);
+        r.deliver(0.0, m, 1, 1);
+        r.expire(30.0, m, 1).deliver(30.0, m, 2, 2);
+        // Ends of a delivery nobody received, and of the wrong worker, are no spans.
+        r.end_handler(31.0, m, 1, 2, HandlerEnd::Finished);
+        r.end_handler(32.0, m, 2, 1, HandlerEnd::Finished);
+        r.end_handler(34.0, m, 1, 1, HandlerEnd::Killed);
+        let rec = r.finish(50.0);
+        let mut spans = Vec::new();
+        for_each_span(&rec, |sp| spans.push(sp));
+        assert_eq!(
+            spans,
+            vec![
+                Span {
+                    worker: 1,
+                    seq: 1,
+                    delivery: 1,
+                    start: 0,
+                    end: s(34.0),
+                    how: Some(HandlerEnd::Killed)
+                },
+                Span {
+                    worker: 2,
+                    seq: 1,
+                    delivery: 2,
+                    start: s(30.0),
+                    end: s(50.0),
+                    how: None
+                },
+            ]
+        );
+        assert_eq!(spans[1].duration(), s(20.0));
+    }
+}

@@ -1,0 +1,218 @@
+//! Where each message is, replayed from the broker's events: the one state machine that the
+//! accounting and the time series share, so that both always agree.
+
+use crate::record::{AckOutcome, EventKind, Seq};
+
+/// Where one message is at an instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Place {
+    /// Not published yet.
+    #[default]
+    Unpublished,
+    /// In the main queue, waiting for a receive. A message published with a delay counts as
+    /// visible from its publish: the record does not say when a delay ends.
+    Visible,
+    /// In the main queue under a lease: handed to a worker, not yet acked, expired or
+    /// dead-lettered. A lease extended or pushed back by a visibility change stays in flight
+    /// until it ends, as SQS counts it.
+    InFlight,
+    /// Deleted by an ack (current receipt, or a stale one under `stale_ack: delete`).
+    Deleted,
+    /// In the dead-letter queue.
+    DeadLettered,
+}
+
+impl Place {
+    /// True while the main queue holds the message (visible or in flight).
+    pub fn in_main_queue(self) -> bool {
+        matches!(self, Place::Visible | Place::InFlight)
+    }
+
+    /// A small index, for per-place counters.
+    pub fn slot(self) -> usize {
+        match self {
+            Place::Unpublished => 0,
+            Place::Visible => 1,
+            Place::InFlight => 2,
+            Place::Deleted => 3,
+            Place::DeadLettered => 4,
+        }
+    }
+}
+
+/// One message moved from one place to another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Move {
+    /// Index of the message in [`crate::record::RunRecord::messages`] (`seq - 1`).
+    pub index: usize,
+    pub from: Place,
+    pub to: Place,
+}
+
+/// The index of `seq` in a record of `len` messages, if it names one.
+pub fn index_of(seq: Seq, len: usize) -> Option<usize> {
+    let i = usize::try_from(seq.checked_sub(1)?).ok()?;
+    (i < len).then_some(i)
+}
+
+/// The place of every message, advanced one event at a time.
+///
+/// Events that do not fit (a delivery of a deleted message, a seq that names no message) change
+/// nothing: the replay never fails on a record.
+#[derive(Debug, Clone)]
+pub struct Places {
+    places: Vec<Place>,
+}
+
+impl Places {
+    /// `messages` messages, none published yet.
+    pub fn new(messages: usize) -> Self {
+        Places {
+            places: vec![Place::Unpublished; messages],
+        }
+    }
+
+    /// The place of message `index`.
+    pub fn get(&self, index: usize) -> Place {
+        self.places.get(index).copied().unwrap_or_default()
+    }
+
+    /// Applies one event; returns the move it made, if it moved a message.
+    pub fn apply(&mut self, kind: &EventKind) -> Option<Move> {
+        let (seq, to) = match *kind {
+            EventKind::Published { seq } => (seq, Place::Visible),
+            EventKind::Delivered { seq, .. } => (seq, Place::InFlight),
+            EventKind::LeaseExpired { seq, .. } => (seq, Place::Visible),
+            EventKind::Acked {
+                seq,
+                outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted,
+                ..
+            } => (seq, Place::Deleted),
+            EventKind::DeadLettered { seq, .. } => (seq, Place::DeadLettered),
+            EventKind::Redriven { seq } => (seq, Place::Visible),
+            _ => return None,
+        };
+        let index = index_of(seq, self.places.len())?;
+        let from = self.places[index];
+        let allowed = match (kind, from) {
+            (EventKind::Published { .. }, Place::Unpublished) => true,
+            (EventKind::LeaseExpired { .. }, Place::InFlight) => true,
+            (EventKind::Redriven { .. }, Place::DeadLettered) => true,
+            (
+                EventKind::Delivered { .. }
+                | EventKind::Acked { .. }
+                | EventKind::DeadLettered { .. },
+                _,
+            ) => from.in_main_queue(),
+            _ => false,
+        };
+        if !allowed || from == to {
+            return None;
+        }
+        self.places[index] = to;
+        Some(Move { index, from, to })
+    }
+
+    /// The places, indexed like the record's messages.
+    pub fn into_vec(self) -> Vec<Place> {
+        self.places
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_that_expires_returns_the_message_and_a_redrive_brings_it_back() {
+        let mut p = Places::new(1);
+        let moves: Vec<_> = [
+            EventKind::Published { seq: 1 },
+            EventKind::Delivered {
+                seq: 1,
+                worker: 1,
+                delivery: 1,
+                lease_end: 30,
+            },
+            EventKind::LeaseExpired {
+                seq: 1,
+                delivery: 1,
+            },
+            EventKind::Delivered {
+                seq: 1,
+                worker: 2,
+                delivery: 2,
+                lease_end: 60,
+            },
+            EventKind::DeadLettered {
+                seq: 1,
+                delivery: 2,
+            },
+            EventKind::Acked {
+                seq: 1,
+                worker: 1,
+                delivery: 1,
+                outcome: AckOutcome::StaleGone,
+            },
+            EventKind::Redriven { seq: 1 },
+            EventKind::Delivered {
+                seq: 1,
+                worker: 1,
+                delivery: 1,
+                lease_end: 90,
+            },
+            EventKind::Acked {
+                seq: 1,
+                worker: 1,
+                delivery: 1,
+                outcome: AckOutcome::Deleted,
+            },
+        ]
+        .iter()
+        .filter_map(|k| p.apply(k).map(|m| m.to))
+        .collect();
+        use Place::*;
+        assert_eq!(
+            moves,
+            vec![
+                Visible,
+                InFlight,
+                Visible,
+                InFlight,
+                DeadLettered,
+                Visible,
+                InFlight,
+                Deleted
+            ]
+        );
+    }
+
+    #[test]
+    fn events_that_do_not_fit_change_nothing() {
+        let mut p = Places::new(1);
+        assert_eq!(
+            p.apply(&EventKind::Delivered {
+                seq: 1,
+                worker: 1,
+                delivery: 1,
+                lease_end: 0
+            }),
+            None
+        );
+        assert_eq!(p.apply(&EventKind::Published { seq: 0 }), None);
+        assert_eq!(p.apply(&EventKind::Published { seq: 2 }), None);
+        assert!(p.apply(&EventKind::Published { seq: 1 }).is_some());
+        assert_eq!(p.apply(&EventKind::Published { seq: 1 }), None);
+        assert_eq!(p.apply(&EventKind::Redriven { seq: 1 }), None);
+        assert_eq!(
+            p.apply(&EventKind::Acked {
+                seq: 1,
+                worker: 1,
+                delivery: 1,
+                outcome: AckOutcome::StaleIgnored
+            }),
+            None
+        );
+        assert_eq!(p.get(0), Place::Visible);
+    }
+}

@@ -1,0 +1,296 @@
+//! summary.json: one object per run, the contract users' CI scripts read (DESIGN.md).
+//!
+//! Field names, their order and their units are fixed: times in seconds, latencies in
+//! milliseconds. Fields are only ever added at the end; renaming or dropping one bumps
+//! [`SCHEMA_VERSION`]. The same record gives the same bytes: counts are integers, times are
+//! rounded to the microsecond (seconds with 6 decimals, milliseconds with 3), and ratios are
+//! computed from those integers the same way every time.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::Exporter;
+use crate::metrics::{analyse, seconds, LatencySummary, Metrics, Sample};
+use crate::profile::Budgets;
+use crate::record::{nanos, RunRecord};
+use crate::verdict::{evaluate, BudgetResult, Verdict};
+
+/// Version of the summary.json layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What the caller knows about a run that the record does not hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInfo {
+    /// The profile's name.
+    pub profile: String,
+    /// `sim` or `live`.
+    pub mode: String,
+    pub seed: u64,
+    /// Wall-clock seconds the run took.
+    pub wall_s: f64,
+}
+
+/// The run's summary, in summary.json's field order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub schema_version: u32,
+    pub profile: String,
+    pub mode: String,
+    pub seed: u64,
+    pub verdict: Verdict,
+    /// Virtual (sim) or wall (live) seconds from the start of the run to its stop.
+    pub virtual_s: f64,
+    pub wall_s: f64,
+    pub messages: u64,
+    pub deliveries: u64,
+    pub redeliveries: u64,
+    pub effects: u64,
+    pub messages_with_effect: u64,
+    pub duplicate_effects: u64,
+    pub duplicate_rate: f64,
+    pub lost: u64,
+    pub unfinished: u64,
+    pub late: u64,
+    pub dlq: u64,
+    pub dlq_with_effect: u64,
+    pub dlq_without_effect: u64,
+    pub stale_acks: u64,
+    pub worker_kills: u64,
+    pub worker_busy_s: f64,
+    pub last_handler_end_s: f64,
+    pub max_oldest_age_s: f64,
+    pub visibility_timeout_s: f64,
+    pub handler_latency_ms: LatencySummary,
+    pub end_to_end_ms: LatencySummary,
+    pub p99_over_visibility: f64,
+    pub budgets: Vec<BudgetResult>,
+    // Added after schema 1's first fields; new fields go below.
+    pub worker_crashes: u64,
+    pub rejected: u64,
+    pub handler_retries: u64,
+    pub unknown_key_effects: u64,
+}
+
+impl Summary {
+    /// The summary of analysed metrics and their budget results.
+    pub fn new(info: &RunInfo, m: &Metrics, budgets: Vec<BudgetResult>) -> Self {
+        Summary {
+            schema_version: SCHEMA_VERSION,
+            profile: info.profile.clone(),
+            mode: info.mode.clone(),
+            seed: info.seed,
+            verdict: Verdict::of(&budgets),
+            virtual_s: seconds(m.end),
+            wall_s: round_secs(info.wall_s),
+            messages: m.messages,
+            deliveries: m.deliveries,
+            redeliveries: m.redeliveries,
+            effects: m.effects,
+            messages_with_effect: m.messages_with_effect,
+            duplicate_effects: m.duplicate_effects,
+            duplicate_rate: m.duplicate_rate,
+            lost: m.lost,
+            unfinished: m.unfinished,
+            late: m.late,
+            dlq: m.dlq,
+            dlq_with_effect: m.dlq_with_effect,
+            dlq_without_effect: m.dlq_without_effect,
+            stale_acks: m.stale_acks,
+            worker_kills: m.worker_kills,
+            worker_busy_s: seconds(m.worker_busy),
+            last_handler_end_s: seconds(m.last_handler_end),
+            max_oldest_age_s: seconds(m.max_oldest_age),
+            visibility_timeout_s: seconds(m.visibility_timeout),
+            handler_latency_ms: m.handler,
+            end_to_end_ms: m.end_to_end,
+            p99_over_visibility: m.p99_over_visibility,
+            budgets,
+            worker_crashes: m.worker_crashes,
+            rejected: m.rejected,
+            handler_retries: m.handler_retries,
+            unknown_key_effects: m.unknown_key_effects,
+        }
+    }
+}
+
+/// Analyses the record, checks the budgets and sums the run up.
+pub fn summarise(info: &RunInfo, record: &RunRecord, budgets: &Budgets) -> Summary {
+    let m = analyse(record, nanos(budgets.late_after));
+    let results = evaluate(budgets, &m);
+    Summary::new(info, &m, results)
+}
+
+/// summary.json's text: pretty-printed, with a trailing newline.
+pub fn to_json(summary: &Summary) -> String {
+    // Only strings, integers, floats and sequences: serialising cannot fail.
+    let mut json = serde_json::to_string_pretty(summary).unwrap_or_default();
+    json.push('\n');
+    json
+}
+
+/// Seconds rounded to the microsecond; 0 for a value that is not a finite, positive time.
+fn round_secs(s: f64) -> f64 {
+    if s.is_finite() && s > 0.0 {
+        (s * 1e6).round() / 1e6
+    } else {
+        0.0
+    }
+}
+
+/// Writes summary.json.
+pub struct SummaryJson;
+
+impl Exporter for SummaryJson {
+    fn file_name(&self) -> &'static str {
+        "summary.json"
+    }
+
+    fn export(&self, summary: &Summary, _samples: &[Sample], w: &mut dyn Write) -> io::Result<()> {
+        w.write_all(to_json(summary).as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::metrics::testkit::slow_handler;
+    use crate::profile::StaleAck;
+
+    /// summary.json's fields, in the contract's order (DESIGN.md), then the added ones.
+    const CONTRACT: &[&str] = &[
+        "schema_version",
+        "profile",
+        "mode",
+        "seed",
+        "verdict",
+        "virtual_s",
+        "wall_s",
+        "messages",
+        "deliveries",
+        "redeliveries",
+        "effects",
+        "messages_with_effect",
+        "duplicate_effects",
+        "duplicate_rate",
+        "lost",
+        "unfinished",
+        "late",
+        "dlq",
+        "dlq_with_effect",
+        "dlq_without_effect",
+        "stale_acks",
+        "worker_kills",
+        "worker_busy_s",
+        "last_handler_end_s",
+        "max_oldest_age_s",
+        "visibility_timeout_s",
+        "handler_latency_ms",
+        "end_to_end_ms",
+        "p99_over_visibility",
+        "budgets",
+        "worker_crashes",
+        "rejected",
+        "handler_retries",
+        "unknown_key_effects",
+    ];
+
+    fn info() -> RunInfo {
+        RunInfo {
+            profile: "slow-provider".into(),
+            mode: "sim".into(),
+            seed: 7,
+            wall_s: 0.012_345_678,
+        }
+    }
+
+    fn budgets() -> Budgets {
+        Budgets {
+            duplicate_rate: Some(0.0),
+            lost: Some(0),
+            late_after: Duration::from_secs(300),
+            ..Budgets::default()
+        }
+    }
+
+    /// The keys of a pretty-printed object's lines at `indent` spaces, in order.
+    fn keys_at(json: &str, indent: usize) -> Vec<String> {
+        let prefix = format!("{}\"", " ".repeat(indent));
+        json.lines()
+            .filter_map(|l| l.strip_prefix(&prefix))
+            .filter_map(|l| l.split_once("\":").map(|(k, _)| k.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_fields_come_in_the_contract_order() {
+        let json = to_json(&summarise(
+            &info(),
+            &slow_handler(StaleAck::Reject),
+            &budgets(),
+        ));
+        assert_eq!(keys_at(&json, 2), CONTRACT);
+        assert!(json.contains(
+            "\"handler_latency_ms\": {\n    \"p50\": 34000.0,\n    \"p90\": 34000.0,\n    \"p99\": 34000.0,\n    \"p999\": 34000.0,\n    \"max\": 34000.0\n  },"
+        ));
+        assert!(json.contains(
+            "\"budgets\": [\n    {\n      \"name\": \"duplicate_rate\",\n      \"limit\": 0.0,\n      \"actual\": 2.0,\n      \"pass\": false\n    },"
+        ));
+        assert!(json.ends_with("}\n"));
+    }
+
+    #[test]
+    fn the_slow_handler_summed_up() {
+        let s = summarise(&info(), &slow_handler(StaleAck::Reject), &budgets());
+        assert_eq!(s.verdict, Verdict::Fail);
+        assert_eq!((s.virtual_s, s.wall_s), (94.0, 0.012346));
+        assert_eq!(
+            (s.messages, s.deliveries, s.redeliveries, s.effects),
+            (1, 3, 2, 3)
+        );
+        assert_eq!(
+            (s.duplicate_effects, s.duplicate_rate, s.stale_acks),
+            (2, 2.0, 3)
+        );
+        assert_eq!((s.dlq, s.dlq_with_effect, s.dlq_without_effect), (1, 1, 0));
+        assert_eq!(
+            (s.worker_busy_s, s.last_handler_end_s, s.max_oldest_age_s),
+            (102.0, 94.0, 90.0)
+        );
+        assert_eq!(
+            (s.visibility_timeout_s, s.p99_over_visibility),
+            (30.0, 34.0 / 30.0)
+        );
+        assert_eq!(s.budgets.len(), 2);
+        let json = to_json(&s);
+        assert!(json.contains("\"verdict\": \"fail\","));
+        assert!(json.contains("\"p99_over_visibility\": 1.1333333333333333,"));
+    }
+
+    #[test]
+    fn times_are_rounded_to_the_microsecond() {
+        let mut r = slow_handler(StaleAck::Reject);
+        r.end = 94_000_000_499;
+        r.visibility_timeout = 30_000_000_500;
+        let s = summarise(&info(), &r, &budgets());
+        assert_eq!((s.virtual_s, s.visibility_timeout_s), (94.0, 30.000001));
+        assert_eq!(round_secs(f64::NAN), 0.0);
+    }
+
+    #[test]
+    fn the_same_record_gives_the_same_bytes() {
+        let a = to_json(&summarise(
+            &info(),
+            &slow_handler(StaleAck::Delete),
+            &budgets(),
+        ));
+        let b = to_json(&summarise(
+            &info(),
+            &slow_handler(StaleAck::Delete),
+            &budgets(),
+        ));
+        assert_eq!(a, b);
+    }
+}
