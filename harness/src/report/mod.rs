@@ -9,6 +9,7 @@
 pub mod console;
 pub mod summary;
 pub mod timeseries_csv;
+pub mod trace;
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
