@@ -2,3 +2,4 @@
 //! writes (summary.json) and its exit code.
 
 mod common;
+mod profile_errors;
