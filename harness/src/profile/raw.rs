@@ -12,7 +12,7 @@ use super::scalar::{DurationText, Text};
 #[serde(
     deny_unknown_fields,
     expecting = "a profile: a mapping with the sections name, description, mode, seed, run, \
-                 broker, workload, consumer, provider, chaos, budgets"
+                 broker, workload, consumer, provider, chaos, redrive, budgets"
 )]
 pub struct RawProfile {
     pub name: Option<Text>,
@@ -25,6 +25,7 @@ pub struct RawProfile {
     pub consumer: Option<RawConsumer>,
     pub provider: Option<RawProvider>,
     pub chaos: Option<Vec<RawChaosRule>>,
+    pub redrive: Option<RawRedrive>,
     pub budgets: Option<RawBudgets>,
 }
 
@@ -207,17 +208,19 @@ pub enum DistName {
     Mix,
 }
 
-/// `provider.phases[]`: a time window with its own latency and/or errors.
+/// `provider.phases[]`: a time window with its own latency, errors and/or hangs.
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys from, to, latency, errors"
+    expecting = "a mapping with keys from, to, latency, errors, hang"
 )]
 pub struct RawPhase {
     pub from: Option<DurationText>,
     pub to: Option<DurationText>,
     pub latency: Option<RawLatency>,
     pub errors: Option<RawErrors>,
+    /// Probability that a call never gets an answer.
+    pub hang: Option<f64>,
 }
 
 /// `provider.phases[].errors`.
@@ -257,6 +260,16 @@ pub struct RawKill {
     pub to: Option<DurationText>,
     pub times: Option<u64>,
     pub delay: Option<DurationText>,
+}
+
+/// `redrive`: an operator moves every DLQ entry back to the main queue.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with key at, as in { at: 2h }"
+)]
+pub struct RawRedrive {
+    pub at: Option<DurationText>,
 }
 
 /// `budgets`: the limits a run must stay within to pass.

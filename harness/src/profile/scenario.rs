@@ -21,6 +21,8 @@ pub struct Scenario {
     pub consumer: ConsumerSpec,
     pub provider: ProviderSpec,
     pub chaos: Vec<ChaosRule>,
+    /// An operator's redrive: at this instant every DLQ entry moves back to the main queue.
+    pub redrive: Option<Duration>,
     pub budgets: Budgets,
 }
 
@@ -148,6 +150,9 @@ pub struct Phase {
     pub latency: Option<LatencyDist>,
     /// Adds errors during the phase.
     pub errors: Option<ErrorSpec>,
+    /// Probability (0.0 ..= 1.0) that a call never gets an answer; only the caller's own client
+    /// timeout (`consumer.options.http_timeout`) ends its wait.
+    pub hang: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

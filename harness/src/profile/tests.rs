@@ -50,6 +50,7 @@ fn a_minimal_profile_gets_every_default() {
             phases: vec![],
         },
         chaos: vec![],
+        redrive: None,
         budgets: Budgets {
             late_after: secs(300),
             ..Budgets::default()
@@ -101,7 +102,8 @@ budgets: { duplicate_rate: 0, lost: 0, dlq: 0, p99_over_visibility: 0.5 }
                 min: secs(31),
                 max: secs(40)
             }),
-            errors: None
+            errors: None,
+            hang: None,
         }]
     );
     assert_eq!(s.budgets.dlq, Some(0));
@@ -157,7 +159,7 @@ fn a_profile_is_a_mapping() {
         error("- run\n"),
         "p.yaml:1:1: (top level): invalid type: sequence, expected a profile: a mapping with the \
          sections name, description, mode, seed, run, broker, workload, consumer, provider, \
-         chaos, budgets"
+         chaos, redrive, budgets"
     );
 }
 
@@ -166,7 +168,8 @@ fn an_unknown_top_level_key_is_named_with_the_allowed_ones() {
     assert_eq!(
         error(&with("brokers: {}\n")),
         "p.yaml:6:1: brokers: unknown field `brokers`, expected one of `name`, `description`, \
-         `mode`, `seed`, `run`, `broker`, `workload`, `consumer`, `provider`, `chaos`, `budgets`"
+         `mode`, `seed`, `run`, `broker`, `workload`, `consumer`, `provider`, `chaos`, `redrive`, \
+         `budgets`"
     );
 }
 

@@ -11,11 +11,15 @@ mod latency;
 mod provider;
 mod workload;
 
+use std::time::Duration;
+
 use crate::profile::defaults;
 use crate::profile::duration::format_duration;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
-use crate::profile::raw::{BrokerKindName, ModeName, RawBroker, RawProfile, RawRun, StaleAckName};
+use crate::profile::raw::{
+    BrokerKindName, ModeName, RawBroker, RawProfile, RawRedrive, RawRun, StaleAckName,
+};
 use crate::profile::scenario::{BrokerKind, BrokerSpec, Mode, RunSpec, Scenario, StaleAck};
 
 use checks::{positive, required};
@@ -38,6 +42,10 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         &consumer,
         &top.key("chaos"),
     )?;
+    let redrive = match raw.redrive {
+        Some(r) => Some(redrive(r, &run, &top.key("redrive"))?),
+        None => None,
+    };
     let budgets = budgets::resolve(raw.budgets.unwrap_or_default(), &top.key("budgets"))?;
     Ok(Scenario {
         name,
@@ -53,6 +61,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         consumer,
         provider,
         chaos,
+        redrive,
         budgets,
     })
 }
@@ -93,6 +102,29 @@ fn run(raw: RawRun, path: &FieldPath) -> Result<RunSpec, Problem> {
         drain: raw.drain.map_or(defaults::DRAIN, |d| d.0),
         sample_every,
     })
+}
+
+/// When an operator redrives the DLQ: an instant before the run's end (duration + drain).
+fn redrive(raw: RawRedrive, run: &RunSpec, path: &FieldPath) -> Result<Duration, Problem> {
+    let at_path = path.key("at");
+    let at = required(
+        raw.at,
+        &at_path,
+        "when the DLQ is redriven, as in { at: 2h }",
+    )?
+    .0;
+    let end = run.duration.saturating_add(run.drain);
+    if at >= end {
+        return Err(Problem::new(
+            at_path,
+            format!(
+                "must be before the run ends at run.duration + run.drain ({}), got {}",
+                format_duration(end),
+                format_duration(at)
+            ),
+        ));
+    }
+    Ok(at)
 }
 
 fn broker(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
@@ -159,6 +191,21 @@ mod tests {
     fn drain_may_be_zero() {
         let s = scenario(&BASE.replace("duration: 10m", "duration: 10m, drain: 0s"));
         assert_eq!(s.run.drain, Duration::ZERO);
+    }
+
+    #[test]
+    fn a_redrive_happens_before_the_run_ends() {
+        let s = scenario(&with("redrive: { at: 15m }\n"));
+        assert_eq!(s.redrive, Some(Duration::from_secs(900)));
+        assert_eq!(
+            error(&with("redrive:\n  at: 40m\n")),
+            "p.yaml:7:7: redrive.at: must be before the run ends at run.duration + run.drain \
+             (40m), got 40m"
+        );
+        assert_eq!(
+            error(&with("redrive: {}\n")),
+            "p.yaml:6:1: redrive.at: required: when the DLQ is redriven, as in { at: 2h }"
+        );
     }
 
     #[test]

@@ -44,10 +44,11 @@ fn phase(raw: RawPhase, path: &FieldPath) -> Result<Phase, Problem> {
     .0;
     let to = required(raw.to, &path.key("to"), "when the phase ends, e.g. 90m")?.0;
     after(to, from, "from", &path.key("to"))?;
-    if raw.latency.is_none() && raw.errors.is_none() {
+    if raw.latency.is_none() && raw.errors.is_none() && raw.hang.is_none() {
         return Err(Problem::new(
             path.clone(),
-            "a phase changes latency, errors or both: give latency: {...} and/or errors: {status, rate}",
+            "a phase changes latency, errors or hangs: give one or more of latency: {...}, \
+             errors: {status, rate}, hang: <probability>",
         ));
     }
     let latency = match raw.latency {
@@ -58,11 +59,16 @@ fn phase(raw: RawPhase, path: &FieldPath) -> Result<Phase, Problem> {
         Some(e) => Some(errors(e, &path.key("errors"))?),
         None => None,
     };
+    let hang = match raw.hang {
+        Some(h) => Some(unit_interval(h, &path.key("hang"))?),
+        None => None,
+    };
     Ok(Phase {
         from,
         to,
         latency,
         errors,
+        hang,
     })
 }
 
@@ -144,8 +150,18 @@ mod tests {
         );
         assert_eq!(
             error(&profile("{ from: 0s, to: 10m }")),
-            "p.yaml:8:7: provider.phases.0: a phase changes latency, errors or both: give \
-             latency: {...} and/or errors: {status, rate}"
+            "p.yaml:8:7: provider.phases.0: a phase changes latency, errors or hangs: give \
+             one or more of latency: {...}, errors: {status, rate}, hang: <probability>"
+        );
+    }
+
+    #[test]
+    fn a_phase_may_only_hang_calls() {
+        let s = scenario(&profile("{ from: 0s, to: 10m, hang: 0.25 }"));
+        assert_eq!(s.provider.phases[0].hang, Some(0.25));
+        assert_eq!(
+            error(&profile("{ from: 0s, to: 10m, hang: 2 }")),
+            "p.yaml:8:34: provider.phases.0.hang: must be between 0 and 1, got 2"
         );
     }
 
