@@ -1,5 +1,83 @@
-//! Profiles: YAML scenarios, parsed in two stages (raw, then a validated [`Scenario`]).
+//! Profiles: YAML scenarios, read in two stages.
+//!
+//! 1. The text is read as YAML, `--set PATH=VALUE` overrides are written into it, and it is
+//!    read into [`raw`] structs that mirror the file exactly (unknown keys are errors).
+//! 2. [`resolve`] fills in [`defaults`] and checks every rule, producing the [`Scenario`] the
+//!    runner reads.
+//!
+//! Every error names its place (`file:line:column`, or the `--set` argument) and the dotted field
+//! path, and says what is allowed: see [`ProfileError`].
 
+pub mod defaults;
+mod document;
+pub mod duration;
+pub mod error;
+mod locate;
+pub mod overrides;
+pub mod path;
+mod problem;
+pub mod raw;
+mod resolve;
+mod scalar;
 pub mod scenario;
 
+use std::path::Path;
+
+pub use duration::{format_duration, parse_duration};
+pub use error::{Origin, ProfileError};
 pub use scenario::*;
+
+use document::Document;
+use error::ProfileError as Error;
+
+/// Reads, overrides and validates the profile at `path`.
+pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ProfileError> {
+    let text = read(path)?;
+    load_str(&path.display().to_string(), &text, overrides)
+}
+
+/// Reads, overrides and validates profile `text`; `origin` is the file name used in messages,
+/// and its stem is the profile's name when the text has none.
+pub fn load_str(origin: &str, text: &str, overrides: &[String]) -> Result<Scenario, ProfileError> {
+    let doc = Document::parse(origin, text, overrides)?;
+    let raw = doc.read_raw()?;
+    resolve::resolve(raw, &default_name(origin)).map_err(|p| doc.error(p))
+}
+
+/// The profile at `path` after `overrides`, as YAML: what a report shows as "profile as run".
+/// Defaults are not filled in; the text is not validated beyond being YAML.
+pub fn effective_yaml(path: &Path, overrides: &[String]) -> Result<String, ProfileError> {
+    let origin = path.display().to_string();
+    let doc = Document::parse(&origin, &read(path)?, overrides)?;
+    yaml_serde::to_string(&doc.value).map_err(|e| Error::Syntax {
+        origin: Origin::File {
+            file: origin,
+            line: 1,
+            column: 1,
+        },
+        message: e.to_string(),
+    })
+}
+
+fn read(path: &Path) -> Result<String, ProfileError> {
+    std::fs::read_to_string(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A profile's name when it has none: its file's stem.
+fn default_name(origin: &str) -> String {
+    Path::new(origin)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .unwrap_or(defaults::NAME)
+        .to_string()
+}
+
+#[cfg(test)]
+mod testutil;
+
+#[cfg(test)]
+mod tests;

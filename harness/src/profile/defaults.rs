@@ -1,0 +1,29 @@
+//! What a profile gets for a key it leaves out. `docs/profile-reference.md` lists the same.
+
+use std::time::Duration;
+
+pub const SEED: u64 = 1;
+/// `run.drain`: the longest a run settles after publishing ends.
+pub const DRAIN: Duration = Duration::from_secs(30 * 60);
+/// `broker.visibility_timeout`: SQS's default.
+pub const VISIBILITY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest visibility timeout a profile may ask for: SQS's maximum.
+pub const MAX_VISIBILITY_TIMEOUT: Duration = Duration::from_secs(12 * 3600);
+pub const WORKERS: u32 = 1;
+pub const RESTART_AFTER: Duration = Duration::from_secs(1);
+/// `provider.latency` when left out: lognormal, median 240ms, p99 900ms (a healthy email API).
+pub const LATENCY_MEDIAN: Duration = Duration::from_millis(240);
+pub const LATENCY_P99: Duration = Duration::from_millis(900);
+/// `consumer.options.claim_window` for a target that takes it.
+pub const CLAIM_WINDOW: Duration = Duration::from_secs(120);
+/// `consumer.options.extend_every` for a target that takes it: this share of the lease.
+pub const EXTEND_EVERY_DIVISOR: u32 = 3;
+/// `consumer.options.retry` keys left out.
+pub const RETRY_MAX_ATTEMPTS: u32 = 3;
+pub const RETRY_BASE: Duration = Duration::from_secs(1);
+pub const RETRY_CAP: Duration = Duration::from_secs(30);
+pub const RETRY_JITTER: f64 = 0.5;
+/// `chaos[].kill_worker.probability`.
+pub const KILL_PROBABILITY: f64 = 1.0;
+/// The name of a profile read from text without a file name.
+pub const NAME: &str = "profile";

@@ -1,0 +1,298 @@
+//! The profile exactly as written: every section and key of the YAML, nothing defaulted or
+//! checked beyond types. Unknown keys are refused everywhere (`deny_unknown_fields`), so a typo
+//! is an error, never a silently ignored setting. [`super::resolve`] turns this into a
+//! [`super::Scenario`].
+
+use serde::Deserialize;
+
+use super::scalar::{DurationText, Text};
+
+/// A whole profile.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a profile: a mapping with the sections name, description, mode, seed, run, \
+                 broker, workload, consumer, provider, chaos, redrive, budgets"
+)]
+pub struct RawProfile {
+    pub name: Option<Text>,
+    pub description: Option<Text>,
+    pub mode: Option<ModeName>,
+    pub seed: Option<u64>,
+    pub run: Option<RawRun>,
+    pub broker: Option<RawBroker>,
+    pub workload: Option<RawWorkload>,
+    pub consumer: Option<RawConsumer>,
+    pub provider: Option<RawProvider>,
+    pub chaos: Option<Vec<RawChaosRule>>,
+    pub redrive: Option<RawRedrive>,
+    pub budgets: Option<RawBudgets>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModeName {
+    Sim,
+    Live,
+}
+
+/// `run`: how long the workload publishes and how long the run may settle after.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys duration, drain, sample_every"
+)]
+pub struct RawRun {
+    pub duration: Option<DurationText>,
+    pub drain: Option<DurationText>,
+    pub sample_every: Option<DurationText>,
+}
+
+/// `broker`: the queue's lease and delivery-limit settings.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys kind, visibility_timeout, max_receives, stale_ack"
+)]
+pub struct RawBroker {
+    pub kind: Option<BrokerKindName>,
+    pub visibility_timeout: Option<DurationText>,
+    pub max_receives: Option<u32>,
+    pub stale_ack: Option<StaleAckName>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BrokerKindName {
+    Embedded,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StaleAckName {
+    Reject,
+    Delete,
+    Ignore,
+}
+
+/// `workload`: what is published, and when.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys arrival, count, poison, keys"
+)]
+pub struct RawWorkload {
+    pub arrival: Option<RawArrival>,
+    pub count: Option<u64>,
+    pub poison: Option<RawPoison>,
+    pub keys: Option<Vec<Text>>,
+}
+
+/// `workload.arrival`: exactly one of `every`, `rate_per_s` (with `process`) or `at`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "one of { every: 50s }, { rate_per_s: 2, process: poisson }, { at: [0s, 3s] }"
+)]
+pub struct RawArrival {
+    pub every: Option<DurationText>,
+    pub rate_per_s: Option<f64>,
+    pub process: Option<ProcessName>,
+    pub at: Option<Vec<DurationText>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessName {
+    Poisson,
+    Uniform,
+}
+
+/// `workload.poison`: exactly one of `first`, `fraction` or `keys`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "one of { first: N }, { fraction: 0.01 }, { keys: [...] }"
+)]
+pub struct RawPoison {
+    pub first: Option<u64>,
+    pub fraction: Option<f64>,
+    pub keys: Option<Vec<Text>>,
+}
+
+/// `consumer`: the target under test and how many workers run it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys target, workers, restart_after, options"
+)]
+pub struct RawConsumer {
+    pub target: Option<Text>,
+    pub workers: Option<u32>,
+    pub restart_after: Option<DurationText>,
+    /// Per-target options, checked against what the chosen target accepts.
+    pub options: Option<yaml_serde::Mapping>,
+}
+
+/// `consumer.options.retry`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys max_attempts, base, cap, jitter"
+)]
+pub struct RawRetry {
+    pub max_attempts: Option<u32>,
+    pub base: Option<DurationText>,
+    pub cap: Option<DurationText>,
+    pub jitter: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnPoisonName {
+    Crash,
+    DeadLetter,
+    Release,
+}
+
+/// `provider`: the fake downstream's latency, errors and timed phases.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys effect_at, latency, phases"
+)]
+pub struct RawProvider {
+    pub effect_at: Option<EffectAtName>,
+    pub latency: Option<RawLatency>,
+    pub phases: Option<Vec<RawPhase>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EffectAtName {
+    Request,
+    Response,
+}
+
+/// A latency distribution: `dist` and the keys that distribution takes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a latency distribution such as { dist: fixed, value: 240ms }"
+)]
+pub struct RawLatency {
+    pub dist: Option<DistName>,
+    /// `fixed`.
+    pub value: Option<DurationText>,
+    /// `uniform`.
+    pub min: Option<DurationText>,
+    pub max: Option<DurationText>,
+    /// `lognormal`.
+    pub median: Option<DurationText>,
+    pub p99: Option<DurationText>,
+    /// `per_message`.
+    pub values: Option<Vec<DurationText>>,
+    /// `mix`.
+    pub parts: Option<Vec<RawLatency>>,
+    /// Only in a part of a `mix`.
+    pub weight: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DistName {
+    Fixed,
+    Uniform,
+    Lognormal,
+    PerMessage,
+    Mix,
+}
+
+/// `provider.phases[]`: a time window with its own latency, errors and/or hangs.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys from, to, latency, errors, hang"
+)]
+pub struct RawPhase {
+    pub from: Option<DurationText>,
+    pub to: Option<DurationText>,
+    pub latency: Option<RawLatency>,
+    pub errors: Option<RawErrors>,
+    /// Probability that a call never gets an answer.
+    pub hang: Option<f64>,
+}
+
+/// `provider.phases[].errors`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping with keys status, rate")]
+pub struct RawErrors {
+    pub status: Option<u16>,
+    pub rate: Option<f64>,
+}
+
+/// `chaos[]`: one fault rule.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a chaos rule such as kill_worker: { point: received }"
+)]
+pub struct RawChaosRule {
+    pub kill_worker: Option<RawKill>,
+}
+
+/// `chaos[].kill_worker`: when a worker dies, and which deliveries it applies to.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys point, at, every, delivery, probability, keys, worker, \
+                 from, to, times, delay"
+)]
+pub struct RawKill {
+    pub point: Option<Text>,
+    pub at: Option<DurationText>,
+    pub every: Option<DurationText>,
+    pub delivery: Option<u32>,
+    pub probability: Option<f64>,
+    pub keys: Option<Vec<Text>>,
+    pub worker: Option<u32>,
+    pub from: Option<DurationText>,
+    pub to: Option<DurationText>,
+    pub times: Option<u64>,
+    pub delay: Option<DurationText>,
+}
+
+/// `redrive`: an operator moves every DLQ entry back to the main queue.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with key at, as in { at: 2h }"
+)]
+pub struct RawRedrive {
+    pub at: Option<DurationText>,
+}
+
+/// `budgets`: the limits a run must stay within to pass.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping of budget names to limits")]
+pub struct RawBudgets {
+    pub duplicate_rate: Option<f64>,
+    pub duplicate_effects: Option<u64>,
+    pub lost: Option<u64>,
+    pub late: Option<RawLate>,
+    pub dlq: Option<u64>,
+    pub dlq_with_effect: Option<u64>,
+    pub p99_over_visibility: Option<f64>,
+    pub p999_handler_latency: Option<DurationText>,
+    pub max_oldest_age: Option<DurationText>,
+    pub worker_busy_fraction: Option<f64>,
+    pub rejected: Option<u64>,
+}
+
+/// `budgets.late`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping with keys after, max")]
+pub struct RawLate {
+    pub after: Option<DurationText>,
+    pub max: Option<u64>,
+}

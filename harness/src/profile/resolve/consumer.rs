@@ -1,0 +1,382 @@
+//! `consumer`: the target under test, its workers and its options. Options are checked against
+//! what the chosen target declares it accepts (`ackbench_targets::TARGETS`).
+
+use std::time::Duration;
+
+use ackbench_targets::options::{target_info, TargetInfo};
+use ackbench_targets::TARGETS;
+use yaml_serde::{Mapping, Value};
+
+use crate::profile::defaults;
+use crate::profile::duration::format_duration;
+use crate::profile::path::FieldPath;
+use crate::profile::problem::{read_value, Problem};
+use crate::profile::raw::{OnPoisonName, RawConsumer, RawRetry};
+use crate::profile::scalar::DurationText;
+use crate::profile::scenario::{BrokerSpec, ConsumerSpec, OnPoison, RetrySpec, TargetOptions};
+
+use super::checks::{at_least_one, positive, required, unit_interval};
+
+pub fn resolve(
+    raw: Option<RawConsumer>,
+    broker: &BrokerSpec,
+    path: &FieldPath,
+) -> Result<ConsumerSpec, Problem> {
+    let raw = raw.unwrap_or_default();
+    let target_path = path.key("target");
+    let names = TARGETS
+        .iter()
+        .map(|t| t.name)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let target = required(
+        raw.target,
+        &target_path,
+        &format!("the consumer under test, one of {names}"),
+    )?
+    .0;
+    let Some(info) = target_info(&target) else {
+        return Err(Problem::new(
+            target_path,
+            format!("unknown target `{target}`; built-in targets: {names}"),
+        ));
+    };
+    let workers = at_least_one(
+        raw.workers.unwrap_or(defaults::WORKERS),
+        &path.key("workers"),
+        "a consumer needs a worker",
+    )?;
+    let options = options(
+        raw.options.unwrap_or_default(),
+        info,
+        broker,
+        &path.key("options"),
+    )?;
+    Ok(ConsumerSpec {
+        target,
+        workers,
+        restart_after: raw.restart_after.map_or(defaults::RESTART_AFTER, |d| d.0),
+        options,
+    })
+}
+
+/// Reads `consumer.options` for `info`'s target, with that target's defaults.
+fn options(
+    raw: Mapping,
+    info: &TargetInfo,
+    broker: &BrokerSpec,
+    path: &FieldPath,
+) -> Result<TargetOptions, Problem> {
+    let mut o = TargetOptions::default();
+    let accepts = |name: &str| info.options.contains(&name);
+    if accepts("claim_window") {
+        o.claim_window = Some(defaults::CLAIM_WINDOW);
+    }
+    if accepts("extend_every") {
+        o.extend_every = Some(broker.visibility_timeout / defaults::EXTEND_EVERY_DIVISOR);
+    }
+    for (key, value) in raw {
+        let Value::String(name) = key else {
+            return Err(Problem::new(
+                path.clone(),
+                format!(
+                    "option names are words, such as on_poison; {}",
+                    not_a_name(&key)
+                ),
+            ));
+        };
+        let at = path.key(&name);
+        if !accepts(&name) {
+            return Err(Problem::at_key(at, not_an_option(&name, info)));
+        }
+        if value.is_null() {
+            continue;
+        }
+        match name.as_str() {
+            "on_poison" => {
+                o.on_poison = match read_value::<OnPoisonName>(&value, &at)? {
+                    OnPoisonName::Crash => OnPoison::Crash,
+                    OnPoisonName::DeadLetter => OnPoison::DeadLetter,
+                    OnPoisonName::Release => OnPoison::Release,
+                }
+            }
+            "http_timeout" => o.http_timeout = Some(duration(&value, &at)?),
+            "retry" => o.retry = Some(retry(read_value(&value, &at)?, &at)?),
+            "claim_window" => o.claim_window = Some(duration(&value, &at)?),
+            "extend_every" => o.extend_every = Some(duration(&value, &at)?),
+            "max_extension" => o.max_extension = Some(duration(&value, &at)?),
+            _ => {
+                return Err(Problem::at_key(
+                    at,
+                    format!("target {} declares option `{name}`, but this version of ackbench cannot read it", info.name),
+                ))
+            }
+        }
+    }
+    if let Some(every) = o.extend_every {
+        if every >= broker.visibility_timeout {
+            return Err(Problem::new(
+                path.key("extend_every"),
+                format!(
+                    "must be less than broker.visibility_timeout ({}), or the lease runs out before \
+                     the first extension; got {}",
+                    format_duration(broker.visibility_timeout),
+                    format_duration(every)
+                ),
+            ));
+        }
+    }
+    Ok(o)
+}
+
+/// How a key that is not text reads back in a message.
+fn not_a_name(key: &Value) -> String {
+    match yaml_serde::to_string(key) {
+        Ok(text) => format!("got {}", text.trim()),
+        Err(_) => "got a key that is not text".to_string(),
+    }
+}
+
+/// What to say about an option `info`'s target does not take.
+fn not_an_option(name: &str, info: &TargetInfo) -> String {
+    let elsewhere: Vec<&str> = TARGETS
+        .iter()
+        .filter(|t| t.options.contains(&name))
+        .map(|t| t.name)
+        .collect();
+    let mut message = format!(
+        "target {} has no option `{name}`; it accepts {}",
+        info.name,
+        info.options.join(", ")
+    );
+    if !elsewhere.is_empty() {
+        message.push_str(&format!(
+            " (`{name}` is an option of {})",
+            elsewhere.join(", ")
+        ));
+    }
+    message
+}
+
+fn duration(value: &Value, at: &FieldPath) -> Result<Duration, Problem> {
+    positive(read_value::<DurationText>(value, at)?.0, at)
+}
+
+fn retry(raw: RawRetry, path: &FieldPath) -> Result<RetrySpec, Problem> {
+    let max_attempts = at_least_one(
+        raw.max_attempts.unwrap_or(defaults::RETRY_MAX_ATTEMPTS),
+        &path.key("max_attempts"),
+        "it counts every call, the first included",
+    )?;
+    let base = positive(
+        raw.base.map_or(defaults::RETRY_BASE, |d| d.0),
+        &path.key("base"),
+    )?;
+    let cap = raw.cap.map_or(defaults::RETRY_CAP.max(base), |d| d.0);
+    if cap < base {
+        return Err(Problem::new(
+            path.key("cap"),
+            format!(
+                "must be at least base ({}), got {}",
+                format_duration(base),
+                format_duration(cap)
+            ),
+        ));
+    }
+    let jitter = unit_interval(
+        raw.jitter.unwrap_or(defaults::RETRY_JITTER),
+        &path.key("jitter"),
+    )?;
+    Ok(RetrySpec {
+        max_attempts,
+        base,
+        cap,
+        jitter,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use ackbench_targets::TARGETS;
+
+    use crate::profile::scenario::{OnPoison, RetrySpec};
+    use crate::profile::testutil::{error, scenario};
+
+    /// A profile whose consumer section (from line 3) is `consumer`.
+    fn profile(consumer: &str) -> String {
+        format!("run: {{ duration: 10m }}\nworkload: {{ arrival: {{ every: 1s }} }}\nconsumer:\n{consumer}")
+    }
+
+    /// The built-in targets, as messages list them.
+    fn target_names() -> String {
+        TARGETS
+            .iter()
+            .map(|t| t.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    #[test]
+    fn target_is_required_and_lists_the_targets() {
+        assert_eq!(
+            error(&profile("  workers: 2\n")),
+            format!(
+                "p.yaml:3:1: consumer.target: required: the consumer under test, one of {}",
+                target_names()
+            )
+        );
+        assert!(target_names().starts_with("ack-after-work, ack-before-work"));
+    }
+
+    #[test]
+    fn an_unknown_target_lists_the_built_in_ones() {
+        assert_eq!(
+            error(&profile("  target: ack-maybe\n")),
+            format!(
+                "p.yaml:4:11: consumer.target: unknown target `ack-maybe`; built-in targets: {}",
+                target_names()
+            )
+        );
+    }
+
+    #[test]
+    fn workers_must_be_at_least_one() {
+        assert_eq!(
+            error(&profile("  target: ack-after-work\n  workers: 0\n")),
+            "p.yaml:5:12: consumer.workers: must be at least 1, got 0 (a consumer needs a worker)"
+        );
+    }
+
+    #[test]
+    fn an_option_the_target_does_not_take_is_named_with_the_ones_it_does() {
+        let mut expected = "p.yaml:6:5: consumer.options.claim_window: target ack-after-work has \
+                            no option `claim_window`; it accepts on_poison, http_timeout, retry"
+            .to_string();
+        let takers: Vec<&str> = TARGETS
+            .iter()
+            .filter(|t| t.options.contains(&"claim_window"))
+            .map(|t| t.name)
+            .collect();
+        if !takers.is_empty() {
+            expected.push_str(&format!(
+                " (`claim_window` is an option of {})",
+                takers.join(", ")
+            ));
+        }
+        assert_eq!(
+            error(&profile(
+                "  target: ack-after-work\n  options:\n    claim_window: 2m\n"
+            )),
+            expected
+        );
+    }
+
+    #[test]
+    fn options_are_read_with_their_types() {
+        let s = scenario(&profile(
+            "  target: ack-before-work\n  options:\n    on_poison: dead_letter\n    http_timeout: 5s\n    \
+             retry: { max_attempts: 4, base: 100ms, cap: 2s, jitter: 0 }\n",
+        ));
+        assert_eq!(s.consumer.options.on_poison, OnPoison::DeadLetter);
+        assert_eq!(
+            s.consumer.options.http_timeout,
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            s.consumer.options.retry,
+            Some(RetrySpec {
+                max_attempts: 4,
+                base: Duration::from_millis(100),
+                cap: Duration::from_secs(2),
+                jitter: 0.0
+            })
+        );
+        let s = scenario(&profile(
+            "  target: ack-after-work\n  options: { on_poison: release, retry: {} }\n",
+        ));
+        assert_eq!(s.consumer.options.on_poison, OnPoison::Release);
+        assert_eq!(
+            s.consumer.options.retry,
+            Some(RetrySpec {
+                max_attempts: 3,
+                base: Duration::from_secs(1),
+                cap: Duration::from_secs(30),
+                jitter: 0.5
+            })
+        );
+    }
+
+    #[test]
+    fn option_values_are_checked() {
+        assert_eq!(
+            error(&profile(
+                "  target: ack-after-work\n  options:\n    on_poison: ignore\n"
+            )),
+            "p.yaml:6:16: consumer.options.on_poison: unknown variant `ignore`, expected one of \
+             `crash`, `dead_letter`, `release`"
+        );
+        assert_eq!(
+            error(&profile(
+                "  target: ack-after-work\n  options:\n    http_timeout: 0s\n"
+            )),
+            "p.yaml:6:19: consumer.options.http_timeout: must be more than 0s, got 0s"
+        );
+        assert_eq!(
+            error(&profile(
+                "  target: ack-after-work\n  options:\n    retry: { max_attempts: 0 }\n"
+            )),
+            "p.yaml:6:28: consumer.options.retry.max_attempts: must be at least 1, got 0 (it \
+             counts every call, the first included)"
+        );
+        assert_eq!(
+            error(&profile(
+                "  target: ack-after-work\n  options:\n    retry: { base: 2s, cap: 1s }\n"
+            )),
+            "p.yaml:6:29: consumer.options.retry.cap: must be at least base (2s), got 1s"
+        );
+        assert_eq!(
+            error(&profile(
+                "  target: ack-after-work\n  options:\n    retry: { jitter: 2 }\n"
+            )),
+            "p.yaml:6:22: consumer.options.retry.jitter: must be between 0 and 1, got 2"
+        );
+        assert_eq!(
+            error(&profile(
+                "  target: ack-after-work\n  options:\n    retry: { tries: 2 }\n"
+            )),
+            "p.yaml:6:14: consumer.options.retry.tries: unknown field `tries`, expected one of \
+             `max_attempts`, `base`, `cap`, `jitter`"
+        );
+    }
+
+    #[test]
+    fn a_base_above_the_default_cap_raises_the_cap() {
+        let s = scenario(&profile(
+            "  target: ack-after-work\n  options: { retry: { base: 1m } }\n",
+        ));
+        assert_eq!(
+            s.consumer.options.retry.map(|r| r.cap),
+            Some(Duration::from_secs(60))
+        );
+    }
+
+    #[test]
+    fn a_null_option_is_left_at_its_default() {
+        let s = scenario(&profile(
+            "  target: ack-after-work\n  options: { on_poison: }\n",
+        ));
+        assert_eq!(s.consumer.options.on_poison, OnPoison::Crash);
+    }
+
+    #[test]
+    fn an_option_name_is_a_word() {
+        assert_eq!(
+            error(&profile(
+                "  target: ack-after-work\n  options: { 7: crash }\n"
+            )),
+            "p.yaml:5:3: consumer.options: option names are words, such as on_poison; got 7"
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! The second stage: a raw profile, as written, to the [`Scenario`] the runner reads. Fills in
+//! defaults and checks every rule the types cannot express; a broken rule is a [`Problem`]
+//! naming the field.
+
+mod budgets;
+mod chaos;
+mod checks;
+mod consumer;
+mod keys;
+mod latency;
+mod provider;
+mod workload;
+
+use std::time::Duration;
+
+use crate::profile::defaults;
+use crate::profile::duration::format_duration;
+use crate::profile::path::FieldPath;
+use crate::profile::problem::Problem;
+use crate::profile::raw::{
+    BrokerKindName, ModeName, RawBroker, RawProfile, RawRedrive, RawRun, StaleAckName,
+};
+use crate::profile::scenario::{BrokerKind, BrokerSpec, Mode, RunSpec, Scenario, StaleAck};
+
+use checks::{positive, required};
+
+/// Resolves a raw profile; `default_name` is used when it has no `name`.
+pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem> {
+    let top = FieldPath::root();
+    let name = match raw.name {
+        Some(n) => check_name(n.0, &top.key("name"))?,
+        None => default_name.to_string(),
+    };
+    let run = run(raw.run.unwrap_or_default(), &top.key("run"))?;
+    let broker = broker(raw.broker.unwrap_or_default(), &top.key("broker"))?;
+    let workload = workload::resolve(raw.workload, &top.key("workload"))?;
+    let consumer = consumer::resolve(raw.consumer, &broker, &top.key("consumer"))?;
+    let provider = provider::resolve(raw.provider.unwrap_or_default(), &top.key("provider"))?;
+    let chaos = chaos::resolve(
+        raw.chaos.unwrap_or_default(),
+        &workload,
+        &consumer,
+        &top.key("chaos"),
+    )?;
+    let redrive = match raw.redrive {
+        Some(r) => Some(redrive(r, &run, &top.key("redrive"))?),
+        None => None,
+    };
+    let budgets = budgets::resolve(raw.budgets.unwrap_or_default(), &top.key("budgets"))?;
+    Ok(Scenario {
+        name,
+        description: raw.description.map(|d| d.0).unwrap_or_default(),
+        mode: match raw.mode {
+            None | Some(ModeName::Sim) => Mode::Sim,
+            Some(ModeName::Live) => Mode::Live,
+        },
+        seed: raw.seed.unwrap_or(defaults::SEED),
+        run,
+        broker,
+        workload,
+        consumer,
+        provider,
+        chaos,
+        redrive,
+        budgets,
+    })
+}
+
+/// A profile's name names its report folder, so it must be one plain folder name.
+fn check_name(name: String, path: &FieldPath) -> Result<String, Problem> {
+    let bad = name.trim().is_empty()
+        || name == "."
+        || name == ".."
+        || name
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control());
+    if bad {
+        return Err(Problem::new(
+            path.clone(),
+            format!(
+                "must be a plain folder name (it names the report folder): no /, \\ or control \
+                 characters, not empty, . or .., got {name:?}"
+            ),
+        ));
+    }
+    Ok(name)
+}
+
+fn run(raw: RawRun, path: &FieldPath) -> Result<RunSpec, Problem> {
+    let duration_path = path.key("duration");
+    let duration = required(
+        raw.duration,
+        &duration_path,
+        "how long the workload publishes, e.g. 10m",
+    )?;
+    let sample_every = match raw.sample_every {
+        Some(d) => Some(positive(d.0, &path.key("sample_every"))?),
+        None => None,
+    };
+    Ok(RunSpec {
+        duration: positive(duration.0, &duration_path)?,
+        drain: raw.drain.map_or(defaults::DRAIN, |d| d.0),
+        sample_every,
+    })
+}
+
+/// When an operator redrives the DLQ: an instant before the run's end (duration + drain).
+fn redrive(raw: RawRedrive, run: &RunSpec, path: &FieldPath) -> Result<Duration, Problem> {
+    let at_path = path.key("at");
+    let at = required(
+        raw.at,
+        &at_path,
+        "when the DLQ is redriven, as in { at: 2h }",
+    )?
+    .0;
+    let end = run.duration.saturating_add(run.drain);
+    if at >= end {
+        return Err(Problem::new(
+            at_path,
+            format!(
+                "must be before the run ends at run.duration + run.drain ({}), got {}",
+                format_duration(end),
+                format_duration(at)
+            ),
+        ));
+    }
+    Ok(at)
+}
+
+fn broker(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let vt_path = path.key("visibility_timeout");
+    let visibility_timeout = positive(
+        raw.visibility_timeout
+            .map_or(defaults::VISIBILITY_TIMEOUT, |d| d.0),
+        &vt_path,
+    )?;
+    if visibility_timeout > defaults::MAX_VISIBILITY_TIMEOUT {
+        return Err(Problem::new(
+            vt_path,
+            format!(
+                "must be at most 12h (SQS's maximum), got {}",
+                format_duration(visibility_timeout)
+            ),
+        ));
+    }
+    Ok(BrokerSpec {
+        kind: match raw.kind {
+            None | Some(BrokerKindName::Embedded) => BrokerKind::Embedded,
+        },
+        visibility_timeout,
+        max_receives: raw.max_receives.unwrap_or(0),
+        stale_ack: match raw.stale_ack {
+            None | Some(StaleAckName::Reject) => StaleAck::Reject,
+            Some(StaleAckName::Delete) => StaleAck::Delete,
+            Some(StaleAckName::Ignore) => StaleAck::Ignore,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::profile::testutil::{error, scenario, with, BASE};
+
+    #[test]
+    fn run_duration_is_required() {
+        assert_eq!(
+            error(&BASE.replace("run: { duration: 10m }", "run: { drain: 5m }")),
+            "p.yaml:2:1: run.duration: required: how long the workload publishes, e.g. 10m"
+        );
+    }
+
+    #[test]
+    fn run_duration_must_be_positive() {
+        assert_eq!(
+            error(&BASE.replace("duration: 10m", "duration: 0s")),
+            "p.yaml:2:18: run.duration: must be more than 0s, got 0s"
+        );
+    }
+
+    #[test]
+    fn sample_every_must_be_positive() {
+        assert_eq!(
+            error(&BASE.replace("duration: 10m", "duration: 10m, sample_every: 0ms")),
+            "p.yaml:2:37: run.sample_every: must be more than 0s, got 0s"
+        );
+    }
+
+    #[test]
+    fn drain_may_be_zero() {
+        let s = scenario(&BASE.replace("duration: 10m", "duration: 10m, drain: 0s"));
+        assert_eq!(s.run.drain, Duration::ZERO);
+    }
+
+    #[test]
+    fn a_redrive_happens_before_the_run_ends() {
+        let s = scenario(&with("redrive: { at: 15m }\n"));
+        assert_eq!(s.redrive, Some(Duration::from_secs(900)));
+        assert_eq!(
+            error(&with("redrive:\n  at: 40m\n")),
+            "p.yaml:7:7: redrive.at: must be before the run ends at run.duration + run.drain \
+             (40m), got 40m"
+        );
+        assert_eq!(
+            error(&with("redrive: {}\n")),
+            "p.yaml:6:1: redrive.at: required: when the DLQ is redriven, as in { at: 2h }"
+        );
+    }
+
+    #[test]
+    fn visibility_timeout_must_be_positive() {
+        assert_eq!(
+            error(&with("broker:\n  visibility_timeout: 0s\n")),
+            "p.yaml:7:23: broker.visibility_timeout: must be more than 0s, got 0s"
+        );
+    }
+
+    #[test]
+    fn visibility_timeout_is_at_most_sqs_maximum() {
+        assert_eq!(
+            error(&with("broker:\n  visibility_timeout: 12h1s\n")),
+            "p.yaml:7:23: broker.visibility_timeout: must be at most 12h (SQS's maximum), got 12h1s"
+        );
+        let s = scenario(&with("broker:\n  visibility_timeout: 12h\n"));
+        assert_eq!(s.broker.visibility_timeout, Duration::from_secs(12 * 3600));
+    }
+}

@@ -1,0 +1,280 @@
+//! `ackbench check` on broken profiles: exit code 2, and a message on stderr that names the place
+//! (`file:line:column`, or the `--set` argument), the field and what is allowed.
+
+use crate::common::{ackbench, stderr, stdout, temp_profile};
+
+/// A valid profile of five lines; cases append sections after it, from line 6.
+const BASE: &str = "\
+name: e2e
+run: { duration: 10m }
+workload:
+  arrival: { every: 50s }
+consumer: { target: ack-after-work }
+";
+
+/// Runs `ackbench check` on `text` with `sets`; asserts exit code 2 and that stderr has
+/// `expected`, where `{path}` stands for the profile's path.
+fn expect_error(text: &str, sets: &[&str], expected: &str) {
+    let (_dir, path) = temp_profile(text);
+    let path = path.display().to_string();
+    let mut args = vec!["check", path.as_str()];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let out = ackbench(&args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    let expected = expected.replace("{path}", &path);
+    assert!(
+        err.contains(&expected),
+        "stderr lacks\n  {expected}\nit is\n  {err}"
+    );
+}
+
+fn with(more: &str) -> String {
+    format!("{BASE}{more}")
+}
+
+#[test]
+fn a_valid_profile_checks_ok() {
+    let (_dir, path) = temp_profile(BASE);
+    let out = ackbench(&["check", &path.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(stdout(&out).starts_with("ok: e2e"), "{}", stdout(&out));
+}
+
+#[test]
+fn a_missing_file_names_the_path_and_the_os_error() {
+    let out = ackbench(&["check", "/nonexistent/ackbench/profile.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(
+            "/nonexistent/ackbench/profile.yaml: cannot read the profile: No such file or directory"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn text_that_is_not_yaml_is_placed() {
+    expect_error(
+        "run:\n  duration: 10m\n   drain: 5m\n",
+        &[],
+        "{path}:3:9: not valid YAML: mapping values are not allowed",
+    );
+}
+
+#[test]
+fn an_unknown_key_lists_the_allowed_keys() {
+    expect_error(
+        &with("broker:\n  visibilty_timeout: 30s\n"),
+        &[],
+        "{path}:7:3: broker.visibilty_timeout: unknown field `visibilty_timeout`, expected one of \
+         `kind`, `visibility_timeout`, `max_receives`, `stale_ack`",
+    );
+}
+
+#[test]
+fn an_unknown_budget_lists_the_valid_budget_names() {
+    expect_error(
+        &with("budgets:\n  duplicate_rat: 0\n"),
+        &[],
+        "{path}:7:3: budgets.duplicate_rat: unknown field `duplicate_rat`, expected one of \
+         `duplicate_rate`, `duplicate_effects`, `lost`, `late`, `dlq`, `dlq_with_effect`, \
+         `p99_over_visibility`, `p999_handler_latency`, `max_oldest_age`, \
+         `worker_busy_fraction`, `rejected`",
+    );
+}
+
+#[test]
+fn a_wrong_type_is_placed_at_the_value() {
+    expect_error(
+        &with("broker:\n  max_receives: three\n"),
+        &[],
+        "{path}:7:17: broker.max_receives: invalid type: string \"three\", expected u32",
+    );
+}
+
+#[test]
+fn a_duration_needs_a_unit() {
+    expect_error(
+        &with("broker:\n  visibility_timeout: 30\n"),
+        &[],
+        "{path}:7:23: broker.visibility_timeout: a duration needs a unit: 250ms, 30s, 90m, 1h30m",
+    );
+}
+
+#[test]
+fn run_duration_is_required_and_positive() {
+    expect_error(
+        "run: { drain: 1m }\nworkload: { arrival: { every: 1s } }\nconsumer: { target: ack-after-work }\n",
+        &[],
+        "{path}:1:1: run.duration: required: how long the workload publishes",
+    );
+    expect_error(
+        &BASE.replace("duration: 10m", "duration: 0s"),
+        &[],
+        "{path}:2:18: run.duration: must be more than 0s, got 0s",
+    );
+}
+
+#[test]
+fn a_visibility_timeout_over_12h_is_refused() {
+    expect_error(
+        &with("broker:\n  visibility_timeout: 13h\n"),
+        &[],
+        "{path}:7:23: broker.visibility_timeout: must be at most 12h (SQS's maximum), got 13h",
+    );
+}
+
+#[test]
+fn zero_workers_is_refused() {
+    expect_error(
+        &BASE.replace(
+            "target: ack-after-work",
+            "target: ack-after-work, workers: 0",
+        ),
+        &[],
+        "{path}:5:46: consumer.workers: must be at least 1, got 0",
+    );
+}
+
+#[test]
+fn an_unknown_target_lists_the_built_in_targets() {
+    expect_error(
+        &BASE.replace("ack-after-work", "ack-sometimes"),
+        &[],
+        "{path}:5:21: consumer.target: unknown target `ack-sometimes`; built-in targets: \
+         ack-after-work, ack-before-work",
+    );
+}
+
+#[test]
+fn an_option_the_target_does_not_take_lists_the_ones_it_does() {
+    expect_error(
+        &BASE.replace(
+            "target: ack-after-work",
+            "target: ack-after-work, options: { windw: 2m }",
+        ),
+        &[],
+        "{path}:5:48: consumer.options.windw: target ack-after-work has no option `windw`; it \
+         accepts on_poison, http_timeout, retry",
+    );
+}
+
+#[test]
+fn a_phase_must_end_after_it_starts() {
+    expect_error(
+        &with("provider:\n  phases:\n    - from: 30m\n      to: 10m\n      errors: { status: 503, rate: 1 }\n"),
+        &[],
+        "{path}:9:11: provider.phases.0.to: must be after from (30m), got 10m",
+    );
+}
+
+#[test]
+fn lognormal_p99_must_be_at_least_the_median() {
+    expect_error(
+        &with("provider:\n  latency: { dist: lognormal, median: 1s, p99: 100ms }\n"),
+        &[],
+        "{path}:7:48: provider.latency.p99: must be at least median (1s), got 100ms",
+    );
+}
+
+#[test]
+fn mix_weights_must_add_up_to_more_than_zero() {
+    expect_error(
+        &with("provider:\n  latency:\n    dist: mix\n    parts:\n      - { weight: 0, dist: fixed, value: 1s }\n"),
+        &[],
+        "{path}:9:5: provider.latency.parts: the weights must add up to a positive finite number, got 0",
+    );
+}
+
+#[test]
+fn per_message_values_must_not_be_empty() {
+    expect_error(
+        &with("provider:\n  latency: { dist: per_message, values: [] }\n"),
+        &[],
+        "{path}:7:33: provider.latency.values: must not be empty",
+    );
+}
+
+#[test]
+fn a_probability_is_between_0_and_1() {
+    expect_error(
+        &with("chaos:\n  - kill_worker: { point: call_started, probability: 5 }\n"),
+        &[],
+        "{path}:7:54: chaos.0.kill_worker.probability: must be between 0 and 1, got 5",
+    );
+}
+
+#[test]
+fn an_error_status_is_400_to_599() {
+    expect_error(
+        &with("provider:\n  phases:\n    - { from: 0s, to: 1m, errors: { status: 200, rate: 0.5 } }\n"),
+        &[],
+        "{path}:8:45: provider.phases.0.errors.status: must be an HTTP error status, 400 to 599, got 200",
+    );
+}
+
+#[test]
+fn workload_keys_must_be_unique() {
+    expect_error(
+        &BASE.replace(
+            "  arrival: { every: 50s }\n",
+            "  arrival: { every: 50s }\n  keys: [a, b, a]\n",
+        ),
+        &[],
+        "{path}:5:16: workload.keys.2: duplicate key `a` (also workload.keys.0)",
+    );
+}
+
+#[test]
+fn poison_keys_must_be_among_the_keys() {
+    expect_error(
+        &BASE.replace(
+            "  arrival: { every: 50s }\n",
+            "  arrival: { every: 50s }\n  keys: [a, b]\n  poison: { keys: [c] }\n",
+        ),
+        &[],
+        "{path}:6:20: workload.poison.keys.0: `c` is not one of workload.keys (a, b)",
+    );
+}
+
+#[test]
+fn an_override_error_names_the_override() {
+    expect_error(
+        BASE,
+        &["broker.visibility_timeout=13h"],
+        "error: --set broker.visibility_timeout=13h: broker.visibility_timeout: must be at most 12h \
+         (SQS's maximum), got 13h",
+    );
+}
+
+#[test]
+fn an_override_of_a_field_the_schema_lacks_is_named() {
+    expect_error(
+        BASE,
+        &["budgets.dlqq=1"],
+        "error: --set budgets.dlqq=1: budgets.dlqq: unknown field `dlqq`, expected one of \
+         `duplicate_rate`",
+    );
+}
+
+#[test]
+fn an_override_without_equals_sign_is_refused() {
+    expect_error(
+        BASE,
+        &["broker.visibility_timeout"],
+        "error: --set broker.visibility_timeout: expected PATH=VALUE, e.g. --set \
+         broker.visibility_timeout=90s",
+    );
+}
+
+#[test]
+fn an_override_can_fix_a_profile() {
+    let (_dir, path) = temp_profile(&with("broker:\n  visibility_timeout: 13h\n"));
+    let path = path.display().to_string();
+    let out = ackbench(&["check", &path, "--set", "broker.visibility_timeout=1h"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+}
