@@ -27,8 +27,14 @@ provider:
 "#;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    if let Some(n) = std::env::var("ACKBENCH_BENCH_CHILD").ok().and_then(|v| v.parse::<u64>().ok()) {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    if let Some(n) = std::env::var("ACKBENCH_BENCH_CHILD")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
         child(n);
         return;
     }
@@ -37,7 +43,10 @@ fn main() {
     } else {
         args.iter().filter_map(|a| a.parse().ok()).collect()
     };
-    println!("{:>10} {:>11} {:>9} {:>14} {:>12} {:>13} {:>10}", "messages", "deliveries", "run_s", "deliveries/s", "ns/message", "summarise_s", "peak_MiB");
+    println!(
+        "{:>10} {:>11} {:>9} {:>14} {:>12} {:>13} {:>10}",
+        "messages", "deliveries", "run_s", "deliveries/s", "ns/message", "summarise_s", "peak_MiB"
+    );
     for n in sizes {
         let exe = std::env::current_exe().expect("own path");
         let out = Command::new(exe)
@@ -54,7 +63,8 @@ fn main() {
 
 fn child(n: u64) {
     let text = PROFILE.replace("COUNT", &n.to_string());
-    let scenario = ackbench::profile::load_str("bench.yaml", &text, &[]).expect("bench profile is valid");
+    let scenario =
+        ackbench::profile::load_str("bench.yaml", &text, &[]).expect("bench profile is valid");
     let t = Instant::now();
     let record = ackbench::runner::run(&scenario).expect("run completes");
     let run_s = t.elapsed().as_secs_f64();
@@ -64,9 +74,15 @@ fn child(n: u64) {
         .filter(|e| matches!(e.kind, ackbench::record::EventKind::Delivered { .. }))
         .count();
     let t = Instant::now();
-    let info = ackbench::report::RunInfo { profile: "bench".into(), mode: "sim".into(), seed: 42, wall_s: run_s };
+    let info = ackbench::report::RunInfo {
+        profile: "bench".into(),
+        mode: "sim".into(),
+        seed: 42,
+        wall_s: run_s,
+    };
     let summary = ackbench::report::summarise(&info, &record, &scenario.budgets);
-    let samples = ackbench::metrics::timeseries(&record, ackbench::metrics::default_interval(&record));
+    let samples =
+        ackbench::metrics::timeseries(&record, ackbench::metrics::default_interval(&record));
     let summarise_s = t.elapsed().as_secs_f64();
     assert_eq!(summary.messages, n);
     std::hint::black_box(samples);

@@ -21,8 +21,8 @@
 //! - [`report`]: summary.json, the console table, timeseries.csv.
 
 pub mod broker;
-pub mod cli;
 pub mod chaos;
+pub mod cli;
 pub mod metrics;
 pub mod profile;
 pub mod provider;

@@ -48,13 +48,23 @@ fn run(args: RunArgs) -> i32 {
         scenario.seed = seed;
     }
     if scenario.mode == Mode::Live {
-        eprintln!("error: mode `live` is not available in this version of ackbench; use `mode: sim`");
+        eprintln!(
+            "error: mode `live` is not available in this version of ackbench; use `mode: sim`"
+        );
         return exit::BAD_INPUT;
     }
     let reproduce = reproduce_command(&args, scenario.seed);
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(&scenario.name));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports").join(&scenario.name));
     if !args.quiet {
-        println!("ackbench: {} (mode {}, seed {})", scenario.name, mode_name(scenario.mode), scenario.seed);
+        println!(
+            "ackbench: {} (mode {}, seed {})",
+            scenario.name,
+            mode_name(scenario.mode),
+            scenario.seed
+        );
     }
 
     // Run.
@@ -112,7 +122,10 @@ fn mode_name(m: Mode) -> &'static str {
 
 /// The command that reproduces this run exactly (the seed made explicit).
 fn reproduce_command(args: &RunArgs, seed: u64) -> String {
-    let mut cmd = format!("ackbench run {} --seed {seed}", shell_word(&args.profile.profile.display().to_string()));
+    let mut cmd = format!(
+        "ackbench run {} --seed {seed}",
+        shell_word(&args.profile.profile.display().to_string())
+    );
     for s in &args.profile.sets {
         cmd.push_str(&format!(" --set {}", shell_word(s)));
     }
@@ -121,7 +134,10 @@ fn reproduce_command(args: &RunArgs, seed: u64) -> String {
 
 /// Quotes a word for a POSIX shell when it needs it.
 fn shell_word(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))

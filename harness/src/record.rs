@@ -92,11 +92,26 @@ pub enum EventKind {
     /// The message entered the broker (visible at once unless delayed).
     Published { seq: Seq },
     /// A worker received the message: `delivery` is its receive count (1 = first delivery).
-    Delivered { seq: Seq, worker: WorkerId, delivery: u32, lease_end: Nanos },
+    Delivered {
+        seq: Seq,
+        worker: WorkerId,
+        delivery: u32,
+        lease_end: Nanos,
+    },
     /// A worker acked (deleted) by receipt of delivery `delivery`.
-    Acked { seq: Seq, worker: WorkerId, delivery: u32, outcome: AckOutcome },
+    Acked {
+        seq: Seq,
+        worker: WorkerId,
+        delivery: u32,
+        outcome: AckOutcome,
+    },
     /// A worker changed the visibility of its current lease (0 = released now).
-    VisibilityChanged { seq: Seq, worker: WorkerId, delivery: u32, lease_end: Nanos },
+    VisibilityChanged {
+        seq: Seq,
+        worker: WorkerId,
+        delivery: u32,
+        lease_end: Nanos,
+    },
     /// A lease ran out (or was released) and the message is visible again.
     LeaseExpired { seq: Seq, delivery: u32 },
     /// The broker moved the message to the DLQ.
@@ -104,7 +119,12 @@ pub enum EventKind {
     /// The target acked a message it refused to process (`on_poison: dead_letter`).
     Rejected { seq: Seq, worker: WorkerId },
     /// A handler span ended: from its `Delivered` to this instant.
-    HandlerEnded { seq: Seq, worker: WorkerId, delivery: u32, how: HandlerEnd },
+    HandlerEnded {
+        seq: Seq,
+        worker: WorkerId,
+        delivery: u32,
+        how: HandlerEnd,
+    },
     /// A chaos rule killed the worker (`rule` is its index in `chaos`).
     WorkerKilled { worker: WorkerId, rule: u32 },
     /// The target died by itself.

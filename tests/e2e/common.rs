@@ -6,7 +6,10 @@ use std::process::{Command, Output};
 
 /// The workspace root (profiles/ lives there).
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("harness/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("harness/ has a parent")
+        .to_path_buf()
 }
 
 /// Runs `ackbench ARGS...` from the workspace root.

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::common::{ackbench, stdout, stderr};
+use crate::common::{ackbench, stderr, stdout};
 
 /// Runs a profile into a temp folder; returns (exit code, summary.json, raw summary text, stdout).
 fn run(profile: &str, extra: &[&str]) -> (i32, Value, String, String) {
@@ -15,12 +15,16 @@ fn run(profile: &str, extra: &[&str]) -> (i32, Value, String, String) {
     let text = std::fs::read_to_string(out.join("summary.json"))
         .unwrap_or_else(|e| panic!("summary.json written ({e}); stderr: {}", stderr(&o)));
     let v: Value = serde_json::from_str(&text).expect("summary.json is JSON");
-    assert!(out.join("timeseries.csv").exists(), "timeseries.csv written");
+    assert!(
+        out.join("timeseries.csv").exists(),
+        "timeseries.csv written"
+    );
     (o.status.code().expect("exit code"), v, text, stdout(&o))
 }
 
 fn u(v: &Value, k: &str) -> u64 {
-    v[k].as_u64().unwrap_or_else(|| panic!("{k} is a count: {}", v[k]))
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("{k} is a count: {}", v[k]))
 }
 
 #[test]
@@ -46,27 +50,52 @@ fn marlow_thursday_duplicates_everything_and_dead_letters_every_order() {
         assert_eq!(u(&s, k), want, "{k}");
     }
     assert_eq!(s["duplicate_rate"].as_f64(), Some(2.0));
-    assert_eq!(s["max_oldest_age_s"].as_f64(), Some(90.0), "each order leaves for the DLQ at 90 s");
+    assert_eq!(
+        s["max_oldest_age_s"].as_f64(),
+        Some(90.0),
+        "each order leaves for the DLQ at 90 s"
+    );
     assert!(s["handler_latency_ms"]["p50"].as_f64().unwrap() > 30_000.0);
     assert!(s["p99_over_visibility"].as_f64().unwrap() > 1.0);
     // The printed table shows the same counts and the command that reproduces the run.
     assert!(out.contains("324"), "{out}");
-    assert!(out.contains("reproduce: ackbench run profiles/marlow-thursday.yaml --seed 1"), "{out}");
+    assert!(
+        out.contains("reproduce: ackbench run profiles/marlow-thursday.yaml --seed 1"),
+        "{out}"
+    );
 }
 
 #[test]
 fn acking_first_hides_the_incident() {
-    let (code, s, _, _) =
-        run("profiles/marlow-thursday.yaml", &["--set", "consumer.target=ack-before-work"]);
+    let (code, s, _, _) = run(
+        "profiles/marlow-thursday.yaml",
+        &["--set", "consumer.target=ack-before-work"],
+    );
     assert_eq!((code, s["verdict"].as_str()), (0, Some("pass")));
-    assert_eq!((u(&s, "effects"), u(&s, "duplicate_effects"), u(&s, "dlq"), u(&s, "lost")), (108, 0, 0, 0));
+    assert_eq!(
+        (
+            u(&s, "effects"),
+            u(&s, "duplicate_effects"),
+            u(&s, "dlq"),
+            u(&s, "lost")
+        ),
+        (108, 0, 0, 0)
+    );
 }
 
 #[test]
 fn healthy_day_passes() {
     let (code, s, _, _) = run("profiles/healthy.yaml", &[]);
     assert_eq!((code, s["verdict"].as_str()), (0, Some("pass")));
-    assert_eq!((u(&s, "effects"), u(&s, "duplicate_effects"), u(&s, "lost"), u(&s, "dlq")), (108, 0, 0, 0));
+    assert_eq!(
+        (
+            u(&s, "effects"),
+            u(&s, "duplicate_effects"),
+            u(&s, "lost"),
+            u(&s, "dlq")
+        ),
+        (108, 0, 0, 0)
+    );
 }
 
 #[test]
@@ -78,14 +107,33 @@ fn same_seed_same_bytes_other_seed_other_latencies() {
     };
     let (_, _, a, _) = run("profiles/healthy.yaml", &[]);
     let (_, _, b, _) = run("profiles/healthy.yaml", &[]);
-    let wall = |t: &str| t.lines().find(|l| l.contains("\"wall_s\"")).map(str::to_string);
-    let drop_wall = |t: &str| t.lines().filter(|l| !l.contains("\"wall_s\"")).collect::<Vec<_>>().join("\n");
+    let wall = |t: &str| {
+        t.lines()
+            .find(|l| l.contains("\"wall_s\""))
+            .map(str::to_string)
+    };
+    let drop_wall = |t: &str| {
+        t.lines()
+            .filter(|l| !l.contains("\"wall_s\""))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     assert!(wall(&a).is_some());
-    assert_eq!(drop_wall(&a), drop_wall(&b), "byte-identical apart from wall_s");
+    assert_eq!(
+        drop_wall(&a),
+        drop_wall(&b),
+        "byte-identical apart from wall_s"
+    );
     let (_, _, c, _) = run("profiles/healthy.yaml", &["--seed", "2"]);
     assert_ne!(strip(&a), strip(&c));
-    let (va, vc): (Value, Value) = (serde_json::from_str(&a).unwrap(), serde_json::from_str(&c).unwrap());
-    assert_ne!(va["handler_latency_ms"], vc["handler_latency_ms"], "another seed, other latencies");
+    let (va, vc): (Value, Value) = (
+        serde_json::from_str(&a).unwrap(),
+        serde_json::from_str(&c).unwrap(),
+    );
+    assert_ne!(
+        va["handler_latency_ms"], vc["handler_latency_ms"],
+        "another seed, other latencies"
+    );
     assert_eq!(vc["seed"], 2);
 }
 
@@ -93,12 +141,36 @@ fn same_seed_same_bytes_other_seed_other_latencies() {
 fn summary_has_every_contract_field_in_order() {
     let (_, _, text, _) = run("profiles/healthy.yaml", &[]);
     let contract = [
-        "schema_version", "profile", "mode", "seed", "verdict", "virtual_s", "wall_s", "messages",
-        "deliveries", "redeliveries", "effects", "messages_with_effect", "duplicate_effects",
-        "duplicate_rate", "lost", "unfinished", "late", "dlq", "dlq_with_effect",
-        "dlq_without_effect", "stale_acks", "worker_kills", "worker_busy_s", "last_handler_end_s",
-        "max_oldest_age_s", "visibility_timeout_s", "handler_latency_ms", "end_to_end_ms",
-        "p99_over_visibility", "budgets",
+        "schema_version",
+        "profile",
+        "mode",
+        "seed",
+        "verdict",
+        "virtual_s",
+        "wall_s",
+        "messages",
+        "deliveries",
+        "redeliveries",
+        "effects",
+        "messages_with_effect",
+        "duplicate_effects",
+        "duplicate_rate",
+        "lost",
+        "unfinished",
+        "late",
+        "dlq",
+        "dlq_with_effect",
+        "dlq_without_effect",
+        "stale_acks",
+        "worker_kills",
+        "worker_busy_s",
+        "last_handler_end_s",
+        "max_oldest_age_s",
+        "visibility_timeout_s",
+        "handler_latency_ms",
+        "end_to_end_ms",
+        "p99_over_visibility",
+        "budgets",
     ];
     // Key order as written (serde_json's Map would sort): keys of the pretty-printed text at
     // one indentation level.
@@ -113,14 +185,27 @@ fn summary_has_every_contract_field_in_order() {
     assert_eq!(&top[..contract.len()], &contract[..]);
     let v: Value = serde_json::from_str(&text).unwrap();
     for k in ["handler_latency_ms", "end_to_end_ms"] {
-        let mut inner: Vec<&str> = v[k].as_object().unwrap().keys().map(String::as_str).collect();
+        let mut inner: Vec<&str> = v[k]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         inner.sort_unstable();
         assert_eq!(inner, ["max", "p50", "p90", "p99", "p999"], "{k}");
         let pos: Vec<usize> = ["p50", "p90", "p99", "p999", "max"]
             .iter()
-            .map(|p| text.find(&format!("\"{k}\"")).unwrap() + text[text.find(&format!("\"{k}\"")).unwrap()..].find(&format!("\"{p}\"")).unwrap())
+            .map(|p| {
+                text.find(&format!("\"{k}\"")).unwrap()
+                    + text[text.find(&format!("\"{k}\"")).unwrap()..]
+                        .find(&format!("\"{p}\""))
+                        .unwrap()
+            })
             .collect();
-        assert!(pos.windows(2).all(|w| w[0] < w[1]), "{k} in order p50, p90, p99, p999, max");
+        assert!(
+            pos.windows(2).all(|w| w[0] < w[1]),
+            "{k} in order p50, p90, p99, p999, max"
+        );
     }
     let b = &v["budgets"][0];
     for k in ["name", "limit", "actual", "pass"] {

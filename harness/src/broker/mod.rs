@@ -18,6 +18,6 @@ pub use queue::{AckRefused, Broker, BrokerConfig, Handout, Receipt, VisibilityEr
 pub use state::{Counts, MessageState};
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod tests;

@@ -30,7 +30,11 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn policy() -> impl Strategy<Value = StaleAck> {
-    prop_oneof![Just(StaleAck::Reject), Just(StaleAck::Ignore), Just(StaleAck::Delete)]
+    prop_oneof![
+        Just(StaleAck::Reject),
+        Just(StaleAck::Ignore),
+        Just(StaleAck::Delete)
+    ]
 }
 
 /// Every invariant the broker promises, checked against its own state.
@@ -49,7 +53,11 @@ fn check_invariants(b: &Broker, published: usize) {
     let dlq_states = (1..=published as Seq)
         .filter(|&s| b.state(s) == Some(MessageState::DeadLettered))
         .count();
-    assert_eq!(dlq_states, b.dlq().len(), "the DLQ lists exactly the dead-lettered messages");
+    assert_eq!(
+        dlq_states,
+        b.dlq().len(),
+        "the DLQ lists exactly the dead-lettered messages"
+    );
 }
 
 proptest! {

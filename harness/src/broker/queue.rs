@@ -131,9 +131,16 @@ impl Broker {
             self.delayed.insert((now + delay, seq));
             MessageState::Delayed { until: now + delay }
         };
-        self.messages.push(Message { state, receive_count: 0, nonce: 0 });
+        self.messages.push(Message {
+            state,
+            receive_count: 0,
+            nonce: 0,
+        });
         *self.counts.slot(state) += 1;
-        log.push(Event { at: now, kind: EventKind::Published { seq } });
+        log.push(Event {
+            at: now,
+            kind: EventKind::Published { seq },
+        });
         seq
     }
 
@@ -175,8 +182,9 @@ impl Broker {
             // BTreeSet order within one instant is ascending seq, i.e. earliest published first:
             // DLQ moves in that order, then the rest pushed to the front in reverse, so the
             // earliest published ends up first.
-            let (to_dlq, back): (Vec<Seq>, Vec<Seq>) =
-                group.into_iter().partition(|&seq| self.at_delivery_limit(seq));
+            let (to_dlq, back): (Vec<Seq>, Vec<Seq>) = group
+                .into_iter()
+                .partition(|&seq| self.at_delivery_limit(seq));
             for seq in to_dlq.into_iter().chain(back.into_iter().rev()) {
                 self.end_lease(t, seq, log);
             }
@@ -189,16 +197,27 @@ impl Broker {
         if self.at_delivery_limit(seq) {
             self.set_state(seq, MessageState::DeadLettered);
             self.dlq.push(seq);
-            log.push(Event { at, kind: EventKind::DeadLettered { seq, delivery } });
+            log.push(Event {
+                at,
+                kind: EventKind::DeadLettered { seq, delivery },
+            });
         } else {
             self.set_state(seq, MessageState::Visible);
             self.visible.push_front(seq);
-            log.push(Event { at, kind: EventKind::LeaseExpired { seq, delivery } });
+            log.push(Event {
+                at,
+                kind: EventKind::LeaseExpired { seq, delivery },
+            });
         }
     }
 
     /// Hands the front visible message to `worker`, if any.
-    pub fn receive(&mut self, now: Nanos, worker: WorkerId, log: &mut Vec<Event>) -> Option<Handout> {
+    pub fn receive(
+        &mut self,
+        now: Nanos,
+        worker: WorkerId,
+        log: &mut Vec<Event>,
+    ) -> Option<Handout> {
         while let Some(seq) = self.visible.pop_front() {
             let m = &mut self.messages[(seq - 1) as usize];
             if m.state != MessageState::Visible {
@@ -208,13 +227,29 @@ impl Broker {
             m.nonce += 1;
             let lease_end = now + self.config.visibility_timeout;
             let (receive_count, nonce) = (m.receive_count, m.nonce);
-            self.set_state(seq, MessageState::Leased { worker, nonce, lease_end });
+            self.set_state(
+                seq,
+                MessageState::Leased {
+                    worker,
+                    nonce,
+                    lease_end,
+                },
+            );
             self.leases.insert((lease_end, seq));
             log.push(Event {
                 at: now,
-                kind: EventKind::Delivered { seq, worker, delivery: receive_count, lease_end },
+                kind: EventKind::Delivered {
+                    seq,
+                    worker,
+                    delivery: receive_count,
+                    lease_end,
+                },
             });
-            return Some(Handout { receipt: Receipt { seq, nonce }, receive_count, lease_end });
+            return Some(Handout {
+                receipt: Receipt { seq, nonce },
+                receive_count,
+                lease_end,
+            });
         }
         None
     }
@@ -241,7 +276,9 @@ impl Broker {
         let state = m.state;
         let delivery = self.delivery_of(receipt);
         let outcome = match state {
-            MessageState::Leased { nonce, lease_end, .. } if nonce == receipt.nonce => {
+            MessageState::Leased {
+                nonce, lease_end, ..
+            } if nonce == receipt.nonce => {
                 self.leases.remove(&(lease_end, receipt.seq));
                 self.set_state(receipt.seq, MessageState::Deleted);
                 AckOutcome::Deleted
@@ -265,7 +302,15 @@ impl Broker {
                 }
             },
         };
-        log.push(Event { at: now, kind: EventKind::Acked { seq: receipt.seq, worker, delivery, outcome } });
+        log.push(Event {
+            at: now,
+            kind: EventKind::Acked {
+                seq: receipt.seq,
+                worker,
+                delivery,
+                outcome,
+            },
+        });
         let refused = match outcome {
             AckOutcome::StaleRejected => true,
             AckOutcome::StaleGone => self.config.stale_ack == StaleAck::Reject,
@@ -291,7 +336,12 @@ impl Broker {
         let Some(m) = self.msg(receipt.seq) else {
             return Err(VisibilityError::StaleReceipt);
         };
-        let MessageState::Leased { nonce, lease_end, worker: holder } = m.state else {
+        let MessageState::Leased {
+            nonce,
+            lease_end,
+            worker: holder,
+        } = m.state
+        else {
             return Err(VisibilityError::StaleReceipt);
         };
         if nonce != receipt.nonce {
@@ -302,12 +352,24 @@ impl Broker {
         let new_end = now + timeout;
         log.push(Event {
             at: now,
-            kind: EventKind::VisibilityChanged { seq: receipt.seq, worker, delivery, lease_end: new_end },
+            kind: EventKind::VisibilityChanged {
+                seq: receipt.seq,
+                worker,
+                delivery,
+                lease_end: new_end,
+            },
         });
         if timeout == 0 {
             self.end_lease(now, receipt.seq, log);
         } else {
-            self.set_state(receipt.seq, MessageState::Leased { worker: holder, nonce, lease_end: new_end });
+            self.set_state(
+                receipt.seq,
+                MessageState::Leased {
+                    worker: holder,
+                    nonce,
+                    lease_end: new_end,
+                },
+            );
             self.leases.insert((new_end, receipt.seq));
         }
         Ok(new_end)
@@ -321,7 +383,10 @@ impl Broker {
             self.messages[(seq - 1) as usize].receive_count = 0;
             self.set_state(seq, MessageState::Visible);
             self.visible.push_back(seq);
-            log.push(Event { at: now, kind: EventKind::Redriven { seq } });
+            log.push(Event {
+                at: now,
+                kind: EventKind::Redriven { seq },
+            });
         }
         entries.len()
     }
@@ -333,7 +398,8 @@ impl Broker {
     }
 
     fn msg(&self, seq: Seq) -> Option<&Message> {
-        seq.checked_sub(1).and_then(|i| self.messages.get(i as usize))
+        seq.checked_sub(1)
+            .and_then(|i| self.messages.get(i as usize))
     }
 
     fn set_state(&mut self, seq: Seq, new: MessageState) {

@@ -10,7 +10,11 @@ pub enum MessageState {
     /// In the visible queue, waiting for a receive.
     Visible,
     /// Handed to `worker`; the lease of receipt `nonce` ends at `lease_end`.
-    Leased { worker: WorkerId, nonce: u32, lease_end: Nanos },
+    Leased {
+        worker: WorkerId,
+        nonce: u32,
+        lease_end: Nanos,
+    },
     /// Acked: gone for good.
     Deleted,
     /// Moved to the dead-letter queue.

@@ -61,7 +61,10 @@ impl KillSchedule {
                 kills: 0,
             })
             .collect();
-        KillSchedule { rules, rng: seed::stream(seed, "chaos") }
+        KillSchedule {
+            rules,
+            rng: seed::stream(seed, "chaos"),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -72,7 +75,9 @@ impl KillSchedule {
     pub fn at_point(&mut self, hit: PointHit<'_>) -> Option<(u32, Nanos)> {
         for i in 0..self.rules.len() {
             let r = &self.rules[i];
-            let KillTrigger::Point(p) = &r.rule.trigger else { continue };
+            let KillTrigger::Point(p) = &r.rule.trigger else {
+                continue;
+            };
             if p.name() != hit.point || !self.in_scope(i, hit.now, Some(hit.worker)) {
                 continue;
             }
@@ -174,7 +179,13 @@ mod tests {
     }
 
     fn hit(point: &str, delivery: u32) -> PointHit<'_> {
-        PointHit { point, worker: 1, key: "msg-1", delivery, now: 0 }
+        PointHit {
+            point,
+            worker: 1,
+            key: "msg-1",
+            delivery,
+            now: 0,
+        }
     }
 
     #[test]
@@ -196,7 +207,9 @@ mod tests {
         r.probability = 0.3;
         let count = |seed| {
             let mut s = KillSchedule::new(&[ChaosRule::KillWorker(r.clone())], seed);
-            (0..10_000).filter(|_| s.at_point(hit("received", 1)).is_some()).count()
+            (0..10_000)
+                .filter(|_| s.at_point(hit("received", 1)).is_some())
+                .count()
         };
         assert_eq!(count(5), count(5));
         assert!((2_800..3_200).contains(&count(5)));
@@ -211,6 +224,10 @@ mod tests {
         let s10 = 10_000_000_000;
         assert_eq!(s.timed(), vec![(s10, 0)]);
         assert_eq!(s.fire_timed(0, s10, &[1, 2, 3]), (Some(2), Some(2 * s10)));
-        assert_eq!(s.fire_timed(0, 2 * s10, &[1, 3]), (None, None), "worker 2 is dead; 30 s is past `to`");
+        assert_eq!(
+            s.fire_timed(0, 2 * s10, &[1, 3]),
+            (None, None),
+            "worker 2 is dead; 30 s is past `to`"
+        );
     }
 }

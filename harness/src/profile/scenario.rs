@@ -82,7 +82,10 @@ pub enum Arrival {
     /// One message every period, the first at 0 s.
     Every(Duration),
     /// `rate_per_s` messages per second on average.
-    Rate { rate_per_s: f64, process: RateProcess },
+    Rate {
+        rate_per_s: f64,
+        process: RateProcess,
+    },
     /// Explicit publish instants (sorted ascending by validation).
     At(Vec<Duration>),
 }
@@ -134,8 +137,14 @@ pub struct ProviderSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub enum LatencyDist {
     Fixed(Duration),
-    Uniform { min: Duration, max: Duration },
-    LogNormal { median: Duration, p99: Duration },
+    Uniform {
+        min: Duration,
+        max: Duration,
+    },
+    LogNormal {
+        median: Duration,
+        p99: Duration,
+    },
     /// The i-th published message (1-based seq i) takes `values[(i-1) % len]` on every delivery.
     PerMessage(Vec<Duration>),
     /// Weights are positive and finite; their sum is positive.

@@ -2,7 +2,9 @@
 //! effect. Effect counts come from here and nowhere else.
 
 use crate::profile::EffectAt;
-use crate::record::{CallOutcome, CallRecord, EffectRecord, EffectSource, Ledger, Nanos, Seq, WorkerId};
+use crate::record::{
+    CallOutcome, CallRecord, EffectRecord, EffectSource, Ledger, Nanos, Seq, WorkerId,
+};
 
 /// Index of a call in the ledger.
 pub type CallId = usize;
@@ -28,7 +30,10 @@ pub struct CallStart {
 
 impl EffectLedger {
     pub fn new(effect_at: EffectAt) -> EffectLedger {
-        EffectLedger { effect_at, ledger: Ledger::default() }
+        EffectLedger {
+            effect_at,
+            ledger: Ledger::default(),
+        }
     }
 
     /// A call arrived. With `effect_at: request` an accepted call's effect happens now.
@@ -69,8 +74,21 @@ impl EffectLedger {
     }
 
     /// An effect observed outside a provider call (a store-backed target's row).
-    pub fn effect(&mut self, seq: Option<Seq>, at: Nanos, worker: WorkerId, delivery: u32, source: EffectSource) {
-        self.ledger.effects.push(EffectRecord { seq, at, worker, delivery, source });
+    pub fn effect(
+        &mut self,
+        seq: Option<Seq>,
+        at: Nanos,
+        worker: WorkerId,
+        delivery: u32,
+        source: EffectSource,
+    ) {
+        self.ledger.effects.push(EffectRecord {
+            seq,
+            at,
+            worker,
+            delivery,
+            source,
+        });
     }
 
     pub fn into_ledger(self) -> Ledger {
@@ -87,7 +105,14 @@ mod tests {
     use super::*;
 
     fn start(l: &mut EffectLedger, outcome: CallOutcome) -> CallId {
-        l.start_call(CallStart { seq: Some(1), key: "msg-1".into(), worker: 1, delivery: 1, at: 5, outcome })
+        l.start_call(CallStart {
+            seq: Some(1),
+            key: "msg-1".into(),
+            worker: 1,
+            delivery: 1,
+            at: 5,
+            outcome,
+        })
     }
 
     #[test]

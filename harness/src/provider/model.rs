@@ -66,8 +66,13 @@ impl ProviderModel {
             Some(e) if self.rng.random::<f64>() < e.rate => CallOutcome::Error(e.status),
             _ => CallOutcome::Accepted,
         };
-        let hangs = phase.and_then(|p| p.hang).is_some_and(|h| self.rng.random::<f64>() < h);
-        CallPlan { latency: (!hangs).then_some(latency), outcome }
+        let hangs = phase
+            .and_then(|p| p.hang)
+            .is_some_and(|h| self.rng.random::<f64>() < h);
+        CallPlan {
+            latency: (!hangs).then_some(latency),
+            outcome,
+        }
     }
 }
 
@@ -96,7 +101,10 @@ mod tests {
                     from: Duration::from_secs(15),
                     to: Duration::from_secs(30),
                     latency: None,
-                    errors: Some(ErrorSpec { status: 503, rate: 1.0 }),
+                    errors: Some(ErrorSpec {
+                        status: 503,
+                        rate: 1.0,
+                    }),
                     hang: None,
                 },
                 Phase {
@@ -113,11 +121,31 @@ mod tests {
     #[test]
     fn phases_apply_inside_their_window_first_match_wins() {
         let mut m = ProviderModel::new(&spec(), 1);
-        assert_eq!(m.plan(0, None), CallPlan { latency: Some(240_000_000), outcome: CallOutcome::Accepted });
+        assert_eq!(
+            m.plan(0, None),
+            CallPlan {
+                latency: Some(240_000_000),
+                outcome: CallOutcome::Accepted
+            }
+        );
         assert_eq!(m.plan(10 * S, None).latency, Some(35 * S));
-        assert_eq!(m.plan(19 * S, None).outcome, CallOutcome::Accepted, "first phase wins");
-        assert_eq!(m.plan(20 * S, None), CallPlan { latency: Some(240_000_000), outcome: CallOutcome::Error(503) });
-        assert_eq!(m.plan(30 * S, None).outcome, CallOutcome::Accepted, "`to` is exclusive");
+        assert_eq!(
+            m.plan(19 * S, None).outcome,
+            CallOutcome::Accepted,
+            "first phase wins"
+        );
+        assert_eq!(
+            m.plan(20 * S, None),
+            CallPlan {
+                latency: Some(240_000_000),
+                outcome: CallOutcome::Error(503)
+            }
+        );
+        assert_eq!(
+            m.plan(30 * S, None).outcome,
+            CallOutcome::Accepted,
+            "`to` is exclusive"
+        );
         assert_eq!(m.plan(45 * S, None).latency, None, "a hang never answers");
     }
 }

@@ -18,7 +18,14 @@ pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
         }
     }
     for c in record.ledger.calls.iter().filter(|c| c.seq == Some(seq)) {
-        steps.push((c.started, 3, format!("call started      worker {}, delivery {}", c.worker, c.delivery)));
+        steps.push((
+            c.started,
+            3,
+            format!(
+                "call started      worker {}, delivery {}",
+                c.worker, c.delivery
+            ),
+        ));
         let what = match c.outcome {
             CallOutcome::Accepted => "accepted".to_string(),
             CallOutcome::Error(s) => format!("error {s}"),
@@ -26,8 +33,19 @@ pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
             CallOutcome::TimedOut => "timed out (client gave up)".to_string(),
         };
         match c.ended {
-            Some(at) => steps.push((at, 5, format!("call answered     worker {}, delivery {}: {what}", c.worker, c.delivery))),
-            None => steps.push((c.started, 3, format!("                  (never answered: {what})"))),
+            Some(at) => steps.push((
+                at,
+                5,
+                format!(
+                    "call answered     worker {}, delivery {}: {what}",
+                    c.worker, c.delivery
+                ),
+            )),
+            None => steps.push((
+                c.started,
+                3,
+                format!("                  (never answered: {what})"),
+            )),
         }
     }
     for e in record.ledger.effects.iter().filter(|e| e.seq == Some(seq)) {
@@ -35,11 +53,22 @@ pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
             EffectSource::Provider => "provider",
             EffectSource::Store => "store row",
         };
-        steps.push((e.at, 4, format!("EFFECT            worker {}, delivery {} ({source})", e.worker, e.delivery)));
+        steps.push((
+            e.at,
+            4,
+            format!(
+                "EFFECT            worker {}, delivery {} ({source})",
+                e.worker, e.delivery
+            ),
+        ));
     }
     steps.sort_by_key(|(at, rank, _)| (*at, *rank));
     let mut lines = vec![format!("trace of {key} (message {seq})")];
-    lines.extend(steps.into_iter().map(|(at, _, text)| format!("{:>12.3}s  {text}", secs_f64(at))));
+    lines.extend(
+        steps
+            .into_iter()
+            .map(|(at, _, text)| format!("{:>12.3}s  {text}", secs_f64(at))),
+    );
     Some(lines)
 }
 
@@ -47,22 +76,46 @@ pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
 fn event_line(kind: &EventKind, seq: Seq) -> Option<(u8, String)> {
     let line = match *kind {
         EventKind::Published { seq: s } if s == seq => (0, "published".to_string()),
-        EventKind::LeaseExpired { seq: s, delivery } if s == seq => {
-            (1, format!("lease expired     delivery {delivery}: visible again"))
-        }
+        EventKind::LeaseExpired { seq: s, delivery } if s == seq => (
+            1,
+            format!("lease expired     delivery {delivery}: visible again"),
+        ),
         EventKind::DeadLettered { seq: s, delivery } if s == seq => {
             (1, format!("DEAD-LETTERED     after delivery {delivery}"))
         }
-        EventKind::Redriven { seq: s } if s == seq => (1, "redriven          back to the main queue".to_string()),
-        EventKind::Delivered { seq: s, worker, delivery, lease_end } if s == seq => (
+        EventKind::Redriven { seq: s } if s == seq => {
+            (1, "redriven          back to the main queue".to_string())
+        }
+        EventKind::Delivered {
+            seq: s,
+            worker,
+            delivery,
+            lease_end,
+        } if s == seq => (
             2,
-            format!("delivered #{delivery:<6} worker {worker}, lease until {:.3}s", secs_f64(lease_end)),
+            format!(
+                "delivered #{delivery:<6} worker {worker}, lease until {:.3}s",
+                secs_f64(lease_end)
+            ),
         ),
-        EventKind::VisibilityChanged { seq: s, worker, delivery, lease_end } if s == seq => (
+        EventKind::VisibilityChanged {
+            seq: s,
+            worker,
+            delivery,
+            lease_end,
+        } if s == seq => (
             6,
-            format!("visibility change worker {worker}, delivery {delivery}: lease until {:.3}s", secs_f64(lease_end)),
+            format!(
+                "visibility change worker {worker}, delivery {delivery}: lease until {:.3}s",
+                secs_f64(lease_end)
+            ),
         ),
-        EventKind::Acked { seq: s, worker, delivery, outcome } if s == seq => {
+        EventKind::Acked {
+            seq: s,
+            worker,
+            delivery,
+            outcome,
+        } if s == seq => {
             let what = match outcome {
                 AckOutcome::Deleted => "deleted",
                 AckOutcome::StaleRejected => "STALE: refused",
@@ -70,18 +123,30 @@ fn event_line(kind: &EventKind, seq: Seq) -> Option<(u8, String)> {
                 AckOutcome::StaleDeleted => "STALE: deleted a message another worker holds",
                 AckOutcome::StaleGone => "STALE: message already gone",
             };
-            (7, format!("ack               worker {worker}, delivery {delivery}: {what}"))
+            (
+                7,
+                format!("ack               worker {worker}, delivery {delivery}: {what}"),
+            )
         }
-        EventKind::Rejected { seq: s, worker } if s == seq => {
-            (7, format!("rejected          worker {worker}: acked without processing (poison)"))
-        }
-        EventKind::HandlerEnded { seq: s, worker, delivery, how } if s == seq => {
+        EventKind::Rejected { seq: s, worker } if s == seq => (
+            7,
+            format!("rejected          worker {worker}: acked without processing (poison)"),
+        ),
+        EventKind::HandlerEnded {
+            seq: s,
+            worker,
+            delivery,
+            how,
+        } if s == seq => {
             let what = match how {
                 HandlerEnd::Finished => "handler finished",
                 HandlerEnd::Killed => "WORKER KILLED",
                 HandlerEnd::Crashed => "WORKER CRASHED",
             };
-            (8, format!("{what:<17} worker {worker}, delivery {delivery}"))
+            (
+                8,
+                format!("{what:<17} worker {worker}, delivery {delivery}"),
+            )
         }
         _ => return None,
     };
@@ -99,13 +164,47 @@ mod tests {
     fn merges_events_calls_and_effects_in_handler_order() {
         let ev = |at, kind| Event { at, kind };
         let r = RunRecord {
-            messages: vec![MessageRecord { key: "msg-1".into(), published_at: 0, poison: false }],
+            messages: vec![MessageRecord {
+                key: "msg-1".into(),
+                published_at: 0,
+                poison: false,
+            }],
             events: vec![
                 ev(0, EventKind::Published { seq: 1 }),
-                ev(0, EventKind::Delivered { seq: 1, worker: 1, delivery: 1, lease_end: 30 * S }),
-                ev(30 * S, EventKind::LeaseExpired { seq: 1, delivery: 1 }),
-                ev(34 * S, EventKind::Acked { seq: 1, worker: 1, delivery: 1, outcome: AckOutcome::StaleRejected }),
-                ev(34 * S, EventKind::HandlerEnded { seq: 1, worker: 1, delivery: 1, how: HandlerEnd::Finished }),
+                ev(
+                    0,
+                    EventKind::Delivered {
+                        seq: 1,
+                        worker: 1,
+                        delivery: 1,
+                        lease_end: 30 * S,
+                    },
+                ),
+                ev(
+                    30 * S,
+                    EventKind::LeaseExpired {
+                        seq: 1,
+                        delivery: 1,
+                    },
+                ),
+                ev(
+                    34 * S,
+                    EventKind::Acked {
+                        seq: 1,
+                        worker: 1,
+                        delivery: 1,
+                        outcome: AckOutcome::StaleRejected,
+                    },
+                ),
+                ev(
+                    34 * S,
+                    EventKind::HandlerEnded {
+                        seq: 1,
+                        worker: 1,
+                        delivery: 1,
+                        how: HandlerEnd::Finished,
+                    },
+                ),
             ],
             ledger: Ledger {
                 calls: vec![CallRecord {
@@ -117,13 +216,34 @@ mod tests {
                     ended: Some(34 * S),
                     outcome: CallOutcome::Accepted,
                 }],
-                effects: vec![EffectRecord { seq: Some(1), at: 0, worker: 1, delivery: 1, source: EffectSource::Provider }],
+                effects: vec![EffectRecord {
+                    seq: Some(1),
+                    at: 0,
+                    worker: 1,
+                    delivery: 1,
+                    source: EffectSource::Provider,
+                }],
             },
             ..RunRecord::default()
         };
         let t = trace(&r, "msg-1").unwrap();
-        let steps: Vec<&str> = t[1..].iter().map(|l| l.split_whitespace().nth(1).unwrap()).collect();
-        assert_eq!(steps, ["published", "delivered", "call", "EFFECT", "lease", "call", "ack", "handler"]);
+        let steps: Vec<&str> = t[1..]
+            .iter()
+            .map(|l| l.split_whitespace().nth(1).unwrap())
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                "published",
+                "delivered",
+                "call",
+                "EFFECT",
+                "lease",
+                "call",
+                "ack",
+                "handler"
+            ]
+        );
         assert!(t[7].contains("STALE: refused"), "{}", t[7]);
         assert!(trace(&r, "msg-2").is_none());
     }

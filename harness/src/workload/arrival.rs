@@ -7,7 +7,12 @@ use crate::profile::{Arrival, RateProcess};
 use crate::record::{nanos, Nanos};
 
 /// Publish instants in `[0, duration)`, at most `cap` of them, ascending.
-pub fn arrival_times(arrival: &Arrival, duration: Nanos, cap: u64, rng: &mut ChaCha8Rng) -> Vec<Nanos> {
+pub fn arrival_times(
+    arrival: &Arrival,
+    duration: Nanos,
+    cap: u64,
+    rng: &mut ChaCha8Rng,
+) -> Vec<Nanos> {
     let mut out = Vec::new();
     match arrival {
         Arrival::Every(period) => {
@@ -18,7 +23,10 @@ pub fn arrival_times(arrival: &Arrival, duration: Nanos, cap: u64, rng: &mut Cha
                 t += period;
             }
         }
-        Arrival::Rate { rate_per_s, process } => {
+        Arrival::Rate {
+            rate_per_s,
+            process,
+        } => {
             let mean_gap = 1e9 / rate_per_s;
             let mut t = 0.0f64;
             if *process == RateProcess::Poisson {
@@ -33,7 +41,13 @@ pub fn arrival_times(arrival: &Arrival, duration: Nanos, cap: u64, rng: &mut Cha
             }
         }
         Arrival::At(times) => {
-            out.extend(times.iter().map(|d| nanos(*d)).filter(|&t| t < duration).take(cap as usize));
+            out.extend(
+                times
+                    .iter()
+                    .map(|d| nanos(*d))
+                    .filter(|&t| t < duration)
+                    .take(cap as usize),
+            );
             out.sort_unstable();
         }
     }
@@ -68,10 +82,16 @@ mod tests {
     #[test]
     fn poisson_rate_is_about_right_and_uniform_is_exact() {
         let mut rng = seed::stream(1, "w");
-        let p = Arrival::Rate { rate_per_s: 10.0, process: RateProcess::Poisson };
+        let p = Arrival::Rate {
+            rate_per_s: 10.0,
+            process: RateProcess::Poisson,
+        };
         let n = arrival_times(&p, 1000 * S, u64::MAX, &mut rng).len();
         assert!((9_500..10_500).contains(&n), "{n}");
-        let u = Arrival::Rate { rate_per_s: 4.0, process: RateProcess::Uniform };
+        let u = Arrival::Rate {
+            rate_per_s: 4.0,
+            process: RateProcess::Uniform,
+        };
         let t = arrival_times(&u, 1 * S, u64::MAX, &mut rng);
         assert_eq!(t, vec![0, 250_000_000, 500_000_000, 750_000_000]);
     }
@@ -79,7 +99,14 @@ mod tests {
     #[test]
     fn explicit_instants_are_kept_inside_the_window() {
         let mut rng = seed::stream(1, "w");
-        let a = Arrival::At(vec![Duration::from_secs(3), Duration::ZERO, Duration::from_secs(99)]);
-        assert_eq!(arrival_times(&a, 10 * S, u64::MAX, &mut rng), vec![0, 3 * S]);
+        let a = Arrival::At(vec![
+            Duration::from_secs(3),
+            Duration::ZERO,
+            Duration::from_secs(99),
+        ]);
+        assert_eq!(
+            arrival_times(&a, 10 * S, u64::MAX, &mut rng),
+            vec![0, 3 * S]
+        );
     }
 }

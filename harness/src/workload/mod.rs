@@ -48,7 +48,11 @@ impl Plan {
 
     /// The body a consumer receives for message `seq`.
     pub fn body(&self, seq: Seq) -> String {
-        ackbench_targets::message::body(&self.key(seq), u64::from(seq), self.poison[(seq - 1) as usize])
+        ackbench_targets::message::body(
+            &self.key(seq),
+            u64::from(seq),
+            self.poison[(seq - 1) as usize],
+        )
     }
 }
 

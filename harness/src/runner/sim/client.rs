@@ -48,7 +48,11 @@ impl Future for OpWait {
 
 impl SimClient {
     fn wait(&self, op: OpId) -> OpWait {
-        OpWait { world: self.world.clone(), worker: self.worker, op }
+        OpWait {
+            world: self.world.clone(),
+            worker: self.worker,
+            op,
+        }
     }
 
     /// An operation that never completes: the worker is doomed and will be dropped.
@@ -77,7 +81,11 @@ impl QueueClient for SimClient {
             unreachable!("a receive completes with a delivery")
         };
         let body = self.world.borrow().plan.body(h.receipt.seq);
-        Ok(Delivery { receipt: h.receipt, body, receive_count: h.receive_count })
+        Ok(Delivery {
+            receipt: h.receipt,
+            body,
+            receive_count: h.receive_count,
+        })
     }
 
     async fn ack(&self, receipt: &Receipt) -> Result<(), QueueError> {
@@ -89,7 +97,11 @@ impl QueueClient for SimClient {
         }
     }
 
-    async fn change_visibility(&self, receipt: &Receipt, timeout: Duration) -> Result<(), QueueError> {
+    async fn change_visibility(
+        &self,
+        receipt: &Receipt,
+        timeout: Duration,
+    ) -> Result<(), QueueError> {
         let mut w = self.world.borrow_mut();
         let w = &mut *w;
         w.broker
@@ -107,7 +119,8 @@ impl ProviderClient for SimClient {
             let now = w.now;
             let seq = w.seq_of(req.key);
             let slot = w.slot(self.worker);
-            let (incarnation, delivery) = (slot.incarnation, slot.handling.map_or(0, |h| h.delivery));
+            let (incarnation, delivery) =
+                (slot.incarnation, slot.handling.map_or(0, |h| h.delivery));
             let plan = w.provider.plan(now, seq);
             let call = w.ledger.start_call(CallStart {
                 seq,
@@ -129,12 +142,23 @@ impl ProviderClient for SimClient {
                     (Some(t), latency) if latency.is_none_or(|l| t < l) => w.schedule(
                         now + t,
                         CLASS_HANDLER,
-                        TimerKind::ClientTimeout { worker, incarnation, op, call },
+                        TimerKind::ClientTimeout {
+                            worker,
+                            incarnation,
+                            op,
+                            call,
+                        },
                     ),
                     (_, Some(latency)) => w.schedule(
                         now + latency,
                         CLASS_HANDLER,
-                        TimerKind::Answer { worker, incarnation, op, call, outcome: plan.outcome },
+                        TimerKind::Answer {
+                            worker,
+                            incarnation,
+                            op,
+                            call,
+                            outcome: plan.outcome,
+                        },
                     ),
                     (_, None) => {}
                 }
@@ -164,7 +188,15 @@ impl Runtime for SimClient {
             let op = w.new_op();
             let incarnation = w.slot(self.worker).incarnation;
             let at = w.now + nanos(d);
-            w.schedule(at, CLASS_HANDLER, TimerKind::Wake { worker: self.worker, incarnation, op });
+            w.schedule(
+                at,
+                CLASS_HANDLER,
+                TimerKind::Wake {
+                    worker: self.worker,
+                    incarnation,
+                    op,
+                },
+            );
             op
         };
         self.wait(op).await;
@@ -195,7 +227,13 @@ impl Runtime for SimClient {
         let seq = held.or_else(|| Order::key_of(body).and_then(|k| w.seq_of(&k)));
         if let Some(seq) = seq {
             let at = w.now;
-            w.events.push(Event { at, kind: EventKind::Rejected { seq, worker: self.worker } });
+            w.events.push(Event {
+                at,
+                kind: EventKind::Rejected {
+                    seq,
+                    worker: self.worker,
+                },
+            });
         }
     }
 }
@@ -209,7 +247,8 @@ impl Store for SimClient {
         let delivery = w.slot(self.worker).handling.map_or(0, |h| h.delivery);
         for key in w.tables.take_effects() {
             let seq = w.seq_of(&key);
-            w.ledger.effect(seq, w.now, self.worker, delivery, EffectSource::Store);
+            w.ledger
+                .effect(seq, w.now, self.worker, delivery, EffectSource::Store);
         }
         out
     }

@@ -10,9 +10,7 @@ use ackbench_targets::worker::run_worker;
 use ackbench_targets::{BuiltinTarget, Crash, ProviderError};
 
 use super::client::SimClient;
-use super::world::{
-    Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR,
-};
+use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR};
 use crate::broker::{Broker, BrokerConfig};
 use crate::chaos::KillSchedule;
 use crate::profile::Scenario;
@@ -67,7 +65,10 @@ pub fn run(scenario: &Scenario) -> Result<RunRecord, RunError> {
 
     // Worker tasks hold clients that point at the world: they are gone once the run ends.
     ex.tasks.clear();
-    let world = Rc::try_unwrap(ex.world).ok().expect("no worker outlives the run").into_inner();
+    let world = Rc::try_unwrap(ex.world)
+        .ok()
+        .expect("no worker outlives the run")
+        .into_inner();
     Ok(RunRecord {
         messages: world.messages,
         events: world.events,
@@ -172,14 +173,21 @@ impl Executor {
                     break;
                 }
                 let slot = &w.workers[i];
-                let (id, Some(op)) = (slot.id, slot.waiting) else { continue };
+                let (id, Some(op)) = (slot.id, slot.waiting) else {
+                    continue;
+                };
                 if !slot.alive {
                     continue;
                 }
-                let Some(h) = w.broker.receive(w.now, id, &mut w.events) else { break };
+                let Some(h) = w.broker.receive(w.now, id, &mut w.events) else {
+                    break;
+                };
                 let slot = &mut w.workers[i];
                 slot.waiting = None;
-                slot.handling = Some(Handling { seq: h.receipt.seq, delivery: h.receive_count });
+                slot.handling = Some(Handling {
+                    seq: h.receipt.seq,
+                    delivery: h.receive_count,
+                });
                 slot.results.push((op, OpResult::Delivery(h)));
                 w.kill_point(id, "received", Some(h.receipt.seq), h.receive_count);
                 handed.push(id);
@@ -212,9 +220,14 @@ impl Executor {
                 return;
             }
             TimerKind::TimedKill { rule } => {
-                let busy: Vec<WorkerId> =
-                    w.workers.iter().filter(|s| s.alive && s.handling.is_some()).map(|s| s.id).collect();
-                let alive: Vec<WorkerId> = w.workers.iter().filter(|s| s.alive).map(|s| s.id).collect();
+                let busy: Vec<WorkerId> = w
+                    .workers
+                    .iter()
+                    .filter(|s| s.alive && s.handling.is_some())
+                    .map(|s| s.id)
+                    .collect();
+                let alive: Vec<WorkerId> =
+                    w.workers.iter().filter(|s| s.alive).map(|s| s.id).collect();
                 let now = w.now;
                 let candidates = if busy.is_empty() { alive } else { busy };
                 let (victim, next) = w.kills.fire_timed(rule, now, &candidates);
@@ -225,31 +238,51 @@ impl Executor {
                 w.slot(victim).doom = Some(Doom::Killed { rule });
                 victim
             }
-            TimerKind::DelayedKill { worker, incarnation, rule } => {
+            TimerKind::DelayedKill {
+                worker,
+                incarnation,
+                rule,
+            } => {
                 if !current(&mut w, worker, incarnation) {
                     return;
                 }
                 w.slot(worker).doom = Some(Doom::Killed { rule });
                 worker
             }
-            TimerKind::Wake { worker, incarnation, op } => {
+            TimerKind::Wake {
+                worker,
+                incarnation,
+                op,
+            } => {
                 if !current(&mut w, worker, incarnation) {
                     return;
                 }
                 w.slot(worker).results.push((op, OpResult::Unit));
                 worker
             }
-            TimerKind::ClientTimeout { worker, incarnation, op, call } => {
+            TimerKind::ClientTimeout {
+                worker,
+                incarnation,
+                op,
+                call,
+            } => {
                 if !current(&mut w, worker, incarnation) {
                     return;
                 }
                 w.ledger.abandon(call, CallOutcome::TimedOut);
                 let s = w.slot(worker);
                 s.open_calls.retain(|&c| c != call);
-                s.results.push((op, OpResult::Call(Err(ProviderError::Timeout))));
+                s.results
+                    .push((op, OpResult::Call(Err(ProviderError::Timeout))));
                 worker
             }
-            TimerKind::Answer { worker, incarnation, op, call, outcome } => {
+            TimerKind::Answer {
+                worker,
+                incarnation,
+                op,
+                call,
+                outcome,
+            } => {
                 if !current(&mut w, worker, incarnation) {
                     return;
                 }
@@ -276,7 +309,10 @@ impl Executor {
 
     /// Starts (or restarts) worker `id`'s task and runs it until it waits.
     fn start(&mut self, id: WorkerId) {
-        let client = SimClient { world: self.world.clone(), worker: id };
+        let client = SimClient {
+            world: self.world.clone(),
+            worker: id,
+        };
         let target = self.target.clone();
         let task: Task = Box::pin(async move { run_worker(&target, &client).await });
         self.tasks[(id - 1) as usize] = Some(task);
@@ -293,7 +329,10 @@ impl Executor {
             }
             s.alive = true;
             s.incarnation += 1;
-            w.events.push(crate::record::Event { at: now, kind: EventKind::WorkerRestarted { worker: id } });
+            w.events.push(crate::record::Event {
+                at: now,
+                kind: EventKind::WorkerRestarted { worker: id },
+            });
         }
         self.start(id);
     }
@@ -310,12 +349,20 @@ impl Executor {
         match outcome {
             Poll::Ready(_crash) => {
                 self.tasks[i] = None;
-                w.bury(id, HandlerEnd::Crashed, EventKind::WorkerCrashed { worker: id });
+                w.bury(
+                    id,
+                    HandlerEnd::Crashed,
+                    EventKind::WorkerCrashed { worker: id },
+                );
             }
             Poll::Pending => {
                 if let Some(Doom::Killed { rule }) = w.slot(id).doom {
                     self.tasks[i] = None;
-                    w.bury(id, HandlerEnd::Killed, EventKind::WorkerKilled { worker: id, rule });
+                    w.bury(
+                        id,
+                        HandlerEnd::Killed,
+                        EventKind::WorkerKilled { worker: id, rule },
+                    );
                 }
             }
         }

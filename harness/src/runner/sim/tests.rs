@@ -18,7 +18,11 @@ pub(super) fn base() -> Scenario {
         description: String::new(),
         mode: Mode::Sim,
         seed: 1,
-        run: RunSpec { duration: secs(1), drain: secs(3600), sample_every: None },
+        run: RunSpec {
+            duration: secs(1),
+            drain: secs(3600),
+            sample_every: None,
+        },
         broker: BrokerSpec {
             kind: BrokerKind::Embedded,
             visibility_timeout: secs(30),
@@ -44,7 +48,10 @@ pub(super) fn base() -> Scenario {
         },
         chaos: vec![],
         redrive: None,
-        budgets: Budgets { late_after: secs(300), ..Budgets::default() },
+        budgets: Budgets {
+            late_after: secs(300),
+            ..Budgets::default()
+        },
     }
 }
 
@@ -60,7 +67,9 @@ fn acks(r: &RunRecord) -> Vec<(u64, u32, AckOutcome)> {
     r.events
         .iter()
         .filter_map(|e| match e.kind {
-            EventKind::Acked { delivery, outcome, .. } => Some((e.at / S, delivery, outcome)),
+            EventKind::Acked {
+                delivery, outcome, ..
+            } => Some((e.at / S, delivery, outcome)),
             _ => None,
         })
         .collect()
@@ -77,7 +86,13 @@ fn healthy_single_message_is_delivered_once_and_acked() {
     assert_eq!(r.ledger.effects[0].at, 0);
     assert_eq!(r.end, 10 * S);
     assert!(r.events.iter().any(|e| e.at == 10 * S
-        && matches!(e.kind, EventKind::HandlerEnded { how: HandlerEnd::Finished, .. })));
+        && matches!(
+            e.kind,
+            EventKind::HandlerEnded {
+                how: HandlerEnd::Finished,
+                ..
+            }
+        )));
 }
 
 #[test]
@@ -97,27 +112,67 @@ fn lease_shorter_than_the_work_under_each_stale_ack_policy() {
     s.broker.max_receives = 3;
     s.consumer.workers = 2;
     for (policy, outcomes) in [
-        (StaleAck::Reject, [AckOutcome::StaleRejected, AckOutcome::StaleGone, AckOutcome::StaleGone]),
-        (StaleAck::Ignore, [AckOutcome::StaleIgnored, AckOutcome::StaleGone, AckOutcome::StaleGone]),
+        (
+            StaleAck::Reject,
+            [
+                AckOutcome::StaleRejected,
+                AckOutcome::StaleGone,
+                AckOutcome::StaleGone,
+            ],
+        ),
+        (
+            StaleAck::Ignore,
+            [
+                AckOutcome::StaleIgnored,
+                AckOutcome::StaleGone,
+                AckOutcome::StaleGone,
+            ],
+        ),
     ] {
         s.broker.stale_ack = policy;
         let r = run(&s);
         let a = acks(&r);
         assert_eq!(
             a,
-            vec![(10, 1, outcomes[0]), (14, 2, outcomes[1]), (20, 3, outcomes[2])],
+            vec![
+                (10, 1, outcomes[0]),
+                (14, 2, outcomes[1]),
+                (20, 3, outcomes[2])
+            ],
             "{policy:?}"
         );
-        assert_eq!(r.ledger.effects.iter().map(|e| e.at / S).collect::<Vec<_>>(), vec![0, 4, 10]);
-        assert_eq!(count(&r, |k| matches!(k, EventKind::DeadLettered { delivery: 3, .. })), 1);
+        assert_eq!(
+            r.ledger
+                .effects
+                .iter()
+                .map(|e| e.at / S)
+                .collect::<Vec<_>>(),
+            vec![0, 4, 10]
+        );
+        assert_eq!(
+            count(&r, |k| matches!(
+                k,
+                EventKind::DeadLettered { delivery: 3, .. }
+            )),
+            1
+        );
         assert_eq!(r.end, 20 * S, "drained when the last handler ends");
     }
     // delete: w1's stale ack at 10 deletes the message d2 (w2) still holds; no d3, no DLQ.
     s.broker.stale_ack = StaleAck::Delete;
     let r = run(&s);
-    assert_eq!(acks(&r), vec![(10, 1, AckOutcome::StaleDeleted), (14, 2, AckOutcome::StaleGone)]);
+    assert_eq!(
+        acks(&r),
+        vec![
+            (10, 1, AckOutcome::StaleDeleted),
+            (14, 2, AckOutcome::StaleGone)
+        ]
+    );
     assert_eq!(r.ledger.effects.len(), 2);
-    assert_eq!(count(&r, |k| matches!(k, EventKind::DeadLettered { .. })), 0);
+    assert_eq!(
+        count(&r, |k| matches!(k, EventKind::DeadLettered { .. })),
+        0
+    );
 }
 
 #[test]
@@ -138,13 +193,33 @@ fn effect_at_response_counts_only_answers() {
         delay: Duration::ZERO,
     })];
     let r = run(&s);
-    assert_eq!(r.ledger.effects.iter().map(|e| e.at / S).collect::<Vec<_>>(), vec![0, 30]);
+    assert_eq!(
+        r.ledger
+            .effects
+            .iter()
+            .map(|e| e.at / S)
+            .collect::<Vec<_>>(),
+        vec![0, 30]
+    );
     assert_eq!(r.ledger.calls[0].outcome, CallOutcome::Abandoned);
-    assert_eq!(count(&r, |k| matches!(k, EventKind::WorkerKilled { .. })), 1);
-    assert_eq!(count(&r, |k| matches!(k, EventKind::WorkerRestarted { .. })), 1);
+    assert_eq!(
+        count(&r, |k| matches!(k, EventKind::WorkerKilled { .. })),
+        1
+    );
+    assert_eq!(
+        count(&r, |k| matches!(k, EventKind::WorkerRestarted { .. })),
+        1
+    );
     s.provider.effect_at = EffectAt::Response;
     let r = run(&s);
-    assert_eq!(r.ledger.effects.iter().map(|e| e.at / S).collect::<Vec<_>>(), vec![40]);
+    assert_eq!(
+        r.ledger
+            .effects
+            .iter()
+            .map(|e| e.at / S)
+            .collect::<Vec<_>>(),
+        vec![40]
+    );
 }
 
 #[test]
@@ -167,7 +242,10 @@ fn per_message_latencies_with_several_workers() {
         })
         .collect();
     assert_eq!(delivered, vec![(0, 1, 1), (1, 2, 2), (2, 3, 2)]);
-    assert_eq!(acks(&r).iter().map(|a| a.0).collect::<Vec<_>>(), vec![2, 5, 5]);
+    assert_eq!(
+        acks(&r).iter().map(|a| a.0).collect::<Vec<_>>(),
+        vec![2, 5, 5]
+    );
     assert_eq!(r.end, 5 * S);
 }
 
@@ -175,21 +253,45 @@ fn per_message_latencies_with_several_workers() {
 fn reference_incident_counts() {
     // DOMAIN.md's incident: 108 orders every 50 s, 4 workers, lease 30 s, limit 3, 31-40 s.
     let mut s = base();
-    s.run = RunSpec { duration: secs(5400), drain: secs(1800), sample_every: None };
-    s.workload = WorkloadSpec { arrival: Arrival::Every(secs(50)), count: Some(108), poison: Poison::None, keys: None };
+    s.run = RunSpec {
+        duration: secs(5400),
+        drain: secs(1800),
+        sample_every: None,
+    };
+    s.workload = WorkloadSpec {
+        arrival: Arrival::Every(secs(50)),
+        count: Some(108),
+        poison: Poison::None,
+        keys: None,
+    };
     s.broker.max_receives = 3;
     s.consumer.workers = 4;
-    s.provider.latency = LatencyDist::Uniform { min: secs(31), max: secs(40) };
+    s.provider.latency = LatencyDist::Uniform {
+        min: secs(31),
+        max: secs(40),
+    };
     let r = run(&s);
     assert_eq!(r.messages.len(), 108);
     assert_eq!(count(&r, |k| matches!(k, EventKind::Delivered { .. })), 324);
     assert_eq!(r.ledger.effects.len(), 324);
-    assert_eq!(count(&r, |k| matches!(k, EventKind::DeadLettered { .. })), 108);
-    assert_eq!(count(&r, |k| matches!(k, EventKind::Acked { outcome, .. } if outcome.is_stale())), 324);
+    assert_eq!(
+        count(&r, |k| matches!(k, EventKind::DeadLettered { .. })),
+        108
+    );
+    assert_eq!(
+        count(
+            &r,
+            |k| matches!(k, EventKind::Acked { outcome, .. } if outcome.is_stale())
+        ),
+        324
+    );
     s.consumer.target = "ack-before-work".into();
     let r = run(&s);
     assert_eq!(r.ledger.effects.len(), 108);
-    assert_eq!(count(&r, |k| matches!(k, EventKind::DeadLettered { .. })), 0);
+    assert_eq!(
+        count(&r, |k| matches!(k, EventKind::DeadLettered { .. })),
+        0
+    );
 }
 
 #[test]
@@ -200,8 +302,14 @@ fn poison_crashes_the_worker_until_the_dlq_takes_it() {
     s.workload.poison = Poison::First(1);
     s.broker.max_receives = 2;
     let r = run(&s);
-    assert_eq!(count(&r, |k| matches!(k, EventKind::WorkerCrashed { .. })), 2);
-    assert!(r.events.iter().any(|e| e.at == 60 * S && matches!(e.kind, EventKind::DeadLettered { .. })));
+    assert_eq!(
+        count(&r, |k| matches!(k, EventKind::WorkerCrashed { .. })),
+        2
+    );
+    assert!(r
+        .events
+        .iter()
+        .any(|e| e.at == 60 * S && matches!(e.kind, EventKind::DeadLettered { .. })));
     assert!(r.ledger.effects.is_empty());
     // dead_letter: acked at once and recorded as rejected.
     s.consumer.options.on_poison = OnPoison::DeadLetter;
@@ -215,13 +323,19 @@ fn same_seed_same_record_other_seed_other_latencies() {
     let mut s = base();
     s.run.duration = secs(600);
     s.workload = WorkloadSpec {
-        arrival: Arrival::Rate { rate_per_s: 2.0, process: RateProcess::Poisson },
+        arrival: Arrival::Rate {
+            rate_per_s: 2.0,
+            process: RateProcess::Poisson,
+        },
         count: None,
         poison: Poison::None,
         keys: None,
     };
     s.consumer.workers = 8;
-    s.provider.latency = LatencyDist::LogNormal { median: Duration::from_millis(240), p99: Duration::from_millis(900) };
+    s.provider.latency = LatencyDist::LogNormal {
+        median: Duration::from_millis(240),
+        p99: Duration::from_millis(900),
+    };
     let a = run(&s);
     let b = run(&s);
     assert_eq!(a.events, b.events);
@@ -247,9 +361,22 @@ fn redrive_moves_the_dlq_back_and_each_entry_runs_again() {
     s.broker.max_receives = 1;
     s.redrive = Some(secs(100));
     let r = run(&s);
-    assert_eq!(r.ledger.effects.iter().map(|e| e.at / S).collect::<Vec<_>>(), vec![0, 100]);
+    assert_eq!(
+        r.ledger
+            .effects
+            .iter()
+            .map(|e| e.at / S)
+            .collect::<Vec<_>>(),
+        vec![0, 100]
+    );
     assert_eq!(count(&r, |k| matches!(k, EventKind::Redriven { .. })), 1);
-    assert_eq!(acks(&r), vec![(40, 1, AckOutcome::StaleGone), (110, 1, AckOutcome::Deleted)]);
+    assert_eq!(
+        acks(&r),
+        vec![
+            (40, 1, AckOutcome::StaleGone),
+            (110, 1, AckOutcome::Deleted)
+        ]
+    );
 }
 
 #[test]
@@ -259,10 +386,23 @@ fn a_hung_call_ends_only_by_the_clients_own_timeout() {
     // 30 s answers after 10 s: ack at 40 s. Two effects: the hang cost a duplicate.
     let mut s = base();
     s.consumer.options.http_timeout = Some(secs(15));
-    s.provider.phases = vec![Phase { from: secs(0), to: secs(10), latency: None, errors: None, hang: Some(1.0) }];
+    s.provider.phases = vec![Phase {
+        from: secs(0),
+        to: secs(10),
+        latency: None,
+        errors: None,
+        hang: Some(1.0),
+    }];
     let r = run(&s);
     assert_eq!(r.ledger.calls[0].outcome, CallOutcome::TimedOut);
-    assert_eq!(r.ledger.effects.iter().map(|e| e.at / S).collect::<Vec<_>>(), vec![0, 30]);
+    assert_eq!(
+        r.ledger
+            .effects
+            .iter()
+            .map(|e| e.at / S)
+            .collect::<Vec<_>>(),
+        vec![0, 30]
+    );
     assert_eq!(acks(&r), vec![(40, 2, AckOutcome::Deleted)]);
     // Without a client timeout the worker waits for ever: the run ends at its drain limit with
     // the message unfinished (leased again and again by nobody: the worker is stuck).
@@ -274,4 +414,3 @@ fn a_hung_call_ends_only_by_the_clients_own_timeout() {
 fn nanos_of(d: Duration) -> u64 {
     crate::record::nanos(d)
 }
-

@@ -22,12 +22,19 @@ fn kill_at(point: KillPoint, delivery: Option<u32>, delay: Duration) -> ChaosRul
 
 fn incident() -> Scenario {
     let mut s = base();
-    s.run = RunSpec { duration: secs(5400), drain: secs(1800), sample_every: None };
+    s.run = RunSpec {
+        duration: secs(5400),
+        drain: secs(1800),
+        sample_every: None,
+    };
     s.workload.arrival = Arrival::Every(secs(50));
     s.workload.count = Some(108);
     s.broker.max_receives = 3;
     s.consumer.workers = 4;
-    s.provider.latency = LatencyDist::Uniform { min: secs(31), max: secs(40) };
+    s.provider.latency = LatencyDist::Uniform {
+        min: secs(31),
+        max: secs(40),
+    };
     s
 }
 
@@ -49,7 +56,10 @@ fn claim_then_send_turns_the_incident_into_one_email_each() {
     let r = run(&s);
     assert_eq!(r.ledger.effects.len(), 108);
     assert!(effects_per_key(&r).iter().all(|&n| n == 1));
-    assert_eq!(count(&r, |k| matches!(k, EventKind::DeadLettered { .. })), 0);
+    assert_eq!(
+        count(&r, |k| matches!(k, EventKind::DeadLettered { .. })),
+        0
+    );
     assert_eq!(count(&r, |k| matches!(k, EventKind::Delivered { .. })), 324);
     let first = &r.messages[0];
     assert_eq!(first.published_at, 0);
@@ -72,7 +82,13 @@ fn heartbeat_keeps_the_lease_through_a_slow_call() {
     let r = run(&s);
     assert_eq!(r.ledger.effects.len(), 108);
     assert_eq!(count(&r, |k| matches!(k, EventKind::Delivered { .. })), 108);
-    assert_eq!(count(&r, |k| matches!(k, EventKind::Acked { outcome, .. } if outcome.is_stale())), 0);
+    assert_eq!(
+        count(
+            &r,
+            |k| matches!(k, EventKind::Acked { outcome, .. } if outcome.is_stale())
+        ),
+        0
+    );
     assert!(count(&r, |k| matches!(k, EventKind::VisibilityChanged { .. })) >= 3 * 108);
 }
 
@@ -106,12 +122,28 @@ fn store_targets_never_duplicate_under_kills_after_the_commit() {
         s.run.duration = secs(100);
         s.workload.count = Some(20);
         s.consumer.workers = 3;
-        s.chaos = vec![kill_at(KillPoint::Checkpoint("committed".into()), Some(1), Duration::ZERO)];
+        s.chaos = vec![kill_at(
+            KillPoint::Checkpoint("committed".into()),
+            Some(1),
+            Duration::ZERO,
+        )];
         let r = run(&s);
-        assert_eq!(count(&r, |k| matches!(k, EventKind::WorkerKilled { .. })), 20, "{target}");
+        assert_eq!(
+            count(&r, |k| matches!(k, EventKind::WorkerKilled { .. })),
+            20,
+            "{target}"
+        );
         assert!(effects_per_key(&r).iter().all(|&n| n == 1), "{target}");
-        assert!(r.ledger.effects.iter().all(|e| e.source == EffectSource::Store));
-        assert_eq!(count(&r, |k| matches!(k, EventKind::Delivered { .. })), 40, "{target}");
+        assert!(r
+            .ledger
+            .effects
+            .iter()
+            .all(|e| e.source == EffectSource::Store));
+        assert_eq!(
+            count(&r, |k| matches!(k, EventKind::Delivered { .. })),
+            40,
+            "{target}"
+        );
     }
 }
 
@@ -123,7 +155,10 @@ fn kills_after_the_answer_duplicate_exactly_once_each_with_ack_after_work() {
     s.consumer.workers = 3;
     s.chaos = vec![kill_at(KillPoint::CallAnswered, Some(1), Duration::ZERO)];
     let r = run(&s);
-    assert_eq!(count(&r, |k| matches!(k, EventKind::WorkerKilled { .. })), 20);
+    assert_eq!(
+        count(&r, |k| matches!(k, EventKind::WorkerKilled { .. })),
+        20
+    );
     assert_eq!(r.ledger.effects.len(), 40);
     assert!(effects_per_key(&r).iter().all(|&n| n == 2));
 }
@@ -137,7 +172,11 @@ fn kill_right_after_the_claim_recovers_on_the_last_delivery() {
     s.consumer.target = "claim-then-send".into();
     s.broker.max_receives = 3;
     s.consumer.workers = 2;
-    s.chaos = vec![kill_at(KillPoint::Checkpoint("claimed".into()), Some(1), secs(1))];
+    s.chaos = vec![kill_at(
+        KillPoint::Checkpoint("claimed".into()),
+        Some(1),
+        secs(1),
+    )];
     let r = run(&s);
     let d: Vec<(u64, u32)> = r
         .events
@@ -149,5 +188,12 @@ fn kill_right_after_the_claim_recovers_on_the_last_delivery() {
         .collect();
     assert_eq!(d, vec![(0, 1), (30, 2), (150, 3)]);
     // The kill at 1 s lands during the call: with effect_at request the first email was sent.
-    assert_eq!(r.ledger.effects.iter().map(|e| e.at / S).collect::<Vec<_>>(), vec![0, 150]);
+    assert_eq!(
+        r.ledger
+            .effects
+            .iter()
+            .map(|e| e.at / S)
+            .collect::<Vec<_>>(),
+        vec![0, 150]
+    );
 }

@@ -31,13 +31,36 @@ pub(super) const CLASS_HANDLER: u8 = 3;
 
 #[derive(Debug, Clone)]
 pub(super) enum TimerKind {
-    Restart { worker: WorkerId },
-    TimedKill { rule: u32 },
+    Restart {
+        worker: WorkerId,
+    },
+    TimedKill {
+        rule: u32,
+    },
     Redrive,
-    Wake { worker: WorkerId, incarnation: u32, op: OpId },
-    Answer { worker: WorkerId, incarnation: u32, op: OpId, call: CallId, outcome: CallOutcome },
-    ClientTimeout { worker: WorkerId, incarnation: u32, op: OpId, call: CallId },
-    DelayedKill { worker: WorkerId, incarnation: u32, rule: u32 },
+    Wake {
+        worker: WorkerId,
+        incarnation: u32,
+        op: OpId,
+    },
+    Answer {
+        worker: WorkerId,
+        incarnation: u32,
+        op: OpId,
+        call: CallId,
+        outcome: CallOutcome,
+    },
+    ClientTimeout {
+        worker: WorkerId,
+        incarnation: u32,
+        op: OpId,
+        call: CallId,
+    },
+    DelayedKill {
+        worker: WorkerId,
+        incarnation: u32,
+        rule: u32,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -178,7 +201,12 @@ impl World {
 
     pub fn schedule(&mut self, at: Nanos, class: u8, kind: TimerKind) {
         self.next_order += 1;
-        self.timers.push(Reverse(Timer { at, class, order: self.next_order, kind }));
+        self.timers.push(Reverse(Timer {
+            at,
+            class,
+            order: self.next_order,
+            kind,
+        }));
     }
 
     /// The next timer if it is due at or before `t`.
@@ -215,7 +243,11 @@ impl World {
                 self.key_index.insert(key.clone(), seq);
             }
             let poison = self.plan.poison[(seq - 1) as usize];
-            self.messages.push(MessageRecord { key, published_at: self.now, poison });
+            self.messages.push(MessageRecord {
+                key,
+                published_at: self.now,
+                poison,
+            });
         }
     }
 
@@ -244,19 +276,36 @@ impl World {
             let at = self.now;
             self.events.push(Event {
                 at,
-                kind: EventKind::HandlerEnded { seq: h.seq, worker: w, delivery: h.delivery, how },
+                kind: EventKind::HandlerEnded {
+                    seq: h.seq,
+                    worker: w,
+                    delivery: h.delivery,
+                    how,
+                },
             });
         }
     }
 
     /// Checks the kill rules at a handler point. A kill without delay dooms the worker (it dies
     /// when its current poll returns); a delayed one is scheduled. Returns true if doomed now.
-    pub fn kill_point(&mut self, w: WorkerId, point: &str, seq: Option<Seq>, delivery: u32) -> bool {
+    pub fn kill_point(
+        &mut self,
+        w: WorkerId,
+        point: &str,
+        seq: Option<Seq>,
+        delivery: u32,
+    ) -> bool {
         if self.kills.is_empty() {
             return false;
         }
         let key = seq.map_or("", |s| self.messages[(s - 1) as usize].key.as_str());
-        let hit = PointHit { point, worker: w, key, delivery, now: self.now };
+        let hit = PointHit {
+            point,
+            worker: w,
+            key,
+            delivery,
+            now: self.now,
+        };
         match self.kills.at_point(hit) {
             Some((rule, 0)) => {
                 self.slot(w).doom = Some(Doom::Killed { rule });
@@ -265,7 +314,15 @@ impl World {
             Some((rule, delay)) => {
                 let incarnation = self.slot(w).incarnation;
                 let at = self.now + delay;
-                self.schedule(at, CLASS_HANDLER, TimerKind::DelayedKill { worker: w, incarnation, rule });
+                self.schedule(
+                    at,
+                    CLASS_HANDLER,
+                    TimerKind::DelayedKill {
+                        worker: w,
+                        incarnation,
+                        rule,
+                    },
+                );
                 false
             }
             None => false,
