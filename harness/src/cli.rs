@@ -53,6 +53,13 @@ pub struct RunArgs {
     /// Seed for all randomness (overrides the profile's `seed`); printed with every run.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Print one message's life in time order (publish, deliveries with worker and lease end,
+    /// calls and effects, acks and whether they were stale, visibility changes, kills, DLQ,
+    /// redrive) and write it to the report as trace-KEY.txt; repeatable.
+    ///
+    /// Example: --trace msg-1
+    #[arg(long, value_name = "KEY")]
+    pub trace: Vec<String>,
     /// Print only the verdict line.
     #[arg(long, short)]
     pub quiet: bool,

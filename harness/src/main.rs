@@ -53,6 +53,10 @@ fn run(args: RunArgs) -> i32 {
         );
         return exit::BAD_INPUT;
     }
+    if let Err(e) = check_trace_keys(&scenario, &args.trace) {
+        eprintln!("error: {e}");
+        return exit::BAD_INPUT;
+    }
     let reproduce = reproduce_command(&args, scenario.seed);
     let out = args
         .out
@@ -97,10 +101,24 @@ fn run(args: RunArgs) -> i32 {
         eprintln!("error: cannot write the report to {}: {e}", out.display());
         return exit::RUN_FAILED;
     }
+    let mut traces = Vec::new();
+    for key in &args.trace {
+        let lines = report::trace::trace(&record, key).unwrap_or_default();
+        let text = lines.join("\n") + "\n";
+        let path = out.join(format!("trace-{key}.txt"));
+        if let Err(e) = std::fs::write(&path, &text) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return exit::RUN_FAILED;
+        }
+        traces.push(text);
+    }
     if args.quiet {
         println!("{}: {}", scenario.name, summary.verdict);
     } else {
         print!("{}", report::console::table(&summary));
+        for text in &traces {
+            print!("\n{text}");
+        }
         println!("report: {}", out.display());
         println!("reproduce: {reproduce}");
     }
@@ -111,6 +129,32 @@ fn run(args: RunArgs) -> i32 {
     } else {
         exit::BUDGET_FAILED
     }
+}
+
+/// Every `--trace` key must name a message the workload publishes.
+fn check_trace_keys(scenario: &Scenario, keys: &[String]) -> Result<(), String> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let plan = ackbench::workload::plan(scenario);
+    let n = plan.len() as u32;
+    for key in keys {
+        if !(1..=n).any(|seq| plan.key(seq) == *key) {
+            let known = match n {
+                0 => "the workload publishes no message".to_string(),
+                _ => format!("keys run from {} to {}", plan.key(1), plan.key(n)),
+            };
+            return Err(format!(
+                "--trace {key}: no published message has that key ({known})"
+            ));
+        }
+        if key.contains(['/', '\\']) || key.starts_with('.') {
+            return Err(format!(
+                "--trace {key}: a key used in a file name cannot contain / or \\ or start with ."
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn mode_name(m: Mode) -> &'static str {

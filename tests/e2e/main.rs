@@ -1,6 +1,7 @@
 //! End-to-end tests: run the real `ackbench` binary on profiles and check what it prints,
 //! writes (summary.json) and its exit code.
 
+mod chaos;
 mod common;
 mod engine;
 mod profile_errors;

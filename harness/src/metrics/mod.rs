@@ -12,6 +12,7 @@ pub mod accounting;
 pub mod handlers;
 pub mod latency;
 pub mod place;
+pub mod redrive;
 pub mod timeseries;
 
 #[cfg(test)]
@@ -61,6 +62,10 @@ pub struct Metrics {
     pub rejected: u64,
     /// Provider calls beyond the first within one delivery.
     pub handler_retries: u64,
+    /// DLQ entries an operator's redrive moved back to the main queue.
+    pub redriven: u64,
+    /// Duplicate effects the redrive itself caused.
+    pub redrive_duplicate_effects: u64,
     /// Time spent handling, summed over workers.
     pub worker_busy: Nanos,
     /// When the last handler ended (0 if none did).
@@ -115,6 +120,7 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
     let a = accounting::account(record, &accounts, late_after);
     let latencies = Latencies::of(record, &accounts);
     let handler = latencies.handler.summary();
+    let redrive = redrive::account(record);
     Metrics {
         messages: a.messages,
         deliveries: a.deliveries,
@@ -136,6 +142,8 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
         worker_crashes: a.worker_crashes,
         rejected: a.rejected,
         handler_retries: a.handler_retries,
+        redriven: redrive.redriven,
+        redrive_duplicate_effects: redrive.duplicate_effects,
         worker_busy: a.worker_busy,
         last_handler_end: a.last_handler_end,
         max_oldest_age: a.max_oldest_age,

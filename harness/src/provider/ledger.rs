@@ -14,6 +14,9 @@ pub type CallId = usize;
 pub struct EffectLedger {
     effect_at: EffectAt,
     ledger: Ledger,
+    /// Whether each message (index seq - 1) has had an effect: for live progress only.
+    effected: Vec<bool>,
+    messages_with_effect: u64,
 }
 
 /// A call as it arrives at the provider.
@@ -33,6 +36,8 @@ impl EffectLedger {
         EffectLedger {
             effect_at,
             ledger: Ledger::default(),
+            effected: Vec::new(),
+            messages_with_effect: 0,
         }
     }
 
@@ -82,6 +87,14 @@ impl EffectLedger {
         delivery: u32,
         source: EffectSource,
     ) {
+        if let Some(i) = seq.and_then(|s| s.checked_sub(1)).map(|i| i as usize) {
+            if i >= self.effected.len() {
+                self.effected.resize(i + 1, false);
+            }
+            if !std::mem::replace(&mut self.effected[i], true) {
+                self.messages_with_effect += 1;
+            }
+        }
         self.ledger.effects.push(EffectRecord {
             seq,
             at,
@@ -89,6 +102,13 @@ impl EffectLedger {
             delivery,
             source,
         });
+    }
+
+    /// Effects so far and, of those, the ones beyond the first for their key (a running count
+    /// for progress display; the summary recounts from the ledger).
+    pub fn running_counts(&self) -> (u64, u64) {
+        let effects = self.ledger.effects.len() as u64;
+        (effects, effects.saturating_sub(self.messages_with_effect))
     }
 
     pub fn into_ledger(self) -> Ledger {

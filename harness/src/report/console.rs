@@ -128,6 +128,16 @@ fn counts(out: &mut String, s: &Summary) {
             "provider calls beyond the first".into(),
         ),
     ];
+    if s.redriven > 0 {
+        rows.push((
+            "redriven",
+            s.redriven.to_string(),
+            format!(
+                "DLQ entries replayed; {} duplicate effects caused by the redrive",
+                s.redrive_duplicate_effects
+            ),
+        ));
+    }
     if s.unknown_key_effects > 0 {
         let n = s.unknown_key_effects.to_string();
         rows.push(("unknown-key effects", n, "for keys never published".into()));

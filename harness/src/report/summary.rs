@@ -70,6 +70,10 @@ pub struct Summary {
     pub rejected: u64,
     pub handler_retries: u64,
     pub unknown_key_effects: u64,
+    /// DLQ entries an operator's redrive moved back (`redrive: {at}`).
+    pub redriven: u64,
+    /// Duplicate effects the redrive itself caused: replaying a DLQ with effect repeats the work.
+    pub redrive_duplicate_effects: u64,
 }
 
 impl Summary {
@@ -110,6 +114,8 @@ impl Summary {
             rejected: m.rejected,
             handler_retries: m.handler_retries,
             unknown_key_effects: m.unknown_key_effects,
+            redriven: m.redriven,
+            redrive_duplicate_effects: m.redrive_duplicate_effects,
         }
     }
 }
@@ -195,6 +201,8 @@ mod tests {
         "rejected",
         "handler_retries",
         "unknown_key_effects",
+        "redriven",
+        "redrive_duplicate_effects",
     ];
 
     fn info() -> RunInfo {

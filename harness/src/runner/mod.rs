@@ -17,10 +17,29 @@ pub enum RunError {
     UnknownTarget(String),
 }
 
+/// Where a run is, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Progress {
+    /// Virtual (sim) or wall (live) seconds since the start of the run.
+    pub now_s: f64,
+    pub published: u64,
+    pub effects: u64,
+    pub duplicate_effects: u64,
+    pub dlq: u64,
+}
+
 /// Runs `scenario` to its end.
 pub fn run(scenario: &Scenario) -> Result<RunRecord, RunError> {
+    run_with_progress(scenario, &mut |_| {})
+}
+
+/// Runs `scenario` to its end, reporting progress every few thousand steps.
+pub fn run_with_progress(
+    scenario: &Scenario,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunRecord, RunError> {
     match scenario.mode {
-        Mode::Sim => sim::run(scenario),
+        Mode::Sim => sim::run(scenario, progress),
         Mode::Live => Err(RunError::LiveUnavailable),
     }
 }

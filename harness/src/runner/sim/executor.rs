@@ -16,11 +16,14 @@ use crate::chaos::KillSchedule;
 use crate::profile::Scenario;
 use crate::provider::{EffectLedger, ProviderModel};
 use crate::record::{nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, WorkerId};
-use crate::runner::RunError;
+use crate::runner::{Progress, RunError};
 use crate::seed;
 use crate::workload;
 
 type Task = Pin<Box<dyn Future<Output = Crash>>>;
+
+/// Instants between two progress reports.
+const PROGRESS_EVERY: u64 = 8192;
 
 struct Executor {
     world: Rc<RefCell<World>>,
@@ -31,7 +34,7 @@ struct Executor {
 }
 
 /// Runs `scenario` on virtual time and returns what it recorded.
-pub fn run(scenario: &Scenario) -> Result<RunRecord, RunError> {
+pub fn run(scenario: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<RunRecord, RunError> {
     let mut options = scenario.consumer.options.clone();
     options.visibility_timeout = scenario.broker.visibility_timeout;
     let target = BuiltinTarget::new(&scenario.consumer.target, options)
@@ -61,7 +64,7 @@ pub fn run(scenario: &Scenario) -> Result<RunRecord, RunError> {
     };
     let publish_end = nanos(scenario.run.duration);
     let hard_end = publish_end.saturating_add(nanos(scenario.run.drain));
-    let end = ex.run_until(hard_end);
+    let end = ex.run_until(hard_end, progress);
 
     // Worker tasks hold clients that point at the world: they are gone once the run ends.
     ex.tasks.clear();
@@ -99,7 +102,7 @@ fn phase_label(p: &crate::profile::Phase) -> String {
 
 impl Executor {
     /// Runs instant after instant until drained or `hard_end`; returns the end instant.
-    fn run_until(&mut self, hard_end: u64) -> u64 {
+    fn run_until(&mut self, hard_end: u64, progress: &mut dyn FnMut(Progress)) -> u64 {
         {
             let mut w = self.world.borrow_mut();
             let kills = w.kills.timed();
@@ -115,7 +118,12 @@ impl Executor {
         for id in ids {
             self.start(id);
         }
+        let mut instants: u64 = 0;
         loop {
+            instants += 1;
+            if instants.is_multiple_of(PROGRESS_EVERY) {
+                progress(self.world.borrow().progress());
+            }
             let next = self.world.borrow().next_due();
             let Some(next) = next else {
                 // Nothing more can happen, yet something is left (a visible message nobody can

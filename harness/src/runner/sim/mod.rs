@@ -23,6 +23,8 @@ mod world;
 pub use executor::run;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_targets;

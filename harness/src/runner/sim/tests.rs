@@ -56,7 +56,7 @@ pub(super) fn base() -> Scenario {
 }
 
 pub(super) fn run(s: &Scenario) -> RunRecord {
-    super::run(s).expect("run completes")
+    super::run(s, &mut |_| {}).expect("run completes")
 }
 
 pub(super) fn count(r: &RunRecord, f: impl Fn(&EventKind) -> bool) -> usize {

@@ -270,6 +270,18 @@ impl World {
             && self.workers.iter().all(|w| w.handling.is_none())
     }
 
+    /// Where the run is, for a progress display.
+    pub fn progress(&self) -> crate::runner::Progress {
+        let (effects, duplicate_effects) = self.ledger.running_counts();
+        crate::runner::Progress {
+            now_s: crate::record::secs_f64(self.now),
+            published: self.publish_cursor as u64,
+            effects,
+            duplicate_effects,
+            dlq: self.broker.counts().dead_lettered,
+        }
+    }
+
     /// Closes the worker's current handler span, if any.
     pub fn end_handler(&mut self, w: WorkerId, how: HandlerEnd) {
         if let Some(h) = self.slot(w).handling.take() {
