@@ -197,3 +197,111 @@ fn kill_right_after_the_claim_recovers_on_the_last_delivery() {
         vec![0, 150]
     );
 }
+
+#[test]
+fn retries_in_the_handler_back_off_and_multiply_with_redeliveries() {
+    // Provider errors 503 on every call in [0, 10 s), answers take 1 s; retry: 3 attempts, base
+    // 1 s, cap 10 s, no jitter. d1 at 0: call at 0 s (503 at 1 s, wait 1 s), at 2 s (503 at 3 s,
+    // wait 2 s), at 5 s (503 at 6 s): gives up, no ack. Lease 30 s: d2 at 30 s, the call
+    // succeeds at 31 s, ack. Four calls, one effect, two handler retries.
+    let mut s = base();
+    s.provider.latency = LatencyDist::Fixed(secs(1));
+    s.provider.phases = vec![Phase {
+        from: secs(0),
+        to: secs(10),
+        latency: None,
+        errors: Some(ErrorSpec {
+            status: 503,
+            rate: 1.0,
+        }),
+        hang: None,
+    }];
+    s.consumer.options.retry = Some(RetrySpec {
+        max_attempts: 3,
+        base: secs(1),
+        cap: secs(10),
+        jitter: 0.0,
+    });
+    let r = run(&s);
+    let starts: Vec<u64> = r.ledger.calls.iter().map(|c| c.started / S).collect();
+    assert_eq!(starts, vec![0, 2, 5, 30]);
+    assert_eq!(r.ledger.effects.len(), 1);
+    let m = crate::metrics::analyse(&r, 0);
+    assert_eq!(m.handler_retries, 2);
+    // A 4xx is permanent: no retry in the handler.
+    s.provider.phases[0].errors = Some(ErrorSpec {
+        status: 400,
+        rate: 1.0,
+    });
+    let r = run(&s);
+    assert_eq!(
+        r.ledger
+            .calls
+            .iter()
+            .map(|c| c.started / S)
+            .collect::<Vec<_>>(),
+        vec![0, 30]
+    );
+}
+
+#[test]
+fn a_timed_kill_hits_the_named_worker_and_it_restarts() {
+    // One message, provider 10 s, kill worker 1 at 5 s: the call is abandoned (effect at request
+    // already counted); restart at 6 s; the lease ends at 30 s: d2 at 30 s, ack at 40 s.
+    let mut s = base();
+    s.chaos = vec![ChaosRule::KillWorker(KillRule {
+        trigger: KillTrigger::At(secs(5)),
+        delivery: None,
+        probability: 1.0,
+        keys: None,
+        worker: Some(1),
+        from: None,
+        to: None,
+        times: None,
+        delay: Duration::ZERO,
+    })];
+    let r = run(&s);
+    let at = |f: fn(&EventKind) -> bool| -> Vec<u64> {
+        r.events
+            .iter()
+            .filter(|e| f(&e.kind))
+            .map(|e| e.at / S)
+            .collect()
+    };
+    assert_eq!(
+        at(|k| matches!(k, EventKind::WorkerKilled { worker: 1, .. })),
+        vec![5]
+    );
+    assert_eq!(
+        at(|k| matches!(k, EventKind::WorkerRestarted { worker: 1 })),
+        vec![6]
+    );
+    assert_eq!(
+        at(|k| matches!(k, EventKind::Delivered { .. })),
+        vec![0, 30]
+    );
+    assert_eq!(r.ledger.effects.len(), 2);
+    assert_eq!(r.end, 40 * S);
+}
+
+#[test]
+fn poison_released_at_once_reaches_the_dlq_without_a_crash() {
+    // on_poison: release, limit 2: d1 at 0 hands it back (visibility 0): visible again at the
+    // front; the worker asks again at the same instant: d2 at 0, handed back: the lease of the
+    // last allowed delivery ended: DLQ at 0 s.
+    let mut s = base();
+    s.workload.poison = Poison::First(1);
+    s.broker.max_receives = 2;
+    s.consumer.options.on_poison = OnPoison::Release;
+    let r = run(&s);
+    assert_eq!(count(&r, |k| matches!(k, EventKind::Delivered { .. })), 2);
+    assert_eq!(
+        count(&r, |k| matches!(k, EventKind::WorkerCrashed { .. })),
+        0
+    );
+    assert!(r
+        .events
+        .iter()
+        .any(|e| e.at == 0 && matches!(e.kind, EventKind::DeadLettered { delivery: 2, .. })));
+    assert_eq!(r.end, 0);
+}
