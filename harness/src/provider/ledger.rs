@@ -104,6 +104,17 @@ impl EffectLedger {
         });
     }
 
+    /// Marks every call still without an answer as abandoned (the run is over).
+    pub fn abandon_open(&mut self) {
+        for c in &mut self.ledger.calls {
+            if c.ended.is_none()
+                && matches!(c.outcome, CallOutcome::Accepted | CallOutcome::Error(_))
+            {
+                c.outcome = CallOutcome::Abandoned;
+            }
+        }
+    }
+
     /// Effects so far and, of those, the ones beyond the first for their key (a running count
     /// for progress display; the summary recounts from the ledger).
     pub fn running_counts(&self) -> (u64, u64) {

@@ -5,7 +5,9 @@
 //! - [`model`]: which latency and error a call gets at a given instant (phases).
 //! - [`ledger`]: every call and every effect, keyed by message; the single source of effect
 //!   counts.
+//! - [`http`]: the same model and ledger served over HTTP for live runs.
 
+pub mod http;
 pub mod latency;
 pub mod ledger;
 pub mod model;

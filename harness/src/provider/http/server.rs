@@ -1,0 +1,230 @@
+//! The HTTP front of the provider model and the effect ledger.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use axum::{Json, Router};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use super::{KeySource, LiveClock};
+use crate::provider::ledger::CallStart;
+use crate::provider::{CallId, EffectLedger, ProviderModel};
+use crate::record::{CallOutcome, Ledger, Seq, WorkerId};
+
+/// What the live runner tells the provider about workers, and how it kills them.
+pub trait LiveHooks: Send + Sync + 'static {
+    /// Receive count of the delivery worker `worker` holds now (0 if none).
+    fn delivery(&self, _worker: WorkerId) -> u32 {
+        0
+    }
+    /// Worker `worker` reached `point` (`call_started`, `call_answered`) for message `seq`:
+    /// returns true if it is being killed (the provider then never answers it).
+    fn at_point(&self, _point: &str, _worker: WorkerId, _seq: Option<Seq>) -> bool {
+        false
+    }
+}
+
+/// Hooks that know nothing and kill nobody (a standalone provider).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHooks;
+impl LiveHooks for NoHooks {}
+
+struct Shared {
+    model: Mutex<ProviderModel>,
+    ledger: Mutex<EffectLedger>,
+    keys: Mutex<HashMap<String, Seq>>,
+    clock: LiveClock,
+    key_source: KeySource,
+    hooks: Arc<dyn LiveHooks>,
+    workers: u32,
+}
+
+/// A running HTTP provider.
+pub struct HttpProvider {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: JoinHandle<()>,
+}
+
+/// Marks a call abandoned if the request is dropped (the worker died or gave up) before the
+/// provider's answer was recorded.
+struct OpenCall {
+    shared: Arc<Shared>,
+    call: CallId,
+    open: bool,
+}
+
+impl Drop for OpenCall {
+    fn drop(&mut self) {
+        if self.open {
+            lock(&self.shared.ledger).abandon(self.call, CallOutcome::Abandoned);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl HttpProvider {
+    /// Serves the provider on `addr` (use port 0 for any free port) for `workers` workers.
+    pub async fn bind(
+        addr: SocketAddr,
+        model: ProviderModel,
+        clock: LiveClock,
+        key_source: KeySource,
+        workers: u32,
+        hooks: Arc<dyn LiveHooks>,
+    ) -> std::io::Result<HttpProvider> {
+        let listener = TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let effect_at = model.effect_at;
+        let shared = Arc::new(Shared {
+            model: Mutex::new(model),
+            ledger: Mutex::new(EffectLedger::new(effect_at)),
+            keys: Mutex::new(HashMap::new()),
+            clock,
+            key_source,
+            hooks,
+            workers,
+        });
+        let app = Router::new()
+            .route("/w/{worker}/{*rest}", any(call))
+            .route("/w/{worker}/", any(call_root))
+            .fallback(not_found)
+            .with_state(shared.clone());
+        let task = tokio::spawn(async move {
+            // A serve error ends the provider; the run notices its calls failing.
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(HttpProvider { addr, shared, task })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The base URL of worker `worker` (1-based), with a trailing slash.
+    pub fn base_url(&self, worker: WorkerId) -> String {
+        format!("http://{}/w/{worker}/", self.addr)
+    }
+
+    /// Registers a published message's key so effects are counted against it.
+    pub fn publish_key(&self, key: &str, seq: Seq) {
+        lock(&self.shared.keys).insert(key.to_string(), seq);
+    }
+
+    /// A copy of the ledger so far.
+    pub fn ledger(&self) -> Ledger {
+        lock(&self.shared.ledger).ledger().clone()
+    }
+
+    /// Stops serving (open calls are dropped, and so marked abandoned) and returns the ledger.
+    pub async fn shutdown(self) -> Ledger {
+        self.task.abort();
+        let _ = self.task.await;
+        let mut ledger = lock(&self.shared.ledger);
+        // Calls still open never got an answer to a live caller: the worker died or it hung.
+        ledger.abandon_open();
+        ledger.ledger().clone()
+    }
+}
+
+async fn not_found() -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "use a worker's base URL: /w/<worker>/<path>",
+    )
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({ "error": message }))).into_response()
+}
+
+async fn call_root(
+    State(shared): State<Arc<Shared>>,
+    Path(worker): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    handle(shared, worker, String::new(), headers, body).await
+}
+
+async fn call(
+    State(shared): State<Arc<Shared>>,
+    Path((worker, rest)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    handle(shared, worker, rest, headers, body).await
+}
+
+/// One provider call: plan, record, wait, answer (or never, if the worker dies or it hangs).
+async fn handle(
+    shared: Arc<Shared>,
+    worker: String,
+    rest: String,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let worker: WorkerId = match worker.parse() {
+        Ok(w) if w >= 1 && w <= shared.workers => w,
+        _ => {
+            let msg = format!("no worker {worker}: workers are 1 to {}", shared.workers);
+            return error(StatusCode::NOT_FOUND, &msg);
+        }
+    };
+    let key = match shared.key_source.key(&headers, &rest, &body) {
+        Ok(k) => k,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("no effect key: {e}")),
+    };
+    let now = shared.clock.now();
+    let seq = lock(&shared.keys).get(&key).copied();
+    let plan = lock(&shared.model).plan(now, seq);
+    let delivery = shared.hooks.delivery(worker);
+    let call = lock(&shared.ledger).start_call(CallStart {
+        seq,
+        key,
+        worker,
+        delivery,
+        at: now,
+        outcome: plan.outcome,
+    });
+    let mut open = OpenCall {
+        shared: shared.clone(),
+        call,
+        open: true,
+    };
+    if shared.hooks.at_point("call_started", worker, seq) {
+        std::future::pending::<()>().await;
+    }
+    match plan.latency {
+        Some(l) => tokio::time::sleep(shared.clock.wall(l)).await,
+        // A hang: only the client's own timeout (or its death) ends this request.
+        None => std::future::pending::<()>().await,
+    }
+    lock(&shared.ledger).answer(call, shared.clock.now());
+    open.open = false;
+    if shared.hooks.at_point("call_answered", worker, seq) {
+        std::future::pending::<()>().await;
+    }
+    match plan.outcome {
+        CallOutcome::Error(status) => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            error(status, "injected provider error")
+        }
+        _ => (
+            StatusCode::ACCEPTED,
+            Json(json!({ "id": format!("em-{call}") })),
+        )
+            .into_response(),
+    }
+}

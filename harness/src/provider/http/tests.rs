@@ -1,0 +1,247 @@
+//! The HTTP provider against a real client on loopback.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::profile::{EffectAt, ErrorSpec, LatencyDist, Phase, ProviderSpec};
+use crate::provider::ProviderModel;
+use crate::record::{CallOutcome, Seq, WorkerId};
+
+fn spec(latency_ms: u64, effect_at: EffectAt, phases: Vec<Phase>) -> ProviderSpec {
+    ProviderSpec {
+        effect_at,
+        latency: LatencyDist::Fixed(Duration::from_millis(latency_ms)),
+        phases,
+    }
+}
+
+async fn provider(spec: ProviderSpec, key: KeySource, hooks: Arc<dyn LiveHooks>) -> HttpProvider {
+    let model = ProviderModel::new(&spec, 1);
+    HttpProvider::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        model,
+        LiveClock::new(1.0),
+        key,
+        3,
+        hooks,
+    )
+    .await
+    .expect("bind on loopback")
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_call_is_answered_after_its_latency_and_attributed_to_its_worker() {
+    let p = provider(
+        spec(50, EffectAt::Request, vec![]),
+        KeySource::default(),
+        Arc::new(NoHooks),
+    )
+    .await;
+    p.publish_key("msg-1", 1);
+    let t = Instant::now();
+    let r = client()
+        .post(format!("{}send", p.base_url(2)))
+        .json(&serde_json::json!({"key": "msg-1", "to": "msg-1@example.test"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    assert!(t.elapsed() >= Duration::from_millis(50));
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert!(body["id"].as_str().unwrap().starts_with("em-"));
+    let ledger = p.shutdown().await;
+    assert_eq!(ledger.calls.len(), 1);
+    assert_eq!((ledger.calls[0].worker, ledger.calls[0].seq), (2, Some(1)));
+    assert_eq!(ledger.calls[0].outcome, CallOutcome::Accepted);
+    assert_eq!(ledger.effects.len(), 1);
+}
+
+#[tokio::test]
+async fn keys_come_from_a_header_or_a_path_segment_and_unknown_keys_are_kept() {
+    let p = provider(
+        spec(0, EffectAt::Request, vec![]),
+        KeySource::Header("Idempotency-Key".into()),
+        Arc::new(NoHooks),
+    )
+    .await;
+    p.publish_key("order-9", 9);
+    let c = client();
+    let r = c
+        .post(format!("{}v1/emails", p.base_url(1)))
+        .header("Idempotency-Key", "order-9")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let r = c
+        .post(format!("{}v1/emails", p.base_url(1)))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400, "no key: refused, not counted");
+    let r = c
+        .post(format!("{}v1/emails", p.base_url(1)))
+        .header("Idempotency-Key", "stranger")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let l = p.shutdown().await;
+    assert_eq!(
+        l.effects.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        vec![Some(9), None]
+    );
+
+    let p = provider(
+        spec(0, EffectAt::Request, vec![]),
+        KeySource::PathSegment(1),
+        Arc::new(NoHooks),
+    )
+    .await;
+    p.publish_key("msg-4", 4);
+    let r = c
+        .put(format!("{}orders/msg-4", p.base_url(3)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    assert_eq!(p.shutdown().await.effects[0].seq, Some(4));
+}
+
+#[tokio::test]
+async fn injected_errors_are_answered_and_never_an_effect() {
+    let phase = Phase {
+        from: Duration::ZERO,
+        to: Duration::from_secs(3600),
+        latency: None,
+        errors: Some(ErrorSpec {
+            status: 503,
+            rate: 1.0,
+        }),
+        hang: None,
+    };
+    let p = provider(
+        spec(0, EffectAt::Response, vec![phase]),
+        KeySource::default(),
+        Arc::new(NoHooks),
+    )
+    .await;
+    let r = client()
+        .post(format!("{}send", p.base_url(1)))
+        .json(&serde_json::json!({"key": "k"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    let l = p.shutdown().await;
+    assert_eq!(l.calls[0].outcome, CallOutcome::Error(503));
+    assert!(l.effects.is_empty());
+}
+
+#[tokio::test]
+async fn bad_worker_and_bad_path_are_refused() {
+    let p = provider(
+        spec(0, EffectAt::Request, vec![]),
+        KeySource::default(),
+        Arc::new(NoHooks),
+    )
+    .await;
+    let c = client();
+    for url in [
+        format!("http://{}/w/9/send", p.local_addr()),
+        format!("http://{}/w/x/send", p.local_addr()),
+        format!("http://{}/send", p.local_addr()),
+    ] {
+        let r = c
+            .post(url)
+            .json(&serde_json::json!({"key": "k"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404);
+    }
+    let r = c
+        .post(format!("{}send", p.base_url(1)))
+        .body("not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(p.shutdown().await.calls.is_empty());
+}
+
+/// Kills every call at `point` (counting them) without answering.
+struct KillAt(&'static str, AtomicU32);
+impl LiveHooks for KillAt {
+    fn at_point(&self, point: &str, _w: WorkerId, _s: Option<Seq>) -> bool {
+        let kill = point == self.0;
+        if kill {
+            self.1.fetch_add(1, Ordering::SeqCst);
+        }
+        kill
+    }
+}
+
+#[tokio::test]
+async fn a_worker_killed_at_call_answered_never_gets_the_answer_but_the_effect_happened() {
+    let hooks = Arc::new(KillAt("call_answered", AtomicU32::new(0)));
+    let p = provider(
+        spec(20, EffectAt::Response, vec![]),
+        KeySource::default(),
+        hooks.clone(),
+    )
+    .await;
+    let c = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let r = c
+        .post(format!("{}send", p.base_url(1)))
+        .json(&serde_json::json!({"key": "k"}))
+        .send()
+        .await;
+    assert!(r.is_err(), "no answer is written after the kill");
+    assert_eq!(hooks.1.load(Ordering::SeqCst), 1);
+    let l = p.shutdown().await;
+    assert_eq!(
+        l.effects.len(),
+        1,
+        "the provider answered: the effect happened"
+    );
+    assert!(l.calls[0].ended.is_some());
+}
+
+#[tokio::test]
+async fn a_worker_killed_at_call_started_abandons_the_call_with_effect_at_response() {
+    let hooks = Arc::new(KillAt("call_started", AtomicU32::new(0)));
+    let p = provider(
+        spec(20, EffectAt::Response, vec![]),
+        KeySource::default(),
+        hooks,
+    )
+    .await;
+    let c = reqwest::Client::builder()
+        .timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    assert!(c
+        .post(format!("{}send", p.base_url(1)))
+        .json(&serde_json::json!({"key": "k"}))
+        .send()
+        .await
+        .is_err());
+    let l = p.shutdown().await;
+    assert!(l.effects.is_empty());
+    assert_eq!(l.calls[0].outcome, CallOutcome::Abandoned);
+}
