@@ -29,6 +29,36 @@ pub enum Command {
     Run(RunArgs),
     /// Validate a profile (and any --set overrides) without running it.
     Check(CheckArgs),
+    /// Serve the profile's fake provider over HTTP, for a consumer run from elsewhere.
+    ///
+    /// Each worker gets its own base URL (http://ADDR/w/<worker>/); any path below it is the
+    /// provider call, answered with the profile's latency, phases and errors. On Ctrl-C (or
+    /// after --for) it prints the effect counts and writes the ledger if --ledger is given.
+    ///
+    /// Example: ackbench provider profiles/marlow-thursday.yaml --listen 127.0.0.1:8080
+    Provider(ProviderArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ProviderArgs {
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    /// Address to listen on (loopback by default).
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    pub listen: std::net::SocketAddr,
+    /// Where each call's effect key is: `pointer:/key` (JSON pointer into the body),
+    /// `header:Idempotency-Key`, or `segment:N` (N-th path segment below the base URL).
+    #[arg(long, default_value = "pointer:/key", value_name = "SOURCE")]
+    pub key: String,
+    /// Compress every profile duration by this factor (0.05 turns 40 s calls into 2 s).
+    #[arg(long, default_value_t = 1.0, value_name = "SCALE")]
+    pub time_scale: f64,
+    /// Stop by itself after this long (wall time, e.g. 90s); default: until Ctrl-C.
+    #[arg(long = "for", value_name = "DURATION")]
+    pub run_for: Option<String>,
+    /// Write every call (key, worker, start, end, outcome) to this CSV file at exit.
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use ackbench::cli::{CheckArgs, Cli, Command, RunArgs};
+use ackbench::cli::{CheckArgs, Cli, Command, ProviderArgs, RunArgs};
 use ackbench::profile::{self, Mode, Scenario};
 use ackbench::report::{self, RunInfo};
 use ackbench::verdict::exit;
@@ -16,6 +16,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Run(args) => run(args),
         Command::Check(args) => check(args),
+        Command::Provider(args) => provider(args),
     };
     ExitCode::from(code as u8)
 }
@@ -35,6 +36,62 @@ fn check(args: CheckArgs) -> i32 {
             exit::PASS
         }
         Err(code) => code,
+    }
+}
+
+fn provider(args: ProviderArgs) -> i32 {
+    use ackbench::provider::http::standalone;
+    let scenario = match load(&args.profile.profile, &args.profile.sets) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let key = match standalone::parse_key_source(&args.key) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    if !(args.time_scale > 0.0 && args.time_scale <= 1.0) {
+        eprintln!(
+            "error: --time-scale {}: must be above 0 and at most 1",
+            args.time_scale
+        );
+        return exit::BAD_INPUT;
+    }
+    let run_for = match args
+        .run_for
+        .as_deref()
+        .map(profile::parse_duration)
+        .transpose()
+    {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: --for: {e}");
+            return exit::BAD_INPUT;
+        }
+    };
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return exit::RUN_FAILED;
+        }
+    };
+    let served = rt.block_on(standalone::serve(
+        &scenario,
+        args.listen,
+        key,
+        args.time_scale,
+        run_for,
+        args.ledger.as_deref(),
+    ));
+    match served {
+        Ok(_) => exit::PASS,
+        Err(e) => {
+            eprintln!("error: provider on {}: {e}", args.listen);
+            exit::RUN_FAILED
+        }
     }
 }
 

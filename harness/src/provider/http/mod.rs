@@ -19,6 +19,7 @@
 mod clock;
 mod key;
 mod server;
+pub mod standalone;
 
 pub use clock::LiveClock;
 pub use key::{KeyError, KeySource};

@@ -1,0 +1,119 @@
+//! `ackbench provider`: the HTTP provider on its own, for consumers driven from elsewhere.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{HttpProvider, KeySource, LiveClock, NoHooks};
+use crate::profile::Scenario;
+use crate::provider::ProviderModel;
+use crate::record::{secs_f64, CallOutcome, Ledger};
+
+/// Parses `pointer:/key`, `header:NAME` or `segment:N`.
+pub fn parse_key_source(s: &str) -> Result<KeySource, String> {
+    match s.split_once(':') {
+        Some(("pointer", p)) if p.starts_with('/') => Ok(KeySource::JsonPointer(p.to_string())),
+        Some(("header", h)) if !h.is_empty() => Ok(KeySource::Header(h.to_string())),
+        Some(("segment", n)) => n
+            .parse()
+            .map(KeySource::PathSegment)
+            .map_err(|_| format!("--key {s}: segment takes a number, e.g. segment:1")),
+        _ => Err(format!(
+            "--key {s}: expected pointer:/json/pointer, header:Header-Name or segment:N"
+        )),
+    }
+}
+
+/// Serves until Ctrl-C or `run_for`, then prints the counts and writes the ledger.
+pub async fn serve(
+    scenario: &Scenario,
+    listen: std::net::SocketAddr,
+    key: KeySource,
+    time_scale: f64,
+    run_for: Option<Duration>,
+    ledger_csv: Option<&Path>,
+) -> std::io::Result<Ledger> {
+    let model = ProviderModel::new(&scenario.provider, scenario.seed);
+    let workers = scenario.consumer.workers;
+    let p = HttpProvider::bind(
+        listen,
+        model,
+        LiveClock::new(time_scale),
+        key,
+        workers,
+        Arc::new(NoHooks),
+    )
+    .await?;
+    println!("provider listening on http://{}", p.local_addr());
+    for w in 1..=workers {
+        println!("  worker {w}: {}", p.base_url(w));
+    }
+    match run_for {
+        Some(d) => tokio::select! {
+            _ = tokio::time::sleep(d) => {}
+            _ = tokio::signal::ctrl_c() => {}
+        },
+        None => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    let ledger = p.shutdown().await;
+    let answered = ledger.calls.iter().filter(|c| c.ended.is_some()).count();
+    println!(
+        "calls {}, answered {answered}, effects {}",
+        ledger.calls.len(),
+        ledger.effects.len()
+    );
+    if let Some(path) = ledger_csv {
+        write_csv(&ledger, path)?;
+        println!("ledger: {}", path.display());
+    }
+    Ok(ledger)
+}
+
+fn write_csv(ledger: &Ledger, path: &Path) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    writeln!(f, "key,worker,started_s,ended_s,outcome")?;
+    for c in &ledger.calls {
+        let outcome = match c.outcome {
+            CallOutcome::Accepted => "accepted".to_string(),
+            CallOutcome::Error(s) => format!("error {s}"),
+            CallOutcome::Abandoned => "abandoned".to_string(),
+            CallOutcome::TimedOut => "timed out".to_string(),
+        };
+        let ended = c
+            .ended
+            .map(|e| format!("{:.6}", secs_f64(e)))
+            .unwrap_or_default();
+        let key = c.key.replace('"', "\"\"");
+        writeln!(
+            f,
+            "\"{key}\",{},{:.6},{ended},{outcome}",
+            c.worker,
+            secs_f64(c.started)
+        )?;
+    }
+    f.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_sources_parse_or_explain() {
+        assert_eq!(
+            parse_key_source("pointer:/key"),
+            Ok(KeySource::JsonPointer("/key".into()))
+        );
+        assert_eq!(
+            parse_key_source("header:Idempotency-Key"),
+            Ok(KeySource::Header("Idempotency-Key".into()))
+        );
+        assert_eq!(parse_key_source("segment:2"), Ok(KeySource::PathSegment(2)));
+        for bad in ["key", "pointer:key", "segment:x", "header:", "body:/x"] {
+            assert!(parse_key_source(bad).is_err(), "{bad}");
+        }
+    }
+}
