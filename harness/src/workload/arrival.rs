@@ -92,7 +92,7 @@ mod tests {
             rate_per_s: 4.0,
             process: RateProcess::Uniform,
         };
-        let t = arrival_times(&u, 1 * S, u64::MAX, &mut rng);
+        let t = arrival_times(&u, S, u64::MAX, &mut rng);
         assert_eq!(t, vec![0, 250_000_000, 500_000_000, 750_000_000]);
     }
 
