@@ -8,7 +8,7 @@ use ackbench::cli::{CheckArgs, Cli, Command, RunArgs};
 use ackbench::profile::{self, Mode, Scenario};
 use ackbench::report::{self, RunInfo};
 use ackbench::verdict::exit;
-use ackbench::{metrics, runner};
+use ackbench::{metrics, runner, sizing};
 use clap::Parser;
 
 fn main() -> ExitCode {
@@ -16,6 +16,8 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Run(args) => run(args),
         Command::Check(args) => check(args),
+        Command::Sweep(args) => sizing::sweep_command(&args),
+        Command::Size(args) => sizing::size_command(&args),
     };
     ExitCode::from(code as u8)
 }
