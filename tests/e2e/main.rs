@@ -4,3 +4,5 @@
 mod common;
 mod engine;
 mod profile_errors;
+mod sizing_size;
+mod sizing_sweep;
