@@ -29,6 +29,25 @@ pub enum Command {
     Run(RunArgs),
     /// Validate a profile (and any --set overrides) without running it.
     Check(CheckArgs),
+    /// Run a profile over a grid of settings, in parallel, and chart the metrics against them.
+    ///
+    /// Every combination of the --vary values is one point: the profile with those values
+    /// applied as --set overrides (validated like --set), run in sim mode with a seed of its own
+    /// derived from the profile's seed and the point's values. Writes sweep.csv, sweep.json and
+    /// one chart per metric (PNG and SVG: the metric against the first varied field, one line
+    /// per value of the second) to reports/<profile name>-sweep/, and prints a table.
+    #[command(after_long_help = SWEEP_EXAMPLES)]
+    Sweep(SweepArgs),
+    /// Recommend a visibility timeout, worker count, delivery limit and alert threshold.
+    ///
+    /// Sizes the lease from the handler latency (a sim run of the profile, or --latency-from
+    /// an HDR interval log), the workers from the arrival rate (Little's law), the delivery
+    /// limit from the target's own recovery path, and checks the settings against each other.
+    /// Every recommendation is verified by a sim run with the recommended settings. Writes
+    /// sizing.md, sizing.json and sizing.png/.svg (duplicate rate and recovery time against the
+    /// lease) to reports/<profile name>-sizing/, and prints the markdown.
+    #[command(after_long_help = SIZE_EXAMPLES)]
+    Size(SizeArgs),
     /// Serve the profile's fake provider over HTTP, for a consumer run from elsewhere.
     ///
     /// Each worker gets its own base URL (http://ADDR/w/<worker>/); any path below it is the
@@ -60,6 +79,52 @@ pub struct ProviderArgs {
     #[arg(long, value_name = "FILE")]
     pub ledger: Option<PathBuf>,
 }
+
+const SWEEP_EXAMPLES: &str = "\
+Examples:
+  # The reference incident under five leases: duplicates stop above the provider's 40 s.
+  ackbench sweep profiles/marlow-thursday.yaml \\
+    --vary broker.visibility_timeout=20s,30s,45s,60s,90s
+
+  # Two axes: one chart line per worker count; only the metrics asked for.
+  ackbench sweep profiles/marlow-thursday.yaml --vary broker.visibility_timeout=30s,60s \\
+    --vary consumer.workers=2,4 --metric duplicate_effects --metric dlq_with_effect
+
+  # A flow value keeps its commas: values split at top-level commas only.
+  ackbench sweep profiles/healthy.yaml \\
+    --vary 'provider.latency={dist: fixed, value: 1s},{dist: fixed, value: 45s}'
+
+Metrics: any number of summary.json (nested ones dotted: end_to_end_ms.p99), plus
+worker_busy_fraction, recovery_time_s, recovery_deaths, recovery_unrecovered. The default set:
+duplicate_rate, lost, dlq, end_to_end_ms.p99, max_oldest_age_s, worker_busy_fraction,
+recovery_time_s. Recovery time is the worst wait from a worker's death to the next delivery of
+its message; without deaths it is the lease (recovery_time_source says which).
+
+A sweep runs at most 1000 points. Exit codes: 0 the sweep ran; 2 bad usage or an invalid
+profile, --vary or --metric; 3 a run could not complete.";
+
+const SIZE_EXAMPLES: &str = "\
+Examples:
+  # Size the reference incident: a lease above the provider's 40 s, verified by a run.
+  ackbench size profiles/marlow-thursday.yaml
+
+  # The claim-then-send consumer: is there a spare delivery after a kill after the claim?
+  ackbench size profiles/marlow-thursday-claim.yaml
+
+  # Size from recorded handler latency (an HDR interval log, microseconds).
+  ackbench size profiles/marlow-thursday.yaml --latency-from handler-latency.hlog
+
+  # A stricter risk, a wider margin, a FIFO queue's 5-minute deduplication window.
+  ackbench size profiles/healthy.yaml --target-risk 1e-6 --margin 1.5 --dedup-window 5m
+
+The rules: the lease is the smallest readable value above (latency at 1 - target risk) x margin;
+above --max-lease (default 15m) a heartbeat is recommended instead. Workers: arrival rate x mean
+handler time / utilisation, at least 2. Delivery limit: the target's slowest recovery path plus
+one spare. Alert on the age of the oldest message: max(2 x a healthy run's, the lease
+(plus the maximum extension with a heartbeat)).
+
+Exit codes: 0 the sizing was written; 2 bad usage, an invalid profile, a missing or unreadable
+latency file; 3 a run could not complete.";
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
@@ -99,4 +164,55 @@ pub struct RunArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    /// A field and the values it takes, comma-separated; repeatable (the grid is every
+    /// combination).
+    ///
+    /// Example: --vary broker.visibility_timeout=20s,30s,45s,60s,90s
+    #[arg(long = "vary", value_name = "PATH=V1,V2,...", required = true)]
+    pub vary: Vec<String>,
+    /// A metric to report and chart; repeatable [default: duplicate_rate, lost, dlq,
+    /// end_to_end_ms.p99, max_oldest_age_s, worker_busy_fraction, recovery_time_s].
+    #[arg(long = "metric", value_name = "NAME")]
+    pub metrics: Vec<String>,
+    /// Output folder [default: reports/<profile name>-sweep/].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Runs at once [default: the number of cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct SizeArgs {
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    /// Size from this handler latency instead of a sim run of the profile: an HDR histogram
+    /// interval log (.hlog, values in microseconds), e.g. a report's handler-latency.hlog.
+    #[arg(long, value_name = "FILE")]
+    pub latency_from: Option<PathBuf>,
+    /// The highest acceptable chance that a handler outlives its lease.
+    #[arg(long, value_name = "P", default_value_t = 1e-4)]
+    pub target_risk: f64,
+    /// Safety factor on the latency at the target risk, before rounding up to a readable value.
+    #[arg(long, value_name = "X", default_value_t = 1.25)]
+    pub margin: f64,
+    /// Share of the workers' time they should be busy.
+    #[arg(long, value_name = "U", default_value_t = 0.7)]
+    pub utilisation: f64,
+    /// The longest lease worth recommending; past it, a heartbeat.
+    #[arg(long, value_name = "DURATION", default_value = "15m")]
+    pub max_lease: String,
+    /// A deduplication window in front of the consumer (e.g. SQS FIFO's 5m), to check against
+    /// the retry deadline.
+    #[arg(long, value_name = "DURATION")]
+    pub dedup_window: Option<String>,
+    /// Output folder [default: reports/<profile name>-sizing/].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }

@@ -19,6 +19,7 @@
 //! - [`metrics`]: pure functions of a [`record::RunRecord`]: accounting, histograms, time series.
 //! - [`verdict`]: budgets to pass/fail and exit codes.
 //! - [`report`]: summary.json, the console table, timeseries.csv.
+//! - [`sizing`]: sweeps over a grid of settings; lease, worker, limit and alert sizing.
 
 pub mod broker;
 pub mod chaos;
@@ -30,5 +31,6 @@ pub mod record;
 pub mod report;
 pub mod runner;
 pub mod seed;
+pub mod sizing;
 pub mod verdict;
 pub mod workload;

@@ -8,7 +8,7 @@ use ackbench::cli::{CheckArgs, Cli, Command, ProviderArgs, RunArgs};
 use ackbench::profile::{self, Mode, Scenario};
 use ackbench::report::{self, RunInfo};
 use ackbench::verdict::exit;
-use ackbench::{metrics, runner};
+use ackbench::{metrics, runner, sizing};
 use clap::Parser;
 
 fn main() -> ExitCode {
@@ -17,6 +17,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Check(args) => check(args),
         Command::Provider(args) => provider(args),
+        Command::Sweep(args) => sizing::sweep_command(&args),
+        Command::Size(args) => sizing::size_command(&args),
     };
     ExitCode::from(code as u8)
 }

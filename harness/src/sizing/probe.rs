@@ -1,0 +1,153 @@
+//! The recovery probe: one kill at the target's worst point on a message's first delivery, to
+//! see by simulation how many deliveries its recovery takes against the delivery limit.
+//!
+//! For `claim-then-send` the worst point is one second after the claim (the call has started,
+//! the claim is unstamped); for the other targets, right after the receive.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::profile::{ChaosRule, KillPoint, KillRule, KillTrigger, Scenario};
+use crate::record::{AckOutcome, EventKind, HandlerEnd, RunRecord};
+
+/// The scenario with one more chaos rule: a kill at the target's worst point, on the first
+/// delivery, once.
+pub fn scenario(s: &Scenario) -> Scenario {
+    let (point, delay) = worst_point(&s.consumer.target);
+    let mut probe = s.clone();
+    probe.chaos.push(ChaosRule::KillWorker(KillRule {
+        trigger: KillTrigger::Point(point),
+        delivery: Some(1),
+        probability: 1.0,
+        keys: None,
+        worker: None,
+        from: None,
+        to: None,
+        times: Some(1),
+        delay,
+    }));
+    probe
+}
+
+/// Where a death costs the target most, and how long after that point it dies.
+pub fn worst_point(target: &str) -> (KillPoint, Duration) {
+    match target {
+        "claim-then-send" => (
+            KillPoint::Checkpoint("claimed".into()),
+            Duration::from_secs(1),
+        ),
+        _ => (KillPoint::Received, Duration::ZERO),
+    }
+}
+
+/// The point in words.
+pub fn describe_point(target: &str) -> String {
+    match worst_point(target) {
+        (KillPoint::Checkpoint(c), d) => format!(
+            "{} after the `{c}` checkpoint",
+            crate::profile::format_duration(d)
+        ),
+        _ => "right after the receive".into(),
+    }
+}
+
+/// What became of the killed message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProbeOutcome {
+    /// Where the kill happened, in words.
+    pub kill: String,
+    /// The killed message's key.
+    pub key: Option<String>,
+    /// `acked`, `dead-lettered` or `unfinished`.
+    pub fate: String,
+    /// The delivery that acked it, or the last one the broker made.
+    pub last_delivery: u32,
+    /// Its effects (emails sent, rows written).
+    pub effects: u32,
+    /// The delivery limit of the run (0 = none).
+    pub limit: u32,
+}
+
+impl ProbeOutcome {
+    /// One line: "acked on delivery 3 of 4, 1 effect".
+    pub fn summary(&self) -> String {
+        let of = if self.limit > 0 {
+            format!(" of {}", self.limit)
+        } else {
+            String::new()
+        };
+        let verb = match self.fate.as_str() {
+            "acked" => "acked on delivery",
+            "dead-lettered" => "dead-lettered after delivery",
+            _ => "still in the queue after delivery",
+        };
+        format!(
+            "{verb} {}{of}, {} {}",
+            self.last_delivery,
+            self.effects,
+            if self.effects == 1 {
+                "effect"
+            } else {
+                "effects"
+            }
+        )
+    }
+}
+
+/// The fate of the first message a kill hit in `record`; `None` when no kill hit a handler.
+pub fn outcome(target: &str, record: &RunRecord, limit: u32) -> Option<ProbeOutcome> {
+    let (i, seq) = record
+        .events
+        .iter()
+        .enumerate()
+        .find_map(|(i, e)| match e.kind {
+            EventKind::HandlerEnded {
+                seq,
+                how: HandlerEnd::Killed,
+                ..
+            } => Some((i, seq)),
+            _ => None,
+        })?;
+    let mut fate = "unfinished";
+    let mut last_delivery = 0;
+    for e in &record.events[i..] {
+        match e.kind {
+            EventKind::Delivered {
+                seq: s, delivery, ..
+            } if s == seq => last_delivery = delivery,
+            EventKind::Acked {
+                seq: s,
+                delivery,
+                outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted,
+                ..
+            } if s == seq => {
+                fate = "acked";
+                last_delivery = delivery;
+                break;
+            }
+            EventKind::DeadLettered { seq: s, .. } if s == seq => {
+                fate = "dead-lettered";
+                break;
+            }
+            _ => {}
+        }
+    }
+    let effects = record
+        .ledger
+        .effects
+        .iter()
+        .filter(|e| e.seq == Some(seq))
+        .count() as u32;
+    Some(ProbeOutcome {
+        kill: describe_point(target),
+        key: (seq as usize)
+            .checked_sub(1)
+            .and_then(|i| record.messages.get(i))
+            .map(|m| m.key.clone()),
+        fate: fate.into(),
+        last_delivery,
+        effects,
+        limit,
+    })
+}

@@ -1,0 +1,100 @@
+//! The settings sizing reasons about, gathered from a scenario (and what its run showed), so
+//! that every rule and check is a function of plain values that tests build by hand.
+
+use std::time::Duration;
+
+use ackbench_targets::options::target_info;
+use serde::Serialize;
+
+use crate::profile::{RetrySpec, Scenario};
+use crate::record::{CallOutcome, RunRecord};
+
+/// What the sizing rules and the consistency checks read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// The target's name (`claim-then-send`, ...).
+    pub target: String,
+    /// `broker.visibility_timeout`.
+    pub lease: Duration,
+    /// `broker.max_receives` (0 = no limit).
+    pub limit: u32,
+    pub workers: u32,
+    /// The target's client timeout on the provider call.
+    pub http_timeout: Option<Duration>,
+    pub retry: Option<RetrySpec>,
+    /// `claim-then-send`'s window.
+    pub claim_window: Option<Duration>,
+    /// A deduplication window in front of the consumer (`--dedup-window`).
+    pub dedup_window: Option<Duration>,
+    /// `heartbeat`'s cap on extra lease time.
+    pub max_extension: Option<Duration>,
+    /// A DLQ budget is set (`budgets.dlq` or `budgets.dlq_with_effect`).
+    pub dlq_alarm: bool,
+    /// The provider's slowest call seen; `None` when a call never answered.
+    pub worst_call: Option<Duration>,
+}
+
+impl Settings {
+    /// The settings of `s`, with the slowest call its run showed.
+    pub fn of(s: &Scenario, worst_call: Option<Duration>, dedup_window: Option<Duration>) -> Self {
+        let o = &s.consumer.options;
+        Settings {
+            target: s.consumer.target.clone(),
+            lease: s.broker.visibility_timeout,
+            limit: s.broker.max_receives,
+            workers: s.consumer.workers,
+            http_timeout: o.http_timeout,
+            retry: o.retry.clone(),
+            claim_window: o.claim_window,
+            dedup_window,
+            max_extension: o.max_extension,
+            dlq_alarm: s.budgets.dlq.is_some() || s.budgets.dlq_with_effect.is_some(),
+            worst_call,
+        }
+    }
+
+    /// Whether the target calls the provider (and so has a client timeout to set).
+    pub fn calls_provider(&self) -> bool {
+        target_info(&self.target).is_some_and(|t| t.options.contains(&"http_timeout"))
+    }
+}
+
+/// The settings as sizing.json shows them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SettingsView {
+    pub target: String,
+    pub visibility_timeout_s: f64,
+    pub max_receives: u32,
+    pub workers: u32,
+    pub http_timeout_s: Option<f64>,
+    pub claim_window_s: Option<f64>,
+    pub max_extension_s: Option<f64>,
+}
+
+impl From<&Settings> for SettingsView {
+    fn from(s: &Settings) -> Self {
+        SettingsView {
+            target: s.target.clone(),
+            visibility_timeout_s: s.lease.as_secs_f64(),
+            max_receives: s.limit,
+            workers: s.workers,
+            http_timeout_s: s.http_timeout.map(|d| d.as_secs_f64()),
+            claim_window_s: s.claim_window.map(|d| d.as_secs_f64()),
+            max_extension_s: s.max_extension.map(|d| d.as_secs_f64()),
+        }
+    }
+}
+
+/// The provider's slowest call in a run (0 without calls); `None` when a call was never
+/// answered (a hang that only a client timeout could end).
+pub fn worst_call(record: &RunRecord) -> Option<Duration> {
+    let mut worst = 0u64;
+    for c in &record.ledger.calls {
+        match (c.ended, c.outcome) {
+            (Some(end), _) => worst = worst.max(end.saturating_sub(c.started)),
+            (None, CallOutcome::Abandoned) => {}
+            (None, _) => return None,
+        }
+    }
+    Some(Duration::from_nanos(worst))
+}

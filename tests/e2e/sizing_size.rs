@@ -1,0 +1,176 @@
+//! `ackbench size`: the reference incident, the claim-then-send limit, sizing from a recorded
+//! latency file, and bad input refused with exit code 2.
+
+use std::path::Path;
+use std::time::Duration;
+
+use ackbench::metrics::analyse;
+use ackbench::{profile, runner};
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
+use serde_json::Value;
+
+use crate::common::{ackbench, root, stderr, stdout};
+
+/// Runs `ackbench size PROFILE EXTRA...` into a temp folder; returns (exit code, sizing.json,
+/// stdout).
+fn size(profile: &str, extra: &[&str]) -> (i32, Value, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("sizing");
+    let out_s = out.to_str().expect("utf-8 path");
+    let mut args = vec!["size", profile, "--out", out_s];
+    args.extend_from_slice(extra);
+    let o = ackbench(&args);
+    let text = std::fs::read_to_string(out.join("sizing.json"))
+        .unwrap_or_else(|e| panic!("sizing.json written ({e}); stderr: {}", stderr(&o)));
+    for f in ["sizing.md", "sizing.png", "sizing.svg"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let v = serde_json::from_str(&text).expect("sizing.json is JSON");
+    (o.status.code().expect("exit code"), v, stdout(&o))
+}
+
+#[test]
+fn the_reference_incident_gets_a_lease_above_forty_seconds_and_no_duplicates() {
+    let (code, v, out) = size("profiles/marlow-thursday.yaml", &[]);
+    assert_eq!(code, 0, "{out}");
+    let lease = &v["lease"];
+    let kind = lease["kind"].as_str().unwrap_or("");
+    let timeout = lease["visibility_timeout"].as_f64().unwrap_or(0.0);
+    assert!(kind == "heartbeat" || timeout > 40.0, "{lease}");
+    let after = &v["verification"]["after"];
+    assert_eq!(after["duplicate_effects"], 0, "{after}");
+    assert_eq!(after["dlq"], 0);
+    assert_eq!(after["lost"], 0);
+    let before = &v["verification"]["before"];
+    assert_eq!(before["duplicate_effects"], 216);
+    assert_eq!(v["duplicates"]["predicted_current"].as_f64(), Some(2.0));
+    assert_eq!(v["duplicates"]["observed_current"].as_f64(), Some(2.0));
+    assert!(v["alert"]["would_have_fired"].as_bool().unwrap_or(false));
+    assert!(out.starts_with("# Sizing: marlow-thursday"), "{out}");
+    assert!(out.contains("## Verification"), "{out}");
+}
+
+#[test]
+fn the_claim_profile_has_no_spare_delivery_after_a_kill_following_the_claim() {
+    let (code, v, out) = size("profiles/marlow-thursday-claim.yaml", &[]);
+    assert_eq!(code, 0, "{out}");
+    let checks = v["checks"].as_array().expect("checks");
+    let spare = checks
+        .iter()
+        .find(|c| c["name"] == "limit_leaves_a_spare")
+        .expect("the spare-delivery check");
+    assert_eq!(spare["current"], "fail", "{spare}");
+    let why = spare["detail_current"].as_str().unwrap_or("");
+    for words in [
+        "no room for one more try",
+        "a limit of 3 leaves no spare delivery",
+        "30s lease",
+        "2m window",
+    ] {
+        assert!(why.contains(words), "{words}: {why}");
+    }
+    let limit = &v["delivery_limit"];
+    assert!(limit["recommended"].as_u64().unwrap_or(0) >= 4, "{limit}");
+    assert_eq!(spare["recommended"], "pass", "{spare}");
+    // Simulated: the kill after the claim ends on the last delivery before, with room after.
+    assert_eq!(limit["probe_current"]["fate"], "dead-lettered", "{limit}");
+    assert_eq!(limit["probe_recommended"]["fate"], "acked", "{limit}");
+    assert_eq!(v["verification"]["after"]["duplicate_effects"], 0);
+    assert!(out.contains("no room for one more try"), "{out}");
+}
+
+/// Writes the handler latency of a sim run of `profile` as an HDR interval log, as a report
+/// folder's handler-latency.hlog is written.
+fn record_latency(profile: &str, to: &Path) {
+    let scenario = profile::load(&root().join(profile), &[]).expect("profile loads");
+    let record = runner::run(&scenario).expect("run completes");
+    let m = analyse(&record, 300_000_000_000);
+    let mut bytes = Vec::new();
+    let mut serializer = V2DeflateSerializer::new();
+    let mut log = IntervalLogWriterBuilder::new()
+        .add_comment("handler latency, microseconds")
+        .begin_log_with(&mut bytes, &mut serializer)
+        .expect("log header");
+    log.write_histogram(
+        &m.latencies.handler.histogram,
+        Duration::ZERO,
+        Duration::from_nanos(record.end),
+        Tag::new("handler"),
+    )
+    .expect("interval written");
+    drop(log);
+    std::fs::write(to, bytes).expect("log written");
+}
+
+#[test]
+fn sizing_from_a_recorded_latency_file_gives_the_same_lease_as_the_profile() {
+    for profile in ["profiles/marlow-thursday.yaml", "profiles/healthy.yaml"] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = dir.path().join("handler-latency.hlog");
+        record_latency(profile, &log);
+        let (_, from_profile, _) = size(profile, &[]);
+        let (code, from_file, out) = size(profile, &["--latency-from", log.to_str().unwrap_or("")]);
+        assert_eq!(code, 0, "{out}");
+        assert_eq!(from_file["latency_source"]["kind"], "file");
+        assert_eq!(from_file["lease"], {
+            let mut l = from_profile["lease"].clone();
+            l["reason"] = from_file["lease"]["reason"].clone();
+            l
+        });
+        assert_eq!(
+            from_file["lease"]["visibility_timeout"], from_profile["lease"]["visibility_timeout"],
+            "{profile}"
+        );
+        assert_eq!(
+            from_file["lease"]["tail_ms"], from_profile["lease"]["tail_ms"],
+            "{profile}"
+        );
+    }
+}
+
+fn refused(args: &[&str]) -> String {
+    let mut all = vec![
+        "size",
+        "profiles/marlow-thursday.yaml",
+        "--out",
+        "/nonexistent/never",
+    ];
+    all.extend_from_slice(args);
+    let o = ackbench(&all);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    stderr(&o)
+}
+
+#[test]
+fn bad_latency_files_and_flags_exit_2_and_say_why() {
+    let e = refused(&["--latency-from", "no/such/file.hlog"]);
+    assert!(
+        e.contains("--latency-from no/such/file.hlog: cannot read it"),
+        "{e}"
+    );
+    let e = refused(&["--latency-from", "profiles/healthy.yaml"]);
+    assert!(
+        e.contains("--latency-from profiles/healthy.yaml: not an HDR histogram interval log"),
+        "{e}"
+    );
+    let e = refused(&["--target-risk", "2"]);
+    assert!(
+        e.contains("--target-risk 2: must be between 0 and 1"),
+        "{e}"
+    );
+    let e = refused(&["--max-lease", "13h"]);
+    assert!(e.contains("at most 12h"), "{e}");
+    let e = refused(&["--set", "broker.visibility_timeout=13h"]);
+    assert!(e.contains("--set broker.visibility_timeout=13h"), "{e}");
+}
+
+#[test]
+fn the_help_teaches_with_examples() {
+    let h = stdout(&ackbench(&["size", "--help"]));
+    assert!(
+        h.contains("Examples:") && h.contains("--latency-from handler-latency.hlog"),
+        "{h}"
+    );
+    assert!(h.contains("--target-risk"), "{h}");
+}
