@@ -4,3 +4,6 @@
 mod common;
 mod engine;
 mod profile_errors;
+mod report_html;
+mod report_rerender;
+mod report_run;
