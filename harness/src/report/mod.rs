@@ -17,7 +17,8 @@
 //! - junit.xml ([`junit`]): one test case per budget;
 //! - summary.md ([`markdown`]): for a PR comment or `$GITHUB_STEP_SUMMARY`.
 //!
-//! Besides: [`console`] prints the table `ackbench run` shows and [`trace`] one message's life.
+//! Besides: [`console`] prints the table `ackbench run` shows, [`trace`] one message's life, and
+//! [`progress`] the progress bar of a long run.
 
 pub mod charts;
 pub mod console;
@@ -31,6 +32,7 @@ pub mod junit;
 pub mod markdown;
 pub mod outputs;
 pub mod png;
+pub mod progress;
 pub mod recorded;
 pub mod run_json;
 pub mod summary;
@@ -48,6 +50,7 @@ pub use error::ReportError;
 pub use format::Format;
 pub use hlog::read_latency_log;
 pub use outputs::RunOutputs;
+pub use progress::{Progress, RunProgress};
 pub use summary::{
     summarise, summarise_with_metrics, to_json, RunInfo, Summary, SummaryJson, SCHEMA_VERSION,
 };
