@@ -5,5 +5,11 @@ mod chaos;
 mod common;
 mod engine;
 mod profile_errors;
+<<<<<<< HEAD
 mod sizing_size;
 mod sizing_sweep;
+=======
+mod report_html;
+mod report_rerender;
+mod report_run;
+>>>>>>> reports

@@ -2,7 +2,7 @@
 //! the end of the handler, however it ended) and end-to-end latency (publish to first effect).
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::accounting::MessageAccount;
 use super::handlers::for_each_span;
@@ -12,7 +12,7 @@ use crate::record::{Nanos, RunRecord};
 pub const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// Percentiles of one latency, in milliseconds (microsecond resolution).
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct LatencySummary {
     pub p50: f64,
     pub p90: f64,

@@ -66,6 +66,13 @@ fn row(out: &mut String, label: &str, value: impl std::fmt::Display, note: &str)
 
 fn counts(out: &mut String, s: &Summary) {
     out.push_str("\nMessages\n");
+    for (label, value, note) in count_rows(s) {
+        row(out, label, value, &note);
+    }
+}
+
+/// The rows of the "Messages" table: (label, value, note). report.html shows the same rows.
+pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
     let messages = |n: u64| plural(n, "message", "messages");
     let mut rows: Vec<(&str, String, String)> = vec![
         ("messages", s.messages.to_string(), "published".into()),
@@ -159,9 +166,7 @@ fn counts(out: &mut String, s: &Summary) {
             String::new(),
         ),
     ]);
-    for (label, value, note) in rows {
-        row(out, label, value, &note);
-    }
+    rows
 }
 
 fn latency(out: &mut String, s: &Summary) {
@@ -210,8 +215,9 @@ fn budgets(out: &mut String, s: &Summary) {
     }
 }
 
-/// What the numbers mean, in words, for each thing that went wrong.
-fn notes(s: &Summary) -> Vec<String> {
+/// What the numbers mean, in words, for each thing that went wrong. summary.md, junit.xml and
+/// report.html say the same sentences.
+pub(crate) fn notes(s: &Summary) -> Vec<String> {
     let mut notes = Vec::new();
     if s.lost > 0 {
         notes.push(format!(
@@ -229,6 +235,15 @@ fn notes(s: &Summary) -> Vec<String> {
             s.dlq,
             plural(s.dlq, "message", "messages"),
             plural(s.dlq_with_effect, "its", "their"),
+        ));
+    }
+    if s.dlq_without_effect > 0 {
+        notes.push(format!(
+            "DLQ: {} of {} dead-lettered {} never had an effect: that work is not done, and nothing \
+             will do it unless someone handles the DLQ.",
+            s.dlq_without_effect,
+            s.dlq,
+            plural(s.dlq, "message", "messages"),
         ));
     }
     let timeout_ms = s.visibility_timeout_s * 1000.0;
@@ -250,7 +265,7 @@ fn notes(s: &Summary) -> Vec<String> {
     notes
 }
 
-fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
+pub(crate) fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
     if n == 1 {
         one
     } else {
@@ -260,7 +275,7 @@ fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
 
 /// A number for people: whole numbers without decimals, others with up to 6, and a tiny one
 /// that 6 decimals would show as 0 in scientific notation (a budget of 0 fails on it).
-fn number(x: f64) -> String {
+pub(crate) fn number(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         return format!("{x:.0}");
     }
@@ -359,6 +374,16 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("LOST:"));
+    }
+
+    #[test]
+    fn dead_letters_without_effect_are_said_in_words() {
+        let mut s = summarise(&info(), &slow_handler(StaleAck::Reject), &budgets());
+        (s.dlq, s.dlq_with_effect, s.dlq_without_effect) = (5, 1, 4);
+        assert!(table(&s).contains(
+            "DLQ: 4 of 5 dead-lettered messages never had an effect: that work is not done, and \
+             nothing will do it unless someone handles the DLQ."
+        ));
     }
 
     #[test]

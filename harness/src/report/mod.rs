@@ -1,27 +1,64 @@
 //! Reports: what a run leaves behind and prints.
 //!
-//! - [`summary`]: the summary (summary.json), the contract CI scripts read.
-//! - [`console`]: the table `ackbench run` prints.
-//! - [`timeseries_csv`]: the run over time (timeseries.csv).
+//! A report folder holds the run's **recorded data**, written by [`write_all`] after every run:
 //!
-//! Each file of the report folder is written by one [`Exporter`]; [`write_report`] runs them all.
+//! - summary.json ([`summary`]): the summary, the contract CI scripts read;
+//! - timeseries.csv ([`timeseries_csv`]): the run sampled over time;
+//! - run.json ([`run_json`]): the profile as run, the command and seed that reproduce it, the
+//!   lease, the provider's phases and the budgets as evaluated;
+//! - handler-latency.hlog and end-to-end.hlog ([`hlog`]): the raw HDR latency histograms;
+//! - deliveries.csv ([`deliveries`]): the worker timeline, for runs of up to 50 messages;
+//!
+//! and its **renderings**, drawn from that data alone ([`data::ReportData`]), so [`rerender`]
+//! draws them again, byte for byte, without rerunning:
+//!
+//! - charts/*.png and charts/*.svg ([`charts`]);
+//! - report.html ([`html`]): one self-contained page;
+//! - junit.xml ([`junit`]): one test case per budget;
+//! - summary.md ([`markdown`]): for a PR comment or `$GITHUB_STEP_SUMMARY`.
+//!
+//! Besides: [`console`] prints the table `ackbench run` shows, [`trace`] one message's life, and
+//! [`progress`] the progress bar of a long run.
 
+pub mod charts;
 pub mod console;
+pub mod data;
+pub mod deliveries;
+pub mod error;
+pub mod format;
+pub mod hlog;
+pub mod html;
+pub mod junit;
+pub mod markdown;
+pub mod outputs;
+pub mod png;
+pub mod progress;
+pub mod recorded;
+pub mod run_json;
 pub mod summary;
+pub mod svg;
 pub mod timeseries_csv;
 pub mod trace;
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use console::table;
-pub use summary::{summarise, to_json, RunInfo, Summary, SummaryJson, SCHEMA_VERSION};
+pub use data::ReportData;
+pub use error::ReportError;
+pub use format::Format;
+pub use hlog::read_latency_log;
+pub use outputs::RunOutputs;
+pub use progress::{Progress, RunProgress};
+pub use summary::{
+    summarise, summarise_with_metrics, to_json, RunInfo, Summary, SummaryJson, SCHEMA_VERSION,
+};
 pub use timeseries_csv::{write_csv, TimeseriesCsv};
 
 use crate::metrics::Sample;
 
-/// Writes one file of the report folder.
+/// Writes one file of the report folder from the summary and the time series.
 pub trait Exporter {
     /// The file's name inside the report folder.
     fn file_name(&self) -> &'static str;
@@ -31,6 +68,61 @@ pub trait Exporter {
 
 /// Every exporter [`write_report`] runs, in order.
 pub const EXPORTERS: &[&dyn Exporter] = &[&SummaryJson, &TimeseriesCsv];
+
+/// Renders one [`Format`] of the report from a folder's recorded data.
+pub trait Renderer {
+    fn format(&self) -> Format;
+    /// Writes this format's files into report folder `dir`; returns them.
+    fn render(&self, data: &ReportData, dir: &Path) -> Result<Vec<PathBuf>, ReportError>;
+}
+
+/// Every renderer, one per format, in the order [`write_all`] and [`rerender`] run them.
+pub const RENDERERS: &[&dyn Renderer] = &[
+    &SummaryJson,
+    &TimeseriesCsv,
+    &png::Png,
+    &svg::Svg,
+    &html::Html,
+    &junit::Junit,
+    &markdown::Markdown,
+];
+
+/// Writes the report folder `dir` (created if needed) of a finished run: the recorded data (see
+/// the module's documentation; always written, whatever `formats` says) and then every rendering
+/// in `formats` (`json` and `csv` are part of the recorded data). Returns every file written. An
+/// error names the file it happened on.
+pub fn write_all(
+    dir: &Path,
+    out: &RunOutputs<'_>,
+    formats: &[Format],
+) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = recorded::write(dir, out)?;
+    let data = ReportData::load(dir)?;
+    let renderings: Vec<Format> = formats
+        .iter()
+        .copied()
+        .filter(|f| !matches!(f, Format::Json | Format::Csv))
+        .collect();
+    written.extend(render(&data, dir, &renderings)?);
+    Ok(written)
+}
+
+/// Renders `formats` again from the recorded data of report folder `dir`, without rerunning:
+/// what [`write_all`] wrote, byte for byte (`json` and `csv` rewrite summary.json and
+/// timeseries.csv from what they hold). Returns every file written.
+pub fn rerender(dir: &Path, formats: &[Format]) -> Result<Vec<PathBuf>, ReportError> {
+    let data = ReportData::load(dir)?;
+    render(&data, dir, formats)
+}
+
+/// Runs the renderer of each format in `formats`, in [`RENDERERS`] order.
+fn render(data: &ReportData, dir: &Path, formats: &[Format]) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Vec::new();
+    for r in RENDERERS.iter().filter(|r| formats.contains(&r.format())) {
+        written.extend(r.render(data, dir)?);
+    }
+    Ok(written)
+}
 
 /// Writes the report folder `dir` (created if needed): summary.json and timeseries.csv. An error
 /// names the file it happened on.
@@ -48,13 +140,60 @@ pub fn write_report(dir: &Path, summary: &Summary, samples: &[Sample]) -> io::Re
     Ok(())
 }
 
+/// Writes file `name` of report folder `dir` through `f`; an error names the file.
+pub(crate) fn write_file(
+    dir: &Path,
+    name: &str,
+    f: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<PathBuf, ReportError> {
+    let path = dir.join(name);
+    let write = || -> io::Result<()> {
+        let mut w = BufWriter::new(File::create(&path)?);
+        f(&mut w)?;
+        w.flush()
+    };
+    match write() {
+        Ok(()) => Ok(path),
+        Err(source) => Err(ReportError::Write { path, source }),
+    }
+}
+
 /// The error, with the path it happened on.
 fn at(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
+impl Renderer for SummaryJson {
+    fn format(&self) -> Format {
+        Format::Json
+    }
+
+    fn render(&self, data: &ReportData, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+        let path = write_file(dir, self.file_name(), |w| {
+            self.export(&data.summary, &data.samples, w)
+        })?;
+        Ok(vec![path])
+    }
+}
+
+impl Renderer for TimeseriesCsv {
+    fn format(&self) -> Format {
+        Format::Csv
+    }
+
+    fn render(&self, data: &ReportData, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+        let path = write_file(dir, self.file_name(), |w| {
+            self.export(&data.summary, &data.samples, w)
+        })?;
+        Ok(vec![path])
+    }
+}
+
 #[cfg(test)]
-mod tests {
+mod tests;
+
+#[cfg(test)]
+mod folder_tests {
     use std::time::Duration;
 
     use super::*;

@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Exporter;
 use crate::metrics::{analyse, seconds, LatencySummary, Metrics, Sample};
@@ -32,7 +32,7 @@ pub struct RunInfo {
 }
 
 /// The run's summary, in summary.json's field order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub schema_version: u32,
     pub profile: String,
@@ -122,9 +122,24 @@ impl Summary {
 
 /// Analyses the record, checks the budgets and sums the run up.
 pub fn summarise(info: &RunInfo, record: &RunRecord, budgets: &Budgets) -> Summary {
+    summarise_with_metrics(info, record, budgets).0
+}
+
+/// [`summarise`], handing back the metrics too: their raw latency histograms feed the report's
+/// latency logs and charts, so the record is analysed once.
+pub fn summarise_with_metrics(
+    info: &RunInfo,
+    record: &RunRecord,
+    budgets: &Budgets,
+) -> (Summary, Metrics) {
     let m = analyse(record, nanos(budgets.late_after));
     let results = evaluate(budgets, &m);
-    Summary::new(info, &m, results)
+    (Summary::new(info, &m, results), m)
+}
+
+/// Reads summary.json's text back.
+pub fn from_json(text: &str) -> Result<Summary, serde_json::Error> {
+    serde_json::from_str(text)
 }
 
 /// summary.json's text: pretty-printed, with a trailing newline.
@@ -285,6 +300,14 @@ mod tests {
         let s = summarise(&info(), &r, &budgets());
         assert_eq!((s.virtual_s, s.visibility_timeout_s), (94.0, 30.000001));
         assert_eq!(round_secs(f64::NAN), 0.0);
+    }
+
+    #[test]
+    fn summary_json_reads_back_to_the_same_bytes() {
+        let s = summarise(&info(), &slow_handler(StaleAck::Reject), &budgets());
+        let back = from_json(&to_json(&s)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, s);
+        assert_eq!(to_json(&back), to_json(&s));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::{seconds, Metrics};
 use crate::profile::Budgets;
@@ -42,7 +42,7 @@ pub const BUDGET_NAMES: &[&str] = &[
 /// Units: counts for counts, a ratio for `duplicate_rate`, `p99_over_visibility` and
 /// `worker_busy_fraction`, milliseconds for `p999_handler_latency`, seconds for
 /// `max_oldest_age`; `late` compares the number of late messages with `late.max`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BudgetResult {
     pub name: String,
     pub limit: f64,
@@ -62,7 +62,7 @@ impl BudgetResult {
 }
 
 /// Pass when every budget that is set holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Pass,

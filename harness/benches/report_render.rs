@@ -1,0 +1,111 @@
+//! Report rendering against the run it reports: how much writing the whole report folder (every
+//! format: summary.json, timeseries.csv, run.json, latency logs, charts as PNG and SVG,
+//! report.html, junit.xml, summary.md) adds to a run's wall time.
+//!
+//! `cargo bench -p ackbench --bench report_render` (release build); `-- 100000` runs one size.
+//! Columns: the run; analysing its record (summary and metrics, O(events)); sampling its time
+//! series (O(events)); writing the report folder (`report::write_all`); rendering's share of the
+//! run's wall time, and the share of everything after the run.
+//! The workload is `sim_throughput`'s (64 workers, 80 messages/s, 1% of provider calls past the
+//! 30 s lease). Rendering reads only the time series (at most 1000 samples) and the histograms,
+//! so its cost does not grow with the messages; analysing the record (summarise) does, once.
+
+use std::time::Instant;
+
+use ackbench::report::{self, Format, RunInfo, RunOutputs};
+use ackbench::{metrics, profile, runner};
+
+const PROFILE: &str = r#"
+name: bench
+seed: 42
+run: { duration: 100h, drain: 1h }
+broker: { visibility_timeout: 30s, max_receives: 5, stale_ack: reject }
+workload:
+  arrival: { rate_per_s: 80, process: poisson }
+  count: COUNT
+consumer: { target: ack-after-work, workers: 64 }
+provider:
+  effect_at: request
+  latency:
+    dist: mix
+    parts:
+      - { weight: 99, dist: lognormal, median: 240ms, p99: 900ms }
+      - { weight: 1, dist: uniform, min: 31s, max: 40s }
+"#;
+
+fn main() {
+    let sizes: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![1_000_000]
+    } else {
+        sizes
+    };
+    println!(
+        "{:>10} {:>9} {:>10} {:>13} {:>10} {:>12} {:>22}",
+        "messages",
+        "run_s",
+        "analyse_s",
+        "timeseries_s",
+        "render_s",
+        "render/run",
+        "(all reporting)/run"
+    );
+    for n in sizes {
+        measure(n);
+    }
+}
+
+fn measure(n: u64) {
+    let text = PROFILE.replace("COUNT", &n.to_string());
+    let scenario = profile::load_str("bench.yaml", &text, &[]).expect("bench profile is valid");
+
+    let t = Instant::now();
+    let record = runner::run(&scenario).expect("run completes");
+    let run_s = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let info = RunInfo {
+        profile: scenario.name.clone(),
+        mode: "sim".into(),
+        seed: scenario.seed,
+        wall_s: run_s,
+    };
+    let (summary, metrics) = report::summarise_with_metrics(&info, &record, &scenario.budgets);
+    let analyse_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let every = metrics::default_interval(&record);
+    let samples = metrics::timeseries(&record, every);
+    let timeseries_s = t.elapsed().as_secs_f64();
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let t = Instant::now();
+    let out = RunOutputs {
+        scenario: &scenario,
+        record: &record,
+        metrics: &metrics,
+        summary: &summary,
+        samples: &samples,
+        sample_every: every,
+        profile_text: &text,
+        command: "ackbench run bench.yaml --seed 42",
+    };
+    let files = report::write_all(dir.path(), &out, Format::ALL).expect("report written");
+    let render_s = t.elapsed().as_secs_f64();
+    assert_eq!(summary.messages, n);
+    assert!(files.len() >= 15, "every format written");
+
+    println!(
+        "{:>10} {:>9.3} {:>10.3} {:>13.3} {:>10.3} {:>11.1}% {:>21.1}%",
+        n,
+        run_s,
+        analyse_s,
+        timeseries_s,
+        render_s,
+        100.0 * render_s / run_s,
+        100.0 * (analyse_s + timeseries_s + render_s) / run_s
+    );
+}

@@ -1,0 +1,165 @@
+//! summary.md: the verdict, the budgets, the key counts and what they mean, in GitHub-flavoured
+//! Markdown for a pull-request comment or `$GITHUB_STEP_SUMMARY`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::charts::axis::{duration, LatencyUnit};
+use super::console::{notes, number, plural};
+use super::{write_file, Format, Renderer, ReportData, ReportError};
+use crate::verdict::Verdict;
+
+/// The file's name inside the report folder.
+pub const FILE: &str = "summary.md";
+
+/// Writes summary.md.
+pub struct Markdown;
+
+impl Renderer for Markdown {
+    fn format(&self) -> Format {
+        Format::Md
+    }
+
+    fn render(&self, data: &ReportData, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+        let md = markdown(data);
+        Ok(vec![write_file(dir, FILE, |w| w.write_all(md.as_bytes()))?])
+    }
+}
+
+/// Escapes text from the run (a profile's name, its mode) for the middle of a Markdown line:
+/// emphasis, code, links, HTML, table pipes and strike-through are backslash-escaped, and line
+/// breaks become spaces.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A fenced code block that `text` cannot close early.
+fn fenced(text: &str, lang: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat((longest + 1).max(3));
+    format!("{fence}{lang}\n{}\n{fence}\n", text.trim_end())
+}
+
+/// summary.md's text.
+pub fn markdown(data: &ReportData) -> String {
+    let s = &data.summary;
+    let r = &data.run;
+    let mut md = String::new();
+    let (icon, word) = match s.verdict {
+        Verdict::Pass => ("✅", "PASS"),
+        Verdict::Fail => ("❌", "FAIL"),
+    };
+    let failed = s.budgets.iter().filter(|b| !b.pass).count();
+    let detail = match (s.budgets.len(), failed) {
+        (0, _) => "no budgets set".to_string(),
+        (n, 0) => format!("all {n} {} hold", plural(n as u64, "budget", "budgets")),
+        (n, f) => format!(
+            "{f} of {n} {} failed",
+            plural(n as u64, "budget", "budgets")
+        ),
+    };
+    let _ = writeln!(md, "### {icon} {word}: {}\n", escape(&s.profile));
+    let _ = writeln!(
+        md,
+        "**{detail}** · mode {} · seed {} · {} of virtual time\n",
+        escape(&s.mode),
+        s.seed,
+        duration(s.virtual_s)
+    );
+    if !s.budgets.is_empty() {
+        md.push_str("| budget | limit | actual | result |\n| --- | ---: | ---: | :---: |\n");
+        for b in &s.budgets {
+            let result = if b.pass { "✅ pass" } else { "❌ **FAIL**" };
+            let _ = writeln!(
+                md,
+                "| `{}` | {} | {} | {result} |",
+                b.name.replace('`', "'"),
+                number(b.limit),
+                number(b.actual)
+            );
+        }
+        md.push('\n');
+    }
+    // The notes are ackbench's own sentences, with numbers only: no markup to escape.
+    for n in notes(s) {
+        let (head, rest) = n.split_once(": ").unwrap_or(("", &n));
+        let _ = writeln!(md, "> **{head}:** {rest}\n>");
+    }
+    if md.ends_with(">\n") {
+        md.truncate(md.len() - 2);
+        md.push('\n');
+    }
+    md.push_str(
+        "| messages | deliveries | effects | duplicate effects | lost | unfinished | late | DLQ (with / without effect) | stale acks | kills / crashes |\n\
+         | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    let _ = writeln!(
+        md,
+        "| {} | {} | {} | {} | {} | {} | {} | {} ({} / {}) | {} | {} / {} |\n",
+        s.messages,
+        s.deliveries,
+        s.effects,
+        s.duplicate_effects,
+        s.lost,
+        s.unfinished,
+        s.late,
+        s.dlq,
+        s.dlq_with_effect,
+        s.dlq_without_effect,
+        s.stale_acks,
+        s.worker_kills,
+        s.worker_crashes
+    );
+    let l = &s.handler_latency_ms;
+    let unit = LatencyUnit::for_max(l.max);
+    let _ = writeln!(
+        md,
+        "Handler latency p50 {}, p99 {}, p99.9 {}, max {} against a {} visibility timeout \
+         (p99 / timeout = {}).\n",
+        unit.show(l.p50),
+        unit.show(l.p99),
+        unit.show(l.p999),
+        unit.show(l.max),
+        duration(s.visibility_timeout_s),
+        number(s.p99_over_visibility)
+    );
+    let _ = write!(
+        md,
+        "<details><summary>Reproduce (seed {})</summary>\n\n{}\n</details>\n",
+        r.seed,
+        fenced(&r.command, "sh")
+    );
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_in_names_is_escaped() {
+        assert_eq!(escape("a_b|c*<d>"), "a\\_b\\|c\\*\\<d\\>");
+        assert_eq!(escape("marlow-thursday (v2.1)"), "marlow-thursday (v2.1)");
+        assert_eq!(escape("two\nlines"), "two lines");
+    }
+
+    #[test]
+    fn a_fence_outlasts_backticks_in_the_command() {
+        assert_eq!(
+            fenced("ackbench run p.yaml", "sh"),
+            "```sh\nackbench run p.yaml\n```\n"
+        );
+        assert_eq!(fenced("a ```` b", ""), "`````\na ```` b\n`````\n");
+    }
+}

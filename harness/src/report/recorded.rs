@@ -1,0 +1,75 @@
+//! The recorded data of a report folder: what every rendering is drawn from (see the module
+//! documentation of [`super`]).
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::data::RUN_JSON;
+use super::deliveries::{self, deliveries};
+use super::hlog::{write_latency_log, END_TO_END_LOG, HANDLER_LATENCY_LOG};
+use super::run_json::RunJson;
+use super::{charts, write_file, ReportError, RunOutputs, EXPORTERS};
+
+/// Writes summary.json, timeseries.csv, run.json, the two latency logs and, for a small run,
+/// deliveries.csv into `dir` (created if needed); returns the files written.
+///
+/// A worker timeline left in the folder by an earlier, smaller run (deliveries.csv,
+/// charts/workers.*) is removed when this run has none, so the folder only describes this run.
+pub fn write(dir: &Path, out: &RunOutputs<'_>) -> Result<Vec<PathBuf>, ReportError> {
+    fs::create_dir_all(dir).map_err(|source| ReportError::Folder {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut written = Vec::new();
+    for exporter in EXPORTERS {
+        written.push(write_file(dir, exporter.file_name(), |w| {
+            exporter.export(out.summary, out.samples, w)
+        })?);
+    }
+    let timeline = deliveries(out.record);
+    let run = RunJson::of(out, timeline.is_some());
+    written.push(write_file(dir, RUN_JSON, |w| {
+        w.write_all(run.to_json().as_bytes())
+    })?);
+    let logs = [
+        (
+            HANDLER_LATENCY_LOG,
+            &out.metrics.latencies.handler.histogram,
+            "handler latency (delivery to the end of its handler)",
+        ),
+        (
+            END_TO_END_LOG,
+            &out.metrics.latencies.end_to_end.histogram,
+            "end-to-end latency (publish to first effect)",
+        ),
+    ];
+    for (name, histogram, what) in logs {
+        written.push(write_file(dir, name, |w| {
+            write_latency_log(w, histogram, what, out.record.end)
+        })?);
+    }
+    match timeline {
+        Some(rows) => written.push(write_file(dir, deliveries::FILE, |w| {
+            deliveries::write_csv(&rows, w)
+        })?),
+        None => {
+            remove_stale(&dir.join(deliveries::FILE))?;
+            for ext in ["png", "svg"] {
+                remove_stale(&charts::path(dir, "workers", ext))?;
+            }
+        }
+    }
+    Ok(written)
+}
+
+/// Removes a file an earlier run left, if there is one.
+fn remove_stale(path: &Path) -> Result<(), ReportError> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(ReportError::Write {
+            path: path.to_path_buf(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,322 @@
+//! The report folder of whole seeded sim runs: golden summary.md and junit.xml, charts that are
+//! real images, re-rendering to the same bytes, and empty runs that render without panicking.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::metrics::{self, Metrics};
+use crate::profile::{self, Scenario};
+use crate::record::{nanos, RunRecord};
+use crate::runner;
+
+const THURSDAY: &str = include_str!("../../../profiles/marlow-thursday.yaml");
+const POISON: &str = include_str!("../../../profiles/poison-friday.yaml");
+
+/// A finished run, as `ackbench run` holds it before writing the report.
+struct Run {
+    scenario: Scenario,
+    record: RunRecord,
+    summary: Summary,
+    metrics: Metrics,
+    samples: Vec<Sample>,
+    every: u64,
+    text: String,
+    command: String,
+}
+
+impl Run {
+    /// Runs profile `text` with `sets` in process; the wall time is fixed so bytes are golden.
+    fn of(name: &str, text: &str, sets: &[&str]) -> Run {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let scenario = profile::load_str(name, text, &sets).unwrap_or_else(|e| panic!("{e}"));
+        let record = runner::run(&scenario).unwrap_or_else(|e| panic!("{e}"));
+        Run::from_record(scenario, record, text)
+    }
+
+    fn from_record(scenario: Scenario, record: RunRecord, text: &str) -> Run {
+        let info = RunInfo {
+            profile: scenario.name.clone(),
+            mode: "sim".into(),
+            seed: scenario.seed,
+            wall_s: 0.25,
+        };
+        let (summary, metrics) = summarise_with_metrics(&info, &record, &scenario.budgets);
+        let every = metrics::default_interval(&record);
+        let samples = metrics::timeseries(&record, every);
+        let command = format!(
+            "ackbench run profiles/{}.yaml --seed {}",
+            scenario.name, scenario.seed
+        );
+        Run {
+            scenario,
+            record,
+            summary,
+            metrics,
+            samples,
+            every,
+            text: text.to_string(),
+            command,
+        }
+    }
+
+    fn outputs(&self) -> RunOutputs<'_> {
+        RunOutputs {
+            scenario: &self.scenario,
+            record: &self.record,
+            metrics: &self.metrics,
+            summary: &self.summary,
+            samples: &self.samples,
+            sample_every: self.every,
+            profile_text: &self.text,
+            command: &self.command,
+        }
+    }
+
+    fn write(&self, dir: &Path, formats: &[Format]) -> Vec<PathBuf> {
+        write_all(dir, &self.outputs(), formats).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn text(path: &Path) -> String {
+    String::from_utf8_lossy(&read(path)).into_owned()
+}
+
+/// A PNG's width and height from its IHDR chunk, after checking its signature.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.len() > 24, "too short for a PNG");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    assert_eq!(&bytes[12..16], b"IHDR", "first chunk is IHDR");
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    (be(&bytes[16..20]), be(&bytes[20..24]))
+}
+
+#[test]
+fn summary_md_of_the_thursday_incident() {
+    let run = Run::of("marlow-thursday.yaml", THURSDAY, &[]);
+    let dir = tempdir();
+    run.write(dir.path(), &[Format::Md, Format::Junit]);
+    insta::assert_snapshot!(
+        "marlow_thursday_summary_md",
+        text(&dir.path().join("summary.md"))
+    );
+    insta::assert_snapshot!(
+        "marlow_thursday_junit_xml",
+        text(&dir.path().join("junit.xml"))
+    );
+}
+
+#[test]
+fn summary_md_of_a_poison_run() {
+    let run = Run::of(
+        "poison-friday.yaml",
+        POISON,
+        &["workload.count=20", "workload.poison.first=4"],
+    );
+    let dir = tempdir();
+    run.write(dir.path(), &[Format::Md, Format::Junit]);
+    insta::assert_snapshot!(
+        "poison_friday_summary_md",
+        text(&dir.path().join("summary.md"))
+    );
+    insta::assert_snapshot!(
+        "poison_friday_junit_xml",
+        text(&dir.path().join("junit.xml"))
+    );
+}
+
+#[test]
+fn every_chart_is_a_real_image_with_its_title() {
+    let run = Run::of("marlow-thursday.yaml", THURSDAY, &["workload.count=12"]);
+    let dir = tempdir();
+    let written = run.write(dir.path(), Format::ALL);
+    let data = ReportData::load(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    for name in ["latency", "effects", "dlq", "inflight", "workers"] {
+        let png = charts::path(dir.path(), name, "png");
+        let svg = charts::path(dir.path(), name, "svg");
+        assert!(written.contains(&png) && written.contains(&svg), "{name}");
+        let bytes = read(&png);
+        assert!(bytes.len() > 20_000, "{name}.png is {} bytes", bytes.len());
+        let (w, h) = png_size(&bytes);
+        assert_eq!(w, 1000, "{name}.png width");
+        assert!((400..=2400).contains(&h), "{name}.png height {h}");
+        let svg = text(&svg);
+        assert!(svg.len() > 5_000, "{name}.svg is {} bytes", svg.len());
+        assert!(svg.starts_with("<svg"), "{name}.svg");
+        let title = data
+            .svg_charts()
+            .unwrap_or_default()
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.title.clone())
+            .unwrap_or_default();
+        assert!(title.starts_with("marlow-thursday: "), "{title}");
+        assert!(
+            svg.contains(&format!(">\n{title}\n</text>")),
+            "{name}.svg has its title"
+        );
+    }
+    let html = text(&dir.path().join("report.html"));
+    assert_eq!(html.matches("<svg").count(), 5);
+    assert!(!html.contains("<script"));
+    assert!(
+        !html.contains("http://")
+            || html.matches("http://").count()
+                == html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+    );
+}
+
+#[test]
+fn the_latency_chart_says_every_thursday_handler_outlived_its_lease() {
+    let run = Run::of("marlow-thursday.yaml", THURSDAY, &[]);
+    let dir = tempdir();
+    run.write(dir.path(), &[Format::Svg]);
+    let svg = text(&charts::path(dir.path(), "latency", "svg"));
+    assert!(
+        svg.contains("324 of 324 handlers (100%) outlived their 30 s lease"),
+        "{svg}"
+    );
+    let dlq = text(&charts::path(dir.path(), "dlq", "svg"));
+    assert!(dlq.contains("108 in the DLQ at the end: 108 with effect"));
+    // 108 messages: no worker timeline.
+    assert!(!charts::path(dir.path(), "workers", "svg").exists());
+    assert!(!dir.path().join(deliveries::FILE).exists());
+}
+
+#[test]
+fn rerendering_gives_the_same_bytes() {
+    let run = Run::of("marlow-thursday.yaml", THURSDAY, &["workload.count=12"]);
+    let dir = tempdir();
+    let written = run.write(dir.path(), Format::ALL);
+    let before: Vec<(PathBuf, Vec<u8>)> = written.iter().map(|p| (p.clone(), read(p))).collect();
+    // Every rendering goes; the recorded data stays.
+    fs::remove_dir_all(dir.path().join(charts::DIR)).unwrap_or_else(|e| panic!("{e}"));
+    for name in [html::FILE, junit::FILE, markdown::FILE] {
+        fs::remove_file(dir.path().join(name)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let again = rerender(dir.path(), Format::ALL).unwrap_or_else(|e| panic!("{e}"));
+    for (p, bytes) in &before {
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or_default();
+        if ext == "png" {
+            assert!(again.contains(p), "{} re-rendered", p.display());
+            png_size(&read(p));
+        } else {
+            assert!(
+                read(p) == *bytes,
+                "{} differs after re-rendering",
+                p.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn empty_runs_render_without_panicking() {
+    // No messages, no effects, no DLQ, no latency; and a run that published nothing at all.
+    let scenario = profile::load_str("empty.yaml", THURSDAY, &[]).unwrap_or_else(|e| panic!("{e}"));
+    for record in [
+        RunRecord::default(),
+        RunRecord {
+            end: nanos(std::time::Duration::from_secs(60)),
+            visibility_timeout: nanos(std::time::Duration::from_secs(30)),
+            workers: 2,
+            ..RunRecord::default()
+        },
+    ] {
+        let run = Run::from_record(scenario.clone(), record, "name: empty\n");
+        let dir = tempdir();
+        let written = run.write(dir.path(), Format::ALL);
+        assert!(written.iter().any(|p| p.ends_with("charts/workers.png")));
+        let md = text(&dir.path().join("summary.md"));
+        assert!(
+            md.contains("| 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 (0 / 0) | 0 | 0 / 0 |"),
+            "{md}"
+        );
+        let latency = text(&charts::path(dir.path(), "latency", "svg"));
+        assert!(latency.contains("No handler finished"));
+    }
+}
+
+#[test]
+fn text_from_the_profile_is_escaped_everywhere() {
+    let text = THURSDAY.replace(
+        "description: Email provider answers in 31-40 s for 90 minutes; ack after the work.",
+        "description: \"<script>alert('x')</script> & *bold* | pipe\"",
+    );
+    let run = Run::of("marlow-thursday.yaml", &text, &["workload.count=3"]);
+    let dir = tempdir();
+    run.write(dir.path(), &[Format::Html, Format::Md]);
+    let html = self::text(&dir.path().join("report.html"));
+    assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; *bold* | pipe"));
+    assert!(!html.contains("<script"));
+}
+
+#[test]
+fn a_folder_without_its_recorded_data_names_the_missing_file() {
+    let dir = tempdir();
+    let err = rerender(dir.path(), &[Format::Html]).err();
+    let err = err.map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("run.json is missing"), "{err}");
+    fs::write(dir.path().join("run.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+    let err = rerender(dir.path(), &[Format::Html]).err();
+    assert!(
+        matches!(
+            err,
+            Some(ReportError::Invalid {
+                what: "run.json",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_larger_run_removes_the_worker_timeline_of_a_smaller_one() {
+    let dir = tempdir();
+    Run::of("marlow-thursday.yaml", THURSDAY, &["workload.count=3"]).write(dir.path(), Format::ALL);
+    assert!(dir.path().join(deliveries::FILE).exists());
+    Run::of("marlow-thursday.yaml", THURSDAY, &["workload.count=60"])
+        .write(dir.path(), Format::ALL);
+    assert!(!dir.path().join(deliveries::FILE).exists());
+    assert!(!charts::path(dir.path(), "workers", "png").exists());
+    assert!(!charts::path(dir.path(), "workers", "svg").exists());
+}
+
+#[test]
+fn the_handler_latency_log_reads_back() {
+    let run = Run::of("marlow-thursday.yaml", THURSDAY, &[]);
+    let dir = tempdir();
+    run.write(dir.path(), &[]);
+    let h = read_latency_log(&dir.path().join(hlog::HANDLER_LATENCY_LOG))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(h, run.metrics.latencies.handler.histogram);
+    assert_eq!(h.len(), 324);
+}
+
+#[test]
+fn no_system_font_library_is_linked() {
+    // Text is drawn with the embedded font (ab_glyph): nothing pulls in font-kit, fontconfig or
+    // freetype.
+    let lock = include_str!("../../../Cargo.lock");
+    for name in [
+        "font-kit",
+        "yeslogic-fontconfig-sys",
+        "freetype-sys",
+        "servo-fontconfig",
+    ] {
+        assert!(
+            !lock.contains(&format!("name = \"{name}\"")),
+            "{name} is in Cargo.lock"
+        );
+    }
+    assert!(charts::font::register());
+}
