@@ -5,11 +5,8 @@ mod chaos;
 mod common;
 mod engine;
 mod profile_errors;
-<<<<<<< HEAD
-mod sizing_size;
-mod sizing_sweep;
-=======
 mod report_html;
 mod report_rerender;
 mod report_run;
->>>>>>> reports
+mod sizing_size;
+mod sizing_sweep;
