@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::report::Format;
+
 /// Load-test and chaos harness for message-queue consumers.
 ///
 /// ackbench drives a consumer against a broker with real lease semantics (visibility timeout,
@@ -29,6 +31,14 @@ pub enum Command {
     Run(RunArgs),
     /// Validate a profile (and any --set overrides) without running it.
     Check(CheckArgs),
+    /// Re-render a report folder from its recorded data (no rerun).
+    ///
+    /// A run's folder keeps summary.json, timeseries.csv, run.json and the latency histograms
+    /// (HDR interval logs); from them this draws the charts, report.html, junit.xml and
+    /// summary.md again, e.g. after an upgrade of ackbench or to produce only some formats.
+    ///
+    /// Example: ackbench report reports/marlow-thursday --format html,md
+    Report(ReportArgs),
     /// Run a profile over a grid of settings, in parallel, and chart the metrics against them.
     ///
     /// Every combination of the --vary values is one point: the profile with those values
@@ -155,9 +165,22 @@ pub struct RunArgs {
     /// Example: --trace msg-1
     #[arg(long, value_name = "KEY")]
     pub trace: Vec<String>,
-    /// Print only the verdict line.
+    /// Outputs to render, comma-separated [default: all]. The recorded data (summary.json,
+    /// timeseries.csv, run.json, latency histograms) is always written.
+    #[arg(long = "format", value_enum, value_delimiter = ',', default_values_t = Format::ALL.to_vec())]
+    pub formats: Vec<Format>,
+    /// Print only the verdict line (and no progress bar).
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A report folder written by `ackbench run`.
+    pub dir: PathBuf,
+    /// Outputs to render, comma-separated [default: all].
+    #[arg(long = "format", value_enum, value_delimiter = ',', default_values_t = Format::ALL.to_vec())]
+    pub formats: Vec<Format>,
 }
 
 #[derive(Debug, Args)]

@@ -24,6 +24,7 @@
 pub mod broker;
 pub mod chaos;
 pub mod cli;
+pub mod commands;
 pub mod metrics;
 pub mod profile;
 pub mod provider;

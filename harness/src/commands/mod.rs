@@ -1,0 +1,44 @@
+//! The subcommands, one file each: what `main.rs` dispatches to. Each returns the process exit
+//! code (see [`crate::verdict::exit`]).
+
+mod check;
+mod provider;
+mod rerender;
+mod run;
+
+pub use check::check;
+pub use provider::provider;
+pub use rerender::rerender;
+pub use run::run;
+
+use std::path::Path;
+
+use crate::profile::{self, Mode, Scenario};
+use crate::verdict::exit;
+
+/// Loads and validates a profile, or prints why not (exit 2).
+pub(crate) fn load(path: &Path, sets: &[String]) -> Result<Scenario, i32> {
+    profile::load(path, sets).map_err(|e| {
+        eprintln!("error: {e}");
+        exit::BAD_INPUT
+    })
+}
+
+pub(crate) fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Sim => "sim",
+        Mode::Live => "live",
+    }
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+pub(crate) fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
