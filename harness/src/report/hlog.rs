@@ -81,7 +81,7 @@ pub fn parse_latency_log(bytes: &[u8]) -> Result<Histogram<u64>, String> {
                 .map_err(|e| format!("cannot add intervals: {e:?}"))?,
         }
     }
-    total.ok_or_else(|| "it holds no interval".to_string())
+    total.ok_or_else(|| "it holds no histogram interval".to_string())
 }
 
 #[cfg(test)]

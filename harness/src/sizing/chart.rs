@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::font::{self, FAMILY};
+use crate::report::charts::font::{self, FAMILY};
 
 /// Size of every chart, in pixels.
 const SIZE: (u32, u32) = (960, 600);
@@ -79,7 +79,7 @@ impl Draw for DualChart {
 }
 
 fn write_both(dir: &Path, stem: &str, chart: &impl Draw) -> Result<Vec<PathBuf>, String> {
-    if !font::ready() {
+    if !font::register() {
         return Err("the embedded chart font could not be loaded".into());
     }
     let png = dir.join(format!("{stem}.png"));

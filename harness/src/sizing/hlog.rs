@@ -4,13 +4,9 @@
 
 use std::path::Path;
 
-use base64::Engine;
-use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
 use super::error::SizingError;
-use crate::metrics::latency::SIGNIFICANT_DIGITS;
 
 /// The latency histogram recorded in the `.hlog` at `path`.
 pub fn read(path: &Path) -> Result<Histogram<u64>, SizingError> {
@@ -25,35 +21,15 @@ pub fn read(path: &Path) -> Result<Histogram<u64>, SizingError> {
 }
 
 /// The histogram of every interval in `log`, added up; the error is a sentence for the user.
+/// Decoding is the report's own ([`crate::report::hlog::parse_latency_log`]); sizing also needs
+/// at least one latency value.
 pub fn parse(log: &[u8]) -> Result<Histogram<u64>, String> {
-    let mut total = Histogram::<u64>::new(SIGNIFICANT_DIGITS)
-        .map_err(|e| format!("cannot make a histogram: {e}"))?;
-    let mut intervals = 0;
-    for entry in IntervalLogIterator::new(log) {
-        let interval = match entry {
-            Ok(LogEntry::Interval(i)) => i,
-            Ok(LogEntry::StartTime(_) | LogEntry::BaseTime(_)) => continue,
-            Err(e) => {
-                return Err(format!(
-                    "not an HDR histogram interval log ({e:?}); expected lines such as \
-                     `0.000,5400.000,40.000,HISTFAAA...` as written by HdrHistogram's log writers"
-                ))
-            }
-        };
-        intervals += 1;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(interval.encoded_histogram())
-            .map_err(|e| format!("interval {intervals} is not base64: {e}"))?;
-        let h: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .map_err(|e| format!("interval {intervals} is not an HDR histogram: {e:?}"))?;
-        total
-            .add(&h)
-            .map_err(|e| format!("interval {intervals} cannot be added: {e:?}"))?;
-    }
-    if intervals == 0 {
-        return Err("not an HDR histogram interval log: it holds no histogram interval".into());
-    }
+    let total = crate::report::hlog::parse_latency_log(log).map_err(|e| {
+        format!(
+            "not an HDR histogram interval log ({e}); expected lines such as \
+             `0.000,5400.000,40.000,HISTFAAA...` as written by HdrHistogram's log writers"
+        )
+    })?;
     if total.is_empty() {
         return Err("the log's histograms hold no latency value".into());
     }

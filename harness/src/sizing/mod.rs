@@ -16,7 +16,6 @@ pub mod chart;
 pub mod checks;
 pub mod duplicates;
 pub mod error;
-pub mod font;
 pub mod grid;
 pub mod hlog;
 pub mod lease;
