@@ -8,7 +8,7 @@ use crate::cli::RunArgs;
 use crate::profile::{self, Mode, Scenario};
 use crate::report::{self, Progress, RunInfo, RunOutputs, RunProgress};
 use crate::verdict::exit;
-use crate::{metrics, record, runner};
+use crate::{record, runner};
 
 pub fn run(args: RunArgs) -> i32 {
     // Parse and validate.
@@ -80,20 +80,16 @@ pub fn run(args: RunArgs) -> i32 {
         seed: scenario.seed,
         wall_s,
     };
-    let (summary, run_metrics) = report::summarise_with_metrics(&info, &record, &scenario.budgets);
-    let every = scenario
-        .run
-        .sample_every
-        .map(record::nanos)
-        .unwrap_or_else(|| metrics::default_interval(&record));
-    let samples = metrics::timeseries(&record, every);
+    let sample_every = scenario.run.sample_every.map(record::nanos);
+    let analysed = report::analyse_run(&info, &record, &scenario.budgets, sample_every);
+    let summary = &analysed.summary;
     let outputs = RunOutputs {
         scenario: &scenario,
         record: &record,
-        metrics: &run_metrics,
-        summary: &summary,
-        samples: &samples,
-        sample_every: every,
+        metrics: &analysed.metrics,
+        summary,
+        samples: &analysed.samples,
+        sample_every: analysed.sample_every,
         profile_text: &profile_text,
         command: &reproduce,
     };
@@ -117,7 +113,7 @@ pub fn run(args: RunArgs) -> i32 {
     if args.quiet {
         println!("{}: {}", scenario.name, summary.verdict);
     } else {
-        print!("{}", report::console::table(&summary));
+        print!("{}", report::console::table(summary));
         for text in &traces {
             print!("\n{text}");
         }

@@ -123,15 +123,17 @@ pub struct Accounting {
     pub last_handler_end: Nanos,
     /// The largest age the oldest message in the main queue reached.
     pub max_oldest_age: Nanos,
-    /// For every message with an effect, first effect minus publish, ascending.
+    /// For every message with an effect, first effect minus publish, in publish order.
     pub first_effect_delays: Vec<Nanos>,
 }
 
 impl Accounting {
     /// Messages whose first effect came more than `after` after their publish.
     pub fn late_count(&self, after: Nanos) -> u64 {
-        let on_time = self.first_effect_delays.partition_point(|&d| d <= after);
-        (self.first_effect_delays.len() - on_time) as u64
+        self.first_effect_delays
+            .iter()
+            .filter(|&&d| d > after)
+            .count() as u64
     }
 }
 
@@ -183,7 +185,6 @@ pub fn account(record: &RunRecord, accounts: &[MessageAccount], late_after: Nano
     } else {
         a.duplicate_effects as f64 / a.messages as f64
     };
-    a.first_effect_delays.sort_unstable();
     a.late = a.late_count(late_after);
     for e in &record.events {
         match e.kind {
@@ -209,6 +210,38 @@ pub fn account(record: &RunRecord, accounts: &[MessageAccount], late_after: Nano
 /// are also told apart by how many redrives of the message came before them. Calls made without
 /// a delivery (receive count 0) or for an unknown key are not a delivery's retries.
 pub fn handler_retries(record: &RunRecord) -> u64 {
+    monotone_retries(record).unwrap_or_else(|| sorted_retries(record))
+}
+
+/// The common case in one pass: when each message's calls come in non-decreasing delivery order
+/// (no redrive, no late call for an older delivery), a retry is a call for the same delivery as
+/// the message's previous call. `None` when some call goes back to an older delivery.
+fn monotone_retries(record: &RunRecord) -> Option<u64> {
+    let n = record.messages.len();
+    if record
+        .events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Redriven { .. }))
+    {
+        return None;
+    }
+    let mut last = vec![0u32; n];
+    let mut retries = 0;
+    for c in record.ledger.calls.iter().filter(|c| c.delivery > 0) {
+        let Some(i) = c.seq.and_then(|q| index_of(q, n)) else {
+            continue;
+        };
+        match c.delivery.cmp(&last[i]) {
+            std::cmp::Ordering::Equal => retries += 1,
+            std::cmp::Ordering::Greater => last[i] = c.delivery,
+            std::cmp::Ordering::Less => return None,
+        }
+    }
+    Some(retries)
+}
+
+/// Any order: distinct (message, redrives before, delivery) triples, counted by sorting.
+fn sorted_retries(record: &RunRecord) -> u64 {
     let n = record.messages.len();
     let mut redrives: HashMap<usize, Vec<Nanos>> = HashMap::new();
     for e in &record.events {

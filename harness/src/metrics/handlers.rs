@@ -31,7 +31,7 @@ impl Span {
 /// spans in progress are kept: memory grows with the workers, not with the run. A `HandlerEnded`
 /// without a matching `Delivered` is no span.
 pub fn for_each_span(record: &RunRecord, mut f: impl FnMut(Span)) {
-    let mut open: HashMap<(WorkerId, Seq, u32), Nanos> = HashMap::new();
+    let mut open = OpenSpans::default();
     for e in &record.events {
         match e.kind {
             EventKind::Delivered {
@@ -48,7 +48,7 @@ pub fn for_each_span(record: &RunRecord, mut f: impl FnMut(Span)) {
                 delivery,
                 how,
             } => {
-                if let Some(start) = open.remove(&(worker, seq, delivery)) {
+                if let Some(start) = open.remove((worker, seq, delivery)) {
                     f(Span {
                         worker,
                         seq,
@@ -62,7 +62,7 @@ pub fn for_each_span(record: &RunRecord, mut f: impl FnMut(Span)) {
             _ => {}
         }
     }
-    let mut rest: Vec<_> = open.into_iter().collect();
+    let mut rest: Vec<_> = open.into_vec();
     rest.sort_unstable_by_key(|&(key, start)| (start, key));
     for ((worker, seq, delivery), start) in rest {
         let end = record.end.max(start);
@@ -74,6 +74,58 @@ pub fn for_each_span(record: &RunRecord, mut f: impl FnMut(Span)) {
             end,
             how: None,
         });
+    }
+}
+
+/// Spans in progress, by worker: a worker works on one message at a time, so each list holds
+/// one span, rarely more; looking one up costs an index, not a hash.
+#[derive(Default)]
+struct OpenSpans {
+    by_worker: Vec<Vec<(Seq, u32, Nanos)>>,
+    /// Workers with ids too large to index (live workers named by foreign access keys).
+    others: HashMap<(WorkerId, Seq, u32), Nanos>,
+}
+
+/// Worker ids below this are indexed directly.
+const INDEXED_WORKERS: WorkerId = 1 << 16;
+
+impl OpenSpans {
+    fn insert(&mut self, (worker, seq, delivery): (WorkerId, Seq, u32), start: Nanos) {
+        if worker >= INDEXED_WORKERS {
+            self.others.insert((worker, seq, delivery), start);
+            return;
+        }
+        let w = worker as usize;
+        if w >= self.by_worker.len() {
+            self.by_worker.resize_with(w + 1, Vec::new);
+        }
+        let list = &mut self.by_worker[w];
+        match list
+            .iter_mut()
+            .find(|(s, d, _)| (*s, *d) == (seq, delivery))
+        {
+            Some(open) => open.2 = start,
+            None => list.push((seq, delivery, start)),
+        }
+    }
+
+    fn remove(&mut self, (worker, seq, delivery): (WorkerId, Seq, u32)) -> Option<Nanos> {
+        if worker >= INDEXED_WORKERS {
+            return self.others.remove(&(worker, seq, delivery));
+        }
+        let list = self.by_worker.get_mut(worker as usize)?;
+        let i = list
+            .iter()
+            .position(|(s, d, _)| (*s, *d) == (seq, delivery))?;
+        Some(list.swap_remove(i).2)
+    }
+
+    fn into_vec(self) -> Vec<((WorkerId, Seq, u32), Nanos)> {
+        let mut out: Vec<_> = self.others.into_iter().collect();
+        for (w, list) in self.by_worker.into_iter().enumerate() {
+            out.extend(list.into_iter().map(|(s, d, t)| ((w as WorkerId, s, d), t)));
+        }
+        out
     }
 }
 

@@ -84,15 +84,17 @@ pub struct Metrics {
     pub p99_over_visibility: f64,
     /// The raw histograms behind `handler` and `end_to_end`.
     pub latencies: Latencies,
-    /// For every message with an effect, first effect minus publish, ascending.
+    /// For every message with an effect, first effect minus publish, in publish order.
     pub first_effect_delays: Vec<Nanos>,
 }
 
 impl Metrics {
     /// Messages whose first effect came more than `after` after their publish.
     pub fn late_count(&self, after: Nanos) -> u64 {
-        let on_time = self.first_effect_delays.partition_point(|&d| d <= after);
-        (self.first_effect_delays.len() - on_time) as u64
+        self.first_effect_delays
+            .iter()
+            .filter(|&&d| d > after)
+            .count() as u64
     }
 
     /// Share of the workers' time spent handling: busy time / (workers x run length); 0 for a
@@ -117,8 +119,15 @@ pub fn seconds(n: Nanos) -> f64 {
 /// late (`budgets.late.after`).
 pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
     let accounts = accounting::per_message(record);
-    let a = accounting::account(record, &accounts, late_after);
-    let latencies = Latencies::of(record, &accounts);
+    // Counting and the latency histograms read the same record independently: side by side.
+    let (a, latencies) = std::thread::scope(|s| {
+        let latencies = s.spawn(|| Latencies::of(record, &accounts));
+        let a = accounting::account(record, &accounts, late_after);
+        (
+            a,
+            latencies.join().expect("latency histograms do not panic"),
+        )
+    });
     let handler = latencies.handler.summary();
     let redrive = redrive::account(record);
     Metrics {

@@ -14,6 +14,13 @@ pub struct RedriveAccount {
 
 /// Accounts the redrives of a run (the first redrive of each message counts).
 pub fn account(record: &RunRecord) -> RedriveAccount {
+    if !record
+        .events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Redriven { .. }))
+    {
+        return RedriveAccount::default();
+    }
     let n = record.messages.len();
     let mut redriven_at: Vec<Option<Nanos>> = vec![None; n];
     let mut out = RedriveAccount::default();

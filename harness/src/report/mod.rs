@@ -20,6 +20,7 @@
 //! Besides: [`console`] prints the table `ackbench run` shows, [`trace`] one message's life, and
 //! [`progress`] the progress bar of a long run.
 
+mod analysed;
 pub mod charts;
 pub mod console;
 pub mod data;
@@ -44,6 +45,7 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+pub use analysed::{analyse_run, Analysed};
 pub use console::table;
 pub use data::ReportData;
 pub use error::ReportError;
