@@ -36,3 +36,11 @@ pub fn temp_profile(text: &str) -> (tempfile::TempDir, PathBuf) {
     std::fs::write(&path, text).expect("write profile");
     (dir, path)
 }
+
+/// Runs `ackbench BASE... ARGS...`, asserts it was refused as bad input (exit 2), returns stderr.
+pub fn refused(base: &[&str], args: &[&str]) -> String {
+    let all: Vec<&str> = base.iter().chain(args).copied().collect();
+    let o = ackbench(&all);
+    assert_eq!(o.status.code(), Some(2), "{all:?}: {}", stderr(&o));
+    stderr(&o)
+}

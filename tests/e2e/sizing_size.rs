@@ -10,7 +10,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use serde_json::Value;
 
-use crate::common::{ackbench, root, stderr, stdout};
+use crate::common::{self, ackbench, root, stderr, stdout};
 
 /// Runs `ackbench size PROFILE EXTRA...` into a temp folder; returns (exit code, sizing.json,
 /// stdout).
@@ -130,16 +130,15 @@ fn sizing_from_a_recorded_latency_file_gives_the_same_lease_as_the_profile() {
 }
 
 fn refused(args: &[&str]) -> String {
-    let mut all = vec![
-        "size",
-        "profiles/marlow-thursday.yaml",
-        "--out",
-        "/nonexistent/never",
-    ];
-    all.extend_from_slice(args);
-    let o = ackbench(&all);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-    stderr(&o)
+    common::refused(
+        &[
+            "size",
+            "profiles/marlow-thursday.yaml",
+            "--out",
+            "/nonexistent/never",
+        ],
+        args,
+    )
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::common::{ackbench, stderr, stdout};
+use crate::common::{self, ackbench, stderr, stdout};
 
 const LEASES: &str = "broker.visibility_timeout=20s,30s,45s,60s,90s";
 
@@ -119,16 +119,15 @@ fn the_same_sweep_gives_the_same_points_whatever_the_scheduling() {
 }
 
 fn refused(args: &[&str]) -> String {
-    let mut all = vec![
-        "sweep",
-        "profiles/marlow-thursday.yaml",
-        "--out",
-        "/nonexistent/never",
-    ];
-    all.extend_from_slice(args);
-    let o = ackbench(&all);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-    stderr(&o)
+    common::refused(
+        &[
+            "sweep",
+            "profiles/marlow-thursday.yaml",
+            "--out",
+            "/nonexistent/never",
+        ],
+        args,
+    )
 }
 
 #[test]
