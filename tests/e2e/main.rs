@@ -5,3 +5,5 @@ mod chaos;
 mod common;
 mod engine;
 mod profile_errors;
+mod sqs_sdk;
+mod sqs_support;
