@@ -5,5 +5,7 @@ mod chaos;
 mod common;
 mod engine;
 mod profile_errors;
+mod sqs_boto3;
 mod sqs_sdk;
 mod sqs_support;
+mod sqs_wire;

@@ -12,8 +12,8 @@ use super::response::{BatchFailure, Response};
 const XMLNS: &str = "http://queue.amazonaws.com/doc/2012-11-05/";
 
 /// Escapes text for an XML element (carriage returns too, so they survive parsing).
-fn esc(s: &str) -> String {
-    quick_xml::escape::escape(s).replace('\r', "&#xD;")
+fn esc(s: &str) -> std::borrow::Cow<'_, str> {
+    quick_xml::escape::escape(s)
 }
 
 /// Appends `<tag>text</tag>`.
