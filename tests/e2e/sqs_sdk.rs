@@ -54,7 +54,7 @@ async fn queue_lifecycle_and_attributes() {
             .send()
             .await
             .unwrap();
-        assert_eq!(listed.queue_urls(), [url.clone()]);
+        assert_eq!(listed.queue_urls(), std::slice::from_ref(&url));
         let all = c.list_queues().send().await.unwrap();
         assert_eq!(all.queue_urls().len(), 2);
 

@@ -71,10 +71,13 @@ impl Service {
 
     /// Executes one request.
     pub async fn execute(&self, req: Request) -> Result<Response, SqsError> {
-        let worker = self.lock().workers.id(req.access_key.as_deref());
+        let key = req.access_key;
         match req.action {
-            Action::ReceiveMessage(r) => self.receive(worker, r).await,
-            action => self.with_state(|st, now| self.apply(st, now, worker, action)),
+            Action::ReceiveMessage(r) => self.receive(key.as_deref(), r).await,
+            action => self.with_state(|st, now| {
+                let worker = st.workers.id(key.as_deref());
+                self.apply(st, now, worker, action)
+            }),
         }
     }
 
@@ -199,15 +202,19 @@ impl Service {
     /// `ReceiveMessage` with long polling: waits up to `WaitTimeSeconds` (or the queue's
     /// `ReceiveMessageWaitTimeSeconds`) and answers as soon as a message is sent, a lease
     /// expires, or a delay ends; answers empty at once when the server shuts down.
-    async fn receive(&self, worker: WorkerId, r: Receive) -> Result<Response, SqsError> {
-        let (wait_s, waiters, id) = self.with_state(|st, _| {
+    async fn receive(&self, access_key: Option<&str>, r: Receive) -> Result<Response, SqsError> {
+        // First look: most receives of a busy queue answer at once.
+        let first = self.with_state(|st, now| {
+            let worker = st.workers.id(access_key);
             let q = st.get(&r.queue)?;
-            Ok::<_, SqsError>((
-                r.wait_s.unwrap_or(q.settings.receive_wait_s),
-                q.waiters.clone(),
-                q.id,
-            ))
+            let got = q.receive(now, self.clock.epoch_ms(now), worker, &r, &self.codec);
+            let wait_s = r.wait_s.unwrap_or(q.settings.receive_wait_s);
+            Ok::<_, SqsError>((got, wait_s, q.waiters.clone(), q.id, worker))
         })?;
+        let (got, wait_s, waiters, id, worker) = first;
+        if !got.is_empty() || wait_s == 0 {
+            return Ok(Response::ReceiveMessage(got));
+        }
         let deadline = Instant::now() + Duration::from_secs(u64::from(wait_s));
         let mut shutdown = self.shutdown.clone();
         loop {
