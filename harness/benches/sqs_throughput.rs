@@ -2,7 +2,7 @@
 //! Streams (XREADGROUP + XACK) on the machine's Redis at 127.0.0.1:6379.
 //!
 //! `cargo bench -p ackbench --bench sqs_throughput` (release build); `-- 20000` sets the number
-//! of messages (default 50000). 32 concurrent pollers drain a queue pre-filled with N messages,
+//! of messages (default 50000), `-- single` or `-- batch10` runs one shape only. 32 concurrent pollers drain a queue pre-filled with N messages,
 //! in two shapes: one message per receive and a `DeleteMessage` per message (`single`), and up
 //! to ten per receive with one `DeleteMessageBatch` (`batch10`); Redis does the same with
 //! `COUNT 1` + `XACK` and `COUNT 10` + one `XACK` of ten ids, 32 consumers of one group, each
@@ -19,9 +19,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ackbench::broker::sqs::{SqsConfig, SqsServer};
+use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 const POLLERS: usize = 32;
+/// Name of the server runtime's threads, to tell their CPU time from the client's.
+const SERVER_THREADS: &str = "sqs-server";
 const LIMIT: Duration = Duration::from_secs(120);
 const AUTH: &str = "AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=00";
 
@@ -33,7 +37,8 @@ fn main() {
         .unwrap_or(50_000);
     // The server has a runtime of its own, as it would in `ackbench broker`.
     let server_rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(server_threads())
+        .thread_name(SERVER_THREADS)
         .enable_all()
         .build()
         .expect("server runtime");
@@ -49,47 +54,175 @@ fn main() {
         .build()
         .expect("client runtime");
     println!("sqs_throughput: {n} messages, {POLLERS} concurrent pollers, loopback, release build");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let only = |name: &str| {
+        !args.iter().any(|a| a == "single" || a == "batch10") || args.iter().any(|a| a == name)
+    };
     for batch in [1u64, 10] {
         let name = if batch == 1 { "single" } else { "batch10" };
+        if !only(name) {
+            continue;
+        }
+        let cpu0 = (cpu_seconds(), server_cpu_seconds());
         let sqs = client_rt.block_on(sqs_drain(&server.endpoint_url(), name, n, batch));
+        let (all, server) = (cpu_seconds() - cpu0.0, server_cpu_seconds() - cpu0.1);
+        let per = |secs: f64| secs * 1e6 / n as f64;
+        match &sqs {
+            Ok(s) => println!(
+                "{name:8} sqs   {s:>9.0} pairs/s   server {:>5.1} us CPU/pair   client+server {:>5.1} us CPU/pair",
+                per(server),
+                per(all)
+            ),
+            Err(e) => println!("{name:8} sqs   failed: {e}"),
+        }
+        let cpu0 = (cpu_seconds(), client_rt.block_on(redis_cpu_seconds()));
         let redis = client_rt.block_on(redis_drain(name, n, batch));
-        match (sqs, redis) {
+        let client = cpu_seconds() - cpu0.0;
+        let server = client_rt.block_on(redis_cpu_seconds()) - cpu0.1;
+        match (&sqs, redis) {
             (Ok(s), Ok(r)) => println!(
-                "{name:8} sqs {s:>9.0} pairs/s   redis {r:>9.0} pairs/s   redis/sqs {:.2}x",
+                "{name:8} redis {r:>9.0} pairs/s   server {:>5.1} us CPU/pair   client+server {:>5.1} us CPU/pair   redis/sqs {:.2}x",
+                per(server),
+                per(client + server),
                 r / s
             ),
-            (Ok(s), Err(why)) => println!("{name:8} sqs {s:>9.0} pairs/s   redis skipped: {why}"),
-            (Err(e), _) => println!("{name:8} sqs failed: {e}"),
+            (_, Ok(r)) => println!("{name:8} redis {r:>9.0} pairs/s"),
+            (_, Err(why)) => println!("{name:8} redis skipped: {why}"),
         }
     }
     server_rt.block_on(server.shutdown());
 }
 
-/// One JSON 1.0 call; the answer's JSON body, or the error body.
-async fn call(
+/// Worker threads of the server runtime: `ACKBENCH_SQS_SERVER_THREADS`, default 2.
+fn server_threads() -> usize {
+    std::env::var("ACKBENCH_SQS_SERVER_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2)
+}
+
+/// CPU time (user + system) this process used so far, from `/proc/self/stat` (0 elsewhere).
+fn cpu_seconds() -> f64 {
+    stat_cpu(&std::fs::read_to_string("/proc/self/stat").unwrap_or_default())
+}
+
+/// utime + stime of a `/proc/.../stat` line, in seconds: after the command name (which ends with
+/// the last ')') they are the 12th and 13th fields, in clock ticks (100 per second on Linux).
+fn stat_cpu(stat: &str) -> f64 {
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// CPU time of this process's server threads (see [`SERVER_THREADS`]).
+fn server_cpu_seconds() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    tasks
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|c| c.trim().starts_with(SERVER_THREADS))
+        })
+        .map(|t| stat_cpu(&std::fs::read_to_string(t.path().join("stat")).unwrap_or_default()))
+        .sum()
+}
+
+/// Redis's own CPU time (`INFO cpu`: used_cpu_user + used_cpu_sys), 0 if unknown.
+async fn redis_cpu_seconds() -> f64 {
+    let Ok(client) = redis::Client::open("redis://127.0.0.1:6379/") else {
+        return 0.0;
+    };
+    let Ok(Ok(mut con)) = tokio::time::timeout(
+        Duration::from_secs(2),
+        client.get_multiplexed_async_connection(),
+    )
+    .await
+    else {
+        return 0.0;
+    };
+    let info: String = redis::cmd("INFO")
+        .arg("cpu")
+        .query_async(&mut con)
+        .await
+        .unwrap_or_default();
+    info.lines()
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(k, _)| *k == "used_cpu_user" || *k == "used_cpu_sys")
+        .filter_map(|(_, v)| v.trim().parse::<f64>().ok())
+        .sum()
+}
+
+/// One JSON 1.0 call: `body` serialized, the answer decoded as `T`, or the error body.
+async fn call<B: Serialize, T: DeserializeOwned>(
     http: &reqwest::Client,
-    endpoint: &str,
+    endpoint: &reqwest::Url,
     action: &str,
-    body: Value,
-) -> Result<Value, String> {
+    body: &B,
+) -> Result<T, String> {
+    let body = serde_json::to_vec(body).map_err(|e| e.to_string())?;
     let resp = http
-        .post(endpoint)
+        .post(endpoint.clone())
         .header("x-amz-target", format!("AmazonSQS.{action}"))
         .header("content-type", "application/x-amz-json-1.0")
         .header("authorization", AUTH)
-        .body(body.to_string())
+        .body(body)
         .send()
         .await
         .map_err(|e| e.to_string())?;
     let ok = resp.status().is_success();
     let bytes = resp.bytes().await.map_err(|e| e.to_string())?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-    if ok {
-        Ok(v)
-    } else {
-        Err(v.to_string())
+    if !ok {
+        return Err(String::from_utf8_lossy(&bytes).into_owned());
     }
+    serde_json::from_slice(&bytes).map_err(|e| e.to_string())
 }
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct ReceiveReq<'a> {
+    queue_url: &'a str,
+    max_number_of_messages: u64,
+    wait_time_seconds: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct ReceiveResp {
+    #[serde(default)]
+    messages: Vec<Msg>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Msg {
+    receipt_handle: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct DeleteReq<'a> {
+    queue_url: &'a str,
+    receipt_handle: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct DeleteBatchReq<'a> {
+    queue_url: &'a str,
+    entries: Vec<DeleteEntry<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct DeleteEntry<'a> {
+    id: &'static str,
+    receipt_handle: &'a str,
+}
+
+const IDS: [&str; 10] = ["d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"];
 
 /// Fills a fresh queue with `n` messages, then drains it with 32 pollers; pairs per second.
 async fn sqs_drain(endpoint: &str, name: &str, n: u64, batch: u64) -> Result<f64, String> {
@@ -98,11 +231,14 @@ async fn sqs_drain(endpoint: &str, name: &str, n: u64, batch: u64) -> Result<f64
         .timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| e.to_string())?;
-    let created = call(
+    // Parsed once: the client's URL parsing is not what is measured.
+    let endpoint = reqwest::Url::parse(endpoint).map_err(|e| e.to_string())?;
+    let endpoint = &endpoint;
+    let created: Value = call(
         &http,
         endpoint,
         "CreateQueue",
-        json!({ "QueueName": format!("bench-{name}") }),
+        &json!({ "QueueName": format!("bench-{name}") }),
     )
     .await?;
     let url = created["QueueUrl"]
@@ -118,11 +254,11 @@ async fn sqs_drain(endpoint: &str, name: &str, n: u64, batch: u64) -> Result<f64
                 json!({ "Id": format!("m{i}"), "MessageBody": format!(r#"{{"key":"msg-{seq}","seq":{seq},"email":"msg-{seq}@example.test"}}"#) })
             })
             .collect();
-        call(
+        let _: IgnoredAny = call(
             &http,
             endpoint,
             "SendMessageBatch",
-            json!({ "QueueUrl": url, "Entries": entries }),
+            &json!({ "QueueUrl": url, "Entries": entries }),
         )
         .await?;
         sent += k;
@@ -131,53 +267,40 @@ async fn sqs_drain(endpoint: &str, name: &str, n: u64, batch: u64) -> Result<f64
     let start = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..POLLERS {
-        let (http, endpoint, url, done) = (
-            http.clone(),
-            endpoint.to_string(),
-            url.clone(),
-            done.clone(),
-        );
+        let (http, endpoint, url, done) =
+            (http.clone(), endpoint.clone(), url.clone(), done.clone());
         tasks.push(tokio::spawn(async move {
             while done.load(Ordering::Relaxed) < n && start.elapsed() < LIMIT {
-                let got = call(
-                    &http,
-                    &endpoint,
-                    "ReceiveMessage",
-                    json!({ "QueueUrl": url, "MaxNumberOfMessages": batch, "WaitTimeSeconds": 1 }),
-                )
-                .await?;
-                let handles: Vec<String> = got["Messages"]
-                    .as_array()
-                    .map(|ms| {
-                        ms.iter()
-                            .filter_map(|m| m["ReceiptHandle"].as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let receive = ReceiveReq {
+                    queue_url: &url,
+                    max_number_of_messages: batch,
+                    wait_time_seconds: 1,
+                };
+                let got: ReceiveResp = call(&http, &endpoint, "ReceiveMessage", &receive).await?;
+                let handles = got.messages;
                 if handles.is_empty() {
                     continue;
                 }
                 if batch == 1 {
-                    call(
-                        &http,
-                        &endpoint,
-                        "DeleteMessage",
-                        json!({ "QueueUrl": url, "ReceiptHandle": handles[0] }),
-                    )
-                    .await?;
+                    let delete = DeleteReq {
+                        queue_url: &url,
+                        receipt_handle: &handles[0].receipt_handle,
+                    };
+                    let _: IgnoredAny = call(&http, &endpoint, "DeleteMessage", &delete).await?;
                 } else {
-                    let entries: Vec<Value> = handles
-                        .iter()
-                        .enumerate()
-                        .map(|(i, h)| json!({ "Id": format!("d{i}"), "ReceiptHandle": h }))
-                        .collect();
-                    call(
-                        &http,
-                        &endpoint,
-                        "DeleteMessageBatch",
-                        json!({ "QueueUrl": url, "Entries": entries }),
-                    )
-                    .await?;
+                    let delete = DeleteBatchReq {
+                        queue_url: &url,
+                        entries: handles
+                            .iter()
+                            .zip(IDS)
+                            .map(|(m, id)| DeleteEntry {
+                                id,
+                                receipt_handle: &m.receipt_handle,
+                            })
+                            .collect(),
+                    };
+                    let _: IgnoredAny =
+                        call(&http, &endpoint, "DeleteMessageBatch", &delete).await?;
                 }
                 done.fetch_add(handles.len() as u64, Ordering::Relaxed);
             }

@@ -79,12 +79,7 @@ async fn handle(State(front): State<Arc<Front>>, req: HttpRequest) -> HttpRespon
 
 fn success(protocol: Protocol, action: &str, r: &Response, request_id: &str) -> HttpResponse {
     match protocol {
-        Protocol::Json => reply(
-            StatusCode::OK,
-            JSON,
-            render_json::response(r).to_string(),
-            request_id,
-        ),
+        Protocol::Json => reply(StatusCode::OK, JSON, render_json::response(r), request_id),
         Protocol::Query => reply(
             StatusCode::OK,
             XML,
@@ -99,7 +94,7 @@ fn success(protocol: Protocol, action: &str, r: &Response, request_id: &str) -> 
 pub fn error(protocol: Protocol, e: &SqsError, request_id: &str) -> HttpResponse {
     let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::BAD_REQUEST);
     let mut resp = match protocol {
-        Protocol::Json => reply(status, JSON, render_json::error(e).to_string(), request_id),
+        Protocol::Json => reply(status, JSON, render_json::error(e), request_id),
         Protocol::Query => reply(status, XML, render_xml::error(e, request_id), request_id),
     };
     if let Ok(v) = HeaderValue::from_str(&format!("{};{}", e.code.query_code(), e.code.fault())) {

@@ -104,7 +104,7 @@ fn json(headers: &HeaderMap, body: &[u8]) -> Result<(String, Wire), SqsError> {
 }
 
 /// Builds the action named `name` from its members.
-pub(crate) fn action(protocol: Protocol, name: &str, w: Wire) -> Result<Action, SqsError> {
+pub(crate) fn action(protocol: Protocol, name: &str, mut w: Wire) -> Result<Action, SqsError> {
     Ok(match name {
         "CreateQueue" => Action::CreateQueue {
             name: v::queue_name(w.queue_name)?,
@@ -133,10 +133,11 @@ pub(crate) fn action(protocol: Protocol, name: &str, w: Wire) -> Result<Action, 
             attributes: required(w.attributes, "Attributes")?,
         },
         "SendMessage" => {
+            let message = w.take_message();
             let queue = v::queue_of_url(w.queue_url)?;
             Action::SendMessage {
                 queue,
-                message: v::message(w.message)?,
+                message: v::message(message)?,
             }
         }
         "SendMessageBatch" => {
@@ -144,7 +145,7 @@ pub(crate) fn action(protocol: Protocol, name: &str, w: Wire) -> Result<Action, 
             let entries = entries(w.entries)?;
             let entries = entries
                 .into_iter()
-                .map(|(id, e)| (id, v::message(e.message)))
+                .map(|(id, mut e)| (id, v::message(e.take_message())))
                 .collect();
             Action::SendMessageBatch { queue, entries }
         }

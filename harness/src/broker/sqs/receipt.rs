@@ -33,7 +33,8 @@ pub enum ReceiptError {
 /// Encodes and checks receipt handles under one key.
 #[derive(Clone)]
 pub struct ReceiptCodec {
-    key: [u8; 32],
+    /// HMAC-SHA256 keyed once; each tag starts from a copy.
+    keyed: Hmac<Sha256>,
 }
 
 impl std::fmt::Debug for ReceiptCodec {
@@ -44,7 +45,10 @@ impl std::fmt::Debug for ReceiptCodec {
 
 impl ReceiptCodec {
     pub fn new(key: [u8; 32]) -> ReceiptCodec {
-        ReceiptCodec { key }
+        // HMAC takes keys of any length: this cannot fail.
+        let keyed = <Hmac<Sha256> as KeyInit>::new_from_slice(&key)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
+        ReceiptCodec { keyed }
     }
 
     /// A codec with a fresh random key: handles of another server (or an earlier run) are refused.
@@ -53,9 +57,7 @@ impl ReceiptCodec {
     }
 
     fn mac(&self, payload: &[u8]) -> Hmac<Sha256> {
-        // HMAC takes keys of any length: this cannot fail.
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
-            .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
+        let mut mac = self.keyed.clone();
         mac.update(payload);
         mac
     }

@@ -1,114 +1,175 @@
-//! Answers in the AWS JSON 1.0 protocol.
+//! Answers in the AWS JSON 1.0 protocol, serialized straight from the responses.
+
+use std::collections::BTreeMap;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use serde_json::{json, Map, Value};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
 use super::error::SqsError;
 use super::message_attributes::{AttributeData, MessageAttributes};
 use super::response::{BatchFailure, Received, Response, Sent};
 
 /// The body of a successful answer.
-pub fn response(r: &Response) -> Value {
-    match r {
-        Response::QueueUrl(url) => json!({ "QueueUrl": url }),
+pub fn response(r: &Response) -> String {
+    let out = match r {
+        Response::QueueUrl(url) => serde_json::to_string(&QueueUrl { queue_url: url }),
         Response::ListQueues {
             queue_urls,
             next_token,
-        } => {
-            let mut o = Map::new();
-            if !queue_urls.is_empty() {
-                o.insert("QueueUrls".into(), json!(queue_urls));
-            }
-            if let Some(t) = next_token {
-                o.insert("NextToken".into(), json!(t));
-            }
-            Value::Object(o)
-        }
-        Response::GetQueueAttributes(attrs) => json!({ "Attributes": attrs }),
-        Response::SendMessage(sent) => sent_json(sent, None),
-        Response::SendMessageBatch { successful, failed } => json!({
-            "Successful": successful.iter().map(|(id, s)| sent_json(s, Some(id))).collect::<Vec<_>>(),
-            "Failed": failures(failed),
+        } => serde_json::to_string(&ListQueues {
+            queue_urls,
+            next_token: next_token.as_deref(),
         }),
-        Response::ReceiveMessage(messages) => {
-            if messages.is_empty() {
-                json!({})
-            } else {
-                json!({ "Messages": messages.iter().map(received).collect::<Vec<_>>() })
-            }
+        Response::GetQueueAttributes(attributes) => {
+            serde_json::to_string(&GetQueueAttributes { attributes })
         }
-        Response::Batch { successful, failed } => json!({
-            "Successful": successful.iter().map(|id| json!({ "Id": id })).collect::<Vec<_>>(),
-            "Failed": failures(failed),
+        Response::SendMessage(sent) => serde_json::to_string(&SentJson { id: None, sent }),
+        Response::SendMessageBatch { successful, failed } => serde_json::to_string(&SendBatch {
+            successful: successful
+                .iter()
+                .map(|(id, sent)| SentJson { id: Some(id), sent })
+                .collect(),
+            failed: failed.iter().map(FailureJson).collect(),
         }),
-        Response::Empty => json!({}),
-    }
+        Response::ReceiveMessage(messages) => serde_json::to_string(&ReceiveJson {
+            messages: messages.iter().map(ReceivedJson).collect(),
+        }),
+        Response::Batch { successful, failed } => serde_json::to_string(&Batch {
+            successful: successful.iter().map(|id| IdJson { id }).collect(),
+            failed: failed.iter().map(FailureJson).collect(),
+        }),
+        Response::Empty => Ok("{}".to_string()),
+    };
+    // Serializing strings and maps of strings cannot fail.
+    out.unwrap_or_else(|_| "{}".to_string())
 }
 
 /// The body of an error answer.
-pub fn error(e: &SqsError) -> Value {
-    json!({ "__type": e.code.json_type(), "message": e.message })
+pub fn error(e: &SqsError) -> String {
+    serde_json::json!({ "__type": e.code.json_type(), "message": e.message }).to_string()
 }
 
-fn sent_json(s: &Sent, id: Option<&String>) -> Value {
-    let mut o = Map::new();
-    if let Some(id) = id {
-        o.insert("Id".into(), json!(id));
-    }
-    o.insert("MessageId".into(), json!(s.message_id));
-    o.insert("MD5OfMessageBody".into(), json!(s.md5_of_body));
-    if let Some(m) = &s.md5_of_attributes {
-        o.insert("MD5OfMessageAttributes".into(), json!(m));
-    }
-    Value::Object(o)
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct QueueUrl<'a> {
+    queue_url: &'a str,
 }
 
-fn received(m: &Received) -> Value {
-    let mut o = Map::new();
-    o.insert("MessageId".into(), json!(m.message_id));
-    o.insert("ReceiptHandle".into(), json!(m.receipt_handle));
-    o.insert("MD5OfBody".into(), json!(m.md5_of_body));
-    o.insert("Body".into(), json!(m.body));
-    if !m.attributes.is_empty() {
-        o.insert("Attributes".into(), json!(m.attributes));
-    }
-    if let Some(md5) = &m.md5_of_message_attributes {
-        o.insert("MD5OfMessageAttributes".into(), json!(md5));
-    }
-    if !m.message_attributes.is_empty() {
-        o.insert(
-            "MessageAttributes".into(),
-            attributes(&m.message_attributes),
-        );
-    }
-    Value::Object(o)
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct ListQueues<'a> {
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    queue_urls: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_token: Option<&'a str>,
 }
 
-fn attributes(a: &MessageAttributes) -> Value {
-    let mut o = Map::new();
-    for (name, v) in a {
-        let value = match &v.value {
-            AttributeData::String(s) => json!({ "DataType": v.data_type, "StringValue": s }),
-            AttributeData::Binary(b) => {
-                json!({ "DataType": v.data_type, "BinaryValue": STANDARD.encode(b) })
-            }
-        };
-        o.insert(name.clone(), value);
-    }
-    Value::Object(o)
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct GetQueueAttributes<'a> {
+    attributes: &'a BTreeMap<String, String>,
 }
 
-fn failures(failed: &[BatchFailure]) -> Vec<Value> {
-    failed
-        .iter()
-        .map(|f| {
-            json!({
-                "Id": f.id,
-                "SenderFault": f.error.code.fault() == "Sender",
-                "Code": f.error.code.name(),
-                "Message": f.error.message,
-            })
-        })
-        .collect()
+struct SentJson<'a> {
+    id: Option<&'a String>,
+    sent: &'a Sent,
+}
+
+impl Serialize for SentJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        if let Some(id) = self.id {
+            m.serialize_entry("Id", id)?;
+        }
+        m.serialize_entry("MessageId", &self.sent.message_id)?;
+        m.serialize_entry("MD5OfMessageBody", &self.sent.md5_of_body)?;
+        if let Some(md5) = &self.sent.md5_of_attributes {
+            m.serialize_entry("MD5OfMessageAttributes", md5)?;
+        }
+        m.end()
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct SendBatch<'a> {
+    successful: Vec<SentJson<'a>>,
+    failed: Vec<FailureJson<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct ReceiveJson<'a> {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    messages: Vec<ReceivedJson<'a>>,
+}
+
+struct ReceivedJson<'a>(&'a Received);
+
+impl Serialize for ReceivedJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("MessageId", &r.message_id)?;
+        m.serialize_entry("ReceiptHandle", &r.receipt_handle)?;
+        m.serialize_entry("MD5OfBody", &r.md5_of_body)?;
+        m.serialize_entry("Body", &r.body)?;
+        if !r.attributes.is_empty() {
+            m.serialize_entry("Attributes", &r.attributes)?;
+        }
+        if let Some(md5) = &r.md5_of_message_attributes {
+            m.serialize_entry("MD5OfMessageAttributes", md5)?;
+        }
+        if !r.message_attributes.is_empty() {
+            m.serialize_entry("MessageAttributes", &AttributesJson(&r.message_attributes))?;
+        }
+        m.end()
+    }
+}
+
+struct AttributesJson<'a>(&'a MessageAttributes);
+
+impl Serialize for AttributesJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (name, v) in self.0 {
+            let mut value = BTreeMap::new();
+            value.insert("DataType", v.data_type.clone());
+            match &v.value {
+                AttributeData::String(s) => value.insert("StringValue", s.clone()),
+                AttributeData::Binary(b) => value.insert("BinaryValue", STANDARD.encode(b)),
+            };
+            m.serialize_entry(name, &value)?;
+        }
+        m.end()
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Batch<'a> {
+    successful: Vec<IdJson<'a>>,
+    failed: Vec<FailureJson<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct IdJson<'a> {
+    id: &'a str,
+}
+
+struct FailureJson<'a>(&'a BatchFailure);
+
+impl Serialize for FailureJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = self.0;
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("Id", &f.id)?;
+        m.serialize_entry("SenderFault", &(f.error.code.fault() == "Sender"))?;
+        m.serialize_entry("Code", f.error.code.name())?;
+        m.serialize_entry("Message", &f.error.message)?;
+        m.end()
+    }
 }

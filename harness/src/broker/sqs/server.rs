@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -51,6 +52,10 @@ impl SqsServer {
         let service = Service::new(registry, clock, shutdown_rx.clone());
         let driver = tokio::spawn(service.clone().drive());
         let app = router(Front::new(service.clone(), config.max_request_bytes));
+        // Answers go out at once (no Nagle delay behind a client's delayed ACK).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let mut stop = shutdown_rx;
         let serve = tokio::spawn(async move {
             axum::serve(listener, app)

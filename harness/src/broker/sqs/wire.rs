@@ -25,14 +25,16 @@ pub struct Wire {
     pub wait_time_seconds: Option<i64>,
     pub visibility_timeout: Option<i64>,
     pub receipt_handle: Option<String>,
-    #[serde(flatten)]
-    pub message: WireMessage,
+    pub message_body: Option<String>,
+    pub delay_seconds: Option<i64>,
+    pub message_attributes: Option<BTreeMap<String, WireAttribute>>,
+    pub message_group_id: Option<String>,
+    pub message_deduplication_id: Option<String>,
     pub entries: Option<Vec<WireEntry>>,
 }
 
 /// The members of a message to send (`SendMessage` and each `SendMessageBatch` entry).
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase")]
+#[derive(Debug, Default)]
 pub struct WireMessage {
     pub message_body: Option<String>,
     pub delay_seconds: Option<i64>,
@@ -48,8 +50,37 @@ pub struct WireEntry {
     pub id: Option<String>,
     pub receipt_handle: Option<String>,
     pub visibility_timeout: Option<i64>,
-    #[serde(flatten)]
-    pub message: WireMessage,
+    pub message_body: Option<String>,
+    pub delay_seconds: Option<i64>,
+    pub message_attributes: Option<BTreeMap<String, WireAttribute>>,
+    pub message_group_id: Option<String>,
+    pub message_deduplication_id: Option<String>,
+}
+
+impl Wire {
+    /// The message members (`SendMessage`).
+    pub fn take_message(&mut self) -> WireMessage {
+        WireMessage {
+            message_body: self.message_body.take(),
+            delay_seconds: self.delay_seconds.take(),
+            message_attributes: self.message_attributes.take(),
+            message_group_id: self.message_group_id.take(),
+            message_deduplication_id: self.message_deduplication_id.take(),
+        }
+    }
+}
+
+impl WireEntry {
+    /// The message members (a `SendMessageBatch` entry).
+    pub fn take_message(&mut self) -> WireMessage {
+        WireMessage {
+            message_body: self.message_body.take(),
+            delay_seconds: self.delay_seconds.take(),
+            message_attributes: self.message_attributes.take(),
+            message_group_id: self.message_group_id.take(),
+            message_deduplication_id: self.message_deduplication_id.take(),
+        }
+    }
 }
 
 /// A message attribute value; `BinaryValue` is base64.
