@@ -762,3 +762,91 @@ async fn stale_ack_policies_over_sqs() {
     .await;
     srv.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queues_configured_at_bind_dead_letter_into_their_named_dlq() {
+    let spec = QueueSpec {
+        broker: BrokerConfig {
+            visibility_timeout: 30 * S,
+            max_receives: 2,
+            stale_ack: StaleAck::Reject,
+        },
+        dead_letter_queue: Some("emails-dlq".into()),
+    };
+    let config = ackbench::broker::sqs::SqsConfig {
+        queues: vec![("emails".into(), spec)],
+        ..Default::default()
+    };
+    let srv = ackbench::broker::sqs::SqsServer::bind("127.0.0.1:0".parse().unwrap(), config)
+        .await
+        .unwrap();
+    let c = client(&srv.endpoint_url(), "worker-2");
+    within(30, async {
+        let url = c
+            .get_queue_url()
+            .queue_name("emails")
+            .send()
+            .await
+            .unwrap()
+            .queue_url
+            .unwrap();
+        let dlq = c
+            .get_queue_url()
+            .queue_name("emails-dlq")
+            .send()
+            .await
+            .unwrap()
+            .queue_url
+            .unwrap();
+        let attrs = c
+            .get_queue_attributes()
+            .queue_url(&url)
+            .attribute_names(QueueAttributeName::All)
+            .send()
+            .await
+            .unwrap();
+        let a = attrs.attributes().unwrap();
+        assert_eq!(a[&QueueAttributeName::VisibilityTimeout], "30");
+        assert!(
+            a[&QueueAttributeName::RedrivePolicy].contains("emails-dlq"),
+            "{a:?}"
+        );
+        c.send_message()
+            .queue_url(&url)
+            .message_body("m")
+            .send()
+            .await
+            .unwrap();
+        for _ in 0..2 {
+            let r = c
+                .receive_message()
+                .queue_url(&url)
+                .visibility_timeout(0)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.messages().len(), 1);
+        }
+        let r = c
+            .receive_message()
+            .queue_url(&dlq)
+            .wait_time_seconds(2)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.messages().len(), 1, "dead-lettered into the named DLQ");
+        let events = srv.take_events("emails").unwrap();
+        let delivered = events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Delivered { worker: 2, .. }))
+            .count();
+        assert_eq!(delivered, 2);
+        assert!(
+            srv.take_events("emails").unwrap().is_empty(),
+            "events are taken once"
+        );
+        assert!(srv.take_events("nope").is_none());
+    })
+    .await;
+    srv.shutdown().await;
+}

@@ -243,3 +243,34 @@ async fn query_protocol_round_trip_and_errors() {
     .await;
     srv.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_answers_open_long_polls() {
+    let srv = server().await;
+    let endpoint = srv.endpoint_url();
+    let created = json_call(&endpoint, "CreateQueue", &json!({"QueueName": "quiet"})).await;
+    let url = created.json()["QueueUrl"].as_str().unwrap().to_string();
+    let poll = tokio::spawn(async move {
+        let r = json_call(
+            &endpoint,
+            "ReceiveMessage",
+            &json!({"QueueUrl": url, "WaitTimeSeconds": 20}),
+        )
+        .await;
+        (r.status, r.body)
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let t0 = std::time::Instant::now();
+    within(10, srv.shutdown()).await;
+    let (status, body) = within(10, poll).await.unwrap();
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "{}"),
+        "the open long poll is answered, empty"
+    );
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(3),
+        "shutdown took {:?}",
+        t0.elapsed()
+    );
+}
