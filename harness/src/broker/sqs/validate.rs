@@ -100,14 +100,10 @@ pub fn body(body: Option<String>) -> Result<String, SqsError> {
     if body.is_empty() {
         return Err(SqsError::missing("MessageBody"));
     }
+    // Rust strings hold no surrogates; what is left to refuse is control characters other than
+    // tab, LF and CR, and the non-characters U+FFFE and U+FFFF.
     let bad = body.chars().find(|&c| {
-        let c = c as u32;
-        !(c == 0x9
-            || c == 0xA
-            || c == 0xD
-            || (0x20..=0xD7FF).contains(&c)
-            || (0xE000..=0xFFFD).contains(&c)
-            || c >= 0x10000)
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{FFFE}' || c == '\u{FFFF}'
     });
     match bad {
         None => Ok(body),
