@@ -274,3 +274,30 @@ async fn shutdown_answers_open_long_polls() {
         t0.elapsed()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_that_records_no_events_keeps_none() {
+    let config = ackbench::broker::sqs::SqsConfig {
+        record_events: false,
+        ..Default::default()
+    };
+    let srv = ackbench::broker::sqs::SqsServer::bind("127.0.0.1:0".parse().unwrap(), config)
+        .await
+        .unwrap();
+    let endpoint = srv.endpoint_url();
+    within(30, async {
+        let created = json_call(&endpoint, "CreateQueue", &json!({"QueueName": "q"})).await;
+        let url = created.json()["QueueUrl"].as_str().unwrap().to_string();
+        json_call(
+            &endpoint,
+            "SendMessage",
+            &json!({"QueueUrl": url, "MessageBody": "m"}),
+        )
+        .await;
+        let got = json_call(&endpoint, "ReceiveMessage", &json!({"QueueUrl": url})).await;
+        assert_eq!(got.json()["Messages"].as_array().map(Vec::len), Some(1));
+        assert_eq!(srv.take_events("q"), Some(Vec::new()));
+    })
+    .await;
+    srv.shutdown().await;
+}

@@ -19,6 +19,10 @@ pub struct SqsConfig {
     pub max_request_bytes: usize,
     /// Queues to create when the server starts, by name.
     pub queues: Vec<(String, QueueSpec)>,
+    /// Keep each queue's broker events until [`super::SqsServer::take_events`] takes them
+    /// (default). A standalone broker whose events nobody takes should turn this off, or its
+    /// memory grows with every delivery.
+    pub record_events: bool,
 }
 
 impl Default for SqsConfig {
@@ -31,6 +35,7 @@ impl Default for SqsConfig {
             // over 256 KiB in total is refused anyway (`BatchRequestTooLong`).
             max_request_bytes: 4 * 1024 * 1024,
             queues: Vec::new(),
+            record_events: true,
         }
     }
 }

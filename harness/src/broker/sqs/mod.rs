@@ -69,7 +69,14 @@
 //! server.shutdown().await;
 //! # Ok(()) }
 //! ```
-//! [`run_standalone`] serves until Ctrl-C: it is what `ackbench broker --listen ADDR` runs.
+//! [`run_standalone`] serves until Ctrl-C or SIGTERM: it is what `ackbench broker --listen ADDR`
+//! runs (default [`DEFAULT_LISTEN`], loopback only). A broker whose events nobody takes should
+//! set [`SqsConfig::record_events`] to false.
+//!
+//! # Tests and tools
+//! `tests/e2e/sqs_*.rs` (aws-sdk-sqs conformance, malformed-request corpus, query protocol,
+//! boto3 via `tests/sqs/boto3_conformance.py`), `harness/benches/sqs_throughput.rs` (throughput
+//! beside Redis Streams), `fuzz/` (the request parser, with cargo-fuzz on nightly).
 
 mod clock;
 mod config;

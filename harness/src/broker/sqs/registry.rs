@@ -25,6 +25,8 @@ pub struct Registry {
     account: String,
     /// Broker configuration of queues created over the API.
     default_broker: BrokerConfig,
+    /// False: events are dropped as they happen (see `SqsConfig::record_events`).
+    pub record_events: bool,
 }
 
 impl Registry {
@@ -42,6 +44,7 @@ impl Registry {
             region,
             account,
             default_broker,
+            record_events: true,
         }
     }
 
@@ -241,6 +244,15 @@ impl Registry {
                 for m in letters {
                     target.publish(now, Some(0), m);
                 }
+            }
+        }
+    }
+
+    /// Drops the events of every queue when events are not recorded.
+    pub fn forget_events(&mut self) {
+        if !self.record_events {
+            for q in self.queues.values_mut() {
+                q.events.clear();
             }
         }
     }

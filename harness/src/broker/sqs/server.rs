@@ -42,6 +42,7 @@ impl SqsServer {
             config.account_id.clone(),
             config.default_broker,
         );
+        registry.record_events = config.record_events;
         let epoch_s = clock.epoch_ms(0) / 1000;
         for (name, spec) in &config.queues {
             registry

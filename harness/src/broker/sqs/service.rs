@@ -52,6 +52,7 @@ impl Service {
         st.advance_all(now);
         let r = f(&mut st, now);
         st.move_dead_letters(now);
+        st.forget_events();
         self.timer.due(st.next_due());
         r
     }
@@ -60,6 +61,7 @@ impl Service {
     pub fn tick(&self) -> Option<Nanos> {
         let mut st = self.lock();
         st.advance_all(self.clock.now());
+        st.forget_events();
         let due = st.next_due();
         self.timer.armed_for(due);
         due
