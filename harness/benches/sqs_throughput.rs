@@ -2,23 +2,31 @@
 //! Streams (XREADGROUP + XACK) on the machine's Redis at 127.0.0.1:6379.
 //!
 //! `cargo bench -p ackbench --bench sqs_throughput` (release build); `-- 20000` sets the number
-//! of messages (default 50000), `-- single` or `-- batch10` runs one shape only. 32 concurrent pollers drain a queue pre-filled with N messages,
-//! in two shapes: one message per receive and a `DeleteMessage` per message (`single`), and up
+//! of messages (default 50000), `-- single` or `-- batch10` runs one shape only, and
+//! `ACKBENCH_SQS_SERVER_THREADS=1` gives the server runtime one worker thread instead of two.
+//!
+//! 32 concurrent pollers drain a queue pre-filled with N messages, in two shapes: one message per receive and a `DeleteMessage` per message (`single`), and up
 //! to ten per receive with one `DeleteMessageBatch` (`batch10`); Redis does the same with
 //! `COUNT 1` + `XACK` and `COUNT 10` + one `XACK` of ten ids, 32 consumers of one group, each
 //! on its own connection. The Redis half is skipped, with the reason printed, when Redis does not
 //! answer.
 //!
-//! The SQS client is a lean JSON 1.0 client over reqwest (one pooled keep-alive connection per
-//! poller), not aws-sdk-sqs: on a two-core machine the server and the client share the cores, and
-//! the SDK's per-request work (SigV4 signing, interceptors, retry bookkeeping) would measure the
-//! client more than the broker. Every phase is bounded (N messages, 120 s).
+//! The SQS client is a lean JSON 1.0 client over hyper (one HTTP/1.1 keep-alive connection per
+//! poller, as each Redis consumer has its own connection), not aws-sdk-sqs: on a two-core machine
+//! the server and the client share the cores, and the SDK's per-request work (SigV4 signing,
+//! interceptors, retry bookkeeping, connection pool) would measure the client more than the
+//! broker. Each line also gives the CPU time per pair of the broker (the server runtime's threads)
+//! and of redis-server (`INFO cpu`), which depends less on what else the machine is doing than
+//! the rate does. Every phase is bounded (N messages, 120 s).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ackbench::broker::sqs::{SqsConfig, SqsServer};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -64,7 +72,7 @@ fn main() {
             continue;
         }
         let cpu0 = (cpu_seconds(), server_cpu_seconds());
-        let sqs = client_rt.block_on(sqs_drain(&server.endpoint_url(), name, n, batch));
+        let sqs = client_rt.block_on(sqs_drain(server.local_addr(), name, n, batch));
         let (all, server) = (cpu_seconds() - cpu0.0, server_cpu_seconds() - cpu0.1);
         let per = |secs: f64| secs * 1e6 / n as f64;
         match &sqs {
@@ -155,29 +163,61 @@ async fn redis_cpu_seconds() -> f64 {
         .sum()
 }
 
-/// One JSON 1.0 call: `body` serialized, the answer decoded as `T`, or the error body.
-async fn call<B: Serialize, T: DeserializeOwned>(
-    http: &reqwest::Client,
-    endpoint: &reqwest::Url,
-    action: &str,
-    body: &B,
-) -> Result<T, String> {
-    let body = serde_json::to_vec(body).map_err(|e| e.to_string())?;
-    let resp = http
-        .post(endpoint.clone())
-        .header("x-amz-target", format!("AmazonSQS.{action}"))
-        .header("content-type", "application/x-amz-json-1.0")
-        .header("authorization", AUTH)
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
-    let ok = resp.status().is_success();
-    let bytes = resp.bytes().await.map_err(|e| e.to_string())?;
-    if !ok {
-        return Err(String::from_utf8_lossy(&bytes).into_owned());
+/// A lean JSON 1.0 client: one HTTP/1.1 keep-alive connection of its own (hyper), as each
+/// Redis consumer has its own connection.
+struct Lean {
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    host: String,
+}
+
+impl Lean {
+    async fn connect(addr: std::net::SocketAddr) -> Result<Lean, String> {
+        let tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| e.to_string())?;
+        tcp.set_nodelay(true).map_err(|e| e.to_string())?;
+        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+            .await
+            .map_err(|e| e.to_string())?;
+        tokio::spawn(conn);
+        Ok(Lean {
+            sender,
+            host: addr.to_string(),
+        })
     }
-    serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+
+    /// One call: `body` serialized, the answer decoded as `T`, or the error body.
+    async fn call<B: Serialize, T: DeserializeOwned>(
+        &mut self,
+        action: &str,
+        body: &B,
+    ) -> Result<T, String> {
+        let body = serde_json::to_vec(body).map_err(|e| e.to_string())?;
+        let req = hyper::Request::post("/")
+            .header("host", &self.host)
+            .header("x-amz-target", format!("AmazonSQS.{action}"))
+            .header("content-type", "application/x-amz-json-1.0")
+            .header("authorization", AUTH)
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| e.to_string())?;
+        self.sender.ready().await.map_err(|e| e.to_string())?;
+        let resp = self
+            .sender
+            .send_request(req)
+            .await
+            .map_err(|e| e.to_string())?;
+        let ok = resp.status().is_success();
+        let bytes = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        if !ok {
+            return Err(String::from_utf8_lossy(&bytes).into_owned());
+        }
+        serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+    }
 }
 
 #[derive(Serialize)]
@@ -225,22 +265,19 @@ struct DeleteEntry<'a> {
 const IDS: [&str; 10] = ["d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"];
 
 /// Fills a fresh queue with `n` messages, then drains it with 32 pollers; pairs per second.
-async fn sqs_drain(endpoint: &str, name: &str, n: u64, batch: u64) -> Result<f64, String> {
-    let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(POLLERS)
-        .timeout(Duration::from_secs(30))
-        .build()
-        .map_err(|e| e.to_string())?;
-    // Parsed once: the client's URL parsing is not what is measured.
-    let endpoint = reqwest::Url::parse(endpoint).map_err(|e| e.to_string())?;
-    let endpoint = &endpoint;
-    let created: Value = call(
-        &http,
-        endpoint,
-        "CreateQueue",
-        &json!({ "QueueName": format!("bench-{name}") }),
-    )
-    .await?;
+async fn sqs_drain(
+    addr: std::net::SocketAddr,
+    name: &str,
+    n: u64,
+    batch: u64,
+) -> Result<f64, String> {
+    let mut setup = Lean::connect(addr).await?;
+    let created: Value = setup
+        .call(
+            "CreateQueue",
+            &json!({ "QueueName": format!("bench-{name}") }),
+        )
+        .await?;
     let url = created["QueueUrl"]
         .as_str()
         .ok_or("no QueueUrl")?
@@ -254,21 +291,23 @@ async fn sqs_drain(endpoint: &str, name: &str, n: u64, batch: u64) -> Result<f64
                 json!({ "Id": format!("m{i}"), "MessageBody": format!(r#"{{"key":"msg-{seq}","seq":{seq},"email":"msg-{seq}@example.test"}}"#) })
             })
             .collect();
-        let _: IgnoredAny = call(
-            &http,
-            endpoint,
-            "SendMessageBatch",
-            &json!({ "QueueUrl": url, "Entries": entries }),
-        )
-        .await?;
+        let _: IgnoredAny = setup
+            .call(
+                "SendMessageBatch",
+                &json!({ "QueueUrl": url, "Entries": entries }),
+            )
+            .await?;
         sent += k;
+    }
+    let mut pollers = Vec::new();
+    for _ in 0..POLLERS {
+        pollers.push(Lean::connect(addr).await?);
     }
     let done = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let mut tasks = Vec::new();
-    for _ in 0..POLLERS {
-        let (http, endpoint, url, done) =
-            (http.clone(), endpoint.clone(), url.clone(), done.clone());
+    for mut lean in pollers {
+        let (url, done) = (url.clone(), done.clone());
         tasks.push(tokio::spawn(async move {
             while done.load(Ordering::Relaxed) < n && start.elapsed() < LIMIT {
                 let receive = ReceiveReq {
@@ -276,7 +315,7 @@ async fn sqs_drain(endpoint: &str, name: &str, n: u64, batch: u64) -> Result<f64
                     max_number_of_messages: batch,
                     wait_time_seconds: 1,
                 };
-                let got: ReceiveResp = call(&http, &endpoint, "ReceiveMessage", &receive).await?;
+                let got: ReceiveResp = lean.call("ReceiveMessage", &receive).await?;
                 let handles = got.messages;
                 if handles.is_empty() {
                     continue;
@@ -286,7 +325,7 @@ async fn sqs_drain(endpoint: &str, name: &str, n: u64, batch: u64) -> Result<f64
                         queue_url: &url,
                         receipt_handle: &handles[0].receipt_handle,
                     };
-                    let _: IgnoredAny = call(&http, &endpoint, "DeleteMessage", &delete).await?;
+                    let _: IgnoredAny = lean.call("DeleteMessage", &delete).await?;
                 } else {
                     let delete = DeleteBatchReq {
                         queue_url: &url,
@@ -299,8 +338,7 @@ async fn sqs_drain(endpoint: &str, name: &str, n: u64, batch: u64) -> Result<f64
                             })
                             .collect(),
                     };
-                    let _: IgnoredAny =
-                        call(&http, &endpoint, "DeleteMessageBatch", &delete).await?;
+                    let _: IgnoredAny = lean.call("DeleteMessageBatch", &delete).await?;
                 }
                 done.fetch_add(handles.len() as u64, Ordering::Relaxed);
             }
