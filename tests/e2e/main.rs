@@ -10,3 +10,7 @@ mod report_rerender;
 mod report_run;
 mod sizing_size;
 mod sizing_sweep;
+mod sqs_boto3;
+mod sqs_sdk;
+mod sqs_support;
+mod sqs_wire;

@@ -12,6 +12,7 @@
 //! when to call [`Broker::advance`].
 
 mod queue;
+pub mod sqs;
 mod state;
 
 pub use queue::{AckRefused, Broker, BrokerConfig, Handout, Receipt, VisibilityError};

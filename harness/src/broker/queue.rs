@@ -218,6 +218,18 @@ impl Broker {
         worker: WorkerId,
         log: &mut Vec<Event>,
     ) -> Option<Handout> {
+        self.receive_for(now, worker, self.config.visibility_timeout, log)
+    }
+
+    /// Hands the front visible message to `worker` with a lease of `visibility_timeout` instead of
+    /// the configured one (an SQS receive that names its own `VisibilityTimeout`).
+    pub fn receive_for(
+        &mut self,
+        now: Nanos,
+        worker: WorkerId,
+        visibility_timeout: Nanos,
+        log: &mut Vec<Event>,
+    ) -> Option<Handout> {
         while let Some(seq) = self.visible.pop_front() {
             let m = &mut self.messages[(seq - 1) as usize];
             if m.state != MessageState::Visible {
@@ -225,7 +237,7 @@ impl Broker {
             }
             m.receive_count += 1;
             m.nonce += 1;
-            let lease_end = now + self.config.visibility_timeout;
+            let lease_end = now.saturating_add(visibility_timeout);
             let (receive_count, nonce) = (m.receive_count, m.nonce);
             self.set_state(
                 seq,
@@ -373,6 +385,33 @@ impl Broker {
             self.leases.insert((new_end, receipt.seq));
         }
         Ok(new_end)
+    }
+
+    /// Replaces the configuration. A new visibility timeout applies to the leases handed out from
+    /// now on; a new delivery limit applies to every lease that ends from now on.
+    pub fn set_config(&mut self, config: BrokerConfig) {
+        self.config = config;
+    }
+
+    /// Deletes every message the main queue holds (visible, delayed or leased), as an operator's
+    /// purge does; receipts of purged deliveries become stale. Returns how many were deleted.
+    /// The event log has no purge event: purged messages simply receive no further events.
+    pub fn purge(&mut self) -> usize {
+        let mut purged = 0;
+        for i in 0..self.messages.len() {
+            let seq = Seq::try_from(i + 1).expect("fewer than 2^32 messages");
+            if matches!(
+                self.messages[i].state,
+                MessageState::Visible | MessageState::Delayed { .. } | MessageState::Leased { .. }
+            ) {
+                self.set_state(seq, MessageState::Deleted);
+                purged += 1;
+            }
+        }
+        self.visible.clear();
+        self.delayed.clear();
+        self.leases.clear();
+        purged
     }
 
     /// Moves every DLQ entry back to the end of the main queue with a fresh delivery budget, as an

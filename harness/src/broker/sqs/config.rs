@@ -1,0 +1,52 @@
+//! Settings of an SQS endpoint and of the queues ackbench creates on it.
+
+use crate::broker::BrokerConfig;
+
+use super::queue::default_broker_config;
+
+/// How an [`super::SqsServer`] serves.
+#[derive(Debug, Clone)]
+pub struct SqsConfig {
+    /// Region named in queue ARNs (SDKs must be configured with some region; any works).
+    pub region: String,
+    /// Account id in queue URLs and ARNs.
+    pub account_id: String,
+    /// Broker settings of queues created over the API (`CreateQueue`): visibility timeout
+    /// (`VisibilityTimeout` overrides it), delivery limit (set by a `RedrivePolicy`) and the
+    /// stale-ack policy. Default: 30 s, no limit, `ignore` (what SQS documents).
+    pub default_broker: BrokerConfig,
+    /// Largest request body accepted; larger ones are refused with a 400 before parsing.
+    pub max_request_bytes: usize,
+    /// Queues to create when the server starts, by name.
+    pub queues: Vec<(String, QueueSpec)>,
+    /// Keep each queue's broker events until [`super::SqsServer::take_events`] takes them
+    /// (default). A standalone broker whose events nobody takes should turn this off, or its
+    /// memory grows with every delivery.
+    pub record_events: bool,
+}
+
+impl Default for SqsConfig {
+    fn default() -> SqsConfig {
+        SqsConfig {
+            region: "us-east-1".to_string(),
+            account_id: "000000000000".to_string(),
+            default_broker: default_broker_config(),
+            // Ten 256 KiB messages JSON-escaped at worst 6 bytes a byte would need more; a batch
+            // over 256 KiB in total is refused anyway (`BatchRequestTooLong`).
+            max_request_bytes: 4 * 1024 * 1024,
+            queues: Vec::new(),
+            record_events: true,
+        }
+    }
+}
+
+/// A queue created by ackbench itself (a live run's queue, from its profile's `broker` section).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueSpec {
+    /// Visibility timeout, delivery limit (`max_receives`) and stale-ack policy.
+    pub broker: BrokerConfig,
+    /// Name of the queue that receives dead-lettered messages (created if missing), so that
+    /// they can be received from it. `None`: dead-lettered messages are only counted (they are
+    /// in the broker's DLQ and the event log), as in sim mode.
+    pub dead_letter_queue: Option<String>,
+}

@@ -1,0 +1,351 @@
+//! One SQS queue: an embedded [`Broker`] (the lease state machine), the message bodies and
+//! attributes kept beside it by seq, the queue's settings and its event log.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+use super::error::{ErrorCode, SqsError};
+use super::message_attributes::{self as ma, MessageAttributes};
+use super::queue_attributes::{self as qa, QueueSettings};
+use super::receipt::{ReceiptCodec, ReceiptError};
+use super::request::{NewMessage, Receive};
+use super::response::{Received, Sent};
+use crate::broker::{Broker, BrokerConfig, Counts, Receipt};
+use crate::profile::StaleAck;
+use crate::record::{Event, Nanos, Seq, WorkerId};
+
+const S: Nanos = 1_000_000_000;
+
+/// A message as the queue keeps it beside the broker.
+#[derive(Debug, Clone)]
+pub struct StoredMessage {
+    pub message_id: String,
+    pub body: String,
+    pub md5_of_body: String,
+    pub attributes: MessageAttributes,
+    pub group_id: Option<String>,
+    /// Epoch milliseconds when it was first sent (kept across a move to the DLQ).
+    pub sent_ms: u64,
+    pub first_receive_ms: Option<u64>,
+    /// The ARN of the queue it was dead-lettered from.
+    pub dead_letter_source: Option<String>,
+}
+
+impl StoredMessage {
+    /// Bytes counted against `MaximumMessageSize`: body and attributes.
+    pub fn size(body: &str, attributes: &MessageAttributes) -> usize {
+        body.len() + attributes.iter().map(|(n, v)| v.size(n)).sum::<usize>()
+    }
+}
+
+/// One queue.
+#[derive(Debug)]
+pub struct SqsQueue {
+    pub name: String,
+    pub arn: String,
+    /// Incarnation number, unique per server: receipts name it.
+    pub id: u32,
+    pub broker: Broker,
+    /// Message `seq` is at index `seq - 1`.
+    pub messages: Vec<StoredMessage>,
+    pub settings: QueueSettings,
+    /// Broker events not yet taken by [`super::SqsServer::take_events`].
+    pub events: Vec<Event>,
+    /// How many of the broker's DLQ entries were already moved to the dead-letter queue.
+    pub dlq_moved: usize,
+    /// Long pollers of this queue wait here.
+    pub waiters: Arc<Notify>,
+    pub created_s: u64,
+    pub modified_s: u64,
+}
+
+impl SqsQueue {
+    pub fn new(
+        name: &str,
+        arn: String,
+        id: u32,
+        config: BrokerConfig,
+        settings: QueueSettings,
+        epoch_s: u64,
+    ) -> SqsQueue {
+        SqsQueue {
+            name: name.to_string(),
+            arn,
+            id,
+            broker: Broker::new(config),
+            messages: Vec::new(),
+            settings,
+            events: Vec::new(),
+            dlq_moved: 0,
+            waiters: Arc::new(Notify::new()),
+            created_s: epoch_s,
+            modified_s: epoch_s,
+        }
+    }
+
+    pub fn counts(&self) -> Counts {
+        self.broker.counts()
+    }
+
+    /// Publishes a message (its size already checked). Wakes long pollers if it is visible now.
+    pub fn publish(&mut self, now: Nanos, delay_s: Option<u32>, message: StoredMessage) -> Seq {
+        let delay = Nanos::from(delay_s.unwrap_or(self.settings.delay_s)) * S;
+        let seq = self.broker.publish(now, delay, &mut self.events);
+        self.messages.push(message);
+        if delay == 0 {
+            self.waiters.notify_waiters();
+        }
+        seq
+    }
+
+    /// `SendMessage`: checks the size against `MaximumMessageSize`, stores and publishes.
+    pub fn send(&mut self, now: Nanos, epoch_ms: u64, m: NewMessage) -> Result<Sent, SqsError> {
+        let size = StoredMessage::size(&m.body, &m.attributes);
+        if size > self.settings.max_message_size {
+            return Err(SqsError::message_too_long(self.settings.max_message_size));
+        }
+        let seq = Seq::try_from(self.messages.len() + 1)
+            .map_err(|_| SqsError::new(ErrorCode::InternalFailure, "queue is full"))?;
+        let stored = StoredMessage {
+            message_id: message_id(self.id, seq),
+            md5_of_body: ma::md5_hex(m.body.as_bytes()),
+            body: m.body,
+            attributes: m.attributes,
+            group_id: m.group_id,
+            sent_ms: epoch_ms,
+            first_receive_ms: None,
+            dead_letter_source: None,
+        };
+        let sent = Sent {
+            message_id: stored.message_id.clone(),
+            md5_of_body: stored.md5_of_body.clone(),
+            md5_of_attributes: ma::md5_of_attributes(&stored.attributes),
+        };
+        self.publish(now, m.delay_s, stored);
+        Ok(sent)
+    }
+
+    /// Hands out up to `r.max_messages` visible messages to `worker`.
+    pub fn receive(
+        &mut self,
+        now: Nanos,
+        epoch_ms: u64,
+        worker: WorkerId,
+        r: &Receive,
+        codec: &ReceiptCodec,
+    ) -> Vec<Received> {
+        let timeout = r
+            .visibility_timeout_s
+            .map_or(self.broker.config().visibility_timeout, |s| {
+                Nanos::from(s) * S
+            });
+        let mut out = Vec::new();
+        while out.len() < r.max_messages as usize {
+            let Some(h) = self
+                .broker
+                .receive_for(now, worker, timeout, &mut self.events)
+            else {
+                break;
+            };
+            let Some(m) = self.messages.get_mut((h.receipt.seq - 1) as usize) else {
+                continue;
+            };
+            let first = *m.first_receive_ms.get_or_insert(epoch_ms);
+            let all = r.system_attributes.iter().any(|a| a == "All");
+            let wants = |name: &str| all || r.system_attributes.iter().any(|a| a == name);
+            let mut attributes = BTreeMap::new();
+            let mut put = |name: &str, value: String| {
+                if wants(name) {
+                    attributes.insert(name.to_string(), value);
+                }
+            };
+            put("ApproximateReceiveCount", h.receive_count.to_string());
+            put("SentTimestamp", m.sent_ms.to_string());
+            put("ApproximateFirstReceiveTimestamp", first.to_string());
+            put("SenderId", "000000000000".to_string());
+            if let Some(g) = &m.group_id {
+                put("MessageGroupId", g.clone());
+            }
+            if let Some(src) = &m.dead_letter_source {
+                put("DeadLetterQueueSourceArn", src.clone());
+            }
+            let message_attributes = ma::select(&m.attributes, &r.message_attributes);
+            out.push(Received {
+                message_id: m.message_id.clone(),
+                receipt_handle: codec.encode(self.id, h.receipt),
+                md5_of_body: m.md5_of_body.clone(),
+                body: m.body.clone(),
+                attributes,
+                md5_of_message_attributes: ma::md5_of_attributes(&message_attributes),
+                message_attributes,
+            });
+        }
+        out
+    }
+
+    /// The receipt a handle proves, if it is one of this queue's.
+    fn receipt(&self, codec: &ReceiptCodec, handle: &str) -> Result<Receipt, SqsError> {
+        let (queue, receipt) = codec.decode(handle).map_err(|e| match e {
+            ReceiptError::Malformed => SqsError::invalid_receipt("it is malformed"),
+            ReceiptError::Forged => SqsError::invalid_receipt("it was not issued by this broker"),
+        })?;
+        if queue != self.id || receipt.seq == 0 || receipt.seq as usize > self.messages.len() {
+            return Err(SqsError::invalid_receipt("it belongs to another queue"));
+        }
+        Ok(receipt)
+    }
+
+    /// `DeleteMessage`, with the broker's `stale_ack` policy for a receipt that is no longer
+    /// current: `reject` answers `ReceiptHandleIsInvalid`; `ignore` answers success and leaves the
+    /// message (what SQS documents); `delete` answers success and deletes it.
+    pub fn delete(
+        &mut self,
+        now: Nanos,
+        worker: WorkerId,
+        codec: &ReceiptCodec,
+        handle: &str,
+    ) -> Result<(), SqsError> {
+        let receipt = self.receipt(codec, handle)?;
+        match self.broker.ack(now, receipt, worker, &mut self.events) {
+            Ok(_) => {
+                if let Some(crate::broker::MessageState::Deleted) = self.broker.state(receipt.seq) {
+                    // The body is no longer needed: free it.
+                    if let Some(m) = self.messages.get_mut((receipt.seq - 1) as usize) {
+                        m.body = String::new();
+                        m.attributes.clear();
+                    }
+                }
+                Ok(())
+            }
+            Err(_) => Err(SqsError::invalid_receipt("the receipt handle has expired")),
+        }
+    }
+
+    /// `ChangeMessageVisibility`: a new lease end `timeout_s` from now (0 ends it at once). A
+    /// receipt that is not current is refused, as SQS does for a message not in flight.
+    pub fn change_visibility(
+        &mut self,
+        now: Nanos,
+        worker: WorkerId,
+        codec: &ReceiptCodec,
+        handle: &str,
+        timeout_s: u32,
+    ) -> Result<(), SqsError> {
+        let receipt = self.receipt(codec, handle)?;
+        self.broker
+            .change_visibility(
+                now,
+                receipt,
+                worker,
+                Nanos::from(timeout_s) * S,
+                &mut self.events,
+            )
+            .map_err(|_| {
+                SqsError::invalid(
+                    "ReceiptHandle",
+                    "Message does not exist or is not available for visibility timeout change.",
+                )
+            })?;
+        if timeout_s == 0 {
+            self.waiters.notify_waiters();
+        }
+        Ok(())
+    }
+
+    /// Ends due delays and leases; wakes long pollers when messages became visible.
+    pub fn advance(&mut self, now: Nanos) {
+        if self.broker.next_due().is_some_and(|t| t <= now) {
+            let before = self.broker.counts().visible;
+            self.broker.advance(now, &mut self.events);
+            if self.broker.counts().visible > before {
+                self.waiters.notify_waiters();
+            }
+        }
+    }
+
+    /// Messages the broker dead-lettered since the last call, ready to publish into the DLQ.
+    pub fn take_dead_letters(&mut self) -> Vec<StoredMessage> {
+        let dlq = self.broker.dlq();
+        let fresh: Vec<Seq> = dlq[self.dlq_moved.min(dlq.len())..].to_vec();
+        self.dlq_moved = dlq.len();
+        fresh
+            .into_iter()
+            .filter_map(|seq| self.messages.get((seq - 1) as usize).cloned())
+            .map(|mut m| {
+                m.dead_letter_source = Some(self.arn.clone());
+                m
+            })
+            .collect()
+    }
+
+    /// `GetQueueAttributes` for `names` (`All` or names; unknown names checked by the caller).
+    pub fn attributes(&self, names: &[String]) -> BTreeMap<String, String> {
+        let all = names.iter().any(|n| n == "All");
+        let c = self.broker.counts();
+        let mut out = BTreeMap::new();
+        for &name in qa::NAMES {
+            if !all && !names.iter().any(|n| n == name) {
+                continue;
+            }
+            let value = match name {
+                "ApproximateNumberOfMessages" => Some(c.visible.to_string()),
+                "ApproximateNumberOfMessagesNotVisible" => Some(c.leased.to_string()),
+                "ApproximateNumberOfMessagesDelayed" => Some(c.delayed.to_string()),
+                "CreatedTimestamp" => Some(self.created_s.to_string()),
+                "LastModifiedTimestamp" => Some(self.modified_s.to_string()),
+                "DelaySeconds" => Some(self.settings.delay_s.to_string()),
+                "MaximumMessageSize" => Some(self.settings.max_message_size.to_string()),
+                "MessageRetentionPeriod" => Some(self.settings.retention_s.to_string()),
+                "ReceiveMessageWaitTimeSeconds" => Some(self.settings.receive_wait_s.to_string()),
+                "VisibilityTimeout" => {
+                    Some((self.broker.config().visibility_timeout / S).to_string())
+                }
+                "QueueArn" => Some(self.arn.clone()),
+                "RedrivePolicy" => self.settings.redrive.as_ref().map(|p| p.to_json()),
+                "RedriveAllowPolicy" => self.settings.redrive_allow_policy.clone(),
+                "Policy" => self.settings.policy.clone(),
+                "SqsManagedSseEnabled" => Some("false".to_string()),
+                _ => None,
+            };
+            if let Some(v) = value {
+                out.insert(name.to_string(), v);
+            }
+        }
+        out
+    }
+
+    /// Applies attributes (all or none). Returns the broker config and settings they give.
+    pub fn with_attributes(
+        config: BrokerConfig,
+        settings: &QueueSettings,
+        attributes: &BTreeMap<String, String>,
+    ) -> Result<(BrokerConfig, QueueSettings), SqsError> {
+        let (mut config, mut settings) = (config, settings.clone());
+        for (k, v) in attributes {
+            qa::set(&mut settings, &mut config, k, v)?;
+        }
+        Ok((config, settings))
+    }
+
+    /// Deletes every message the queue holds; in-flight receipts become stale.
+    pub fn purge(&mut self) {
+        self.broker.purge();
+    }
+}
+
+/// A message id in UUID form that names the queue incarnation and the seq.
+pub fn message_id(queue: u32, seq: Seq) -> String {
+    format!("{queue:08x}-0000-4000-8000-{seq:012x}")
+}
+
+/// The broker configuration of queues created over the API when nothing else is said: SQS's
+/// 30 s visibility timeout, no delivery limit, and SQS's documented stale-ack behaviour.
+pub fn default_broker_config() -> BrokerConfig {
+    BrokerConfig {
+        visibility_timeout: 30 * S,
+        max_receives: 0,
+        stale_ack: StaleAck::Ignore,
+    }
+}

@@ -1,0 +1,280 @@
+//! Executes parsed requests against the queues: the broker state behind one lock, read at
+//! wall-clock time, with long polling for `ReceiveMessage`.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::clock::Clock;
+use super::error::{ErrorCode, SqsError};
+use super::queue::StoredMessage;
+use super::queue_attributes as qa;
+use super::receipt::ReceiptCodec;
+use super::registry::Registry;
+use super::request::{Action, Receive, Request};
+use super::response::{BatchFailure, Response};
+use super::timer::Timer;
+use crate::record::{Nanos, WorkerId};
+
+/// The shared state of one server.
+#[derive(Debug)]
+pub struct Service {
+    state: Mutex<Registry>,
+    pub clock: Clock,
+    codec: ReceiptCodec,
+    pub timer: Timer,
+    shutdown: watch::Receiver<bool>,
+}
+
+impl Service {
+    pub fn new(registry: Registry, clock: Clock, shutdown: watch::Receiver<bool>) -> Arc<Service> {
+        Arc::new(Service {
+            state: Mutex::new(registry),
+            clock,
+            codec: ReceiptCodec::random(),
+            timer: Timer::default(),
+            shutdown,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Registry> {
+        // A panic while holding the lock cannot leave a broker half-updated in a way that
+        // matters more than stopping the server would: keep serving.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on the state at the current instant: every broker is first advanced to now, and
+    /// afterwards new dead letters are moved and the driver re-armed if a due time came earlier.
+    pub fn with_state<R>(&self, f: impl FnOnce(&mut Registry, Nanos) -> R) -> R {
+        let mut st = self.lock();
+        let now = self.clock.now();
+        st.advance_all(now);
+        let r = f(&mut st, now);
+        st.move_dead_letters(now);
+        st.forget_events();
+        self.timer.due(st.next_due());
+        r
+    }
+
+    /// Advances every broker to now and returns the next due time (the driver's step).
+    pub fn tick(&self) -> Option<Nanos> {
+        let mut st = self.lock();
+        st.advance_all(self.clock.now());
+        st.forget_events();
+        let due = st.next_due();
+        self.timer.armed_for(due);
+        due
+    }
+
+    fn epoch_s(&self, now: Nanos) -> u64 {
+        self.clock.epoch_ms(now) / 1000
+    }
+
+    /// Executes one request.
+    pub async fn execute(&self, req: Request) -> Result<Response, SqsError> {
+        let key = req.access_key;
+        match req.action {
+            Action::ReceiveMessage(r) => self.receive(key.as_deref(), r).await,
+            action => self.with_state(|st, now| {
+                let worker = st.workers.id(key.as_deref());
+                self.apply(st, now, worker, action)
+            }),
+        }
+    }
+
+    /// Every operation but `ReceiveMessage`.
+    fn apply(
+        &self,
+        st: &mut Registry,
+        now: Nanos,
+        worker: WorkerId,
+        action: Action,
+    ) -> Result<Response, SqsError> {
+        let epoch_ms = self.clock.epoch_ms(now);
+        Ok(match action {
+            Action::CreateQueue { name, attributes } => {
+                Response::QueueUrl(st.create(&name, &attributes, self.epoch_s(now))?)
+            }
+            Action::GetQueueUrl { name } => {
+                st.get(&name)?;
+                Response::QueueUrl(st.url(&name))
+            }
+            Action::ListQueues {
+                prefix,
+                max_results,
+                next_token,
+            } => {
+                let (queue_urls, next_token) =
+                    st.list(prefix.as_deref(), max_results, next_token.as_deref());
+                Response::ListQueues {
+                    queue_urls,
+                    next_token,
+                }
+            }
+            Action::DeleteQueue { queue } => {
+                st.delete(&queue)?;
+                Response::Empty
+            }
+            Action::PurgeQueue { queue } => {
+                st.get(&queue)?.purge();
+                Response::Empty
+            }
+            Action::GetQueueAttributes { queue, names } => {
+                let q = st.get(&queue)?;
+                if let Some(bad) = names.iter().find(|n| !qa::is_known(n)) {
+                    return Err(SqsError::new(
+                        ErrorCode::InvalidAttributeName,
+                        format!("Unknown Attribute {bad}."),
+                    ));
+                }
+                Response::GetQueueAttributes(q.attributes(&names))
+            }
+            Action::SetQueueAttributes { queue, attributes } => {
+                st.set_attributes(&queue, &attributes, self.epoch_s(now))?;
+                Response::Empty
+            }
+            Action::SendMessage { queue, message } => {
+                Response::SendMessage(st.get(&queue)?.send(now, epoch_ms, message)?)
+            }
+            Action::SendMessageBatch { queue, entries } => {
+                let q = st.get(&queue)?;
+                let total: usize = entries
+                    .iter()
+                    .filter_map(|(_, e)| e.as_ref().ok())
+                    .map(|m| StoredMessage::size(&m.body, &m.attributes))
+                    .sum();
+                if total > q.settings.max_message_size {
+                    return Err(SqsError::new(
+                        ErrorCode::BatchRequestTooLong,
+                        format!("Batch requests cannot be longer than {} bytes. You have sent {total} bytes.", q.settings.max_message_size),
+                    ));
+                }
+                let (mut successful, mut failed) = (Vec::new(), Vec::new());
+                for (id, entry) in entries {
+                    match entry.and_then(|m| q.send(now, epoch_ms, m)) {
+                        Ok(sent) => successful.push((id, sent)),
+                        Err(error) => failed.push(BatchFailure { id, error }),
+                    }
+                }
+                Response::SendMessageBatch { successful, failed }
+            }
+            Action::DeleteMessage { queue, receipt } => {
+                st.get(&queue)?.delete(now, worker, &self.codec, &receipt)?;
+                Response::Empty
+            }
+            Action::DeleteMessageBatch { queue, entries } => {
+                let q = st.get(&queue)?;
+                let (mut successful, mut failed) = (Vec::new(), Vec::new());
+                for (id, receipt) in entries {
+                    match q.delete(now, worker, &self.codec, &receipt) {
+                        Ok(()) => successful.push(id),
+                        Err(error) => failed.push(BatchFailure { id, error }),
+                    }
+                }
+                Response::Batch { successful, failed }
+            }
+            Action::ChangeMessageVisibility {
+                queue,
+                receipt,
+                timeout_s,
+            } => {
+                st.get(&queue)?
+                    .change_visibility(now, worker, &self.codec, &receipt, timeout_s)?;
+                Response::Empty
+            }
+            Action::ChangeMessageVisibilityBatch { queue, entries } => {
+                let q = st.get(&queue)?;
+                let (mut successful, mut failed) = (Vec::new(), Vec::new());
+                for e in entries {
+                    match q.change_visibility(now, worker, &self.codec, &e.receipt, e.timeout_s) {
+                        Ok(()) => successful.push(e.id),
+                        Err(error) => failed.push(BatchFailure { id: e.id, error }),
+                    }
+                }
+                Response::Batch { successful, failed }
+            }
+            Action::ReceiveMessage(r) => {
+                let q = st.get(&r.queue)?;
+                Response::ReceiveMessage(q.receive(now, epoch_ms, worker, &r, &self.codec))
+            }
+        })
+    }
+
+    /// `ReceiveMessage` with long polling: waits up to `WaitTimeSeconds` (or the queue's
+    /// `ReceiveMessageWaitTimeSeconds`) and answers as soon as a message is sent, a lease
+    /// expires, or a delay ends; answers empty at once when the server shuts down.
+    async fn receive(&self, access_key: Option<&str>, r: Receive) -> Result<Response, SqsError> {
+        // First look: most receives of a busy queue answer at once.
+        let first = self.with_state(|st, now| {
+            let worker = st.workers.id(access_key);
+            let q = st.get(&r.queue)?;
+            let got = q.receive(now, self.clock.epoch_ms(now), worker, &r, &self.codec);
+            let wait_s = r.wait_s.unwrap_or(q.settings.receive_wait_s);
+            Ok::<_, SqsError>((got, wait_s, q.waiters.clone(), q.id, worker))
+        })?;
+        let (got, wait_s, waiters, id, worker) = first;
+        if !got.is_empty() || wait_s == 0 {
+            return Ok(Response::ReceiveMessage(got));
+        }
+        let deadline = Instant::now() + Duration::from_secs(u64::from(wait_s));
+        let mut shutdown = self.shutdown.clone();
+        loop {
+            // Listen before looking, so that a send between the look and the wait is not missed.
+            let notified = waiters.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let got = self.with_state(|st, now| {
+                let q = st.get(&r.queue)?;
+                if q.id != id {
+                    return Err(SqsError::queue_does_not_exist());
+                }
+                Ok(q.receive(now, self.clock.epoch_ms(now), worker, &r, &self.codec))
+            })?;
+            if !got.is_empty() || Instant::now() >= deadline || *shutdown.borrow() {
+                return Ok(Response::ReceiveMessage(got));
+            }
+            tokio::select! {
+                _ = &mut notified => {}
+                _ = tokio::time::sleep_until(deadline.into()) => {}
+                changed = shutdown.changed() => {
+                    if changed.is_err() {
+                        // The server is gone: answer what we have (nothing).
+                        return Ok(Response::ReceiveMessage(Vec::new()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The driver: advances the brokers whenever a delay or lease ends, until shutdown.
+    pub async fn drive(self: Arc<Service>) {
+        let mut shutdown = self.shutdown.clone();
+        loop {
+            if *shutdown.borrow() {
+                return;
+            }
+            let due = self.tick();
+            let sleep = async {
+                match due {
+                    Some(t) => tokio::time::sleep_until(self.clock.instant(t).into()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = sleep => {}
+                _ = self.timer.woken() => {}
+                changed = shutdown.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Locks the state for a direct look or change (the server's programmatic API).
+    pub fn state(&self) -> MutexGuard<'_, Registry> {
+        self.lock()
+    }
+}

@@ -1,0 +1,272 @@
+//! The request parser: both protocols to the same action, and AWS's error for each malformation.
+
+use http::HeaderMap;
+use proptest::prelude::*;
+
+use crate::broker::sqs::{access_key, parse_request, Action, ErrorCode, Protocol};
+
+fn json_headers(action: &str) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert(
+        "x-amz-target",
+        format!("AmazonSQS.{action}").parse().unwrap(),
+    );
+    h.insert(
+        "content-type",
+        "application/x-amz-json-1.0".parse().unwrap(),
+    );
+    h
+}
+
+fn form_headers() -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert(
+        "content-type",
+        "application/x-www-form-urlencoded".parse().unwrap(),
+    );
+    h
+}
+
+fn json(action: &str, body: &str) -> Result<Action, ErrorCode> {
+    parse_request("/", &json_headers(action), body.as_bytes())
+        .map(|r| r.action)
+        .map_err(|e| e.code)
+}
+
+fn query(body: &str) -> Result<Action, ErrorCode> {
+    parse_request("/", &form_headers(), body.as_bytes())
+        .map(|r| r.action)
+        .map_err(|e| e.code)
+}
+
+#[test]
+fn both_protocols_parse_to_the_same_action() {
+    let j = json(
+        "SendMessage",
+        r#"{"QueueUrl":"http://h/000000000000/q","MessageBody":"hi","DelaySeconds":3,
+            "MessageAttributes":{"a":{"DataType":"String","StringValue":"v"}}}"#,
+    );
+    let q = query(
+        "Action=SendMessage&QueueUrl=http%3A%2F%2Fh%2F000000000000%2Fq&MessageBody=hi&DelaySeconds=3\
+         &MessageAttribute.1.Name=a&MessageAttribute.1.Value.DataType=String&MessageAttribute.1.Value.StringValue=v",
+    );
+    assert!(
+        matches!(&j, Ok(Action::SendMessage { queue, message }) if queue == "q" && message.delay_s == Some(3))
+    );
+    assert_eq!(j, q);
+
+    let j = json(
+        "DeleteMessageBatch",
+        r#"{"QueueUrl":"q","Entries":[{"Id":"a","ReceiptHandle":"r1"},{"Id":"b","ReceiptHandle":"r2"}]}"#,
+    );
+    let q = query(
+        "Action=DeleteMessageBatch&QueueUrl=q&DeleteMessageBatchRequestEntry.2.Id=b\
+         &DeleteMessageBatchRequestEntry.2.ReceiptHandle=r2&DeleteMessageBatchRequestEntry.1.Id=a\
+         &DeleteMessageBatchRequestEntry.1.ReceiptHandle=r1",
+    );
+    assert_eq!(j, q);
+    let j = json(
+        "CreateQueue",
+        r#"{"QueueName":"q","Attributes":{"VisibilityTimeout":"5"}}"#,
+    );
+    let q = query(
+        "Action=CreateQueue&QueueName=q&Attribute.1.Name=VisibilityTimeout&Attribute.1.Value=5",
+    );
+    assert_eq!(j, q);
+    let j = json(
+        "ReceiveMessage",
+        r#"{"QueueUrl":"q","AttributeNames":["All"],"MaxNumberOfMessages":10}"#,
+    );
+    let q = query("Action=ReceiveMessage&QueueUrl=q&AttributeName.1=All&MaxNumberOfMessages=10");
+    assert_eq!(j, q);
+}
+
+#[test]
+fn query_requests_may_name_the_queue_in_the_path() {
+    let r = parse_request("/000000000000/jobs", &form_headers(), b"Action=PurgeQueue").unwrap();
+    assert_eq!(r.protocol, Protocol::Query);
+    assert_eq!(
+        r.action,
+        Action::PurgeQueue {
+            queue: "jobs".into()
+        }
+    );
+}
+
+#[test]
+fn each_malformation_gets_its_error() {
+    use ErrorCode::*;
+    let cases: &[(&str, &str, ErrorCode)] = &[
+        ("SendMessage", "{not json", SerializationException),
+        ("SendMessage", "[1,2]", SerializationException),
+        (
+            "SendMessage",
+            r#"{"QueueUrl":"q","MessageBody":5}"#,
+            SerializationException,
+        ),
+        (
+            "SendMessage",
+            r#"{"QueueUrl":"q","MessageBody":"x","DelaySeconds":"soon"}"#,
+            SerializationException,
+        ),
+        ("SendMessage", r#"{"QueueUrl":"q"}"#, MissingParameter),
+        ("SendMessage", r#"{"MessageBody":"x"}"#, MissingParameter),
+        (
+            "SendMessage",
+            r#"{"QueueUrl":"q","MessageBody":""}"#,
+            MissingParameter,
+        ),
+        (
+            "SendMessage",
+            r#"{"QueueUrl":"q","MessageBody":"x","DelaySeconds":901}"#,
+            InvalidParameterValue,
+        ),
+        (
+            "SendMessage",
+            r#"{"QueueUrl":"q","MessageBody":"\u0000"}"#,
+            InvalidMessageContents,
+        ),
+        (
+            "SendMessage",
+            r#"{"QueueUrl":"q","MessageBody":"x","MessageAttributes":{"AWS.x":{"DataType":"String","StringValue":"v"}}}"#,
+            InvalidParameterValue,
+        ),
+        (
+            "SendMessage",
+            r#"{"QueueUrl":"q","MessageBody":"x","MessageAttributes":{"n":{"DataType":"Number","StringValue":"abc"}}}"#,
+            InvalidParameterValue,
+        ),
+        (
+            "ReceiveMessage",
+            r#"{"QueueUrl":"q","MaxNumberOfMessages":0}"#,
+            InvalidParameterValue,
+        ),
+        (
+            "ReceiveMessage",
+            r#"{"QueueUrl":"q","WaitTimeSeconds":21}"#,
+            InvalidParameterValue,
+        ),
+        (
+            "ReceiveMessage",
+            r#"{"QueueUrl":"q","VisibilityTimeout":-1}"#,
+            InvalidParameterValue,
+        ),
+        (
+            "ReceiveMessage",
+            r#"{"QueueUrl":"q","AttributeNames":["Nope"]}"#,
+            InvalidAttributeName,
+        ),
+        (
+            "DeleteMessageBatch",
+            r#"{"QueueUrl":"q","Entries":[]}"#,
+            EmptyBatchRequest,
+        ),
+        (
+            "DeleteMessageBatch",
+            r#"{"QueueUrl":"q"}"#,
+            EmptyBatchRequest,
+        ),
+        (
+            "DeleteMessageBatch",
+            r#"{"QueueUrl":"q","Entries":[{"Id":"a","ReceiptHandle":"r"},{"Id":"a","ReceiptHandle":"r"}]}"#,
+            BatchEntryIdsNotDistinct,
+        ),
+        (
+            "DeleteMessageBatch",
+            r#"{"QueueUrl":"q","Entries":[{"Id":"a b","ReceiptHandle":"r"}]}"#,
+            InvalidBatchEntryId,
+        ),
+        (
+            "ChangeMessageVisibility",
+            r#"{"QueueUrl":"q","ReceiptHandle":"r"}"#,
+            MissingParameter,
+        ),
+        (
+            "CreateQueue",
+            r#"{"QueueName":"bad name"}"#,
+            InvalidParameterValue,
+        ),
+        (
+            "CreateQueue",
+            r#"{"QueueName":"jobs.fifo"}"#,
+            UnsupportedOperation,
+        ),
+        ("NoSuchThing", "{}", UnknownOperation),
+        ("TagQueue", r#"{"QueueUrl":"q"}"#, UnsupportedOperation),
+    ];
+    for (action, body, want) in cases {
+        assert_eq!(json(action, body).err(), Some(*want), "{action} {body}");
+    }
+    let many: Vec<String> = (0..11)
+        .map(|i| format!(r#"{{"Id":"e{i}","ReceiptHandle":"r"}}"#))
+        .collect();
+    let body = format!(r#"{{"QueueUrl":"q","Entries":[{}]}}"#, many.join(","));
+    assert_eq!(
+        json("DeleteMessageBatch", &body).err(),
+        Some(TooManyEntriesInBatchRequest)
+    );
+
+    assert_eq!(
+        query("QueueUrl=q").err(),
+        Some(MissingParameter),
+        "no Action"
+    );
+    assert_eq!(query("Action=Frobnicate").err(), Some(InvalidAction));
+    assert_eq!(
+        query("Action=ReceiveMessage&QueueUrl=q&MaxNumberOfMessages=many").err(),
+        Some(InvalidParameterValue)
+    );
+    assert_eq!(
+        query("Action=SendMessage&QueueUrl=q&MessageBody=x&A..b=1").err(),
+        Some(InvalidParameterValue)
+    );
+    assert_eq!(
+        query("Action=SendMessage&QueueUrl=q&MessageBody=x&MessageBody.1=y").err(),
+        Some(InvalidParameterValue)
+    );
+
+    let mut wrong = json_headers("SendMessage");
+    wrong.insert("content-type", "text/plain".parse().unwrap());
+    let e = parse_request("/", &wrong, b"{}").unwrap_err();
+    assert_eq!(e.code, MalformedRequest);
+    let mut other = HeaderMap::new();
+    other.insert("content-type", "application/json".parse().unwrap());
+    assert_eq!(
+        parse_request("/", &other, b"{}").unwrap_err().code,
+        MalformedRequest
+    );
+}
+
+#[test]
+fn the_access_key_id_names_the_worker() {
+    let mut h = json_headers("ListQueues");
+    h.insert(
+        "authorization",
+        "AWS4-HMAC-SHA256 Credential=worker-4/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=ab"
+            .parse()
+            .unwrap(),
+    );
+    assert_eq!(access_key(&h).as_deref(), Some("worker-4"));
+    assert_eq!(
+        parse_request("/", &h, b"{}").unwrap().access_key.as_deref(),
+        Some("worker-4")
+    );
+    let form = parse_request("/", &form_headers(), b"Action=ListQueues&AWSAccessKeyId=7").unwrap();
+    assert_eq!(form.access_key.as_deref(), Some("7"));
+    assert_eq!(access_key(&HeaderMap::new()), None);
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_bodies_never_panic(body in proptest::collection::vec(any::<u8>(), 0..300), action in "[A-Za-z]{0,30}") {
+        let _ = parse_request("/", &json_headers(&action), &body);
+        let _ = parse_request("/a/b", &form_headers(), &body);
+    }
+
+    #[test]
+    fn arbitrary_forms_never_panic(pairs in proptest::collection::vec(("[A-Za-z0-9.]{0,40}", ".{0,20}"), 0..12)) {
+        let body: String = pairs.iter().map(|(k, v)| format!("{k}={v}&")).collect();
+        let _ = parse_request("/", &form_headers(), format!("Action=SendMessageBatch&{body}").as_bytes());
+        let _ = parse_request("/", &form_headers(), format!("Action=ReceiveMessage&{body}").as_bytes());
+    }
+}

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""SQS conformance of ackbench's embedded broker, seen from boto3 (the JSON 1.0 protocol).
+
+Usage: python3 tests/sqs/boto3_conformance.py http://127.0.0.1:PORT
+
+Prints each check; exits 0 when all pass, 1 at the first failure, 2 on bad usage.
+Every wait is bounded (long polls of at most 5 s).
+"""
+
+import hashlib
+import json
+import sys
+import threading
+import time
+
+import boto3
+from botocore.config import Config
+
+CHECKS = []
+
+
+def check(name, cond, detail=""):
+    CHECKS.append(name)
+    if not cond:
+        print(f"FAIL {name} {detail}", flush=True)
+        sys.exit(1)
+    print(f"ok   {name}", flush=True)
+
+
+def raises(name, code, fn):
+    try:
+        fn()
+    except Exception as e:  # botocore.exceptions.ClientError and modeled subclasses
+        got = getattr(e, "response", {}).get("Error", {}).get("Code")
+        qcode = getattr(e, "response", {}).get("Error", {}).get("QueryErrorCode")
+        check(name, code in (got, qcode), f"expected {code}, got {got} / {qcode}: {e}")
+        return e
+    check(name, False, f"expected {code}, no error")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        sys.exit(2)
+    endpoint = sys.argv[1]
+    sqs = boto3.client(
+        "sqs",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="worker-5",
+        aws_secret_access_key="unused",
+        config=Config(retries={"max_attempts": 1}, read_timeout=30, connect_timeout=5),
+    )
+
+    # Queues and attributes.
+    url = sqs.create_queue(QueueName="py-orders")["QueueUrl"]
+    check("CreateQueue returns the queue URL", url.endswith("/000000000000/py-orders"), url)
+    check("GetQueueUrl", sqs.get_queue_url(QueueName="py-orders")["QueueUrl"] == url)
+    check("ListQueues with prefix", sqs.list_queues(QueueNamePrefix="py-")["QueueUrls"] == [url])
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "20"})
+    attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    check("SetQueueAttributes / GetQueueAttributes", attrs["VisibilityTimeout"] == "20", attrs)
+    check("QueueArn", attrs["QueueArn"] == "arn:aws:sqs:us-east-1:000000000000:py-orders", attrs)
+    raises("unknown queue is QueueDoesNotExist", "QueueDoesNotExist", lambda: sqs.get_queue_url(QueueName="nope"))
+    check(
+        "modeled exception class",
+        isinstance(
+            raises("modeled class raised", "QueueDoesNotExist", lambda: sqs.get_queue_url(QueueName="nope")),
+            sqs.exceptions.QueueDoesNotExist,
+        ),
+    )
+    raises(
+        "unknown attribute is InvalidAttributeName",
+        "InvalidAttributeName",
+        lambda: sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Colour"]),
+    )
+
+    # Send, receive, delete.
+    body = json.dumps({"key": "msg-1", "seq": 1, "email": "msg-1@example.test"})
+    sent = sqs.send_message(
+        QueueUrl=url,
+        MessageBody=body,
+        MessageAttributes={"trace": {"DataType": "String", "StringValue": "t-1"}},
+    )
+    check("MD5OfMessageBody", sent["MD5OfMessageBody"] == hashlib.md5(body.encode()).hexdigest(), sent)
+    got = sqs.receive_message(
+        QueueUrl=url, MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"], WaitTimeSeconds=1
+    )["Messages"]
+    m = got[0]
+    check("ReceiveMessage body", m["Body"] == body)
+    check("ApproximateReceiveCount", m["Attributes"]["ApproximateReceiveCount"] == "1", m)
+    check("SentTimestamp", int(m["Attributes"]["SentTimestamp"]) > 1_600_000_000_000, m)
+    check("message attributes", m["MessageAttributes"]["trace"]["StringValue"] == "t-1", m)
+    check("MD5OfMessageAttributes", m["MD5OfMessageAttributes"] == sent["MD5OfMessageAttributes"], m)
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    check("deleted", "Messages" not in sqs.receive_message(QueueUrl=url))
+    raises(
+        "forged receipt is ReceiptHandleIsInvalid",
+        "ReceiptHandleIsInvalid",
+        lambda: sqs.delete_message(QueueUrl=url, ReceiptHandle="forged"),
+    )
+    raises(
+        "MaxNumberOfMessages 11 is InvalidParameterValue",
+        "InvalidParameterValue",
+        lambda: sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=11),
+    )
+    raises(
+        "message over 256 KiB is InvalidParameterValue",
+        "InvalidParameterValue",
+        lambda: sqs.send_message(QueueUrl=url, MessageBody="x" * 262_145),
+    )
+
+    # Long polling wakes on a send from another thread.
+    result = {}
+
+    def poll():
+        r = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)
+        result["at"] = time.monotonic()
+        result["n"] = len(r.get("Messages", []))
+
+    t = threading.Thread(target=poll)
+    t.start()
+    time.sleep(0.3)
+    sent_at = time.monotonic()
+    sqs.send_message(QueueUrl=url, MessageBody="wake")
+    t.join(10)
+    check("long poll returns the message", result.get("n") == 1, result)
+    check("long poll wakes within 100 ms of the send", result["at"] - sent_at < 0.1, result["at"] - sent_at)
+
+    # Lease expiry: visible again with receive count 2; the old receipt's delete succeeds, deletes nothing.
+    purge_url = sqs.create_queue(QueueName="py-lease")["QueueUrl"]
+    sqs.send_message(QueueUrl=purge_url, MessageBody="lease")
+    first = sqs.receive_message(QueueUrl=purge_url, VisibilityTimeout=1)["Messages"][0]
+    second = sqs.receive_message(QueueUrl=purge_url, WaitTimeSeconds=5, AttributeNames=["ApproximateReceiveCount"])
+    check("redelivered after the lease", second["Messages"][0]["Attributes"]["ApproximateReceiveCount"] == "2", second)
+    sqs.delete_message(QueueUrl=purge_url, ReceiptHandle=first["ReceiptHandle"])
+    n = sqs.get_queue_attributes(QueueUrl=purge_url, AttributeNames=["ApproximateNumberOfMessagesNotVisible"])
+    check("stale delete deletes nothing", n["Attributes"]["ApproximateNumberOfMessagesNotVisible"] == "1", n)
+    sqs.purge_queue(QueueUrl=purge_url)
+    n = sqs.get_queue_attributes(QueueUrl=purge_url, AttributeNames=["All"])["Attributes"]
+    check("PurgeQueue", n["ApproximateNumberOfMessages"] == "0" and n["ApproximateNumberOfMessagesNotVisible"] == "0", n)
+
+    # Redrive policy: after 2 deliveries the message is receivable from the DLQ.
+    dlq = sqs.create_queue(QueueName="py-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    main_q = sqs.create_queue(
+        QueueName="py-main",
+        Attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "2"})},
+    )["QueueUrl"]
+    sqs.send_message(QueueUrl=main_q, MessageBody="poison")
+    for _ in range(2):
+        sqs.receive_message(QueueUrl=main_q, VisibilityTimeout=0)
+    check("gone from the main queue", "Messages" not in sqs.receive_message(QueueUrl=main_q))
+    dead = sqs.receive_message(QueueUrl=dlq, WaitTimeSeconds=2).get("Messages", [])
+    check("dead letter receivable from the DLQ", len(dead) == 1 and dead[0]["Body"] == "poison", dead)
+
+    # Batches.
+    b = sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[{"Id": f"e{i}", "MessageBody": f"b{i}"} for i in range(3)] + [{"Id": "bad", "MessageBody": "x", "DelaySeconds": 901}],
+    )
+    check("SendMessageBatch", len(b["Successful"]) == 3 and b["Failed"][0]["Id"] == "bad", b)
+    got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    check("receive up to 10, in publish order", [m["Body"] for m in got] == ["b0", "b1", "b2"], [m["Body"] for m in got])
+    v = sqs.change_message_visibility_batch(
+        QueueUrl=url, Entries=[{"Id": f"v{i}", "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 30} for i, m in enumerate(got)]
+    )
+    check("ChangeMessageVisibilityBatch", len(v["Successful"]) == 3, v)
+    d = sqs.delete_message_batch(
+        QueueUrl=url,
+        Entries=[{"Id": f"d{i}", "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
+        + [{"Id": "forged", "ReceiptHandle": "AAAA"}],
+    )
+    check("DeleteMessageBatch", len(d["Successful"]) == 3 and d["Failed"][0]["Code"] == "ReceiptHandleIsInvalid", d)
+    raises("empty batch", "EmptyBatchRequest", lambda: sqs.delete_message_batch(QueueUrl=url, Entries=[]))
+    raises(
+        "too many entries",
+        "TooManyEntriesInBatchRequest",
+        lambda: sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": f"e{i}", "MessageBody": "x"} for i in range(11)]),
+    )
+    raises(
+        "repeated entry ids",
+        "BatchEntryIdsNotDistinct",
+        lambda: sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "a", "MessageBody": "x"}, {"Id": "a", "MessageBody": "y"}]),
+    )
+
+    sqs.delete_queue(QueueUrl=url)
+    raises("deleted queue", "QueueDoesNotExist", lambda: sqs.send_message(QueueUrl=url, MessageBody="x"))
+    print(f"{len(CHECKS)} passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()
