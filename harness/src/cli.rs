@@ -66,6 +66,31 @@ pub enum Command {
     ///
     /// Example: ackbench provider profiles/marlow-thursday.yaml --listen 127.0.0.1:8080
     Provider(ProviderArgs),
+    /// Serve the embedded broker over the SQS API, for consumers driven from elsewhere.
+    ///
+    /// Any SQS client (an AWS SDK in any language, the AWS CLI) can use it: point its endpoint
+    /// URL at the address printed. With a PROFILE, a queue (default name `ackbench`) is created
+    /// with the profile's broker section (visibility timeout, delivery limit with a `-dlq` queue,
+    /// stale-ack policy); other queues can be created over the API. The access key id names the
+    /// worker (`3` or `worker-3`). Runs until Ctrl-C or SIGTERM.
+    ///
+    /// Example: ackbench broker profiles/marlow-thursday.yaml --listen 127.0.0.1:9324
+    Broker(BrokerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BrokerArgs {
+    /// A profile whose `broker` section configures the queue it creates.
+    pub profile: Option<PathBuf>,
+    /// Override a profile field by its dotted path; repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE", requires = "profile")]
+    pub sets: Vec<String>,
+    /// Address to listen on (loopback by default).
+    #[arg(long, default_value = "127.0.0.1:9324", value_name = "ADDR")]
+    pub listen: std::net::SocketAddr,
+    /// Name of the queue created from the profile.
+    #[arg(long, default_value = "ackbench", value_name = "NAME")]
+    pub queue: String,
 }
 
 #[derive(Debug, Args)]

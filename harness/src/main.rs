@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sizing::sweep_command(&args),
         Command::Size(args) => sizing::size_command(&args),
         Command::Provider(args) => commands::provider(args),
+        Command::Broker(args) => commands::broker(args),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(3))
 }

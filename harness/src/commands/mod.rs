@@ -1,11 +1,13 @@
 //! The subcommands, one file each: what `main.rs` dispatches to. Each returns the process exit
 //! code (see [`crate::verdict::exit`]).
 
+mod broker;
 mod check;
 mod provider;
 mod rerender;
 mod run;
 
+pub use broker::broker;
 pub use check::check;
 pub use provider::provider;
 pub use rerender::rerender;
