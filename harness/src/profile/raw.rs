@@ -40,12 +40,14 @@ pub enum ModeName {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys duration, drain, sample_every"
+    expecting = "a mapping with keys duration, drain, sample_every, time_scale"
 )]
 pub struct RawRun {
     pub duration: Option<DurationText>,
     pub drain: Option<DurationText>,
     pub sample_every: Option<DurationText>,
+    /// Live mode: wall seconds per profile second (0.05 runs 90 minutes in 4.5).
+    pub time_scale: Option<f64>,
 }
 
 /// `broker`: the queue's lease and delivery-limit settings.
@@ -124,10 +126,14 @@ pub struct RawPoison {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys target, workers, restart_after, options"
+    expecting = "a mapping with keys target, command, env, workers, restart_after, options"
 )]
 pub struct RawConsumer {
     pub target: Option<Text>,
+    /// Live mode: the consumer as a program, started once per worker.
+    pub command: Option<Vec<Text>>,
+    /// Live mode: extra environment of each worker process.
+    pub env: Option<std::collections::BTreeMap<String, Text>>,
     pub workers: Option<u32>,
     pub restart_after: Option<DurationText>,
     /// Per-target options, checked against what the chosen target accepts.
@@ -159,10 +165,12 @@ pub enum OnPoisonName {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys effect_at, latency, phases"
+    expecting = "a mapping with keys effect_at, key, latency, phases"
 )]
 pub struct RawProvider {
     pub effect_at: Option<EffectAtName>,
+    /// Live mode: where a call's effect key is (`pointer:/key`, `header:NAME`, `segment:N`).
+    pub key: Option<Text>,
     pub latency: Option<RawLatency>,
     pub phases: Option<Vec<RawPhase>>,
 }

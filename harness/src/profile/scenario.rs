@@ -40,6 +40,8 @@ pub struct RunSpec {
     pub drain: Duration,
     /// Interval of `timeseries.csv`; `None` picks one from the run's length.
     pub sample_every: Option<Duration>,
+    /// Live mode: wall seconds per profile second (1.0 in sim mode, where it means nothing).
+    pub time_scale: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +118,11 @@ pub struct ConsumerSpec {
     pub workers: u32,
     pub restart_after: Duration,
     pub options: TargetOptions,
+    /// Live mode: the consumer as a program (argv), started once per worker; `target` is then
+    /// `command`.
+    pub command: Option<Vec<String>>,
+    /// Live mode: extra environment of each worker process.
+    pub env: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +136,8 @@ pub enum EffectAt {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProviderSpec {
     pub effect_at: EffectAt,
+    /// Live mode: where a call's effect key is.
+    pub key: crate::provider::http::KeySource,
     pub latency: LatencyDist,
     /// Timed phases, in profile order; the first phase covering a call's start applies.
     pub phases: Vec<Phase>,

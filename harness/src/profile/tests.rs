@@ -22,6 +22,7 @@ fn a_minimal_profile_gets_every_default() {
             duration: secs(600),
             drain: secs(1800),
             sample_every: None,
+            time_scale: 1.0,
         },
         broker: BrokerSpec {
             kind: BrokerKind::Embedded,
@@ -40,8 +41,11 @@ fn a_minimal_profile_gets_every_default() {
             workers: 1,
             restart_after: secs(1),
             options: TargetOptions::default(),
+            command: None,
+            env: vec![],
         },
         provider: ProviderSpec {
+            key: Default::default(),
             effect_at: EffectAt::Request,
             latency: LatencyDist::LogNormal {
                 median: Duration::from_millis(240),

@@ -87,6 +87,7 @@ mod tests {
 
     fn spec() -> ProviderSpec {
         ProviderSpec {
+            key: Default::default(),
             effect_at: EffectAt::Request,
             latency: LatencyDist::Fixed(Duration::from_millis(240)),
             phases: vec![

@@ -23,6 +23,8 @@ pub struct SqsConfig {
     /// (default). A standalone broker whose events nobody takes should turn this off, or its
     /// memory grows with every delivery.
     pub record_events: bool,
+    /// A live run's callbacks (worker activity, kills at `received`).
+    pub hooks: super::Hooks,
 }
 
 impl Default for SqsConfig {
@@ -36,6 +38,7 @@ impl Default for SqsConfig {
             max_request_bytes: 4 * 1024 * 1024,
             queues: Vec::new(),
             record_events: true,
+            hooks: super::Hooks::default(),
         }
     }
 }

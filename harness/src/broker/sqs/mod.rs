@@ -81,6 +81,7 @@
 mod clock;
 mod config;
 mod error;
+mod hooks;
 mod http;
 pub mod message_attributes;
 mod parse;
@@ -102,6 +103,7 @@ pub mod workers;
 
 pub use config::{QueueSpec, SqsConfig};
 pub use error::{ErrorCode, SqsError};
+pub use hooks::{Hooks, SqsHooks};
 pub use parse::{access_key, parse_request, protocol_of};
 pub use queue_attributes::{RedrivePolicy, MAX_MESSAGE_BYTES};
 pub use request::{Action, NewMessage, Protocol, Receive, Request, VisibilityEntry};

@@ -180,6 +180,8 @@ impl SqsQueue {
                 attributes,
                 md5_of_message_attributes: ma::md5_of_attributes(&message_attributes),
                 message_attributes,
+                seq: h.receipt.seq,
+                receive_count: h.receive_count,
             });
         }
         out

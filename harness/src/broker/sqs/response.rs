@@ -48,6 +48,10 @@ pub struct Received {
     pub attributes: BTreeMap<String, String>,
     pub md5_of_message_attributes: Option<String>,
     pub message_attributes: MessageAttributes,
+    /// The message's number in its queue and this delivery's receive count (not on the wire:
+    /// for the live runner's hooks).
+    pub seq: crate::record::Seq,
+    pub receive_count: u32,
 }
 
 /// One failed entry of a batch.

@@ -50,7 +50,7 @@ impl SqsServer {
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         }
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let service = Service::new(registry, clock, shutdown_rx.clone());
+        let service = Service::new(registry, clock, shutdown_rx.clone(), config.hooks.clone());
         let driver = tokio::spawn(service.clone().drive());
         let app = router(Front::new(service.clone(), config.max_request_bytes));
         // Answers go out at once (no Nagle delay behind a client's delayed ACK).

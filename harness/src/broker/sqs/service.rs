@@ -13,9 +13,9 @@ use super::queue_attributes as qa;
 use super::receipt::ReceiptCodec;
 use super::registry::Registry;
 use super::request::{Action, Receive, Request};
-use super::response::{BatchFailure, Response};
+use super::response::{BatchFailure, Received, Response};
 use super::timer::Timer;
-use crate::record::{Nanos, WorkerId};
+use crate::record::{Nanos, Seq, WorkerId};
 
 /// The shared state of one server.
 #[derive(Debug)]
@@ -25,16 +25,23 @@ pub struct Service {
     codec: ReceiptCodec,
     pub timer: Timer,
     shutdown: watch::Receiver<bool>,
+    hooks: super::Hooks,
 }
 
 impl Service {
-    pub fn new(registry: Registry, clock: Clock, shutdown: watch::Receiver<bool>) -> Arc<Service> {
+    pub fn new(
+        registry: Registry,
+        clock: Clock,
+        shutdown: watch::Receiver<bool>,
+        hooks: super::Hooks,
+    ) -> Arc<Service> {
         Arc::new(Service {
             state: Mutex::new(registry),
             clock,
             codec: ReceiptCodec::random(),
             timer: Timer::default(),
             shutdown,
+            hooks,
         })
     }
 
@@ -208,12 +215,14 @@ impl Service {
         // First look: most receives of a busy queue answer at once.
         let first = self.with_state(|st, now| {
             let worker = st.workers.id(access_key);
+            self.hooks.receive_requested(&r.queue, worker);
             let q = st.get(&r.queue)?;
             let got = q.receive(now, self.clock.epoch_ms(now), worker, &r, &self.codec);
             let wait_s = r.wait_s.unwrap_or(q.settings.receive_wait_s);
             Ok::<_, SqsError>((got, wait_s, q.waiters.clone(), q.id, worker))
         })?;
         let (got, wait_s, waiters, id, worker) = first;
+        let got = self.deliver(&r.queue, worker, got).await;
         if !got.is_empty() || wait_s == 0 {
             return Ok(Response::ReceiveMessage(got));
         }
@@ -231,6 +240,7 @@ impl Service {
                 }
                 Ok(q.receive(now, self.clock.epoch_ms(now), worker, &r, &self.codec))
             })?;
+            let got = self.deliver(&r.queue, worker, got).await;
             if !got.is_empty() || Instant::now() >= deadline || *shutdown.borrow() {
                 return Ok(Response::ReceiveMessage(got));
             }
@@ -245,6 +255,16 @@ impl Service {
                 }
             }
         }
+    }
+
+    /// Tells the hooks what `worker` was handed; never answers a worker being killed (its
+    /// process dies with the request open, so it cannot ack what it never saw).
+    async fn deliver(&self, queue: &str, worker: WorkerId, got: Vec<Received>) -> Vec<Received> {
+        let handed: Vec<(Seq, u32)> = got.iter().map(|m| (m.seq, m.receive_count)).collect();
+        if !handed.is_empty() && self.hooks.delivered(queue, worker, &handed) {
+            std::future::pending::<()>().await;
+        }
+        got
     }
 
     /// The driver: advances the brokers whenever a delay or lease ends, until shutdown.

@@ -12,7 +12,7 @@ use crate::profile::duration::format_duration;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::{read_value, Problem};
 use crate::profile::raw::{OnPoisonName, RawConsumer, RawRetry};
-use crate::profile::scalar::DurationText;
+use crate::profile::scalar::{DurationText, Text};
 use crate::profile::scenario::{BrokerSpec, ConsumerSpec, OnPoison, RetrySpec, TargetOptions};
 
 use super::checks::{at_least_one, positive, required, unit_interval};
@@ -23,6 +23,46 @@ pub fn resolve(
     path: &FieldPath,
 ) -> Result<ConsumerSpec, Problem> {
     let raw = raw.unwrap_or_default();
+    let command = match raw.command {
+        Some(argv) => Some(command(
+            argv,
+            raw.target.is_some(),
+            raw.options.is_some(),
+            path,
+        )?),
+        None => None,
+    };
+    let env: Vec<(String, String)> = raw
+        .env
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v.0))
+        .collect();
+    if command.is_none() && !env.is_empty() {
+        return Err(Problem::at_key(
+            path.key("env"),
+            "env is the environment of a consumer command: give consumer.command too",
+        ));
+    }
+    let workers_path = path.key("workers");
+    if let Some(argv) = command {
+        let workers = at_least_one(
+            raw.workers.unwrap_or(defaults::WORKERS),
+            &workers_path,
+            "a consumer needs a worker",
+        )?;
+        return Ok(ConsumerSpec {
+            target: "command".to_string(),
+            workers,
+            restart_after: raw.restart_after.map_or(defaults::RESTART_AFTER, |d| d.0),
+            options: TargetOptions {
+                visibility_timeout: broker.visibility_timeout,
+                ..TargetOptions::default()
+            },
+            command: Some(argv),
+            env,
+        });
+    }
     let target_path = path.key("target");
     let names = TARGETS
         .iter()
@@ -32,7 +72,7 @@ pub fn resolve(
     let target = required(
         raw.target,
         &target_path,
-        &format!("the consumer under test, one of {names}"),
+        &format!("the consumer under test, one of {names}, or a command: [program, args...] in live mode"),
     )?
     .0;
     let Some(info) = target_info(&target) else {
@@ -57,7 +97,56 @@ pub fn resolve(
         workers,
         restart_after: raw.restart_after.map_or(defaults::RESTART_AFTER, |d| d.0),
         options,
+        command: None,
+        env: Vec::new(),
     })
+}
+
+/// `consumer.command`: a program and its arguments, instead of a built-in target.
+fn command(
+    argv: Vec<Text>,
+    has_target: bool,
+    has_options: bool,
+    path: &FieldPath,
+) -> Result<Vec<String>, Problem> {
+    let at = path.key("command");
+    if has_target {
+        return Err(Problem::at_key(
+            at,
+            "give either target (a built-in consumer) or command (your own program), not both",
+        ));
+    }
+    if has_options {
+        return Err(Problem::at_key(path.key("options"), "options belong to built-in targets; a command reads its own settings (pass them in consumer.env)"));
+    }
+    let argv: Vec<String> = argv.into_iter().map(|t| t.0).collect();
+    if argv.first().is_none_or(|p| p.trim().is_empty()) {
+        return Err(Problem::new(
+            at,
+            "a program and its arguments, e.g. [python3, targets/python/ack_after_work.py]",
+        ));
+    }
+    Ok(argv)
+}
+
+/// A command runs only in live mode; sim mode runs built-in targets on virtual time.
+pub fn check_mode(
+    consumer: &ConsumerSpec,
+    mode: crate::profile::scenario::Mode,
+    path: &FieldPath,
+) -> Result<(), Problem> {
+    use crate::profile::scenario::Mode;
+    match (mode, &consumer.command) {
+        (Mode::Sim, Some(_)) => Err(Problem::new(
+            path.key("command"),
+            "a consumer command runs only in live mode (mode: live); sim mode runs a built-in target",
+        )),
+        (Mode::Live, None) => Err(Problem::new(
+            path.key("target"),
+            "live mode runs your consumer as a program: give consumer.command (built-in targets run in sim mode)",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Reads `consumer.options` for `info`'s target, with that target's defaults.
@@ -223,7 +312,8 @@ mod tests {
         assert_eq!(
             error(&profile("  workers: 2\n")),
             format!(
-                "p.yaml:3:1: consumer.target: required: the consumer under test, one of {}",
+                "p.yaml:3:1: consumer.target: required: the consumer under test, one of {}, or a \
+                 command: [program, args...] in live mode",
                 target_names()
             )
         );

@@ -47,13 +47,15 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         None => None,
     };
     let budgets = budgets::resolve(raw.budgets.unwrap_or_default(), &top.key("budgets"))?;
+    let mode = match raw.mode {
+        None | Some(ModeName::Sim) => Mode::Sim,
+        Some(ModeName::Live) => Mode::Live,
+    };
+    consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
     Ok(Scenario {
         name,
         description: raw.description.map(|d| d.0).unwrap_or_default(),
-        mode: match raw.mode {
-            None | Some(ModeName::Sim) => Mode::Sim,
-            Some(ModeName::Live) => Mode::Live,
-        },
+        mode,
         seed: raw.seed.unwrap_or(defaults::SEED),
         run,
         broker,
@@ -97,10 +99,21 @@ fn run(raw: RawRun, path: &FieldPath) -> Result<RunSpec, Problem> {
         Some(d) => Some(positive(d.0, &path.key("sample_every"))?),
         None => None,
     };
+    let time_scale = match raw.time_scale {
+        None => 1.0,
+        Some(x) if x > 0.0 && x <= 1.0 => x,
+        Some(x) => {
+            return Err(Problem::new(
+                path.key("time_scale"),
+                format!("wall seconds per profile second: above 0 and at most 1 (0.05 runs 90 minutes in 4.5), got {x}"),
+            ))
+        }
+    };
     Ok(RunSpec {
         duration: positive(duration.0, &duration_path)?,
         drain: raw.drain.map_or(defaults::DRAIN, |d| d.0),
         sample_every,
+        time_scale,
     })
 }
 

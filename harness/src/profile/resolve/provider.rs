@@ -25,7 +25,13 @@ pub fn resolve(raw: RawProvider, path: &FieldPath) -> Result<ProviderSpec, Probl
         .enumerate()
         .map(|(i, p)| phase(p, &phases_path.index(i)))
         .collect::<Result<Vec<_>, _>>()?;
+    let key = match raw.key {
+        None => crate::provider::http::KeySource::default(),
+        Some(k) => crate::provider::http::standalone::parse_key_source(&k.0)
+            .map_err(|e| Problem::new(path.key("key"), e.replacen("--key ", "", 1)))?,
+    };
     Ok(ProviderSpec {
+        key,
         effect_at: match raw.effect_at {
             None | Some(EffectAtName::Request) => EffectAt::Request,
             Some(EffectAtName::Response) => EffectAt::Response,

@@ -11,6 +11,7 @@ use crate::record::{CallOutcome, Seq, WorkerId};
 
 fn spec(latency_ms: u64, effect_at: EffectAt, phases: Vec<Phase>) -> ProviderSpec {
     ProviderSpec {
+        key: Default::default(),
         effect_at,
         latency: LatencyDist::Fixed(Duration::from_millis(latency_ms)),
         phases,

@@ -22,6 +22,7 @@ pub(super) fn base() -> Scenario {
             duration: secs(1),
             drain: secs(3600),
             sample_every: None,
+            time_scale: 1.0,
         },
         broker: BrokerSpec {
             kind: BrokerKind::Embedded,
@@ -40,8 +41,11 @@ pub(super) fn base() -> Scenario {
             workers: 1,
             restart_after: secs(1),
             options: TargetOptions::default(),
+            command: None,
+            env: vec![],
         },
         provider: ProviderSpec {
+            key: Default::default(),
             effect_at: EffectAt::Request,
             latency: LatencyDist::Fixed(secs(10)),
             phases: vec![],
@@ -257,6 +261,7 @@ fn reference_incident_counts() {
         duration: secs(5400),
         drain: secs(1800),
         sample_every: None,
+        time_scale: 1.0,
     };
     s.workload = WorkloadSpec {
         arrival: Arrival::Every(secs(50)),

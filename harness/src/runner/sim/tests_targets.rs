@@ -26,6 +26,7 @@ fn incident() -> Scenario {
         duration: secs(5400),
         drain: secs(1800),
         sample_every: None,
+        time_scale: 1.0,
     };
     s.workload.arrival = Arrival::Every(secs(50));
     s.workload.count = Some(108);

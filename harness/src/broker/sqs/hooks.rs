@@ -1,0 +1,55 @@
+//! What a live run learns from the endpoint, and how it kills a worker before its answer leaves.
+//!
+//! A live run's supervisor watches each worker's `ReceiveMessage` calls: a worker asking for
+//! messages has finished its previous handler, and a message leased to it starts a new one. A
+//! kill at the `received` point happens before the answer is written: the worker never sees the
+//! message, so no ack can race the kill.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::record::{Seq, WorkerId};
+
+/// Callbacks from the endpoint to a live run. Called with the endpoint's state locked: they must
+/// be quick and must not call the endpoint.
+pub trait SqsHooks: Send + Sync + 'static {
+    /// `worker` asks queue `queue` for messages.
+    fn receive_requested(&self, _queue: &str, _worker: WorkerId) {}
+    /// Message `seq` of `queue` was leased to `worker` as its delivery number `delivery`.
+    /// Returns true if the worker is being killed: the endpoint then never answers it.
+    fn delivered(&self, _queue: &str, _worker: WorkerId, _seq: Seq, _delivery: u32) -> bool {
+        false
+    }
+}
+
+/// The hooks of an endpoint, if any.
+#[derive(Clone, Default)]
+pub struct Hooks(pub Option<Arc<dyn SqsHooks>>);
+
+impl fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Hooks(set)"
+        } else {
+            "Hooks(none)"
+        })
+    }
+}
+
+impl Hooks {
+    pub fn receive_requested(&self, queue: &str, worker: WorkerId) {
+        if let Some(h) = &self.0 {
+            h.receive_requested(queue, worker);
+        }
+    }
+
+    /// Whether any of the messages handed to `worker` kills it.
+    pub fn delivered(&self, queue: &str, worker: WorkerId, got: &[(Seq, u32)]) -> bool {
+        match &self.0 {
+            Some(h) => got.iter().fold(false, |dead, &(seq, d)| {
+                h.delivered(queue, worker, seq, d) || dead
+            }),
+            None => false,
+        }
+    }
+}
