@@ -176,7 +176,7 @@ def send(key, to):
 # --- One delivery --------------------------------------------------------------------------
 
 
-def ack(sqs, key, message):
+def ack(sqs, key, delivery, message):
     try:
         sqs.delete_message(QueueUrl=QUEUE_URL, ReceiptHandle=message["ReceiptHandle"])
     except botocore.exceptions.ClientError as e:
@@ -184,10 +184,10 @@ def ack(sqs, key, message):
             raise
         # A late ack: the lease ran out and the message went to another worker, which will
         # find the stamped row and ack it.
-        log(f"{key}: ack refused: stale receipt")
+        log(f"{key}: ack of delivery {delivery} refused: stale receipt")
 
 
-def hand_back(sqs, key, message):
+def hand_back(sqs, key, delivery, message):
     try:
         sqs.change_message_visibility(
             QueueUrl=QUEUE_URL,
@@ -198,7 +198,7 @@ def hand_back(sqs, key, message):
         if "InvalidParameterValue" not in error_code(e):
             raise
         # The lease already ran out: the broker redelivers the message anyway.
-        log(f"{key}: hand-back refused: stale receipt")
+        log(f"{key}: hand-back of delivery {delivery} refused: stale receipt")
 
 
 def handle(sqs, db, message):
@@ -212,16 +212,16 @@ def handle(sqs, db, message):
     decision, claimed_at = claim(db, key)
     if decision == "done":
         log(f"{key}: delivery {delivery} finds it sent: ack")
-        ack(sqs, key, message)
+        ack(sqs, key, delivery, message)
     elif decision == "in_flight":
         # The first attempt may still be waiting for the provider: come back after the window.
         log(f"{key}: delivery {delivery} finds a claim in flight: hand back for {HAND_BACK_S} s")
-        hand_back(sqs, key, message)
+        hand_back(sqs, key, delivery, message)
     else:
         outcome = send(key, to)
         if outcome == "sent":
             stamp(db, key)
-            ack(sqs, key, message)
+            ack(sqs, key, delivery, message)
         elif outcome == "refused":
             # Nothing was sent: drop the claim so the next delivery sends at once; no ack, the
             # lease runs out and the broker delivers the message again.

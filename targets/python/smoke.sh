@@ -5,8 +5,9 @@
 # Needs python3 with boto3. Takes about 50 s; every process it starts is bounded (`timeout`,
 # `--for`) and killed on exit. Exits 0 when every check passes, 1 otherwise.
 #
-# 1. healthy provider, ack_after_work.py, 5 orders then a poison message: one call per order,
-#    and the poison message kills the worker (KeyError: 'email'), as naive code does.
+# 1. healthy provider, ack_after_work.py, a poison message then 5 orders: the poison message
+#    kills the worker (KeyError: 'email'), as naive code does; restarted, it makes one call per
+#    order.
 # 2. provider calls of 2 s (40 s scaled by 0.05) against a 1 s lease: ack_after_work.py as two
 #    worker processes sends some orders more than once (duplicates; reported, not checked).
 # 3. the same, claim_then_send.py as two worker processes on one claim store: one call per order,
@@ -57,7 +58,9 @@ start() {
   "$ACKBENCH" provider "$1" --listen "127.0.0.1:$pport" --time-scale "$SCALE" --for 14s \
     --ledger "$LEDGER" >"$TMP/$2-provider.log" 2>&1 &
   PROVIDER_PID=$!; PIDS+=("$PROVIDER_PID")
-  export AWS_ENDPOINT_URL="http://127.0.0.1:$bport" AWS_SECRET_ACCESS_KEY=unused AWS_REGION=us-east-1
+  export AWS_ENDPOINT_URL="http://127.0.0.1:$bport" AWS_SECRET_ACCESS_KEY=unused
+  # The consumers read AWS_REGION; boto3 itself (for the helpers below) reads AWS_DEFAULT_REGION.
+  export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
   export ACKBENCH_TIME_SCALE=$SCALE
   QUEUE_URL="http://127.0.0.1:$bport/000000000000/ackbench"
   PROVIDER="http://127.0.0.1:$pport"
@@ -68,25 +71,15 @@ start() {
   echo "broker or provider did not start (logs in $TMP)" >&2; exit 1
 }
 
-# publish N [poison]: orders msg-1..msg-N, and a poison message msg-(N+1) with no email.
-publish() {
-  AWS_ACCESS_KEY_ID=publisher python3 - "$QUEUE_URL" "$@" <<'EOF'
-import json, sys, boto3
-url, n, poison = sys.argv[1], int(sys.argv[2]), len(sys.argv) > 3
-sqs = boto3.client("sqs")
-for i in range(1, n + 2 if poison else n + 1):
-    body = {"key": f"msg-{i}", "seq": i}
-    if i <= n:
-        body["email"] = f"msg-{i}@example.test"
-    sqs.send_message(QueueUrl=url, MessageBody=json.dumps(body))
-EOF
-}
+# publish ARGS...: publish.py on this run's queue.
+publish() { AWS_ACCESS_KEY_ID=publisher python3 targets/python/publish.py "$QUEUE_URL" "$@" >/dev/null; }
 
-# worker N SCRIPT: runs worker N of SCRIPT for at most 10 s; stderr to $TMP/<run>-wN.log.
+# worker N SCRIPT [SECONDS]: runs worker N of SCRIPT for at most SECONDS (10); stderr appended
+# to $TMP/<run>-wN.log.
 worker() {
   AWS_ACCESS_KEY_ID="worker-$1" ACKBENCH_WORKER="$1" ACKBENCH_QUEUE_URL="$QUEUE_URL" \
     ACKBENCH_PROVIDER_URL="$PROVIDER/w/$1/" ACKBENCH_STATE_DIR="$TMP/$RUN-state" \
-    timeout 10 python3 "targets/python/$2" 2>"$TMP/$RUN-w$1.log"
+    timeout "${3:-10}" python3 "targets/python/$2" 2>>"$TMP/$RUN-w$1.log"
 }
 
 # finish: waits for the provider to write its ledger, stops the broker.
@@ -103,13 +96,16 @@ print(held(sys.argv[1]), held(sys.argv[1] + "-dlq"))
 EOF
 )
   kill "$BROKER"; wait "$BROKER" 2>/dev/null
+  echo "     provider: $(grep '^calls' "$TMP/$RUN-provider.log")"
 }
 calls() { tail -n +2 "$LEDGER" | grep -c . ; }
 keys() { tail -n +2 "$LEDGER" | cut -d, -f1 | sort -u | grep -c . ; }
 
-echo "== 1. ack_after_work.py, healthy provider, 5 orders + 1 poison"
-RUN=healthy; start profiles/healthy.yaml $RUN; publish 5 poison
+echo "== 1. ack_after_work.py, healthy provider, a poison message then 5 orders"
+RUN=healthy; start profiles/healthy.yaml $RUN; publish 6 --poison-first 1
 worker 1 ack_after_work.py; RC=$?
+# Restarted, as the harness does: the poison message is leased (30 s), the orders are next.
+worker 1 ack_after_work.py 6
 finish
 cat "$LEDGER"; echo
 check "5 calls, one per order" [ "$(calls)" = 5 -a "$(keys)" = 5 ]
