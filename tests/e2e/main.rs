@@ -4,6 +4,7 @@
 mod chaos;
 mod common;
 mod engine;
+mod live;
 mod profile_errors;
 mod report_html;
 mod report_rerender;

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::{load, mode_name, shell_word};
 use crate::cli::RunArgs;
-use crate::profile::{self, Mode, Scenario};
+use crate::profile::{self, Scenario};
 use crate::report::{self, Progress, RunInfo, RunOutputs, RunProgress};
 use crate::verdict::exit;
 use crate::{record, runner};
@@ -18,12 +18,6 @@ pub fn run(args: RunArgs) -> i32 {
     };
     if let Some(seed) = args.seed {
         scenario.seed = seed;
-    }
-    if scenario.mode == Mode::Live {
-        eprintln!(
-            "error: mode `live` is not available in this version of ackbench; use `mode: sim`"
-        );
-        return exit::BAD_INPUT;
     }
     if let Err(e) = check_trace_keys(&scenario, &args.trace) {
         eprintln!("error: {e}");

@@ -2,7 +2,9 @@
 //! [`RunRecord`].
 //!
 //! - [`sim`]: virtual time, one process, deterministic (DESIGN's ordering at one instant).
+//! - [`live`]: wall time, real sockets, the consumer as worker processes.
 
+pub mod live;
 pub mod sim;
 
 use crate::profile::{Mode, Scenario};
@@ -11,8 +13,8 @@ use crate::record::RunRecord;
 /// Why a run could not complete (exit code 3).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("mode `live` is not available yet: run this profile with `mode: sim` (the default)")]
-    LiveUnavailable,
+    #[error("live run: {0}")]
+    Live(String),
     #[error("unknown target `{0}`")]
     UnknownTarget(String),
 }
@@ -40,6 +42,6 @@ pub fn run_with_progress(
 ) -> Result<RunRecord, RunError> {
     match scenario.mode {
         Mode::Sim => sim::run(scenario, progress),
-        Mode::Live => Err(RunError::LiveUnavailable),
+        Mode::Live => live::run(scenario, progress),
     }
 }

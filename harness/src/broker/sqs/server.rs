@@ -105,6 +105,23 @@ impl SqsServer {
             .with_state(|st, _| st.get(name).ok().map(|q| std::mem::take(&mut q.events)))
     }
 
+    /// Sends a message to queue `name` as a producer would (`SendMessage`), waking long polls.
+    /// Returns the message's number in the queue.
+    pub fn send_message(&self, name: &str, body: String) -> Result<crate::record::Seq, SqsError> {
+        self.service.with_state(|st, now| {
+            let epoch_ms = self.service.clock.epoch_ms(now);
+            let message = super::NewMessage {
+                body,
+                delay_s: Some(0),
+                attributes: Default::default(),
+                group_id: None,
+            };
+            let q = st.get(name)?;
+            q.send(now, epoch_ms, message)?;
+            Ok(q.messages.len() as crate::record::Seq)
+        })
+    }
+
     /// How many messages of queue `name` are in each state, now.
     pub fn counts(&self, name: &str) -> Option<Counts> {
         self.service

@@ -1,0 +1,257 @@
+//! Live mode: wall-clock time, real sockets, the consumer as N worker processes.
+//!
+//! The embedded broker is served over the SQS API ([`crate::broker::sqs`]) and the provider over
+//! HTTP ([`crate::provider::http`]), both on 127.0.0.1. Each worker is the profile's
+//! `consumer.command`, started in a process group of its own with its environment (endpoint,
+//! queue URL, its own provider base URL, worker number, time scale); a worker that dies is
+//! restarted after `restart_after`. Kills are SIGKILL to the worker's process group, decided
+//! before the reply leaves: the endpoint leases the message and kills the worker before its
+//! `ReceiveMessage` answer is written (`received`); the provider records the call (and the
+//! effect) and kills before its answer is written (`call_started`, `call_answered`). So no ack
+//! races a kill and counts are exact, as in sim mode.
+//!
+//! `run.time_scale` compresses every duration of the profile (lease, latencies, arrivals,
+//! restart delay, drain); the record is kept in profile time, so a live summary reads like a sim
+//! one. A worker's handler is taken to run from a hand-out to its next `ReceiveMessage`.
+//!
+//! Every exit path stops the workers: the run kills every process group it started, and the
+//! processes are also killed when their handles drop (an early return or a panic).
+
+mod assemble;
+mod state;
+mod supervisor;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer};
+use crate::broker::BrokerConfig;
+use crate::chaos::KillSchedule;
+use crate::profile::Scenario;
+use crate::provider::http::{HttpProvider, LiveClock};
+use crate::provider::ProviderModel;
+use crate::record::{nanos, MessageRecord, RunRecord};
+use crate::runner::{Progress, RunError};
+use crate::workload;
+
+use assemble::{merge, Timebase};
+use state::{Hooks, LiveState};
+use supervisor::{supervise, WorkerEnv};
+
+const QUEUE: &str = "ackbench";
+
+/// Runs `scenario` live and returns what it recorded (in profile time).
+pub fn run(scenario: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<RunRecord, RunError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Live(format!("cannot start the async runtime: {e}")))?;
+    rt.block_on(run_live(scenario, progress))
+}
+
+async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<RunRecord, RunError> {
+    let argv = s.consumer.command.clone().ok_or_else(|| {
+        RunError::Live("live mode needs consumer.command (the consumer as a program)".into())
+    })?;
+    let scale = s.run.time_scale;
+    let wall = |d: Duration| d.mul_f64(scale);
+    let plan = workload::plan(s);
+    let loopback: SocketAddr = "127.0.0.1:0".parse().expect("a socket address");
+
+    // The broker over the SQS API, its queue configured from the profile in wall time.
+    let b = &s.broker;
+    let broker = BrokerConfig {
+        visibility_timeout: nanos(wall(b.visibility_timeout)),
+        max_receives: b.max_receives,
+        stale_ack: b.stale_ack,
+    };
+    let dead_letter_queue = (b.max_receives > 0).then(|| format!("{QUEUE}-dlq"));
+    let state = LiveState::new(
+        LiveClock::new(scale),
+        QUEUE,
+        s.consumer.workers,
+        KillSchedule::new(&s.chaos, s.seed),
+    );
+    let hooks = Hooks(state.clone());
+    let config = SqsConfig {
+        queues: vec![(
+            QUEUE.to_string(),
+            QueueSpec {
+                broker,
+                dead_letter_queue,
+            },
+        )],
+        hooks: SqsHooksHandle(Some(Arc::new(hooks.clone()))),
+        ..SqsConfig::default()
+    };
+    let sqs = SqsServer::bind(loopback, config)
+        .await
+        .map_err(|e| RunError::Live(format!("cannot serve the SQS endpoint on 127.0.0.1: {e}")))?;
+
+    // The provider over HTTP, on the run's clock.
+    // The endpoint's time base, aligned with the run's clock (started a moment earlier).
+    let t0 = sqs
+        .elapsed()
+        .saturating_sub(state.clock.wall(state.clock.now()).as_nanos() as u64);
+    let timebase = Timebase { t0, scale };
+    let model = ProviderModel::new(&s.provider, s.seed);
+    let provider = HttpProvider::bind(
+        loopback,
+        model,
+        state.clock,
+        s.provider.key.clone(),
+        s.consumer.workers,
+        Arc::new(hooks.clone()),
+    )
+    .await
+    .map_err(|e| RunError::Live(format!("cannot serve the provider on 127.0.0.1: {e}")))?;
+
+    // The workers.
+    let scratch = std::env::temp_dir().join(format!("ackbench-live-{}", std::process::id()));
+    let state_dir = scratch.join("state");
+    let log_dir = scratch.join("logs");
+    for d in [&state_dir, &log_dir] {
+        supervisor::fresh_dir(d)
+            .map_err(|e| RunError::Live(format!("cannot make {}: {e}", d.display())))?;
+    }
+    let env = Arc::new(WorkerEnv {
+        argv,
+        env: s.consumer.env.clone(),
+        endpoint: sqs.endpoint_url(),
+        queue_url: sqs.queue_url(QUEUE),
+        provider_url: format!("http://{}/", provider.local_addr()),
+        time_scale: scale,
+        state_dir,
+        log_dir: log_dir.clone(),
+    });
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut supervisors = tokio::task::JoinSet::new();
+    for w in 1..=s.consumer.workers {
+        let (env, state, stop) = (env.clone(), state.clone(), stop_rx.clone());
+        supervisors.spawn(supervise(
+            w,
+            env,
+            state,
+            wall(s.consumer.restart_after),
+            stop,
+        ));
+    }
+    for (at, rule) in state.timed_kills() {
+        let (state, mut stop) = (state.clone(), stop_rx.clone());
+        tokio::spawn(async move {
+            let mut next = Some(at);
+            while let Some(at) = next {
+                let due = state.clock.wall(at.saturating_sub(state.clock.now()));
+                tokio::select! {
+                    _ = tokio::time::sleep(due) => next = state.fire_timed(rule),
+                    _ = stop.changed() => return,
+                }
+            }
+        });
+    }
+
+    // Publish on the plan's schedule; stop when drained or at the drain limit.
+    let started = Instant::now();
+    let hard_end = wall(s.run.duration + s.run.drain);
+    let mut messages = Vec::with_capacity(plan.len());
+    let mut next = 0usize;
+    let mut failure = None;
+    let mut last_progress = Instant::now();
+    // Ctrl-C ends the run the same way as its end does: every worker stopped first.
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    loop {
+        let now = state.clock.now();
+        while next < plan.len() && plan.at[next] <= now {
+            let seq = (next + 1) as u32;
+            let key = plan.key(seq);
+            state
+                .keys
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(key.clone());
+            provider.publish_key(&key, seq);
+            if let Err(e) = sqs.send_message(QUEUE, plan.body(seq)) {
+                failure = Some(RunError::Live(format!("cannot publish message {seq}: {e}")));
+                break;
+            }
+            messages.push(MessageRecord {
+                key,
+                published_at: now,
+                poison: plan.poison[next],
+            });
+            next += 1;
+        }
+        if failure.is_some() {
+            break;
+        }
+        if let Some(Ok(Err(e))) = supervisors.try_join_next() {
+            failure = Some(RunError::Live(e.to_string()));
+            break;
+        }
+        let counts = sqs.counts(QUEUE).unwrap_or_default();
+        if last_progress.elapsed() >= Duration::from_millis(200) {
+            let ledger = provider.ledger();
+            let with_effect: std::collections::HashSet<_> =
+                ledger.effects.iter().map(|e| e.seq).collect();
+            progress(Progress {
+                now_s: crate::record::secs_f64(now),
+                published: next as u64,
+                effects: ledger.effects.len() as u64,
+                duplicate_effects: (ledger.effects.len() - with_effect.len()) as u64,
+                dlq: counts.dead_lettered,
+            });
+            last_progress = Instant::now();
+        }
+        let drained = next == plan.len() && counts.in_queue() == 0 && !state.busy();
+        if drained || started.elapsed() >= hard_end {
+            break;
+        }
+        let until_publish = plan
+            .at
+            .get(next)
+            .map(|&t| state.clock.wall(t.saturating_sub(now)))
+            .unwrap_or(Duration::MAX);
+        tokio::select! {
+            _ = tokio::time::sleep(until_publish.min(Duration::from_millis(5))) => {}
+            _ = &mut interrupted => {
+                failure = Some(RunError::Live("interrupted (Ctrl-C): the workers were stopped".into()));
+                break;
+            }
+        }
+    }
+    let end = state.clock.now();
+
+    // Stop every worker, then the servers; assemble the record in profile time.
+    let _ = stop_tx.send(true);
+    state.kill_all();
+    while supervisors.join_next().await.is_some() {}
+    let ledger = provider.shutdown().await;
+    let broker_events: Vec<_> = sqs
+        .take_events(QUEUE)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| timebase.event(e))
+        .collect();
+    sqs.shutdown().await;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(RunRecord {
+        messages,
+        events: merge(broker_events, state.take_events()),
+        ledger,
+        end,
+        publish_end: nanos(s.run.duration),
+        visibility_timeout: nanos(b.visibility_timeout),
+        workers: s.consumer.workers,
+        phases: s
+            .provider
+            .phases
+            .iter()
+            .map(|p| (nanos(p.from), nanos(p.to), "phase".to_string()))
+            .collect(),
+    })
+}

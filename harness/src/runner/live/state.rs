@@ -1,0 +1,251 @@
+//! What a live run knows about its workers while it runs, and the hooks through which the SQS
+//! endpoint and the HTTP provider report to it (and let it kill a worker before an answer leaves).
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+
+use crate::broker::sqs::SqsHooks;
+use crate::chaos::{KillSchedule, PointHit};
+use crate::provider::http::{LiveClock, LiveHooks};
+use crate::record::{Event, EventKind, HandlerEnd, Nanos, Seq, WorkerId};
+
+/// One worker process, as the supervisor last saw it.
+#[derive(Debug, Default, Clone)]
+pub struct WorkerState {
+    /// Process group of the running incarnation (the worker's pid), if running.
+    pub pgid: Option<i32>,
+    pub incarnation: u32,
+    /// The delivery it handles now: (seq, receive count).
+    pub handling: Option<(Seq, u32)>,
+    /// Set when a kill rule killed the current incarnation (its exit is then no crash).
+    pub killed: bool,
+}
+
+/// Shared by the supervisor, the endpoint's hooks and the provider's hooks.
+pub struct LiveState {
+    pub clock: LiveClock,
+    pub queue: String,
+    /// Keys of published messages, by seq (index seq - 1).
+    pub keys: Mutex<Vec<String>>,
+    workers: Mutex<Vec<WorkerState>>,
+    kills: Mutex<KillSchedule>,
+    /// Worker and handler events the supervisor records (profile time).
+    events: Mutex<Vec<Event>>,
+    runtime: tokio::runtime::Handle,
+    /// This state itself, for kills that happen later (a rule's `delay`).
+    me: Weak<LiveState>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl LiveState {
+    pub fn new(clock: LiveClock, queue: &str, workers: u32, kills: KillSchedule) -> Arc<LiveState> {
+        Arc::new_cyclic(|me| LiveState {
+            clock,
+            queue: queue.to_string(),
+            keys: Mutex::new(Vec::new()),
+            workers: Mutex::new(vec![WorkerState::default(); workers as usize]),
+            kills: Mutex::new(kills),
+            events: Mutex::new(Vec::new()),
+            runtime: tokio::runtime::Handle::current(),
+            me: me.clone(),
+        })
+    }
+
+    pub fn record(&self, kind: EventKind) {
+        let at = self.clock.now();
+        lock(&self.events).push(Event { at, kind });
+    }
+
+    pub fn take_events(&self) -> Vec<Event> {
+        std::mem::take(&mut lock(&self.events))
+    }
+
+    pub fn worker(&self, w: WorkerId) -> WorkerState {
+        lock(&self.workers)
+            .get((w - 1) as usize)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub fn busy(&self) -> bool {
+        lock(&self.workers).iter().any(|w| w.handling.is_some())
+    }
+
+    /// A new incarnation of `w` runs as process group `pgid`.
+    pub fn started(&self, w: WorkerId, pgid: i32) -> u32 {
+        let mut ws = lock(&self.workers);
+        let s = &mut ws[(w - 1) as usize];
+        s.pgid = Some(pgid);
+        s.incarnation += 1;
+        s.killed = false;
+        s.handling = None;
+        s.incarnation
+    }
+
+    /// The process of `w` exited; records a crash unless a kill rule caused it.
+    pub fn exited(&self, w: WorkerId) {
+        let (was_killed, handling) = {
+            let mut ws = lock(&self.workers);
+            let s = &mut ws[(w - 1) as usize];
+            s.pgid = None;
+            (s.killed, s.handling.take())
+        };
+        if !was_killed {
+            if let Some((seq, delivery)) = handling {
+                self.record(EventKind::HandlerEnded {
+                    seq,
+                    worker: w,
+                    delivery,
+                    how: HandlerEnd::Crashed,
+                });
+            }
+            self.record(EventKind::WorkerCrashed { worker: w });
+        }
+    }
+
+    /// Kills the current incarnation of `w` (SIGKILL to its process group) for rule `rule`.
+    pub fn kill(&self, w: WorkerId, rule: u32) {
+        let (pgid, handling) = {
+            let mut ws = lock(&self.workers);
+            let s = &mut ws[(w - 1) as usize];
+            if s.killed || s.pgid.is_none() {
+                return;
+            }
+            s.killed = true;
+            (s.pgid, s.handling.take())
+        };
+        if let Some((seq, delivery)) = handling {
+            self.record(EventKind::HandlerEnded {
+                seq,
+                worker: w,
+                delivery,
+                how: HandlerEnd::Killed,
+            });
+        }
+        self.record(EventKind::WorkerKilled { worker: w, rule });
+        if let Some(pgid) = pgid {
+            // The group may be gone already (it died by itself a moment ago): nothing to do then.
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+    }
+
+    /// Kills every worker process at the end of the run (not recorded: the run is over).
+    pub fn kill_all(&self) {
+        let ws = lock(&self.workers);
+        for pgid in ws.iter().filter_map(|s| s.pgid) {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+    }
+
+    /// Checks the kill rules at a handler point of `w`; kills now, or later after the rule's
+    /// delay. True if the worker dies now.
+    fn at_point(&self, point: &str, w: WorkerId, seq: Option<Seq>, delivery: u32) -> bool {
+        if w == 0 || w as usize > lock(&self.workers).len() {
+            return false;
+        }
+        let key = seq
+            .and_then(|s| lock(&self.keys).get((s - 1) as usize).cloned())
+            .unwrap_or_default();
+        let hit = PointHit {
+            point,
+            worker: w,
+            key: &key,
+            delivery,
+            now: self.clock.now(),
+        };
+        let fired = lock(&self.kills).at_point(hit);
+        match fired {
+            None => false,
+            Some((rule, 0)) => {
+                self.kill(w, rule);
+                true
+            }
+            Some((rule, delay)) => {
+                let incarnation = self.worker(w).incarnation;
+                let wall = self.clock.wall(delay);
+                let me = self.me.upgrade();
+                self.runtime.spawn(async move {
+                    tokio::time::sleep(wall).await;
+                    if let Some(me) = me {
+                        if me.worker(w).incarnation == incarnation {
+                            me.kill(w, rule);
+                        }
+                    }
+                });
+                false
+            }
+        }
+    }
+
+    /// Timed kill rules (`at`, `every`): the first instant of each, in profile time.
+    pub fn timed_kills(&self) -> Vec<(Nanos, u32)> {
+        lock(&self.kills).timed()
+    }
+
+    /// A timed rule's instant came: kill (a busy worker, or the rule's) and say when next.
+    pub fn fire_timed(&self, rule: u32) -> Option<Nanos> {
+        let (busy, alive): (Vec<WorkerId>, Vec<WorkerId>) = {
+            let ws = lock(&self.workers);
+            let alive: Vec<WorkerId> = (1..=ws.len() as WorkerId)
+                .filter(|&w| ws[(w - 1) as usize].pgid.is_some())
+                .collect();
+            let busy = alive
+                .iter()
+                .copied()
+                .filter(|&w| ws[(w - 1) as usize].handling.is_some())
+                .collect();
+            (busy, alive)
+        };
+        let candidates = if busy.is_empty() { alive } else { busy };
+        let (victim, next) = lock(&self.kills).fire_timed(rule, self.clock.now(), &candidates);
+        if let Some(w) = victim {
+            self.kill(w, rule);
+        }
+        next
+    }
+}
+
+/// Hooks handed to the endpoint and the provider: a handle to the run's state.
+#[derive(Clone)]
+pub struct Hooks(pub Arc<LiveState>);
+
+impl SqsHooks for Hooks {
+    fn receive_requested(&self, queue: &str, worker: WorkerId) {
+        if queue != self.0.queue || worker as usize > lock(&self.0.workers).len() || worker == 0 {
+            return;
+        }
+        let ended = lock(&self.0.workers)[(worker - 1) as usize].handling.take();
+        if let Some((seq, delivery)) = ended {
+            self.0.record(EventKind::HandlerEnded {
+                seq,
+                worker,
+                delivery,
+                how: HandlerEnd::Finished,
+            });
+        }
+    }
+
+    fn delivered(&self, queue: &str, worker: WorkerId, seq: Seq, delivery: u32) -> bool {
+        if queue != self.0.queue || worker == 0 || worker as usize > lock(&self.0.workers).len() {
+            return false;
+        }
+        lock(&self.0.workers)[(worker - 1) as usize].handling = Some((seq, delivery));
+        self.0.at_point("received", worker, Some(seq), delivery)
+    }
+}
+
+impl LiveHooks for Hooks {
+    fn delivery(&self, worker: WorkerId) -> u32 {
+        self.0.worker(worker).handling.map_or(0, |(_, d)| d)
+    }
+
+    fn at_point(&self, point: &str, worker: WorkerId, seq: Option<Seq>) -> bool {
+        let delivery = self.delivery(worker);
+        self.0.at_point(point, worker, seq, delivery)
+    }
+}

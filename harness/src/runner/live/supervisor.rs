@@ -1,0 +1,116 @@
+//! Worker processes: start each with its environment in a process group of its own, restart it
+//! `restart_after` after it dies, and leave none behind when the run ends.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::process::Command;
+use tokio::sync::watch;
+
+use super::state::LiveState;
+use crate::record::{EventKind, WorkerId};
+
+/// Everything a worker process is told.
+#[derive(Debug, Clone)]
+pub struct WorkerEnv {
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub endpoint: String,
+    pub queue_url: String,
+    pub provider_url: String,
+    pub time_scale: f64,
+    pub state_dir: std::path::PathBuf,
+    pub log_dir: std::path::PathBuf,
+}
+
+/// Why a worker could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start worker {worker} ({program}): {source}")]
+pub struct SpawnError {
+    pub worker: WorkerId,
+    pub program: String,
+    pub source: std::io::Error,
+}
+
+fn command(w: WorkerId, e: &WorkerEnv) -> Result<Command, SpawnError> {
+    let log = |name: &str| -> Result<std::fs::File, SpawnError> {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(e.log_dir.join(format!("worker-{w}.{name}")))
+            .map_err(|source| SpawnError {
+                worker: w,
+                program: e.argv[0].clone(),
+                source,
+            })
+    };
+    let mut c = Command::new(&e.argv[0]);
+    c.args(&e.argv[1..])
+        .envs(e.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .env("AWS_ENDPOINT_URL", &e.endpoint)
+        .env("AWS_ENDPOINT_URL_SQS", &e.endpoint)
+        .env("AWS_ACCESS_KEY_ID", format!("worker-{w}"))
+        .env("AWS_SECRET_ACCESS_KEY", "ackbench")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_DEFAULT_REGION", "us-east-1")
+        .env("ACKBENCH_QUEUE_URL", &e.queue_url)
+        .env("ACKBENCH_PROVIDER_URL", format!("{}w/{w}/", e.provider_url))
+        .env("ACKBENCH_WORKER", w.to_string())
+        .env("ACKBENCH_TIME_SCALE", e.time_scale.to_string())
+        .env("ACKBENCH_STATE_DIR", &e.state_dir)
+        .stdin(Stdio::null())
+        .stdout(log("out")?)
+        .stderr(log("err")?)
+        .process_group(0)
+        .kill_on_drop(true);
+    Ok(c)
+}
+
+/// Runs worker `w` until `stop` turns true: start, wait for its death, wait `restart_after`
+/// (wall time), start again. A death nobody asked for is a crash (recorded by the state).
+pub async fn supervise(
+    w: WorkerId,
+    env: Arc<WorkerEnv>,
+    state: Arc<LiveState>,
+    restart_after: Duration,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), SpawnError> {
+    let mut first = true;
+    while !*stop.borrow() {
+        let mut child = command(w, &env)?.spawn().map_err(|source| SpawnError {
+            worker: w,
+            program: env.argv[0].clone(),
+            source,
+        })?;
+        let pid = child.id().map_or(0, |p| p as i32);
+        state.started(w, pid);
+        if !first {
+            state.record(EventKind::WorkerRestarted { worker: w });
+        }
+        first = false;
+        tokio::select! {
+            _ = child.wait() => state.exited(w),
+            _ = stop.changed() => {
+                // The whole group: a worker's own children die with it.
+                let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+                let _ = child.wait().await;
+                return Ok(());
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(restart_after) => {}
+            _ = stop.changed() => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
+/// A folder for the workers' shared state (e.g. a claim table), created fresh.
+pub fn fresh_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    std::fs::create_dir_all(dir)
+}

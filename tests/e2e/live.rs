@@ -1,0 +1,230 @@
+//! Live mode against a real consumer program (targets/python, boto3): exact counts under kills,
+//! and no worker process left behind, also after Ctrl-C.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{ackbench, root, stderr, temp_profile};
+
+/// True when python3 can import boto3; otherwise the test is skipped (with a printed reason),
+/// unless ACKBENCH_REQUIRE_SERVICES=1, where that is a failure.
+fn have_boto3() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import boto3"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var("ACKBENCH_REQUIRE_SERVICES").as_deref() != Ok("1"),
+            "python3 with boto3 is required (ACKBENCH_REQUIRE_SERVICES=1): pip install boto3"
+        );
+        eprintln!("skipped: python3 with boto3 is not available (pip install boto3)");
+    }
+    ok
+}
+
+/// Worker processes (Python interpreters) running whose environment carries `marker`.
+fn python_workers(marker: &str) -> Vec<String> {
+    workers_left(marker)
+        .into_iter()
+        .filter(|p| {
+            let pid = p.split(' ').next().unwrap_or_default();
+            std::fs::read_link(format!("/proc/{pid}/exe"))
+                .is_ok_and(|exe| exe.to_string_lossy().contains("python"))
+        })
+        .collect()
+}
+
+/// Processes still running whose environment carries `marker` (the workers and anything they
+/// started, such as a version manager's shim).
+fn workers_left(marker: &str) -> Vec<String> {
+    let mut left = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if environ
+            .split(|&b| b == 0)
+            .any(|kv| kv == format!("ACKBENCH_TEST_MARKER={marker}").as_bytes())
+        {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            left.push(format!(
+                "{} {}",
+                entry.file_name().to_string_lossy(),
+                cmdline.trim()
+            ));
+        }
+    }
+    left
+}
+
+fn profile(marker: &str, count: u32, chaos: &str) -> String {
+    let script = root().join("targets/python/ack_after_work.py");
+    format!(
+        r#"
+name: live-kills
+mode: live
+seed: 7
+run: {{ duration: {dur}s, drain: 10m, time_scale: 0.02 }}
+broker: {{ visibility_timeout: 30s, max_receives: 5, stale_ack: reject }}
+workload: {{ arrival: {{ every: 5s }}, count: {count} }}
+consumer:
+  command: [python3, "{script}"]
+  workers: 3
+  restart_after: 1s
+  env: {{ ACKBENCH_TEST_MARKER: "{marker}" }}
+provider:
+  effect_at: request
+  latency: {{ dist: lognormal, median: 240ms, p99: 900ms }}
+{chaos}
+"#,
+        dur = count * 5,
+        script = script.display()
+    )
+}
+
+#[test]
+fn kills_at_call_answered_duplicate_exactly_once_each_and_leave_no_worker() {
+    if !have_boto3() {
+        return;
+    }
+    let marker = format!("kills-{}", std::process::id());
+    let chaos = "chaos:\n  - kill_worker: { point: call_answered, delivery: 1, times: 20 }\n";
+    let (dir, path) = temp_profile(&profile(&marker, 40, chaos));
+    let out = dir.path().join("report");
+    let o = ackbench(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["mode"], "live");
+    assert_eq!(s["worker_kills"], 20);
+    assert_eq!(
+        s["duplicate_effects"], 20,
+        "one duplicate per kill between the effect and the ack"
+    );
+    assert_eq!(
+        (
+            s["lost"].as_u64(),
+            s["unfinished"].as_u64(),
+            s["messages_with_effect"].as_u64()
+        ),
+        (Some(0), Some(0), Some(40))
+    );
+    assert!(
+        workers_left(&marker).is_empty(),
+        "no worker left: {:?}",
+        workers_left(&marker)
+    );
+}
+
+#[test]
+fn ctrl_c_mid_run_stops_every_worker() {
+    if !have_boto3() {
+        return;
+    }
+    let marker = format!("sigint-{}", std::process::id());
+    let (dir, path) = temp_profile(&profile(&marker, 200, ""));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            dir.path().join("r").to_str().unwrap(),
+            "--quiet",
+        ])
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ackbench starts");
+    // Wait until the workers run, then interrupt.
+    let started = Instant::now();
+    while python_workers(&marker).len() < 3 && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let running = python_workers(&marker);
+    assert_eq!(running.len(), 3, "three workers started: {running:?}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(3),
+        "an interrupted run could not complete"
+    );
+    assert!(
+        workers_left(&marker).is_empty(),
+        "no worker left after Ctrl-C: {:?}",
+        workers_left(&marker)
+    );
+}
+
+/// Runs a shipped live profile; returns its summary.
+fn run_live(profile: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = ackbench(&["run", profile, "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(
+        o.status.code().is_some_and(|c| c <= 1),
+        "{profile}: {}",
+        stderr(&o)
+    );
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_thursday_incident_live_counts_like_the_sim_run() {
+    if !have_boto3() {
+        return;
+    }
+    let claim = std::thread::spawn(|| run_live("profiles/live-thursday-claim.yaml"));
+    let naive = run_live("profiles/live-thursday.yaml");
+    let claim = claim.join().unwrap();
+    let counts = |s: &Value, keys: &[&str]| {
+        keys.iter()
+            .map(|k| s[*k].as_u64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        counts(
+            &naive,
+            &[
+                "messages",
+                "deliveries",
+                "effects",
+                "duplicate_effects",
+                "dlq",
+                "dlq_with_effect",
+                "lost"
+            ]
+        ),
+        [108, 324, 324, 216, 108, 108, 0],
+        "ack_after_work.py"
+    );
+    assert_eq!(
+        counts(
+            &claim,
+            &[
+                "messages",
+                "effects",
+                "duplicate_effects",
+                "dlq",
+                "lost",
+                "unfinished"
+            ]
+        ),
+        [108, 108, 0, 0, 0, 0],
+        "claim_then_send.py"
+    );
+}
