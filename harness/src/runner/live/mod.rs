@@ -238,7 +238,8 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
     if let Some(e) = failure {
         return Err(e);
     }
-    let _ = std::fs::remove_dir_all(&scratch);
+    // The workers' shared state goes; their logs stay for whoever debugs the consumer.
+    let _ = std::fs::remove_dir_all(scratch.join("state"));
     Ok(RunRecord {
         messages,
         events: merge(broker_events, state.take_events()),
