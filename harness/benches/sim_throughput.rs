@@ -8,23 +8,7 @@
 use std::process::Command;
 use std::time::Instant;
 
-const PROFILE: &str = r#"
-name: bench
-seed: 42
-run: { duration: 100h, drain: 1h }
-broker: { visibility_timeout: 30s, max_receives: 5, stale_ack: reject }
-workload:
-  arrival: { rate_per_s: 80, process: poisson }
-  count: COUNT
-consumer: { target: ack-after-work, workers: 64 }
-provider:
-  effect_at: request
-  latency:
-    dist: mix
-    parts:
-      - { weight: 99, dist: lognormal, median: 240ms, p99: 900ms }
-      - { weight: 1, dist: uniform, min: 31s, max: 40s }
-"#;
+const PROFILE: &str = include_str!("bench-workload.yaml");
 
 fn main() {
     let args: Vec<String> = std::env::args()

@@ -6,18 +6,16 @@
 //! broker redelivers it when the lease ends.
 
 use crate::api::{Crash, Delivery, Env};
-use crate::message::Order;
 use crate::options::TargetOptions;
-use crate::worker::{on_poison, send_with_retries};
+use crate::worker::{read_order, send_with_retries};
 
 pub async fn handle<E: Env>(
     options: &TargetOptions,
     env: &E,
     delivery: Delivery<E::Receipt>,
 ) -> Result<(), Crash> {
-    let order = match Order::parse(&delivery.body) {
-        Ok(o) => o,
-        Err(e) => return on_poison(options.on_poison, env, &delivery, e).await,
+    let Some(order) = read_order(options, env, &delivery).await? else {
+        return Ok(());
     };
     if send_with_retries(options, env, &order).await.is_ok() {
         // A stale receipt is refused or ignored by the broker; it counts the attempt either way.

@@ -5,9 +5,8 @@
 //! work silently: the broker no longer holds the message and nothing recorded its absence.
 
 use crate::api::{Crash, Delivery, Env};
-use crate::message::Order;
 use crate::options::TargetOptions;
-use crate::worker::{on_poison, send_with_retries};
+use crate::worker::{read_order, send_with_retries};
 
 pub async fn handle<E: Env>(
     options: &TargetOptions,
@@ -16,9 +15,8 @@ pub async fn handle<E: Env>(
 ) -> Result<(), Crash> {
     // The ack goes first: from here on, the broker has forgotten the message.
     let _ = env.ack(&delivery.receipt).await;
-    let order = match Order::parse(&delivery.body) {
-        Ok(o) => o,
-        Err(e) => return on_poison(options.on_poison, env, &delivery, e).await,
+    let Some(order) = read_order(options, env, &delivery).await? else {
+        return Ok(());
     };
     let _ = send_with_retries(options, env, &order).await;
     Ok(())

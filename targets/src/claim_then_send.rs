@@ -15,10 +15,9 @@
 use std::time::Duration;
 
 use crate::api::{Crash, Delivery, Env};
-use crate::message::Order;
 use crate::options::TargetOptions;
 use crate::store::Claim;
-use crate::worker::{on_poison, send_with_retries};
+use crate::worker::{read_order, send_with_retries};
 
 /// The default `claim_window`.
 pub const DEFAULT_CLAIM_WINDOW: Duration = Duration::from_secs(120);
@@ -34,9 +33,8 @@ pub async fn handle<E: Env>(
     env: &E,
     delivery: Delivery<E::Receipt>,
 ) -> Result<(), Crash> {
-    let order = match Order::parse(&delivery.body) {
-        Ok(o) => o,
-        Err(e) => return on_poison(options.on_poison, env, &delivery, e).await,
+    let Some(order) = read_order(options, env, &delivery).await? else {
+        return Ok(());
     };
     let window = options.claim_window.unwrap_or(DEFAULT_CLAIM_WINDOW);
     let now = env.now();

@@ -7,18 +7,16 @@
 //! Declares checkpoint `committed` (after the commit, before the ack).
 
 use crate::api::{Crash, Delivery, Env};
-use crate::message::Order;
 use crate::options::TargetOptions;
-use crate::worker::on_poison;
+use crate::worker::read_order;
 
 pub async fn handle<E: Env>(
     options: &TargetOptions,
     env: &E,
     delivery: Delivery<E::Receipt>,
 ) -> Result<(), Crash> {
-    let order = match Order::parse(&delivery.body) {
-        Ok(o) => o,
-        Err(e) => return on_poison(options.on_poison, env, &delivery, e).await,
+    let Some(order) = read_order(options, env, &delivery).await? else {
+        return Ok(());
     };
     env.transaction(|t| {
         if t.handled.insert(order.key.clone()) {

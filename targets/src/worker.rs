@@ -68,8 +68,24 @@ pub async fn run_worker<E: Env>(target: &BuiltinTarget, env: &E) -> Crash {
     }
 }
 
+/// The order a delivery carries; a body that does not parse (a poison message) is dealt with as
+/// `on_poison` says: `Ok(None)` when it was dead-lettered or released, `Err` when the worker
+/// dies of it.
+pub(crate) async fn read_order<E: Env>(
+    options: &TargetOptions,
+    env: &E,
+    delivery: &Delivery<E::Receipt>,
+) -> Result<Option<Order>, Crash> {
+    match Order::parse(&delivery.body) {
+        Ok(order) => Ok(Some(order)),
+        Err(e) => on_poison(options.on_poison, env, delivery, e)
+            .await
+            .map(|()| None),
+    }
+}
+
 /// Deals with a body that does not parse, as `on_poison` says.
-pub(crate) async fn on_poison<E: Env>(
+async fn on_poison<E: Env>(
     policy: OnPoison,
     env: &E,
     delivery: &Delivery<E::Receipt>,

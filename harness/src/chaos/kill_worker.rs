@@ -165,17 +165,7 @@ mod tests {
     use super::*;
 
     fn rule(trigger: KillTrigger) -> KillRule {
-        KillRule {
-            trigger,
-            delivery: None,
-            probability: 1.0,
-            keys: None,
-            worker: None,
-            from: None,
-            to: None,
-            times: None,
-            delay: Duration::ZERO,
-        }
+        KillRule::new(trigger)
     }
 
     fn hit(point: &str, delivery: u32) -> PointHit<'_> {

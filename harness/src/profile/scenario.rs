@@ -204,6 +204,23 @@ pub struct KillRule {
     pub delay: Duration,
 }
 
+impl KillRule {
+    /// A rule that kills at every `trigger`, with no other selector (probability 1, no delay).
+    pub fn new(trigger: KillTrigger) -> KillRule {
+        KillRule {
+            trigger,
+            delivery: None,
+            probability: 1.0,
+            keys: None,
+            worker: None,
+            from: None,
+            to: None,
+            times: None,
+            delay: Duration::ZERO,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum KillTrigger {
     /// Kill when a handler reaches this point.

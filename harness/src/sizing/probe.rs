@@ -17,15 +17,10 @@ pub fn scenario(s: &Scenario) -> Scenario {
     let (point, delay) = worst_point(&s.consumer.target);
     let mut probe = s.clone();
     probe.chaos.push(ChaosRule::KillWorker(KillRule {
-        trigger: KillTrigger::Point(point),
         delivery: Some(1),
-        probability: 1.0,
-        keys: None,
-        worker: None,
-        from: None,
-        to: None,
         times: Some(1),
         delay,
+        ..KillRule::new(KillTrigger::Point(point))
     }));
     probe
 }

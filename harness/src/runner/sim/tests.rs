@@ -186,15 +186,8 @@ fn effect_at_response_counts_only_answers() {
     // at 40.
     let mut s = base();
     s.chaos = vec![ChaosRule::KillWorker(KillRule {
-        trigger: KillTrigger::Point(KillPoint::CallStarted),
         delivery: Some(1),
-        probability: 1.0,
-        keys: None,
-        worker: None,
-        from: None,
-        to: None,
-        times: None,
-        delay: Duration::ZERO,
+        ..KillRule::new(KillTrigger::Point(KillPoint::CallStarted))
     })];
     let r = run(&s);
     assert_eq!(

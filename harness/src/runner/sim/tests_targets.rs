@@ -8,15 +8,9 @@ use crate::record::{EffectSource, EventKind, RunRecord};
 
 fn kill_at(point: KillPoint, delivery: Option<u32>, delay: Duration) -> ChaosRule {
     ChaosRule::KillWorker(KillRule {
-        trigger: KillTrigger::Point(point),
         delivery,
-        probability: 1.0,
-        keys: None,
-        worker: None,
-        from: None,
-        to: None,
-        times: None,
         delay,
+        ..KillRule::new(KillTrigger::Point(point))
     })
 }
 
@@ -251,15 +245,8 @@ fn a_timed_kill_hits_the_named_worker_and_it_restarts() {
     // already counted); restart at 6 s; the lease ends at 30 s: d2 at 30 s, ack at 40 s.
     let mut s = base();
     s.chaos = vec![ChaosRule::KillWorker(KillRule {
-        trigger: KillTrigger::At(secs(5)),
-        delivery: None,
-        probability: 1.0,
-        keys: None,
         worker: Some(1),
-        from: None,
-        to: None,
-        times: None,
-        delay: Duration::ZERO,
+        ..KillRule::new(KillTrigger::At(secs(5)))
     })];
     let r = run(&s);
     let at = |f: fn(&EventKind) -> bool| -> Vec<u64> {
