@@ -278,3 +278,45 @@ fn an_override_can_fix_a_profile() {
     let out = ackbench(&["check", &path, "--set", "broker.visibility_timeout=1h"]);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
 }
+
+#[test]
+fn live_mode_needs_a_command_and_sim_mode_refuses_one() {
+    expect_error(
+        &with("mode: live\n"),
+        &[],
+        "consumer.target: live mode runs your consumer as a program: give consumer.command",
+    );
+    let command = BASE.replace(
+        "consumer: { target: ack-after-work }",
+        "consumer: { command: [python3, consumer.py] }",
+    );
+    expect_error(
+        &command,
+        &[],
+        "consumer.command: a consumer command runs only in live mode (mode: live)",
+    );
+    expect_error(
+        &command.replace("name: e2e", "name: e2e\nmode: live"),
+        &["consumer.target=ack-after-work"],
+        "consumer.command: give either target (a built-in consumer) or command (your own program), not both",
+    );
+}
+
+#[test]
+fn live_settings_are_checked() {
+    expect_error(
+        &BASE,
+        &["run.time_scale=0"],
+        "--set run.time_scale=0: run.time_scale: wall seconds per profile second: above 0 and at most 1",
+    );
+    expect_error(
+        &with("provider: { key: body }\n"),
+        &[],
+        "provider.key: body: expected pointer:/json/pointer, header:Header-Name or segment:N",
+    );
+    expect_error(
+        &with(""),
+        &["consumer.env={A: b}"],
+        "consumer.env: env is the environment of a consumer command: give consumer.command too",
+    );
+}
