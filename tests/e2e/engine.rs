@@ -214,8 +214,23 @@ fn summary_has_every_contract_field_in_order() {
 }
 
 #[test]
-fn live_mode_is_refused_with_exit_2() {
-    let o = ackbench(&["run", "profiles/healthy.yaml", "--set", "mode=live"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("live"), "{}", stderr(&o));
+fn a_live_consumer_that_cannot_start_ends_the_run_with_exit_3() {
+    let (_dir, path) = crate::common::temp_profile(
+        "name: no-such-consumer\nmode: live\nrun: { duration: 10s, time_scale: 0.1 }\n\
+         workload: { arrival: { every: 1s } }\n\
+         consumer: { command: [/nonexistent/consumer], workers: 2 }\n",
+    );
+    let o = ackbench(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        _dir.path().join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot start worker"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/nonexistent/consumer"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -228,3 +228,81 @@ fn the_thursday_incident_live_counts_like_the_sim_run() {
         "claim_then_send.py"
     );
 }
+
+/// A small slow-provider incident for built-in targets in live mode (no Python needed).
+fn builtin_profile(target: &str, chaos: &str) -> String {
+    format!(
+        r#"
+name: live-builtin
+mode: live
+seed: 3
+run: {{ duration: 500s, drain: 10m, time_scale: 0.02 }}
+broker: {{ visibility_timeout: 30s, max_receives: 3, stale_ack: reject }}
+workload: {{ arrival: {{ every: 50s }}, count: 10 }}
+consumer: {{ target: {target}, workers: 4, restart_after: 1s }}
+provider:
+  latency: {{ dist: uniform, min: 31s, max: 40s }}
+{chaos}
+"#
+    )
+}
+
+#[test]
+fn built_in_targets_run_live_over_the_sqs_api_with_the_sim_counts() {
+    let run = |target: &'static str, chaos: &'static str| {
+        std::thread::spawn(move || {
+            let (dir, path) = temp_profile(&builtin_profile(target, chaos));
+            let out = dir.path().join("r");
+            let o = ackbench(&[
+                "run",
+                path.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+            ]);
+            assert!(
+                o.status.code().is_some_and(|c| c <= 1),
+                "{target}: {}",
+                stderr(&o)
+            );
+            let s: Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                    .unwrap();
+            s
+        })
+    };
+    let naive = run("ack-after-work", "");
+    let claim = run("claim-then-send", "");
+    let dedupe = run(
+        "dedupe-table",
+        "chaos:\n  - kill_worker: { point: committed, delivery: 1 }\n",
+    );
+    let counts = |s: &Value, keys: &[&str]| {
+        keys.iter()
+            .map(|k| s[*k].as_u64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let keys = [
+        "effects",
+        "duplicate_effects",
+        "dlq",
+        "dlq_with_effect",
+        "lost",
+        "worker_kills",
+    ];
+    assert_eq!(
+        counts(&naive.join().unwrap(), &keys),
+        [30, 20, 10, 10, 0, 0],
+        "ack-after-work"
+    );
+    assert_eq!(
+        counts(&claim.join().unwrap(), &keys),
+        [10, 0, 0, 0, 0, 0],
+        "claim-then-send"
+    );
+    assert_eq!(
+        counts(&dedupe.join().unwrap(), &keys),
+        [10, 0, 0, 0, 0, 10],
+        "dedupe-table, killed after each commit"
+    );
+}

@@ -141,10 +141,6 @@ pub fn check_mode(
             path.key("command"),
             "a consumer command runs only in live mode (mode: live); sim mode runs a built-in target",
         )),
-        (Mode::Live, None) => Err(Problem::new(
-            path.key("target"),
-            "live mode runs your consumer as a program: give consumer.command (built-in targets run in sim mode)",
-        )),
         _ => Ok(()),
     }
 }

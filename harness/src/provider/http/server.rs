@@ -122,15 +122,30 @@ impl HttpProvider {
         lock(&self.shared.keys).insert(key.to_string(), seq);
     }
 
+    /// An effect a store-backed target wrote in its own database (a row, not a call), counted in
+    /// the same ledger, at the provider's clock.
+    pub fn record_store_effect(&self, key: &str, worker: WorkerId, delivery: u32) {
+        let seq = lock(&self.shared.keys).get(key).copied();
+        let at = self.shared.clock.now();
+        lock(&self.shared.ledger).effect(
+            seq,
+            at,
+            worker,
+            delivery,
+            crate::record::EffectSource::Store,
+        );
+    }
+
     /// A copy of the ledger so far.
     pub fn ledger(&self) -> Ledger {
         lock(&self.shared.ledger).ledger().clone()
     }
 
-    /// Stops serving (open calls are dropped, and so marked abandoned) and returns the ledger.
-    pub async fn shutdown(self) -> Ledger {
+    /// Stops serving (open calls are dropped) and returns the ledger, every call still without
+    /// an answer marked abandoned.
+    pub async fn shutdown(&self) -> Ledger {
         self.task.abort();
-        let _ = self.task.await;
+        tokio::task::yield_now().await;
         let mut ledger = lock(&self.shared.ledger);
         // Calls still open never got an answer to a live caller: the worker died or it hung.
         ledger.abandon_open();

@@ -18,6 +18,7 @@
 //! processes are also killed when their handles drop (an early return or a panic).
 
 mod assemble;
+mod client;
 mod state;
 mod supervisor;
 
@@ -51,9 +52,6 @@ pub fn run(scenario: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
 }
 
 async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<RunRecord, RunError> {
-    let argv = s.consumer.command.clone().ok_or_else(|| {
-        RunError::Live("live mode needs consumer.command (the consumer as a program)".into())
-    })?;
     let scale = s.run.time_scale;
     let wall = |d: Duration| d.mul_f64(scale);
     let plan = workload::plan(s);
@@ -96,16 +94,18 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
         .saturating_sub(state.clock.wall(state.clock.now()).as_nanos() as u64);
     let timebase = Timebase { t0, scale };
     let model = ProviderModel::new(&s.provider, s.seed);
-    let provider = HttpProvider::bind(
-        loopback,
-        model,
-        state.clock,
-        s.provider.key.clone(),
-        s.consumer.workers,
-        Arc::new(hooks.clone()),
-    )
-    .await
-    .map_err(|e| RunError::Live(format!("cannot serve the provider on 127.0.0.1: {e}")))?;
+    let provider = Arc::new(
+        HttpProvider::bind(
+            loopback,
+            model,
+            state.clock,
+            s.provider.key.clone(),
+            s.consumer.workers,
+            Arc::new(hooks.clone()),
+        )
+        .await
+        .map_err(|e| RunError::Live(format!("cannot serve the provider on 127.0.0.1: {e}")))?,
+    );
 
     // The workers.
     let scratch = std::env::temp_dir().join(format!("ackbench-live-{}", std::process::id()));
@@ -115,27 +115,54 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
         supervisor::fresh_dir(d)
             .map_err(|e| RunError::Live(format!("cannot make {}: {e}", d.display())))?;
     }
-    let env = Arc::new(WorkerEnv {
-        argv,
-        env: s.consumer.env.clone(),
-        endpoint: sqs.endpoint_url(),
-        queue_url: sqs.queue_url(QUEUE),
-        provider_url: format!("http://{}/", provider.local_addr()),
-        time_scale: scale,
-        state_dir,
-        log_dir: log_dir.clone(),
-    });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut supervisors = tokio::task::JoinSet::new();
-    for w in 1..=s.consumer.workers {
-        let (env, state, stop) = (env.clone(), state.clone(), stop_rx.clone());
-        supervisors.spawn(supervise(
-            w,
-            env,
-            state,
-            wall(s.consumer.restart_after),
-            stop,
-        ));
+    let restart_after = wall(s.consumer.restart_after);
+    match &s.consumer.command {
+        // The user's program, one process per worker.
+        Some(argv) => {
+            let env = Arc::new(WorkerEnv {
+                argv: argv.clone(),
+                env: s.consumer.env.clone(),
+                endpoint: sqs.endpoint_url(),
+                queue_url: sqs.queue_url(QUEUE),
+                provider_url: format!("http://{}/", provider.local_addr()),
+                time_scale: scale,
+                state_dir,
+                log_dir: log_dir.clone(),
+            });
+            for w in 1..=s.consumer.workers {
+                let (env, state, stop) = (env.clone(), state.clone(), stop_rx.clone());
+                supervisors.spawn(supervise(w, env, state, restart_after, stop));
+            }
+        }
+        // A built-in target, one task per worker, over aws-sdk-sqs and reqwest.
+        None => {
+            let mut options = s.consumer.options.clone();
+            options.visibility_timeout = s.broker.visibility_timeout;
+            let target = ackbench_targets::BuiltinTarget::new(&s.consumer.target, options)
+                .ok_or_else(|| RunError::UnknownTarget(s.consumer.target.clone()))?;
+            let shared = Arc::new(client::Shared {
+                state: state.clone(),
+                endpoint: sqs.endpoint_url(),
+                queue_url: sqs.queue_url(QUEUE),
+                provider_url: format!("http://{}/", provider.local_addr()),
+                http_timeout: s.consumer.options.http_timeout,
+                tables: std::sync::Mutex::new(ackbench_targets::Tables::default()),
+                seed: s.seed,
+                provider: provider.clone(),
+            });
+            for w in 1..=s.consumer.workers {
+                let (target, shared, stop) = (target.clone(), shared.clone(), stop_rx.clone());
+                supervisors.spawn(supervisor::supervise_task(
+                    w,
+                    target,
+                    shared,
+                    restart_after,
+                    stop,
+                ));
+            }
+        }
     }
     for (at, rule) in state.timed_kills() {
         let (state, mut stop) = (state.clone(), stop_rx.clone());

@@ -11,11 +11,32 @@ use crate::chaos::{KillSchedule, PointHit};
 use crate::provider::http::{LiveClock, LiveHooks};
 use crate::record::{Event, EventKind, HandlerEnd, Nanos, Seq, WorkerId};
 
-/// One worker process, as the supervisor last saw it.
+/// How a running worker is stopped.
+#[derive(Debug, Clone)]
+pub enum Handle {
+    /// A worker process, by its process group.
+    Process(i32),
+    /// A built-in target's task in this process.
+    Task(tokio::task::AbortHandle),
+}
+
+impl Handle {
+    fn kill(&self) {
+        match self {
+            // The group may be gone already (it died by itself a moment ago): nothing to do then.
+            Handle::Process(pgid) => {
+                let _ = killpg(Pid::from_raw(*pgid), Signal::SIGKILL);
+            }
+            Handle::Task(t) => t.abort(),
+        }
+    }
+}
+
+/// One worker, as the supervisor last saw it.
 #[derive(Debug, Default, Clone)]
 pub struct WorkerState {
-    /// Process group of the running incarnation (the worker's pid), if running.
-    pub pgid: Option<i32>,
+    /// How to stop the running incarnation, if one runs.
+    pub pgid: Option<Handle>,
     pub incarnation: u32,
     /// The delivery it handles now: (seq, receive count).
     pub handling: Option<(Seq, u32)>,
@@ -76,11 +97,11 @@ impl LiveState {
         lock(&self.workers).iter().any(|w| w.handling.is_some())
     }
 
-    /// A new incarnation of `w` runs as process group `pgid`.
-    pub fn started(&self, w: WorkerId, pgid: i32) -> u32 {
+    /// A new incarnation of `w` runs (as a process group or a task).
+    pub fn started(&self, w: WorkerId, handle: Handle) -> u32 {
         let mut ws = lock(&self.workers);
         let s = &mut ws[(w - 1) as usize];
-        s.pgid = Some(pgid);
+        s.pgid = Some(handle);
         s.incarnation += 1;
         s.killed = false;
         s.handling = None;
@@ -117,7 +138,7 @@ impl LiveState {
                 return;
             }
             s.killed = true;
-            (s.pgid, s.handling.take())
+            (s.pgid.clone(), s.handling.take())
         };
         if let Some((seq, delivery)) = handling {
             self.record(EventKind::HandlerEnded {
@@ -128,23 +149,22 @@ impl LiveState {
             });
         }
         self.record(EventKind::WorkerKilled { worker: w, rule });
-        if let Some(pgid) = pgid {
-            // The group may be gone already (it died by itself a moment ago): nothing to do then.
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        if let Some(handle) = pgid {
+            handle.kill();
         }
     }
 
     /// Kills every worker process at the end of the run (not recorded: the run is over).
     pub fn kill_all(&self) {
         let ws = lock(&self.workers);
-        for pgid in ws.iter().filter_map(|s| s.pgid) {
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        for handle in ws.iter().filter_map(|s| s.pgid.as_ref()) {
+            handle.kill();
         }
     }
 
     /// Checks the kill rules at a handler point of `w`; kills now, or later after the rule's
     /// delay. True if the worker dies now.
-    fn at_point(&self, point: &str, w: WorkerId, seq: Option<Seq>, delivery: u32) -> bool {
+    pub fn at_point(&self, point: &str, w: WorkerId, seq: Option<Seq>, delivery: u32) -> bool {
         if w == 0 || w as usize > lock(&self.workers).len() {
             return false;
         }

@@ -85,7 +85,7 @@ pub async fn supervise(
             source,
         })?;
         let pid = child.id().map_or(0, |p| p as i32);
-        state.started(w, pid);
+        state.started(w, super::state::Handle::Process(pid));
         if !first {
             state.record(EventKind::WorkerRestarted { worker: w });
         }
@@ -113,4 +113,46 @@ pub fn fresh_dir(dir: &Path) -> std::io::Result<()> {
         std::fs::remove_dir_all(dir)?;
     }
     std::fs::create_dir_all(dir)
+}
+
+/// Runs built-in target worker `w` as a task until `stop` turns true, restarting it
+/// `restart_after` (wall time) after it dies (a crash, or a kill that aborted the task).
+pub async fn supervise_task(
+    w: WorkerId,
+    target: ackbench_targets::BuiltinTarget,
+    shared: Arc<super::client::Shared>,
+    restart_after: Duration,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), SpawnError> {
+    let mut first = true;
+    while !*stop.borrow() {
+        let client = super::client::LiveClient::new(shared.clone(), w);
+        let target = target.clone();
+        let task =
+            tokio::spawn(
+                async move { ackbench_targets::worker::run_worker(&target, &client).await },
+            );
+        shared
+            .state
+            .started(w, super::state::Handle::Task(task.abort_handle()));
+        if !first {
+            shared
+                .state
+                .record(EventKind::WorkerRestarted { worker: w });
+        }
+        first = false;
+        let abort = task.abort_handle();
+        tokio::select! {
+            _ = task => shared.state.exited(w),
+            _ = stop.changed() => {
+                abort.abort();
+                return Ok(());
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(restart_after) => {}
+            _ = stop.changed() => return Ok(()),
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,243 @@
+//! The traits built-in targets are written against, over real sockets: the queue over the SQS
+//! API (aws-sdk-sqs), the provider over HTTP (reqwest), the clock scaled by `run.time_scale`, and
+//! the target's store in memory, shared by the run's workers. One client per worker.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use ackbench_targets::message::Order;
+use ackbench_targets::{
+    Delivery, ProviderClient, ProviderError, QueueClient, QueueError, Runtime, SendRequest, Store,
+    Tables,
+};
+use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
+use aws_sdk_sqs::types::MessageSystemAttributeName;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use super::state::LiveState;
+use crate::record::{EventKind, WorkerId};
+
+/// What every worker's client shares.
+pub struct Shared {
+    pub state: Arc<LiveState>,
+    pub endpoint: String,
+    pub queue_url: String,
+    /// The provider's root URL, `http://ADDR/`.
+    pub provider_url: String,
+    pub http_timeout: Option<Duration>,
+    pub tables: Mutex<Tables>,
+    pub seed: u64,
+    /// Store effects, recorded by the provider's ledger.
+    pub provider: Arc<crate::provider::http::HttpProvider>,
+}
+
+/// One worker's clients.
+pub struct LiveClient {
+    shared: Arc<Shared>,
+    worker: WorkerId,
+    sqs: aws_sdk_sqs::Client,
+    http: reqwest::Client,
+    rng: Mutex<ChaCha8Rng>,
+}
+
+impl LiveClient {
+    pub fn new(shared: Arc<Shared>, worker: WorkerId) -> LiveClient {
+        let conf = aws_sdk_sqs::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .endpoint_url(&shared.endpoint)
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new(
+                format!("worker-{worker}"),
+                "ackbench",
+                None,
+                None,
+                "ackbench",
+            ))
+            .http_client(aws_smithy_http_client::Builder::new().build_http())
+            .build();
+        let rng = crate::seed::stream(shared.seed, &format!("target-{worker}"));
+        LiveClient {
+            sqs: aws_sdk_sqs::Client::from_conf(conf),
+            http: reqwest::Client::new(),
+            rng: Mutex::new(rng),
+            shared,
+            worker,
+        }
+    }
+
+    /// Whole seconds of wall time for a profile duration (SQS visibility is in seconds).
+    fn wall_secs(&self, d: Duration) -> i32 {
+        let wall = self.shared.state.clock.wall(crate::record::nanos(d));
+        i32::try_from(wall.as_secs_f64().ceil() as i64).unwrap_or(i32::MAX)
+    }
+}
+
+impl QueueClient for LiveClient {
+    type Receipt = String;
+
+    async fn receive(&self) -> Result<Delivery<String>, QueueError> {
+        loop {
+            let out = self
+                .sqs
+                .receive_message()
+                .queue_url(&self.shared.queue_url)
+                .max_number_of_messages(1)
+                .wait_time_seconds(5)
+                .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+                .send()
+                .await
+                .map_err(|e| QueueError::Unavailable(e.to_string()))?;
+            if let Some(m) = out.messages.unwrap_or_default().into_iter().next() {
+                let receive_count = m
+                    .attributes
+                    .as_ref()
+                    .and_then(|a| a.get(&MessageSystemAttributeName::ApproximateReceiveCount))
+                    .and_then(|c| c.parse().ok())
+                    .unwrap_or(1);
+                return Ok(Delivery {
+                    receipt: m.receipt_handle.unwrap_or_default(),
+                    body: m.body.unwrap_or_default(),
+                    receive_count,
+                });
+            }
+        }
+    }
+
+    async fn ack(&self, receipt: &String) -> Result<(), QueueError> {
+        self.sqs
+            .delete_message()
+            .queue_url(&self.shared.queue_url)
+            .receipt_handle(receipt)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| match e.into_service_error() {
+                aws_sdk_sqs::operation::delete_message::DeleteMessageError::ReceiptHandleIsInvalid(_) => {
+                    QueueError::StaleReceipt
+                }
+                other => QueueError::Unavailable(other.to_string()),
+            })
+    }
+
+    async fn change_visibility(
+        &self,
+        receipt: &String,
+        timeout: Duration,
+    ) -> Result<(), QueueError> {
+        self.sqs
+            .change_message_visibility()
+            .queue_url(&self.shared.queue_url)
+            .receipt_handle(receipt)
+            .visibility_timeout(self.wall_secs(timeout))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|_| QueueError::StaleReceipt)
+    }
+}
+
+impl ProviderClient for LiveClient {
+    async fn send(&self, req: SendRequest<'_>) -> Result<String, ProviderError> {
+        let url = format!("{}w/{}/send", self.shared.provider_url, self.worker);
+        let mut call = self
+            .http
+            .post(url)
+            .json(&serde_json::json!({"key": req.key, "to": req.to}));
+        if let Some(t) = self.shared.http_timeout {
+            call = call.timeout(self.shared.state.clock.wall(crate::record::nanos(t)));
+        }
+        match call.send().await {
+            Ok(r) if r.status().as_u16() == 202 => {
+                let body: serde_json::Value = r.json().await.unwrap_or_default();
+                Ok(body["id"].as_str().unwrap_or_default().to_string())
+            }
+            Ok(r) => Err(ProviderError::Status(r.status().as_u16())),
+            Err(e) if e.is_timeout() => Err(ProviderError::Timeout),
+            Err(e) => Err(ProviderError::Unavailable(e.to_string())),
+        }
+    }
+}
+
+impl Runtime for LiveClient {
+    fn now(&self) -> Duration {
+        Duration::from_nanos(self.shared.state.clock.now())
+    }
+
+    async fn sleep(&self, d: Duration) {
+        tokio::time::sleep(self.shared.state.clock.wall(crate::record::nanos(d))).await;
+    }
+
+    async fn checkpoint(&self, name: &'static str) {
+        let handling = self.shared.state.worker(self.worker).handling;
+        if let Some((seq, delivery)) = handling {
+            if self
+                .shared
+                .state
+                .at_point(name, self.worker, Some(seq), delivery)
+            {
+                // This worker is being killed: its task ends at this await.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    fn random(&self) -> f64 {
+        self.rng
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .random()
+    }
+
+    fn record_rejected(&self, body: &str) {
+        let held = self
+            .shared
+            .state
+            .worker(self.worker)
+            .handling
+            .map(|(s, _)| s);
+        let seq = held.or_else(|| {
+            let key = Order::key_of(body)?;
+            let keys = self
+                .shared
+                .state
+                .keys
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            keys.iter().position(|k| *k == key).map(|i| i as u32 + 1)
+        });
+        if let Some(seq) = seq {
+            self.shared.state.record(EventKind::Rejected {
+                seq,
+                worker: self.worker,
+            });
+        }
+    }
+}
+
+impl Store for LiveClient {
+    /// Atomic under one lock; effect rows become Store effects in the provider's ledger.
+    async fn transaction<T>(&self, f: impl FnOnce(&mut Tables) -> T) -> T {
+        let (out, effects) = {
+            let mut t = self
+                .shared
+                .tables
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let out = f(&mut t);
+            (out, t.take_effects())
+        };
+        let delivery = self
+            .shared
+            .state
+            .worker(self.worker)
+            .handling
+            .map_or(0, |(_, d)| d);
+        for key in effects {
+            self.shared
+                .provider
+                .record_store_effect(&key, self.worker, delivery);
+        }
+        out
+    }
+}
