@@ -305,7 +305,7 @@ fn live_mode_needs_a_command_and_sim_mode_refuses_one() {
 #[test]
 fn live_settings_are_checked() {
     expect_error(
-        &BASE,
+        BASE,
         &["run.time_scale=0"],
         "--set run.time_scale=0: run.time_scale: wall seconds per profile second: above 0 and at most 1",
     );
