@@ -45,3 +45,18 @@ pub fn run_with_progress(
         Mode::Live => live::run(scenario, progress),
     }
 }
+
+/// How a provider phase is labelled in reports: what it changes.
+pub fn phase_label(p: &crate::profile::Phase) -> String {
+    let mut parts = Vec::new();
+    if p.latency.is_some() {
+        parts.push("latency".to_string());
+    }
+    if let Some(e) = &p.errors {
+        parts.push(format!("errors {} x{}", e.status, e.rate));
+    }
+    if let Some(h) = p.hang {
+        parts.push(format!("hangs x{h}"));
+    }
+    parts.join(", ")
+}

@@ -279,7 +279,7 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .provider
             .phases
             .iter()
-            .map(|p| (nanos(p.from), nanos(p.to), "phase".to_string()))
+            .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
             .collect(),
     })
 }

@@ -36,7 +36,7 @@ impl Handle {
 #[derive(Debug, Default, Clone)]
 pub struct WorkerState {
     /// How to stop the running incarnation, if one runs.
-    pub pgid: Option<Handle>,
+    pub running: Option<Handle>,
     pub incarnation: u32,
     /// The delivery it handles now: (seq, receive count).
     pub handling: Option<(Seq, u32)>,
@@ -101,7 +101,7 @@ impl LiveState {
     pub fn started(&self, w: WorkerId, handle: Handle) -> u32 {
         let mut ws = lock(&self.workers);
         let s = &mut ws[(w - 1) as usize];
-        s.pgid = Some(handle);
+        s.running = Some(handle);
         s.incarnation += 1;
         s.killed = false;
         s.handling = None;
@@ -113,7 +113,7 @@ impl LiveState {
         let (was_killed, handling) = {
             let mut ws = lock(&self.workers);
             let s = &mut ws[(w - 1) as usize];
-            s.pgid = None;
+            s.running = None;
             (s.killed, s.handling.take())
         };
         if !was_killed {
@@ -131,14 +131,14 @@ impl LiveState {
 
     /// Kills the current incarnation of `w` (SIGKILL to its process group) for rule `rule`.
     pub fn kill(&self, w: WorkerId, rule: u32) {
-        let (pgid, handling) = {
+        let (running, handling) = {
             let mut ws = lock(&self.workers);
             let s = &mut ws[(w - 1) as usize];
-            if s.killed || s.pgid.is_none() {
+            if s.killed || s.running.is_none() {
                 return;
             }
             s.killed = true;
-            (s.pgid.clone(), s.handling.take())
+            (s.running.clone(), s.handling.take())
         };
         if let Some((seq, delivery)) = handling {
             self.record(EventKind::HandlerEnded {
@@ -149,7 +149,7 @@ impl LiveState {
             });
         }
         self.record(EventKind::WorkerKilled { worker: w, rule });
-        if let Some(handle) = pgid {
+        if let Some(handle) = running {
             handle.kill();
         }
     }
@@ -157,7 +157,7 @@ impl LiveState {
     /// Kills every worker process at the end of the run (not recorded: the run is over).
     pub fn kill_all(&self) {
         let ws = lock(&self.workers);
-        for handle in ws.iter().filter_map(|s| s.pgid.as_ref()) {
+        for handle in ws.iter().filter_map(|s| s.running.as_ref()) {
             handle.kill();
         }
     }
@@ -212,7 +212,7 @@ impl LiveState {
         let (busy, alive): (Vec<WorkerId>, Vec<WorkerId>) = {
             let ws = lock(&self.workers);
             let alive: Vec<WorkerId> = (1..=ws.len() as WorkerId)
-                .filter(|&w| ws[(w - 1) as usize].pgid.is_some())
+                .filter(|&w| ws[(w - 1) as usize].running.is_some())
                 .collect();
             let busy = alive
                 .iter()

@@ -84,20 +84,9 @@ pub fn run(scenario: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .provider
             .phases
             .iter()
-            .map(|p| (nanos(p.from), nanos(p.to), phase_label(p)))
+            .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
             .collect(),
     })
-}
-
-fn phase_label(p: &crate::profile::Phase) -> String {
-    let mut parts = Vec::new();
-    if p.latency.is_some() {
-        parts.push("latency".to_string());
-    }
-    if let Some(e) = &p.errors {
-        parts.push(format!("errors {} x{}", e.status, e.rate));
-    }
-    parts.join(", ")
 }
 
 impl Executor {
