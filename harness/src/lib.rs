@@ -6,19 +6,25 @@
 //! latency against the visibility timeout.
 //!
 //! # Layout
+//! - [`cli`] and [`commands`]: the command line and one pipeline per subcommand (`main.rs` only
+//!   dispatches).
 //! - [`profile`]: YAML scenarios in two stages: raw (as written, with positions) and the resolved
 //!   [`profile::Scenario`] the runner reads; `--set` overrides; errors name file:line:column.
 //! - [`broker`]: the embedded broker: leases, receive counts, DLQ, stale-ack policies. A pure
-//!   state machine driven by explicit time, shared by sim and live mode.
-//! - [`provider`]: the fake downstream: latency model with timed phases and errors, and the
-//!   effect ledger.
+//!   state machine driven by explicit time, shared by sim and live mode; [`broker::sqs`] serves it
+//!   over the SQS API.
+//! - [`provider`]: the fake downstream: latency model with timed phases, errors and hangs, and
+//!   the effect ledger; [`provider::http`] serves it over HTTP.
 //! - [`workload`]: arrival processes, keys, bodies and poison selection.
 //! - [`chaos`]: worker kills at handler points and on a timer.
-//! - [`runner`]: wires a run together; [`runner::sim`] is the deterministic virtual-time executor.
+//! - [`runner`]: wires a run together; [`runner::sim`] is the deterministic virtual-time executor,
+//!   [`runner::live`] runs on wall time with real sockets and worker processes.
+//! - [`seed`]: one seed, one named random stream per consumer of randomness.
 //! - [`record`]: what a run records; the only input of metrics, verdict and report.
 //! - [`metrics`]: pure functions of a [`record::RunRecord`]: accounting, histograms, time series.
 //! - [`verdict`]: budgets to pass/fail and exit codes.
-//! - [`report`]: summary.json, the console table, timeseries.csv.
+//! - [`report`]: everything a run writes (summary.json, console table, timeseries.csv, charts,
+//!   report.html, junit.xml, summary.md, recorded data for re-rendering, `--trace`).
 //! - [`sizing`]: sweeps over a grid of settings; lease, worker, limit and alert sizing.
 
 pub mod broker;
