@@ -5,7 +5,7 @@
 //! [`Receipt`] proves that lease. An ack with the current receipt deletes the message. When a
 //! lease ends without an ack the message returns to the FRONT of the visible queue; when the
 //! lease of delivery number `max_receives` ends (`max_receives` > 0), it moves to the DLQ.
-//! A late ack (a receipt that is no longer current) is handled by [`StaleAck`].
+//! A late ack (a receipt that is no longer current) is handled by [`crate::profile::StaleAck`].
 //!
 //! The same state machine serves sim mode (virtual time) and live mode (wall time behind a lock):
 //! it never reads a clock, every method takes `now`, and [`Broker::next_due`] tells the caller
