@@ -67,7 +67,7 @@ fn profile(marker: &str, count: u32, chaos: &str) -> String {
 name: live-kills
 mode: live
 seed: 7
-run: {{ duration: {dur}s, drain: 10m, time_scale: 0.02 }}
+run: {{ duration: {dur}s, drain: 10m, time_scale: 0.05 }}
 broker: {{ visibility_timeout: 30s, max_receives: 5, stale_ack: reject }}
 workload: {{ arrival: {{ every: 5s }}, count: {count} }}
 consumer:
@@ -236,7 +236,7 @@ fn builtin_profile(target: &str, chaos: &str) -> String {
 name: live-builtin
 mode: live
 seed: 3
-run: {{ duration: 500s, drain: 10m, time_scale: 0.02 }}
+run: {{ duration: 500s, drain: 10m, time_scale: 0.05 }}
 broker: {{ visibility_timeout: 30s, max_receives: 3, stale_ack: reject }}
 workload: {{ arrival: {{ every: 50s }}, count: 10 }}
 consumer: {{ target: {target}, workers: 4, restart_after: 1s }}
