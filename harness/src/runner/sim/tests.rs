@@ -13,50 +13,15 @@ pub(super) fn secs(s: u64) -> Duration {
 
 /// One worker, one message at 0 s, provider fixed 10 s, lease 30 s, no limit.
 pub(super) fn base() -> Scenario {
-    Scenario {
-        name: "t".into(),
-        description: String::new(),
-        mode: Mode::Sim,
-        seed: 1,
-        run: RunSpec {
-            duration: secs(1),
-            drain: secs(3600),
-            sample_every: None,
-            time_scale: 1.0,
-        },
-        broker: BrokerSpec {
-            kind: BrokerKind::Embedded,
-            visibility_timeout: secs(30),
-            max_receives: 0,
-            stale_ack: StaleAck::Reject,
-        },
-        workload: WorkloadSpec {
-            arrival: Arrival::Every(secs(1)),
-            count: Some(1),
-            poison: Poison::None,
-            keys: None,
-        },
-        consumer: ConsumerSpec {
-            target: "ack-after-work".into(),
-            workers: 1,
-            restart_after: secs(1),
-            options: TargetOptions::default(),
-            command: None,
-            env: vec![],
-        },
-        provider: ProviderSpec {
-            key: Default::default(),
-            effect_at: EffectAt::Request,
-            latency: LatencyDist::Fixed(secs(10)),
-            phases: vec![],
-        },
-        chaos: vec![],
-        redrive: None,
-        budgets: Budgets {
-            late_after: secs(300),
-            ..Budgets::default()
-        },
-    }
+    const BASE: &str = "\
+name: t
+run: { duration: 1s, drain: 1h }
+broker: { visibility_timeout: 30s, max_receives: 0, stale_ack: reject }
+workload: { arrival: { every: 1s }, count: 1 }
+consumer: { target: ack-after-work, workers: 1, restart_after: 1s }
+provider: { effect_at: request, latency: { dist: fixed, value: 10s } }
+";
+    load_str("t.yaml", BASE, &[]).expect("the base scenario is a valid profile")
 }
 
 pub(super) fn run(s: &Scenario) -> RunRecord {
