@@ -7,6 +7,10 @@
 
 use std::time::Duration;
 
+pub mod ingress;
+
+pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
+
 /// Nanoseconds since the start of the run.
 pub type Nanos = u64;
 
@@ -39,6 +43,8 @@ pub struct RunRecord {
     pub workers: u32,
     /// Provider phases as run, for charts: (from, to, label).
     pub phases: Vec<(Nanos, Nanos, String)>,
+    /// What an HTTP ingress load recorded (`workload.ingress`), if the run had one.
+    pub ingress: Option<IngressRecord>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -7,9 +7,11 @@
 //! - [`mod@timeseries`]: the run sampled on a fixed virtual interval.
 //! - [`place`]: where each message is, replayed from the broker's events.
 //! - [`handlers`]: handler spans, from a delivery to the end of its handler.
+//! - [`ingress`]: an HTTP ingress load's requests joined with the published messages by key.
 
 pub mod accounting;
 pub mod handlers;
+pub mod ingress;
 pub mod latency;
 pub mod place;
 pub mod redrive;
@@ -19,6 +21,7 @@ pub mod timeseries;
 pub(crate) mod testkit;
 
 pub use accounting::{Accounting, MessageAccount};
+pub use ingress::IngressSummary;
 pub use latency::{Latencies, LatencyHistogram, LatencySummary};
 pub use timeseries::{default_interval, timeseries, Sample};
 
@@ -47,6 +50,8 @@ pub struct Metrics {
     pub p99_over_visibility: f64,
     /// The raw histograms behind `handler` and `end_to_end`.
     pub latencies: Latencies,
+    /// The HTTP ingress load against what reached the queue, if the run had one.
+    pub ingress: Option<IngressSummary>,
 }
 
 impl std::ops::Deref for Metrics {
@@ -102,6 +107,7 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
         p99_over_visibility: latency::p99_over_visibility(&handler, record.visibility_timeout),
         latencies,
         counts: a,
+        ingress: ingress::account(record),
     }
 }
 

@@ -81,13 +81,48 @@ pub enum StaleAckName {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys arrival, count, poison, keys"
+    expecting = "a mapping with keys arrival, count, poison, keys, ingress"
 )]
 pub struct RawWorkload {
     pub arrival: Option<RawArrival>,
     pub count: Option<u64>,
     pub poison: Option<RawPoison>,
     pub keys: Option<Vec<Text>>,
+    pub ingress: Option<RawIngress>,
+}
+
+/// `workload.ingress`: publish through the system's own HTTP endpoint (live mode).
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys command, env, url, method, body, headers, rate_per_s, \
+                 users, message_key, timeout"
+)]
+pub struct RawIngress {
+    pub command: Option<Vec<Text>>,
+    pub env: Option<std::collections::BTreeMap<String, Text>>,
+    pub url: Option<Text>,
+    pub method: Option<MethodName>,
+    pub body: Option<Text>,
+    pub headers: Option<std::collections::BTreeMap<String, Text>>,
+    pub rate_per_s: Option<f64>,
+    pub users: Option<u32>,
+    pub message_key: Option<Text>,
+    pub timeout: Option<DurationText>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub enum MethodName {
+    #[serde(alias = "get")]
+    GET,
+    #[serde(alias = "post")]
+    POST,
+    #[serde(alias = "put")]
+    PUT,
+    #[serde(alias = "patch")]
+    PATCH,
+    #[serde(alias = "delete")]
+    DELETE,
 }
 
 /// `workload.arrival`: exactly one of `every`, `rate_per_s` (with `process`) or `at`.
@@ -295,6 +330,7 @@ pub struct RawBudgets {
     pub max_oldest_age: Option<DurationText>,
     pub worker_busy_fraction: Option<f64>,
     pub rejected: Option<u64>,
+    pub ingress_lost: Option<u64>,
 }
 
 /// `budgets.late`.

@@ -77,6 +77,44 @@ pub struct WorkloadSpec {
     pub poison: Poison,
     /// Explicit message keys, in publish order; `None` = `msg-1`, `msg-2`, ...
     pub keys: Option<Vec<String>>,
+    /// Live mode: publish through the system's own HTTP endpoint instead of straight to the queue.
+    pub ingress: Option<IngressSpec>,
+}
+
+/// `workload.ingress`: the system's HTTP endpoint that publishes to the queue, driven by goose
+/// users. One request per planned message, on the plan's schedule (or as fast as the users get
+/// answers, with `users` alone).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IngressSpec {
+    /// The ingress service: a program ackbench starts once, with the run's SQS endpoint, queue
+    /// URL and a port to listen on in its environment.
+    pub command: Vec<String>,
+    /// Extra environment of the ingress service.
+    pub env: Vec<(String, String)>,
+    /// Where each request goes (`{port}`, `{key}`, `{seq}` filled in).
+    pub url: crate::workload::Template,
+    pub method: IngressMethod,
+    /// The request body (`{body}`, `{key}`, `{seq}`); `None` sends none.
+    pub body: Option<crate::workload::Template>,
+    /// Request headers, values templated like the body.
+    pub headers: Vec<(String, crate::workload::Template)>,
+    /// Concurrent goose users (closed model: each waits for its answer before its next request).
+    pub users: u32,
+    /// Whether requests start on the plan's schedule (`false`: `users` alone, no schedule).
+    pub scheduled: bool,
+    /// Where a published message's key is in its body: a JSON pointer.
+    pub message_key: String,
+    /// How long one request may take before it counts as failed (wall time).
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IngressMethod {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -90,6 +128,9 @@ pub enum Arrival {
     },
     /// Explicit publish instants (sorted ascending by validation).
     At(Vec<Duration>),
+    /// No schedule: `workload.ingress` with `users` alone. Every message is due at 0 s and the
+    /// ingress load's users send the next request as soon as their previous one is answered.
+    Closed,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,6 +295,8 @@ pub struct Budgets {
     pub max_oldest_age: Option<Duration>,
     pub worker_busy_fraction: Option<f64>,
     pub rejected: Option<u64>,
+    /// Orders an HTTP ingress accepted (2xx) that never reached the queue.
+    pub ingress_lost: Option<u64>,
     /// When a first effect counts as late (`budgets.late.after`, default 5m), even without a
     /// `late` budget: `summary.late` always uses it.
     pub late_after: Duration,

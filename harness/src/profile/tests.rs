@@ -35,6 +35,7 @@ fn a_minimal_profile_gets_every_default() {
             count: None,
             poison: Poison::None,
             keys: None,
+            ingress: None,
         },
         consumer: ConsumerSpec {
             target: "ack-after-work".into(),
@@ -205,7 +206,7 @@ fn an_unknown_budget_lists_the_valid_budget_names() {
         "p.yaml:7:3: budgets.duplicate_rat: unknown field `duplicate_rat`, expected one of \
          `duplicate_rate`, `duplicate_effects`, `lost`, `late`, `dlq`, `dlq_with_effect`, \
          `p99_over_visibility`, `p999_handler_latency`, `max_oldest_age`, `worker_busy_fraction`, \
-         `rejected`"
+         `rejected`, `ingress_lost`"
     );
 }
 

@@ -20,6 +20,12 @@ pub fn table(s: &Summary) -> String {
     let mut out = String::new();
     verdict(&mut out, s);
     counts(&mut out, s);
+    if let Some(i) = &s.ingress {
+        out.push_str("\nIngress (HTTP load by goose)\n");
+        for (label, value, note) in super::ingress::rows(i) {
+            row(&mut out, label, value, &note);
+        }
+    }
     latency(&mut out, s);
     budgets(&mut out, s);
     let notes = notes(s);
@@ -261,6 +267,9 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
             s.unfinished,
             plural(s.unfinished, "message was", "messages were"),
         ));
+    }
+    if let Some(i) = &s.ingress {
+        notes.extend(super::ingress::notes(i));
     }
     notes
 }

@@ -217,6 +217,18 @@ fn summary(h: &mut String, data: &ReportData) {
             escape(&note)
         );
     }
+    if let Some(i) = &s.ingress {
+        h.push_str("</table>\n<h3>Ingress (HTTP load by goose)</h3>\n<table>\n");
+        for (label, value, note) in super::ingress::rows(i) {
+            let _ = writeln!(
+                h,
+                "<tr><th>{}</th><td class=\"num\">{}</td><td>{}</td></tr>",
+                escape(label),
+                escape(&value),
+                escape(&note)
+            );
+        }
+    }
     h.push_str("</table>\n<table>\n<tr><th>latency (ms)</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
     let row = |h: &mut String, label: &str, l: &LatencySummary| {
         let _ = write!(h, "<tr><th>{label}</th>");

@@ -121,6 +121,13 @@ pub fn markdown(data: &ReportData) -> String {
         s.worker_kills,
         s.worker_crashes
     );
+    if let Some(i) = &s.ingress {
+        md.push_str("| ingress | | |\n| --- | ---: | --- |\n");
+        for (label, value, note) in super::ingress::rows(i) {
+            let _ = writeln!(md, "| {label} | {} | {} |", escape(&value), escape(&note));
+        }
+        md.push('\n');
+    }
     let l = &s.handler_latency_ms;
     let unit = LatencyUnit::for_max(l.max);
     let _ = writeln!(

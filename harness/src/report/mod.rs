@@ -29,6 +29,7 @@ pub mod error;
 pub mod format;
 pub mod hlog;
 pub mod html;
+pub(crate) mod ingress;
 pub mod junit;
 pub mod markdown;
 pub mod outputs;

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use super::Exporter;
-use crate::metrics::{analyse, seconds, LatencySummary, Metrics, Sample};
+use crate::metrics::{analyse, seconds, IngressSummary, LatencySummary, Metrics, Sample};
 use crate::profile::Budgets;
 use crate::record::{nanos, RunRecord};
 use crate::verdict::{evaluate, BudgetResult, Verdict};
@@ -74,6 +74,9 @@ pub struct Summary {
     pub redriven: u64,
     /// Duplicate effects the redrive itself caused: replaying a DLQ with effect repeats the work.
     pub redrive_duplicate_effects: u64,
+    /// The HTTP ingress load (`workload.ingress`); absent for runs without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress: Option<IngressSummary>,
 }
 
 impl Summary {
@@ -116,6 +119,7 @@ impl Summary {
             unknown_key_effects: m.unknown_key_effects,
             redriven: m.redriven,
             redrive_duplicate_effects: m.redrive_duplicate_effects,
+            ingress: m.ingress.clone(),
         }
     }
 }

@@ -47,6 +47,8 @@ pub fn arrival_rate(workload: &WorkloadSpec, duration: Duration) -> f64 {
     match &workload.arrival {
         Arrival::Every(d) if !d.is_zero() => 1.0 / d.as_secs_f64(),
         Arrival::Every(_) => 0.0,
+        // An ingress load's users pace themselves: no rate is known before the run.
+        Arrival::Closed => 0.0,
         Arrival::Rate { rate_per_s, .. } => *rate_per_s,
         Arrival::At(instants) => {
             let span = instants
@@ -75,6 +77,7 @@ mod tests {
             count: None,
             poison: Poison::None,
             keys: None,
+            ingress: None,
         }
     }
 

@@ -35,6 +35,7 @@ pub const BUDGET_NAMES: &[&str] = &[
     "max_oldest_age",
     "worker_busy_fraction",
     "rejected",
+    "ingress_lost",
 ];
 
 /// One budget against the run: it holds when `actual <= limit`.
@@ -164,6 +165,10 @@ pub fn evaluate(budgets: &Budgets, m: &Metrics) -> Vec<BudgetResult> {
     check("rejected", budgets.rejected.map(count), &|| {
         count(m.rejected)
     });
+    // A run without an ingress load loses nothing at an ingress.
+    check("ingress_lost", budgets.ingress_lost.map(count), &|| {
+        count(m.ingress.as_ref().map_or(0, |i| i.lost))
+    });
     out
 }
 
@@ -192,6 +197,7 @@ mod tests {
             max_oldest_age: Some(Duration::from_secs(60)),
             worker_busy_fraction: Some(0.5),
             rejected: Some(0),
+            ingress_lost: Some(0),
             late_after: Duration::from_secs(60),
         }
     }
@@ -222,6 +228,7 @@ mod tests {
                 r("max_oldest_age", 60.0, 90.0, false),
                 r("worker_busy_fraction", 0.5, 102.0 / 282.0, true),
                 r("rejected", 0.0, 0.0, true),
+                r("ingress_lost", 0.0, 0.0, true),
             ]
         );
         let names: Vec<_> = got.iter().map(|b| b.name.as_str()).collect();

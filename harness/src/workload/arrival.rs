@@ -1,4 +1,5 @@
-//! Arrival processes: `every`, `rate_per_s` (Poisson or uniform gaps), explicit `at` instants.
+//! Arrival processes: `every`, `rate_per_s` (Poisson or uniform gaps), explicit `at` instants,
+//! and none at all (`Closed`: an ingress load's users pace themselves).
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -50,6 +51,8 @@ pub fn arrival_times(
             );
             out.sort_unstable();
         }
+        // All due at once; `cap` is finite (resolve requires `count` or `keys`).
+        Arrival::Closed => out.resize(cap.min(u32::MAX as u64) as usize, 0),
     }
     out
 }

@@ -15,6 +15,8 @@ use crate::record::{Seq, WorkerId};
 pub trait SqsHooks: Send + Sync + 'static {
     /// `worker` asks queue `queue` for messages.
     fn receive_requested(&self, _queue: &str, _worker: WorkerId) {}
+    /// A client's `SendMessage` (or one entry of a batch) stored message `seq` with `body`.
+    fn sent(&self, _queue: &str, _seq: Seq, _body: &str) {}
     /// Message `seq` of `queue` was leased to `worker` as its delivery number `delivery`.
     /// Returns true if the worker is being killed: the endpoint then never answers it.
     fn delivered(&self, _queue: &str, _worker: WorkerId, _seq: Seq, _delivery: u32) -> bool {
@@ -40,6 +42,12 @@ impl Hooks {
     pub fn receive_requested(&self, queue: &str, worker: WorkerId) {
         if let Some(h) = &self.0 {
             h.receive_requested(queue, worker);
+        }
+    }
+
+    pub fn sent(&self, queue: &str, seq: Seq, body: &str) {
+        if let Some(h) = &self.0 {
+            h.sent(queue, seq, body);
         }
     }
 

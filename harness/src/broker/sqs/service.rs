@@ -142,7 +142,10 @@ impl Service {
                 Response::Empty
             }
             Action::SendMessage { queue, message } => {
-                Response::SendMessage(st.get(&queue)?.send(now, epoch_ms, message)?)
+                let q = st.get(&queue)?;
+                let sent = q.send(now, epoch_ms, message)?;
+                self.tell_sent(&queue, q);
+                Response::SendMessage(sent)
             }
             Action::SendMessageBatch { queue, entries } => {
                 let q = st.get(&queue)?;
@@ -160,7 +163,10 @@ impl Service {
                 let (mut successful, mut failed) = (Vec::new(), Vec::new());
                 for (id, entry) in entries {
                     match entry.and_then(|m| q.send(now, epoch_ms, m)) {
-                        Ok(sent) => successful.push((id, sent)),
+                        Ok(sent) => {
+                            self.tell_sent(&queue, q);
+                            successful.push((id, sent));
+                        }
                         Err(error) => failed.push(BatchFailure { id, error }),
                     }
                 }
@@ -254,6 +260,14 @@ impl Service {
                     }
                 }
             }
+        }
+    }
+
+    /// Tells the hooks about the message `q` just stored (its last).
+    fn tell_sent(&self, queue: &str, q: &super::queue::SqsQueue) {
+        if let Some(m) = q.messages.last() {
+            self.hooks
+                .sent(queue, q.messages.len() as crate::record::Seq, &m.body);
         }
     }
 

@@ -47,6 +47,7 @@ pub fn resolve(raw: RawBudgets, path: &FieldPath) -> Result<Budgets, Problem> {
             .map(|x| unit_interval(x, &path.key("worker_busy_fraction")))
             .transpose()?,
         rejected: raw.rejected,
+        ingress_lost: raw.ingress_lost,
     })
 }
 
@@ -62,7 +63,7 @@ mod tests {
         let s = scenario(&with(
             "budgets:\n  duplicate_rate: 2\n  duplicate_effects: 3\n  lost: 0\n  late: { after: 2m, max: 4 }\n  \
              dlq: 5\n  dlq_with_effect: 6\n  p99_over_visibility: 0.5\n  p999_handler_latency: 10s\n  \
-             max_oldest_age: 1m\n  worker_busy_fraction: 0.8\n  rejected: 7\n",
+             max_oldest_age: 1m\n  worker_busy_fraction: 0.8\n  rejected: 7\n  ingress_lost: 8\n",
         ));
         assert_eq!(
             s.budgets,
@@ -81,6 +82,7 @@ mod tests {
                 max_oldest_age: Some(Duration::from_secs(60)),
                 worker_busy_fraction: Some(0.8),
                 rejected: Some(7),
+                ingress_lost: Some(8),
                 late_after: Duration::from_secs(120),
             }
         );

@@ -6,6 +6,7 @@ mod budgets;
 mod chaos;
 mod checks;
 mod consumer;
+mod ingress;
 mod keys;
 mod latency;
 mod provider;
@@ -33,7 +34,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     };
     let run = run(raw.run.unwrap_or_default(), &top.key("run"))?;
     let broker = broker(raw.broker.unwrap_or_default(), &top.key("broker"))?;
-    let workload = workload::resolve(raw.workload, &top.key("workload"))?;
+    let workload = workload::resolve(raw.workload, &run, &top.key("workload"))?;
     let consumer = consumer::resolve(raw.consumer, &broker, &top.key("consumer"))?;
     let provider = provider::resolve(raw.provider.unwrap_or_default(), &top.key("provider"))?;
     let chaos = chaos::resolve(
@@ -52,6 +53,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         Some(ModeName::Live) => Mode::Live,
     };
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
+    ingress::check_mode(&workload, mode, &top.key("workload").key("ingress"))?;
     Ok(Scenario {
         name,
         description: raw.description.map(|d| d.0).unwrap_or_default(),

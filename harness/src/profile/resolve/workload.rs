@@ -1,25 +1,54 @@
-//! `workload`: arrival process, count cap, explicit keys, poison messages.
+//! `workload`: arrival process, count cap, explicit keys, poison messages, and the HTTP ingress
+//! load ([`ingress`]) that may publish them.
 
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{ProcessName, RawArrival, RawPoison, RawWorkload};
-use crate::profile::scenario::{Arrival, Poison, RateProcess, WorkloadSpec};
+use crate::profile::scenario::{Arrival, Poison, RateProcess, RunSpec, WorkloadSpec};
 
-use super::checks::{at_least_one, exactly_one, non_empty, positive, required, unit_interval};
+use super::checks::{at_least_one, exactly_one, non_empty, positive, unit_interval};
+use super::ingress;
 use super::keys::KeyUniverse;
 
 const ARRIVAL_FORMS: &str =
     "{ every: 50s }, { rate_per_s: 2, process: poisson } or { at: [0s, 3s] }";
 
-pub fn resolve(raw: Option<RawWorkload>, path: &FieldPath) -> Result<WorkloadSpec, Problem> {
-    let raw = raw.unwrap_or_default();
+/// Resolves the workload; `run` is the resolved run section (an ingress load's default users
+/// depend on its duration and time scale).
+pub fn resolve(
+    raw: Option<RawWorkload>,
+    run: &RunSpec,
+    path: &FieldPath,
+) -> Result<WorkloadSpec, Problem> {
+    let mut raw = raw.unwrap_or_default();
     let arrival_path = path.key("arrival");
-    let arrival = required(
-        raw.arrival,
-        &arrival_path,
-        &format!("how messages arrive: {ARRIVAL_FORMS}"),
-    )?;
-    let arrival = resolve_arrival(arrival, &arrival_path)?;
+    let arrival = match raw.arrival.take() {
+        Some(a) => Some(resolve_arrival(a, &arrival_path)?),
+        None => None,
+    };
+    let ingress_path = path.key("ingress");
+    let pace = match &raw.ingress {
+        Some(i) => Some(ingress::pace(i, arrival.as_ref(), &ingress_path)?),
+        None => None,
+    };
+    let arrival = match pace.as_ref().map_or(arrival, |p| p.arrival.clone()) {
+        Some(a) => a,
+        None if raw.ingress.is_some() => {
+            return Err(Problem::new(
+                arrival_path,
+                format!(
+                    "required: how messages arrive: {ARRIVAL_FORMS}; or, with an ingress load, \
+                     workload.ingress.rate_per_s or workload.ingress.users"
+                ),
+            ))
+        }
+        None => {
+            return Err(Problem::new(
+                arrival_path,
+                format!("required: how messages arrive: {ARRIVAL_FORMS}"),
+            ))
+        }
+    };
     let count = match raw.count {
         Some(n) => Some(at_least_one(
             n,
@@ -40,9 +69,20 @@ pub fn resolve(raw: Option<RawWorkload>, path: &FieldPath) -> Result<WorkloadSpe
         count,
         poison: Poison::None,
         keys,
+        ingress: None,
     };
     if let Some(poison) = raw.poison {
         spec.poison = resolve_poison(poison, &spec, &path.key("poison"))?;
+    }
+    if let (Some(i), Some(pace)) = (raw.ingress, pace) {
+        spec.ingress = Some(ingress::resolve(
+            i,
+            &pace,
+            &spec,
+            run.time_scale,
+            run.duration,
+            &ingress_path,
+        )?);
     }
     Ok(spec)
 }

@@ -19,6 +19,8 @@
 
 mod assemble;
 mod client;
+mod ingress;
+mod published;
 mod state;
 mod supervisor;
 
@@ -26,17 +28,21 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::signal::unix::SignalKind;
+
 use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer};
 use crate::broker::BrokerConfig;
 use crate::chaos::KillSchedule;
 use crate::profile::Scenario;
 use crate::provider::http::{HttpProvider, LiveClock};
 use crate::provider::ProviderModel;
-use crate::record::{nanos, MessageRecord, RunRecord};
+use crate::record::{nanos, MessageRecord, RunRecord, Seq};
 use crate::runner::{Progress, RunError};
 use crate::workload;
 
 use assemble::{merge, Timebase};
+use ingress::IngressRun;
+use published::Published;
 use state::{Hooks, LiveState};
 use supervisor::{supervise, WorkerEnv};
 
@@ -56,6 +62,10 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
     let wall = |d: Duration| d.mul_f64(scale);
     let plan = workload::plan(s);
     let loopback: SocketAddr = "127.0.0.1:0".parse().expect("a socket address");
+    // Ctrl-C ends the run the same way as its end does: every worker stopped first. Listening
+    // starts now, before an ingress load's goose could claim SIGINT for itself.
+    let mut interrupted = tokio::signal::unix::signal(SignalKind::interrupt())
+        .map_err(|e| RunError::Live(format!("cannot listen for Ctrl-C: {e}")))?;
 
     // The broker over the SQS API, its queue configured from the profile in wall time.
     let b = &s.broker;
@@ -106,6 +116,14 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
         .await
         .map_err(|e| RunError::Live(format!("cannot serve the provider on 127.0.0.1: {e}")))?,
     );
+    // With an ingress load, the messages are whatever the system's ingress service publishes.
+    let published = s.workload.ingress.as_ref().map(|i| {
+        let planned = (1..=plan.len() as Seq).map(|q| (plan.key(q), plan.poison[(q - 1) as usize]));
+        let p = Arc::new(Published::new(&i.message_key, planned, state.clock));
+        p.set_provider(provider.clone());
+        state.set_published(p.clone());
+        p
+    });
 
     // The workers.
     let scratch = std::env::temp_dir().join(format!("ackbench-live-{}", std::process::id()));
@@ -178,17 +196,34 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
         });
     }
 
-    // Publish on the plan's schedule; stop when drained or at the drain limit.
+    let mut failure = None;
+    // An ingress load: the system's service, then goose users sending it the plan.
+    let mut ingress = None;
+    if let (Some(spec), Some(p)) = (&s.workload.ingress, &published) {
+        let at = ingress::Endpoint {
+            endpoint: &sqs.endpoint_url(),
+            queue_url: &sqs.queue_url(QUEUE),
+            time_scale: scale,
+            log_dir: &log_dir,
+        };
+        match IngressRun::start(spec, &plan, p.clone(), state.clock, at).await {
+            Ok(run) => ingress = Some(run),
+            Err(e) => failure = Some(RunError::Live(e.to_string())),
+        }
+    }
+
+    // Publish on the plan's schedule (or let the ingress load publish); stop when drained or at
+    // the drain limit.
     let started = Instant::now();
     let hard_end = wall(s.run.duration + s.run.drain);
     let mut messages = Vec::with_capacity(plan.len());
-    let mut next = 0usize;
-    let mut failure = None;
+    let mut next = if s.workload.ingress.is_some() {
+        plan.len()
+    } else {
+        0
+    };
     let mut last_progress = Instant::now();
-    // Ctrl-C ends the run the same way as its end does: every worker stopped first.
-    let interrupted = tokio::signal::ctrl_c();
-    tokio::pin!(interrupted);
-    loop {
+    while failure.is_none() {
         let now = state.clock.now();
         while next < plan.len() && plan.at[next] <= now {
             let seq = (next + 1) as u32;
@@ -224,14 +259,15 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
                 ledger.effects.iter().map(|e| e.seq).collect();
             progress(Progress {
                 now_s: crate::record::secs_f64(now),
-                published: next as u64,
+                published: ingress.as_ref().map_or(next, |i| i.published()) as u64,
                 effects: ledger.effects.len() as u64,
                 duplicate_effects: (ledger.effects.len() - with_effect.len()) as u64,
                 dlq: counts.dead_lettered,
             });
             last_progress = Instant::now();
         }
-        let drained = next == plan.len() && counts.in_queue() == 0 && !state.busy();
+        let publishing = next < plan.len() || ingress.as_ref().is_some_and(|i| !i.load_finished());
+        let drained = !publishing && counts.in_queue() == 0 && !state.busy();
         if drained || started.elapsed() >= hard_end {
             break;
         }
@@ -242,7 +278,7 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .unwrap_or(Duration::MAX);
         tokio::select! {
             _ = tokio::time::sleep(until_publish.min(Duration::from_millis(5))) => {}
-            _ = &mut interrupted => {
+            _ = interrupted.recv() => {
                 failure = Some(RunError::Live("interrupted (Ctrl-C): the workers were stopped".into()));
                 break;
             }
@@ -254,6 +290,16 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
     let _ = stop_tx.send(true);
     state.kill_all();
     while supervisors.join_next().await.is_some() {}
+    let mut ingress_record = None;
+    if let Some(run) = ingress {
+        match run.finish().await {
+            Ok((published, record)) => {
+                messages = published;
+                ingress_record = Some(record);
+            }
+            Err(e) => failure = failure.or(Some(RunError::Live(e.to_string()))),
+        }
+    }
     let ledger = provider.shutdown().await;
     let broker_events: Vec<_> = sqs
         .take_events(QUEUE)
@@ -281,5 +327,6 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .iter()
             .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
             .collect(),
+        ingress: ingress_record,
     })
 }

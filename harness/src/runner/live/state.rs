@@ -1,11 +1,12 @@
 //! What a live run knows about its workers while it runs, and the hooks through which the SQS
 //! endpoint and the HTTP provider report to it (and let it kill a worker before an answer leaves).
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
+use super::published::Published;
 use crate::broker::sqs::SqsHooks;
 use crate::chaos::{KillSchedule, PointHit};
 use crate::provider::http::{LiveClock, LiveHooks};
@@ -57,6 +58,8 @@ pub struct LiveState {
     runtime: tokio::runtime::Handle,
     /// This state itself, for kills that happen later (a rule's `delay`).
     me: Weak<LiveState>,
+    /// With an ingress load: what the system published itself.
+    published: OnceLock<Arc<Published>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -74,7 +77,13 @@ impl LiveState {
             events: Mutex::new(Vec::new()),
             runtime: tokio::runtime::Handle::current(),
             me: me.clone(),
+            published: OnceLock::new(),
         })
+    }
+
+    /// From now on, messages clients send to the run's queue are the run's messages.
+    pub fn set_published(&self, published: Arc<Published>) {
+        let _ = self.published.set(published);
     }
 
     pub fn record(&self, kind: EventKind) {
@@ -247,6 +256,19 @@ impl SqsHooks for Hooks {
                 delivery,
                 how: HandlerEnd::Finished,
             });
+        }
+    }
+
+    fn sent(&self, queue: &str, seq: Seq, body: &str) {
+        if queue != self.0.queue {
+            return;
+        }
+        if let Some(p) = self.0.published.get() {
+            let key = p.sent(seq, body);
+            let mut keys = lock(&self.0.keys);
+            let len = (seq as usize).saturating_sub(1).max(keys.len());
+            keys.resize(len, String::new());
+            keys.push(key);
         }
     }
 

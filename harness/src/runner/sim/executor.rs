@@ -86,6 +86,7 @@ pub fn run(scenario: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .iter()
             .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
             .collect(),
+        ingress: None,
     })
 }
 

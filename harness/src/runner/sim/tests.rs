@@ -226,6 +226,7 @@ fn reference_incident_counts() {
         count: Some(108),
         poison: Poison::None,
         keys: None,
+        ingress: None,
     };
     s.broker.max_receives = 3;
     s.consumer.workers = 4;
@@ -293,6 +294,7 @@ fn same_seed_same_record_other_seed_other_latencies() {
         count: None,
         poison: Poison::None,
         keys: None,
+        ingress: None,
     };
     s.consumer.workers = 8;
     s.provider.latency = LatencyDist::LogNormal {

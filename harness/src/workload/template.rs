@@ -1,0 +1,199 @@
+//! Request templates of the HTTP ingress load: text with placeholders filled per message.
+//!
+//! A placeholder is `{name}` where `name` is letters and `_` only, so JSON braces stay literal
+//! (`{"key": "{key}"}` has one placeholder). `{{` and `}}` write a literal brace. The names:
+//!
+//! - `{key}`: the message key (`msg-17`);
+//! - `{seq}`: its number in publish order (`17`);
+//! - `{body}`: the message body a directly published message would carry (the JSON order, or the
+//!   old-schema body of a poison message);
+//! - `{port}` (in `url` only): the port ackbench gives the ingress service.
+
+use std::fmt;
+
+use crate::record::Seq;
+
+/// One placeholder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    Key,
+    Seq,
+    Body,
+    Port,
+}
+
+impl Slot {
+    fn name(self) -> &'static str {
+        match self {
+            Slot::Key => "key",
+            Slot::Seq => "seq",
+            Slot::Body => "body",
+            Slot::Port => "port",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Text(String),
+    Slot(Slot),
+}
+
+/// A parsed template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    parts: Vec<Part>,
+}
+
+/// Why a template was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("unknown placeholder {{{name}}}: the placeholders are {allowed} (write {{{{ for a literal brace)")]
+    Unknown { name: String, allowed: String },
+}
+
+/// What one message fills a template with.
+#[derive(Debug, Clone, Copy)]
+pub struct Fill<'a> {
+    pub key: &'a str,
+    pub seq: Seq,
+    pub body: &'a str,
+    pub port: u16,
+}
+
+impl Template {
+    /// Parses `text`, allowing the placeholders in `allowed`.
+    pub fn parse(text: &str, allowed: &[Slot]) -> Result<Template, TemplateError> {
+        let mut parts = Vec::new();
+        let mut lit = String::new();
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
+            if let Some(r) = rest.strip_prefix("{{") {
+                lit.push('{');
+                rest = r;
+                continue;
+            }
+            if let Some(r) = rest.strip_prefix("}}") {
+                lit.push('}');
+                rest = r;
+                continue;
+            }
+            if c == '{' {
+                let name_len = rest[1..]
+                    .find(|ch: char| !(ch.is_ascii_alphabetic() || ch == '_'))
+                    .unwrap_or(rest.len() - 1);
+                let name = &rest[1..1 + name_len];
+                if name_len > 0 && rest[1 + name_len..].starts_with('}') {
+                    let slot = allowed.iter().copied().find(|s| s.name() == name);
+                    let Some(slot) = slot else {
+                        return Err(TemplateError::Unknown {
+                            name: name.to_string(),
+                            allowed: allowed
+                                .iter()
+                                .map(|s| format!("{{{}}}", s.name()))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                        });
+                    };
+                    if !lit.is_empty() {
+                        parts.push(Part::Text(std::mem::take(&mut lit)));
+                    }
+                    parts.push(Part::Slot(slot));
+                    rest = &rest[name_len + 2..];
+                    continue;
+                }
+            }
+            lit.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+        if !lit.is_empty() {
+            parts.push(Part::Text(lit));
+        }
+        Ok(Template { parts })
+    }
+
+    /// The text for one message.
+    pub fn render(&self, fill: &Fill<'_>) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                Part::Text(t) => out.push_str(t),
+                Part::Slot(Slot::Key) => out.push_str(fill.key),
+                Part::Slot(Slot::Seq) => out.push_str(&fill.seq.to_string()),
+                Part::Slot(Slot::Body) => out.push_str(fill.body),
+                Part::Slot(Slot::Port) => out.push_str(&fill.port.to_string()),
+            }
+        }
+        out
+    }
+
+    /// Whether the template uses `slot`.
+    pub fn uses(&self, slot: Slot) -> bool {
+        self.parts.contains(&Part::Slot(slot))
+    }
+}
+
+impl fmt::Display for Template {
+    /// The template as written (braces of literal text doubled).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for p in &self.parts {
+            match p {
+                Part::Text(t) => f.write_str(&t.replace('{', "{{").replace('}', "}}"))?,
+                Part::Slot(s) => write!(f, "{{{}}}", s.name())?,
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: &[Slot] = &[Slot::Key, Slot::Seq, Slot::Body, Slot::Port];
+
+    fn fill() -> Fill<'static> {
+        Fill {
+            key: "msg-7",
+            seq: 7,
+            body: r#"{"key":"msg-7"}"#,
+            port: 8080,
+        }
+    }
+
+    #[test]
+    fn json_braces_stay_literal_and_placeholders_fill() {
+        let t = Template::parse(r#"{"id": "{key}", "n": {seq}}"#, ALL).unwrap();
+        assert_eq!(t.render(&fill()), r#"{"id": "msg-7", "n": 7}"#);
+        let t = Template::parse("http://127.0.0.1:{port}/orders/{key}", ALL).unwrap();
+        assert_eq!(t.render(&fill()), "http://127.0.0.1:8080/orders/msg-7");
+        let t = Template::parse("{body}", ALL).unwrap();
+        assert_eq!(t.render(&fill()), r#"{"key":"msg-7"}"#);
+        assert!(t.uses(Slot::Body) && !t.uses(Slot::Key));
+    }
+
+    #[test]
+    fn doubled_braces_are_literal_and_odd_braces_pass_through() {
+        let t = Template::parse("{{key}} {key} {} { x } {", ALL).unwrap();
+        assert_eq!(t.render(&fill()), "{key} msg-7 {} { x } {");
+        assert_eq!(t.to_string(), "{{key}} {key} {{}} {{ x }} {{");
+        assert_eq!(Template::parse(&t.to_string(), ALL).unwrap(), t);
+    }
+
+    #[test]
+    fn unknown_or_disallowed_placeholders_are_refused() {
+        let e = Template::parse("{kee}", ALL).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown placeholder {kee}: the placeholders are {key}, {seq}, {body}, {port} \
+             (write {{ for a literal brace)"
+        );
+        assert!(Template::parse("{port}", &[Slot::Key]).is_err());
+    }
+
+    #[test]
+    fn multibyte_text_survives() {
+        let t = Template::parse("é{key}ü", ALL).unwrap();
+        assert_eq!(t.render(&fill()), "émsg-7ü");
+    }
+}
