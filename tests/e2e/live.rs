@@ -10,7 +10,7 @@ use crate::common::{ackbench, root, stderr, temp_profile};
 
 /// True when python3 can import boto3; otherwise the test is skipped (with a printed reason),
 /// unless ACKBENCH_REQUIRE_SERVICES=1, where that is a failure.
-fn have_boto3() -> bool {
+pub fn have_boto3() -> bool {
     let ok = Command::new("python3")
         .args(["-c", "import boto3"])
         .stderr(Stdio::null())
@@ -40,7 +40,7 @@ fn python_workers(marker: &str) -> Vec<String> {
 
 /// Processes still running whose environment carries `marker` (the workers and anything they
 /// started, such as a version manager's shim).
-fn workers_left(marker: &str) -> Vec<String> {
+pub fn workers_left(marker: &str) -> Vec<String> {
     let mut left = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();

@@ -5,6 +5,7 @@ mod chaos;
 mod common;
 mod engine;
 mod live;
+mod live_ingress;
 mod profile_errors;
 mod report_html;
 mod report_rerender;

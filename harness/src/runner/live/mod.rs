@@ -20,6 +20,7 @@
 mod assemble;
 mod client;
 mod ingress;
+mod interrupt;
 mod published;
 mod state;
 mod supervisor;
@@ -27,8 +28,6 @@ mod supervisor;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use tokio::signal::unix::SignalKind;
 
 use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer};
 use crate::broker::BrokerConfig;
@@ -64,7 +63,7 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
     let loopback: SocketAddr = "127.0.0.1:0".parse().expect("a socket address");
     // Ctrl-C ends the run the same way as its end does: every worker stopped first. Listening
     // starts now, before an ingress load's goose could claim SIGINT for itself.
-    let mut interrupted = tokio::signal::unix::signal(SignalKind::interrupt())
+    let mut interrupted = interrupt::listen()
         .map_err(|e| RunError::Live(format!("cannot listen for Ctrl-C: {e}")))?;
 
     // The broker over the SQS API, its queue configured from the profile in wall time.
@@ -278,7 +277,7 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .unwrap_or(Duration::MAX);
         tokio::select! {
             _ = tokio::time::sleep(until_publish.min(Duration::from_millis(5))) => {}
-            _ = interrupted.recv() => {
+            _ = interrupted.changed() => {
                 failure = Some(RunError::Live("interrupted (Ctrl-C): the workers were stopped".into()));
                 break;
             }
