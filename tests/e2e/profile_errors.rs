@@ -315,3 +315,53 @@ fn live_settings_are_checked() {
         "consumer.env: env is the environment of a consumer command: give consumer.command too",
     );
 }
+
+/// A live profile with an ingress section `ingress` (from line 6).
+fn with_ingress(ingress: &str) -> String {
+    format!(
+        "name: e2e\nmode: live\nrun: {{ duration: 10m }}\nworkload:\n  count: 5\n  ingress:\n{ingress}\
+         consumer: {{ target: ack-after-work }}\n"
+    )
+}
+
+#[test]
+fn ingress_mistakes_are_placed_and_explained() {
+    let ok = "    command: [python3, ingress.py]\n    url: \"http://127.0.0.1:{port}/orders\"\n    rate_per_s: 1\n";
+    let cases = [
+        (
+            with_ingress(ok).replace("mode: live", "mode: sim"),
+            "{path}:6:3: workload.ingress: an ingress load drives a real HTTP service, so it runs \
+             only in live mode (mode: live)",
+        ),
+        (
+            with_ingress(&ok.replace("127.0.0.1", "example.com")),
+            "{path}:8:10: workload.ingress.url: must point at this machine (127.0.0.1, ::1 or \
+             localhost): ackbench sends load only over loopback",
+        ),
+        (
+            with_ingress(&format!(
+                "{ok}    body: \"{{\\\"id\\\": \\\"{{kye}}\\\"}}\"\n"
+            )),
+            "workload.ingress.body: unknown placeholder {kye}: the placeholders are {key}, {seq}, \
+             {body}",
+        ),
+        (
+            with_ingress(&ok.replace("    command: [python3, ingress.py]\n", "")),
+            "workload.ingress.command: required: the ingress service ackbench starts",
+        ),
+        (
+            with_ingress(&format!("{ok}    users: -2\n")),
+            "workload.ingress.users: invalid value: integer `-2`, expected u32",
+        ),
+    ];
+    for (text, expected) in cases {
+        expect_error(&text, &[], expected);
+    }
+    // The same through --set.
+    expect_error(
+        &with_ingress(ok),
+        &["workload.ingress.rate_per_s=0"],
+        "--set workload.ingress.rate_per_s=0: workload.ingress.rate_per_s: must be a positive \
+         number of requests per second, got 0",
+    );
+}
