@@ -10,16 +10,20 @@ run with the run's SQS endpoint in its environment (AWS_ENDPOINT_URL, AWS_ACCESS
 AWS_SECRET_ACCESS_KEY, AWS_REGION, ACKBENCH_QUEUE_URL) and the port to listen on
 (ACKBENCH_INGRESS_PORT, on 127.0.0.1).
 
-One fault can be switched on, to check a producer-side scenario:
-INGRESS_DROP_EVERY=N answers 202 but publishes nothing for every Nth order (a fire-and-forget
-front door that loses work it said it took). ackbench counts those as accepted but never
-published (`ingress.lost` in summary.json).
+Two faults can be switched on, to check producer-side scenarios:
+- INGRESS_DROP_EVERY=N answers 202 but publishes nothing for every Nth order (a fire-and-forget
+  front door that loses work it said it took). ackbench counts those as accepted but never
+  published (`ingress.lost` in summary.json).
+- INGRESS_DELAY_S=X waits X wall seconds before handling each order (a slow front door): the
+  closed-model load falls behind its schedule, which summary.json's `ingress.schedule_lag_ms`
+  and `achieved_rate_per_s` show.
 """
 
 import json
 import os
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import boto3
@@ -27,6 +31,7 @@ import boto3
 QUEUE_URL = os.environ["ACKBENCH_QUEUE_URL"]
 PORT = int(os.environ["ACKBENCH_INGRESS_PORT"])
 DROP_EVERY = int(os.environ.get("INGRESS_DROP_EVERY", "0"))
+DELAY_S = float(os.environ.get("INGRESS_DELAY_S", "0"))
 # Bodies above SQS's message size are refused before reading them.
 MAX_BODY = 256 * 1024
 
@@ -75,6 +80,8 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError) as e:
             self.answer(400, {"error": f"not an order: {e}"})
             return
+        if DELAY_S > 0:
+            time.sleep(DELAY_S)
         with orders_lock:
             orders += 1
             n = orders

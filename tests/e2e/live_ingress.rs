@@ -291,3 +291,61 @@ fn ctrl_c_mid_ingress_run_leaves_no_service_behind() {
         workers_left(&marker)
     );
 }
+
+#[test]
+fn a_slow_front_door_puts_the_closed_model_load_behind_its_schedule() {
+    if !have_boto3() {
+        return;
+    }
+    // 2 orders per profile second at time_scale 0.05: 40 per wall second. Two users against
+    // answers of 0.2 s manage 10: the load falls behind, and says so instead of hiding it.
+    let (code, out, s) = run(
+        &profile(
+            20,
+            "    rate_per_s: 2\n    users: 2\n",
+            "    env: { INGRESS_DELAY_S: \"0.2\" }\n",
+        ),
+        &[],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    let i = &s["ingress"];
+    assert_eq!(
+        (i["requests"].as_u64(), i["published"].as_u64()),
+        (Some(20), Some(20))
+    );
+    let achieved = i["achieved_rate_per_s"].as_f64().unwrap();
+    assert!(achieved < 0.9 * 2.0, "achieved {achieved}/s");
+    // The last request starts about 2 wall seconds (40 profile seconds) after it was due.
+    let lag = i["schedule_lag_ms"]["max"].as_f64().unwrap();
+    assert!(lag > 20_000.0, "max lag {lag} ms");
+    assert!(i["goose"]["response_ms"]["p50"].as_f64().unwrap() >= 200.0);
+    assert!(out.contains("INGRESS BEHIND:"), "{out}");
+}
+
+#[test]
+fn a_load_without_schedule_stops_sending_at_the_end_of_run_duration() {
+    if !have_boto3() {
+        return;
+    }
+    // One user, answers of 0.3 s wall, and run.duration of 20 profile s = 1 wall s: about 4 of
+    // the 50 planned requests start in time.
+    let text = profile(
+        50,
+        "    users: 1\n",
+        "    env: { INGRESS_DELAY_S: \"0.3\" }\n",
+    )
+    .replace("duration: 10m", "duration: 20s");
+    let (code, out, s) = run(&text, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    let i = &s["ingress"];
+    let sent = i["requests"].as_u64().unwrap();
+    assert!((1..=5).contains(&sent), "sent {sent}");
+    assert_eq!(i["published"].as_u64(), Some(sent));
+    assert_eq!(i["planned"], 50);
+    assert!(
+        out.contains(&format!(
+            "INGRESS: only {sent} of 50 planned requests were sent"
+        )),
+        "{out}"
+    );
+}

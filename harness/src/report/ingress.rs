@@ -120,7 +120,8 @@ pub(crate) fn notes(i: &IngressSummary) -> Vec<String> {
     }
     if i.requests < i.planned {
         notes.push(format!(
-            "INGRESS: only {} of {} planned requests were sent before the run ended.",
+            "INGRESS: only {} of {} planned requests were sent: the run reached its end first \
+             (run.duration for a load without a schedule, run.duration + run.drain with one).",
             i.requests, i.planned
         ));
     }

@@ -204,6 +204,7 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             queue_url: &sqs.queue_url(QUEUE),
             time_scale: scale,
             log_dir: &log_dir,
+            publish_for: nanos(s.run.duration),
         };
         match IngressRun::start(spec, &plan, p.clone(), state.clock, at).await {
             Ok(run) => ingress = Some(run),

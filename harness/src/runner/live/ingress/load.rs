@@ -52,18 +52,22 @@ struct Shared {
     planned: Vec<Planned>,
     port: u16,
     clock: LiveClock,
+    /// Without a schedule, no request starts after this instant (the end of `run.duration`).
+    send_until: Nanos,
     next: AtomicUsize,
     done: Mutex<Vec<Option<IngressRequest>>>,
 }
 
 const REQUEST_NAME: &str = "ingress";
 
-/// Sends every planned request; returns when all have been answered (or have failed).
+/// Sends every planned request; returns when all have been answered (or have failed). Without
+/// a schedule, requests stop starting at `send_until` (profile time).
 pub async fn run(
     spec: &IngressSpec,
     planned: Vec<Planned>,
     port: u16,
     clock: LiveClock,
+    send_until: Nanos,
 ) -> Result<LoadOutcome, LoadError> {
     let n = planned.len();
     if n == 0 {
@@ -75,6 +79,7 @@ pub async fn run(
         planned,
         port,
         clock,
+        send_until,
         next: AtomicUsize::new(0),
         done: Mutex::new(vec![None; n]),
     });
@@ -174,6 +179,9 @@ async fn send_next(shared: &Shared, user: &mut GooseUser) -> TransactionResult {
         return Ok(());
     };
     let spec = &shared.spec;
+    if !spec.scheduled && shared.clock.now() >= shared.send_until {
+        return Ok(());
+    }
     if spec.scheduled {
         let now = shared.clock.now();
         if p.due > now {

@@ -50,6 +50,8 @@ pub struct Endpoint<'a> {
     pub queue_url: &'a str,
     pub time_scale: f64,
     pub log_dir: &'a Path,
+    /// How long requests may start (profile time, `run.duration`), for a load without schedule.
+    pub publish_for: crate::record::Nanos,
 }
 
 impl IngressRun {
@@ -84,9 +86,10 @@ impl IngressRun {
             })
             .collect();
         let n = planned.len() as u64;
+        let send_until = offset + at.publish_for;
         let load = tokio::spawn({
             let spec = spec.clone();
-            async move { load::run(&spec, planned, port, clock).await }
+            async move { load::run(&spec, planned, port, clock, send_until).await }
         });
         Ok(IngressRun {
             spec: spec.clone(),
