@@ -206,9 +206,13 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             log_dir: &log_dir,
             publish_for: nanos(s.run.duration),
         };
-        match IngressRun::start(spec, &plan, p.clone(), state.clock, at).await {
-            Ok(run) => ingress = Some(run),
-            Err(e) => failure = Some(RunError::Live(e.to_string())),
+        // Ctrl-C while the service starts drops it half-started: its group is killed on drop.
+        tokio::select! {
+            started = IngressRun::start(spec, &plan, p.clone(), state.clock, at) => match started {
+                Ok(run) => ingress = Some(run),
+                Err(e) => failure = Some(RunError::Live(e.to_string())),
+            },
+            _ = interrupted.changed() => failure = Some(interrupted_error()),
         }
     }
 
@@ -279,7 +283,7 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
         tokio::select! {
             _ = tokio::time::sleep(until_publish.min(Duration::from_millis(5))) => {}
             _ = interrupted.changed() => {
-                failure = Some(RunError::Live("interrupted (Ctrl-C): the workers were stopped".into()));
+                failure = Some(interrupted_error());
                 break;
             }
         }
@@ -329,4 +333,8 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .collect(),
         ingress: ingress_record,
     })
+}
+
+fn interrupted_error() -> RunError {
+    RunError::Live("interrupted (Ctrl-C): the workers were stopped".into())
 }
