@@ -1,26 +1,33 @@
 //! SQS endpoint throughput: receive+delete pairs per second on loopback, side by side with Redis
 //! Streams (XREADGROUP + XACK) on the machine's Redis at 127.0.0.1:6379.
 //!
-//! `cargo bench -p ackbench --bench sqs_throughput` (release build); `-- 20000` sets the number
-//! of messages (default 50000), `-- single` or `-- batch10` runs one shape only, and
+//! `cargo bench -p ackbench --bench sqs_throughput` (release build); `-- 50000` sets the number
+//! of messages (default 200000), `-- single` or `-- batch10` runs one shape only, and
 //! `ACKBENCH_SQS_SERVER_THREADS=1` gives the server runtime one worker thread instead of two.
 //!
-//! 32 concurrent pollers drain a queue pre-filled with N messages, in two shapes: one message per receive and a `DeleteMessage` per message (`single`), and up
-//! to ten per receive with one `DeleteMessageBatch` (`batch10`); Redis does the same with
-//! `COUNT 1` + `XACK` and `COUNT 10` + one `XACK` of ten ids, 32 consumers of one group, each
-//! on its own connection. The Redis half is skipped, with the reason printed, when Redis does not
-//! answer.
+//! 32 concurrent pollers drain a queue pre-filled with N messages, in two shapes: one message
+//! per receive and a `DeleteMessage` per message (`single`), and up to ten per receive with one
+//! `DeleteMessageBatch` (`batch10`); Redis does the same with `COUNT 1` + `XACK` and `COUNT 10` +
+//! one `XACK` of ten ids, 32 consumers of one group, each on its own connection. The Redis half
+//! is skipped, with the reason printed, when Redis does not answer.
+//!
+//! A drain's rate is N over the time from the first receive to the last pair's delete (or
+//! `XACK`). Pollers that asked for more just before the queue ran dry are still waiting out
+//! their receive then (an SQS long poll of `WaitTimeSeconds` 1 s, a Redis `BLOCK` of 100 ms);
+//! that idle tail moves no message and is not counted. A batched drain of 200,000 messages takes
+//! about a second, so the tail would otherwise be half of SQS's time and a tenth of Redis's.
 //!
 //! The SQS client is a lean JSON 1.0 client over hyper (one HTTP/1.1 keep-alive connection per
 //! poller, as each Redis consumer has its own connection), not aws-sdk-sqs: on a two-core machine
 //! the server and the client share the cores, and the SDK's per-request work (SigV4 signing,
 //! interceptors, retry bookkeeping, connection pool) would measure the client more than the
 //! broker. Each line also gives the CPU time per pair of the broker (the server runtime's threads)
-//! and of redis-server (`INFO cpu`), which depends less on what else the machine is doing than
-//! the rate does. Every phase is bounded (N messages, 120 s).
+//! and of redis-server (`INFO cpu`) over the drain (not while the queue is filled), which
+//! depends less on what else the machine is doing than the rate does. Every phase is bounded
+//! (N messages, 120 s).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use ackbench::broker::sqs::{SqsConfig, SqsServer};
@@ -42,7 +49,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .find_map(|a| a.parse().ok())
-        .unwrap_or(50_000);
+        .unwrap_or(200_000);
     // The server has a runtime of its own, as it would in `ackbench broker`.
     let server_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(server_threads())
@@ -71,30 +78,18 @@ fn main() {
         if !only(name) {
             continue;
         }
-        let cpu0 = (cpu_seconds(), server_cpu_seconds());
         let sqs = client_rt.block_on(sqs_drain(server.local_addr(), name, n, batch));
-        let (all, server) = (cpu_seconds() - cpu0.0, server_cpu_seconds() - cpu0.1);
-        let per = |secs: f64| secs * 1e6 / n as f64;
         match &sqs {
-            Ok(s) => println!(
-                "{name:8} sqs   {s:>9.0} pairs/s   server {:>5.1} us CPU/pair   client+server {:>5.1} us CPU/pair",
-                per(server),
-                per(all)
-            ),
+            Ok(s) => println!("{name:8} sqs   {}", s.line(n)),
             Err(e) => println!("{name:8} sqs   failed: {e}"),
         }
-        let cpu0 = (cpu_seconds(), client_rt.block_on(redis_cpu_seconds()));
-        let redis = client_rt.block_on(redis_drain(name, n, batch));
-        let client = cpu_seconds() - cpu0.0;
-        let server = client_rt.block_on(redis_cpu_seconds()) - cpu0.1;
-        match (&sqs, redis) {
+        match (&sqs, client_rt.block_on(redis_drain(name, n, batch))) {
             (Ok(s), Ok(r)) => println!(
-                "{name:8} redis {r:>9.0} pairs/s   server {:>5.1} us CPU/pair   client+server {:>5.1} us CPU/pair   redis/sqs {:.2}x",
-                per(server),
-                per(client + server),
-                r / s
+                "{name:8} redis {}   redis/sqs {:.2}x",
+                r.line(n),
+                r.rate / s.rate
             ),
-            (_, Ok(r)) => println!("{name:8} redis {r:>9.0} pairs/s"),
+            (_, Ok(r)) => println!("{name:8} redis {}", r.line(n)),
             (_, Err(why)) => println!("{name:8} redis skipped: {why}"),
         }
     }
@@ -264,13 +259,78 @@ struct DeleteEntry<'a> {
 
 const IDS: [&str; 10] = ["d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"];
 
+/// How far a drain is: pairs done, and when the last of its `n` pairs completed.
+///
+/// The drain ends with the last pair, not when the last poller returns: a poller that asked for
+/// more just before the queue ran dry waits out its receive (an SQS long poll its full
+/// `WaitTimeSeconds`, 1 s here; a Redis `BLOCK` its 100 ms) with nothing left to move, and
+/// counting that idle wait would charge SQS ten times the idle time of Redis.
+struct Progress {
+    n: u64,
+    start: Instant,
+    done: AtomicU64,
+    finished: OnceLock<Duration>,
+}
+
+impl Progress {
+    fn start(n: u64) -> Arc<Progress> {
+        Arc::new(Progress {
+            n,
+            start: Instant::now(),
+            done: AtomicU64::new(0),
+            finished: OnceLock::new(),
+        })
+    }
+
+    /// Whether pollers should keep asking: pairs are left and the time limit is not reached.
+    fn more(&self) -> bool {
+        self.done.load(Ordering::Relaxed) < self.n && self.start.elapsed() < LIMIT
+    }
+
+    /// `k` more pairs done; the one that completes the drain stops its clock.
+    fn add(&self, k: u64) {
+        if self.done.fetch_add(k, Ordering::Relaxed) + k >= self.n {
+            let _ = self.finished.set(self.start.elapsed());
+        }
+    }
+
+    /// Pairs per second from the first receive to the last pair, or why the drain fell short.
+    fn rate(&self) -> Result<f64, String> {
+        let done = self.done.load(Ordering::Relaxed);
+        match self.finished.get() {
+            Some(t) if done >= self.n => Ok(done as f64 / t.as_secs_f64()),
+            _ => Err(format!("drained {done} of {} within {LIMIT:?}", self.n)),
+        }
+    }
+}
+
+/// What one drain measured: pairs per second, and the CPU seconds its server and its client
+/// used from the first receive until the pollers stopped (not while the queue was filled).
+struct Drained {
+    rate: f64,
+    server_cpu: f64,
+    client_cpu: f64,
+}
+
+impl Drained {
+    fn line(&self, n: u64) -> String {
+        let per = |secs: f64| secs * 1e6 / n as f64;
+        format!(
+            "{:>9.0} pairs/s   server {:>5.1} us CPU/pair   client+server {:>5.1} us CPU/pair",
+            self.rate,
+            per(self.server_cpu),
+            per(self.server_cpu + self.client_cpu)
+        )
+    }
+}
+
 /// Fills a fresh queue with `n` messages, then drains it with 32 pollers; pairs per second.
 async fn sqs_drain(
     addr: std::net::SocketAddr,
     name: &str,
     n: u64,
     batch: u64,
-) -> Result<f64, String> {
+) -> Result<Drained, String> {
     let mut setup = Lean::connect(addr).await?;
     let created: Value = setup
         .call(
@@ -303,13 +363,13 @@ async fn sqs_drain(
     for _ in 0..POLLERS {
         pollers.push(Lean::connect(addr).await?);
     }
-    let done = Arc::new(AtomicU64::new(0));
-    let start = Instant::now();
+    let cpu0 = (cpu_seconds(), server_cpu_seconds());
+    let progress = Progress::start(n);
     let mut tasks = Vec::new();
     for mut lean in pollers {
-        let (url, done) = (url.clone(), done.clone());
+        let (url, progress) = (url.clone(), progress.clone());
         tasks.push(tokio::spawn(async move {
-            while done.load(Ordering::Relaxed) < n && start.elapsed() < LIMIT {
+            while progress.more() {
                 let receive = ReceiveReq {
                     queue_url: &url,
                     max_number_of_messages: batch,
@@ -340,7 +400,7 @@ async fn sqs_drain(
                     };
                     let _: IgnoredAny = lean.call("DeleteMessageBatch", &delete).await?;
                 }
-                done.fetch_add(handles.len() as u64, Ordering::Relaxed);
+                progress.add(handles.len() as u64);
             }
             Ok::<(), String>(())
         }));
@@ -348,16 +408,16 @@ async fn sqs_drain(
     for t in tasks {
         t.await.map_err(|e| e.to_string())??;
     }
-    let secs = start.elapsed().as_secs_f64();
-    let drained = done.load(Ordering::Relaxed);
-    if drained < n {
-        return Err(format!("drained {drained} of {n} within {LIMIT:?}"));
-    }
-    Ok(drained as f64 / secs)
+    let (all, server_cpu) = (cpu_seconds() - cpu0.0, server_cpu_seconds() - cpu0.1);
+    Ok(Drained {
+        rate: progress.rate()?,
+        server_cpu,
+        client_cpu: all - server_cpu,
+    })
 }
 
 /// The same drain on a Redis stream with one consumer group.
-async fn redis_drain(name: &str, n: u64, batch: u64) -> Result<f64, String> {
+async fn redis_drain(name: &str, n: u64, batch: u64) -> Result<Drained, String> {
     let client = redis::Client::open("redis://127.0.0.1:6379/").map_err(|e| e.to_string())?;
     let connect = || async {
         tokio::time::timeout(
@@ -405,17 +465,17 @@ async fn redis_drain(name: &str, n: u64, batch: u64) -> Result<f64, String> {
             .map_err(|e| e.to_string())?;
         sent += k;
     }
-    let done = Arc::new(AtomicU64::new(0));
     let mut cons = Vec::new();
     for _ in 0..POLLERS {
         cons.push(connect().await?);
     }
-    let start = Instant::now();
+    let cpu0 = (cpu_seconds(), redis_cpu_seconds().await);
+    let progress = Progress::start(n);
     let mut tasks = Vec::new();
     for (i, mut c) in cons.into_iter().enumerate() {
-        let (stream, done) = (stream.clone(), done.clone());
+        let (stream, progress) = (stream.clone(), progress.clone());
         tasks.push(tokio::spawn(async move {
-            while done.load(Ordering::Relaxed) < n && start.elapsed() < LIMIT {
+            while progress.more() {
                 let reply: redis::Value = redis::cmd("XREADGROUP")
                     .arg("GROUP")
                     .arg("g")
@@ -441,7 +501,7 @@ async fn redis_drain(name: &str, n: u64, batch: u64) -> Result<f64, String> {
                     .query_async(&mut c)
                     .await
                     .map_err(|e| e.to_string())?;
-                done.fetch_add(acked, Ordering::Relaxed);
+                progress.add(acked);
             }
             Ok::<(), String>(())
         }));
@@ -449,17 +509,17 @@ async fn redis_drain(name: &str, n: u64, batch: u64) -> Result<f64, String> {
     for t in tasks {
         t.await.map_err(|e| e.to_string())??;
     }
-    let secs = start.elapsed().as_secs_f64();
+    let (client_cpu, server_cpu) = (cpu_seconds() - cpu0.0, redis_cpu_seconds().await - cpu0.1);
     let _: () = redis::cmd("DEL")
         .arg(&stream)
         .query_async(&mut con)
         .await
         .map_err(|e| e.to_string())?;
-    let drained = done.load(Ordering::Relaxed);
-    if drained < n {
-        return Err(format!("drained {drained} of {n} within {LIMIT:?}"));
-    }
-    Ok(drained as f64 / secs)
+    Ok(Drained {
+        rate: progress.rate()?,
+        server_cpu,
+        client_cpu,
+    })
 }
 
 /// The entry ids of an XREADGROUP reply (RESP2): `[[stream, [[id, fields], ...]], ...]`.

@@ -18,6 +18,7 @@
 
 mod clock;
 mod key;
+mod serve;
 mod server;
 pub mod standalone;
 

@@ -101,10 +101,7 @@ impl HttpProvider {
             .route("/w/{worker}/", any(call_root))
             .fallback(not_found)
             .with_state(shared.clone());
-        let task = tokio::spawn(async move {
-            // A serve error ends the provider; the run notices its calls failing.
-            let _ = axum::serve(listener, app).await;
-        });
+        let task = tokio::spawn(super::serve::serve(listener, app));
         Ok(HttpProvider { addr, shared, task })
     }
 
@@ -217,6 +214,9 @@ async fn handle(
         Ok(k) => k,
         Err(e) => return error(StatusCode::BAD_REQUEST, &format!("no effect key: {e}")),
     };
+    // The headers and the body share the connection's read buffer: let them go before the wait,
+    // or every open call keeps that buffer alive while the connection reads into a new one.
+    drop((headers, body));
     let now = shared.clock.now();
     let seq = lock(&shared.keys).get(&key).copied();
     let plan = lock(&shared.model).plan(now, seq);
