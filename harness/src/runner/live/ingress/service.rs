@@ -11,6 +11,8 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use tokio::process::{Child, Command};
 
+use crate::runner::live::supervisor::sqs_client_env;
+
 /// How long the service may take to start listening (wall time).
 pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -70,16 +72,9 @@ impl Service {
         };
         let mut c = Command::new(&e.argv[0]);
         c.args(&e.argv[1..])
-            .envs(e.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .env("AWS_ENDPOINT_URL", e.endpoint)
-            .env("AWS_ENDPOINT_URL_SQS", e.endpoint)
-            .env("AWS_ACCESS_KEY_ID", "ingress")
-            .env("AWS_SECRET_ACCESS_KEY", "ackbench")
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_DEFAULT_REGION", "us-east-1")
-            .env("ACKBENCH_QUEUE_URL", e.queue_url)
-            .env("ACKBENCH_INGRESS_PORT", e.port.to_string())
-            .env("ACKBENCH_TIME_SCALE", e.time_scale.to_string())
+            .envs(e.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        sqs_client_env(&mut c, e.endpoint, "ingress", e.queue_url, e.time_scale);
+        c.env("ACKBENCH_INGRESS_PORT", e.port.to_string())
             .stdin(Stdio::null())
             .stdout(log("out").map_err(spawn_error)?)
             .stderr(log("err").map_err(spawn_error)?)
