@@ -8,10 +8,20 @@ use crate::record::{
     secs_f64, AckOutcome, CallOutcome, EffectSource, EventKind, HandlerEnd, Nanos, RunRecord, Seq,
 };
 
-/// The trace of message `key`, or `None` if no published message has that key.
+/// The trace of message `key`, or `None` if no published message (nor ingress request) has
+/// that key.
 pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
-    let seq = record.messages.iter().position(|m| m.key == key)? as Seq + 1;
-    let mut steps: Vec<(Nanos, u8, String)> = Vec::new();
+    let requests = ingress_lines(record, key);
+    let Some(seq) = record.messages.iter().position(|m| m.key == key) else {
+        if requests.is_empty() {
+            return None;
+        }
+        let mut lines = vec![format!("trace of {key} (never reached the queue)")];
+        lines.extend(requests.into_iter().map(|(at, _, text)| line(at, &text)));
+        return Some(lines);
+    };
+    let seq = seq as Seq + 1;
+    let mut steps: Vec<(Nanos, u8, String)> = requests;
     for e in &record.events {
         if let Some((rank, text)) = event_line(&e.kind, seq) {
             steps.push((e.at, rank, text));
@@ -64,12 +74,33 @@ pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
     }
     steps.sort_by_key(|(at, rank, _)| (*at, *rank));
     let mut lines = vec![format!("trace of {key} (message {seq})")];
-    lines.extend(
-        steps
-            .into_iter()
-            .map(|(at, _, text)| format!("{:>12.3}s  {text}", secs_f64(at))),
-    );
+    lines.extend(steps.into_iter().map(|(at, _, text)| line(at, &text)));
     Some(lines)
+}
+
+fn line(at: Nanos, text: &str) -> String {
+    format!("{:>12.3}s  {text}", secs_f64(at))
+}
+
+/// The ingress load's requests for `key` (rank 0: a request comes before what it publishes).
+fn ingress_lines(record: &RunRecord, key: &str) -> Vec<(Nanos, u8, String)> {
+    let Some(ingress) = &record.ingress else {
+        return Vec::new();
+    };
+    ingress
+        .requests
+        .iter()
+        .filter(|q| q.key == key)
+        .map(|q| {
+            let ms = q.response_us as f64 / 1000.0;
+            let what = match (q.status, &q.error) {
+                (Some(status), _) => format!("answered {status} in {ms:.3} ms (wall)"),
+                (None, Some(e)) => format!("no answer after {ms:.3} ms (wall): {e}"),
+                (None, None) => format!("no answer after {ms:.3} ms (wall)"),
+            };
+            (q.sent_at, 0, format!("ingress request   {what}"))
+        })
+        .collect()
 }
 
 /// The line of an event that concerns message `seq`, with its rank at one instant.
@@ -246,5 +277,53 @@ mod tests {
         );
         assert!(t[7].contains("STALE: refused"), "{}", t[7]);
         assert!(trace(&r, "msg-2").is_none());
+    }
+
+    #[test]
+    fn ingress_requests_lead_the_trace_and_an_unpublished_key_still_has_one() {
+        use crate::record::{IngressRecord, IngressRequest};
+        let request = |key: &str, at, status| IngressRequest {
+            key: key.into(),
+            due: Some(at),
+            sent_at: at,
+            response_us: 2_500,
+            status,
+            error: status.is_none().then(|| "timeout: gave up".into()),
+        };
+        let r = RunRecord {
+            messages: vec![MessageRecord {
+                key: "msg-1".into(),
+                published_at: S,
+                poison: false,
+            }],
+            events: vec![Event {
+                at: S,
+                kind: EventKind::Published { seq: 1 },
+            }],
+            ingress: Some(IngressRecord {
+                requests: vec![
+                    request("msg-1", S, Some(202)),
+                    request("msg-2", 2 * S, None),
+                ],
+                ..IngressRecord::default()
+            }),
+            ..RunRecord::default()
+        };
+        assert_eq!(
+            trace(&r, "msg-1").unwrap(),
+            vec![
+                "trace of msg-1 (message 1)",
+                "       1.000s  ingress request   answered 202 in 2.500 ms (wall)",
+                "       1.000s  published",
+            ]
+        );
+        assert_eq!(
+            trace(&r, "msg-2").unwrap(),
+            vec![
+                "trace of msg-2 (never reached the queue)",
+                "       2.000s  ingress request   no answer after 2.500 ms (wall): timeout: gave up",
+            ]
+        );
+        assert_eq!(trace(&r, "msg-3"), None);
     }
 }
