@@ -196,4 +196,18 @@ mod tests {
         let t = Template::parse("é{key}ü", ALL).unwrap();
         assert_eq!(t.render(&fill()), "émsg-7ü");
     }
+
+    proptest::proptest! {
+        /// Whatever the text, a template that parses prints back to text that parses to the
+        /// same template, and text without braces renders as itself.
+        #[test]
+        fn templates_round_trip(text in "[a-z{}\"é: ]{0,40}") {
+            if let Ok(t) = Template::parse(&text, ALL) {
+                proptest::prop_assert_eq!(Template::parse(&t.to_string(), ALL).unwrap(), t);
+            }
+            let plain = text.replace(['{', '}'], "");
+            let t = Template::parse(&plain, ALL).unwrap();
+            proptest::prop_assert_eq!(t.render(&fill()), plain);
+        }
+    }
 }
