@@ -131,43 +131,41 @@ fn ctrl_c_mid_run_stops_every_worker() {
         return;
     }
     let marker = format!("sigint-{}", std::process::id());
-    let (dir, path) = temp_profile(&profile(&marker, 200, ""));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
-        .args([
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            dir.path().join("r").to_str().unwrap(),
-            "--quiet",
-        ])
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ackbench starts");
-    // Wait until the workers run, then interrupt.
-    let started = Instant::now();
-    while python_workers(&marker).len() < 3 && started.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let running = python_workers(&marker);
-    assert_eq!(running.len(), 3, "three workers started: {running:?}");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(
-        status.code(),
-        Some(3),
-        "an interrupted run could not complete"
-    );
+    let (_dir, path) = temp_profile(&profile(&marker, 200, ""));
+    // Interrupt once the workers run.
+    let code = run_and_interrupt(&path, || python_workers(&marker).len() >= 3);
+    assert_eq!(code, Some(3), "an interrupted run could not complete");
     assert!(
         workers_left(&marker).is_empty(),
         "no worker left after Ctrl-C: {:?}",
         workers_left(&marker)
     );
+}
+
+/// Runs `ackbench run PROFILE`, waits (up to 30 s) until `ready` holds, sends it SIGINT, and
+/// returns its exit code.
+pub fn run_and_interrupt(profile: &std::path::Path, ready: impl Fn() -> bool) -> Option<i32> {
+    let out = profile.with_file_name("r");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
+        .args(["run", profile.to_str().unwrap(), "--out"])
+        .arg(&out)
+        .arg("--quiet")
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ackbench starts");
+    let started = Instant::now();
+    while !ready() && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(ready(), "the run got going within 30 s");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    child.wait().unwrap().code()
 }
 
 /// Runs a shipped live profile; returns its summary.

@@ -2,13 +2,12 @@
 //! (targets/python/ingress.py), driven by goose users: summary.json's `ingress` object, the
 //! `ingress_lost` budget, a service that never listens, Ctrl-C, and a load without a schedule.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::common::{ackbench, root, stderr, stdout, temp_profile};
-use crate::live::{have_boto3, workers_left};
+use crate::live::{have_boto3, run_and_interrupt, workers_left};
 
 /// A live profile: `count` orders through the reference ingress, at `pace` (YAML lines under
 /// `ingress:`), with `extra` lines for the ingress section (env, body...).
@@ -246,45 +245,20 @@ fn ctrl_c_mid_ingress_run_leaves_no_service_behind() {
         return;
     }
     let marker = format!("ingress-sigint-{}", std::process::id());
-    let (dir, path) = temp_profile(&profile(
+    let (_dir, path) = temp_profile(&profile(
         400,
         "    rate_per_s: 1\n",
         &format!("    env: {{ ACKBENCH_TEST_MARKER: \"{marker}\" }}\n"),
     ));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
-        .args([
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            dir.path().join("r").to_str().unwrap(),
-            "--quiet",
-        ])
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ackbench starts");
-    let started = Instant::now();
-    while workers_left(&marker).is_empty() && started.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(
-        !workers_left(&marker).is_empty(),
-        "the ingress service started"
-    );
-    // Let the load run a moment, then interrupt.
-    std::thread::sleep(Duration::from_secs(1));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(
-        status.code(),
-        Some(3),
-        "an interrupted run could not complete"
-    );
+    // Interrupt a moment after the service is up and the load runs.
+    let code = run_and_interrupt(&path, || {
+        let up = !workers_left(&marker).is_empty();
+        if up {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        up
+    });
+    assert_eq!(code, Some(3), "an interrupted run could not complete");
     assert!(
         workers_left(&marker).is_empty(),
         "no ingress service left after Ctrl-C: {:?}",
