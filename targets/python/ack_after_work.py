@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ack-after-work, as an external SQS consumer: call the provider, then delete the message.
 
-At-least-once (DOMAIN.md, "after the work"). Any failure between the effect and the ack (a lease
+At-least-once (docs/domain.md, "Ack placement": after the work). Any failure between the effect and the ack (a lease
 that ran out while the provider was slow, a worker killed after the provider answered) repeats
 the work on the next delivery: duplicate effects. A message whose handler dies is never lost.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """claim-then-send, as an external SQS consumer: a provider that cannot forget, fenced by a claim.
 
-Pile 3 of DOMAIN.md. Before calling the provider, claim a row (key, claimed_at, sent_at null) in
+Kind 3 of docs/domain.md, "Three kinds of effect". Before calling the provider, claim a row (key, claimed_at, sent_at null) in
 a SQLite store shared by every worker of the run; after the provider accepts, stamp sent_at, then
 ack. A delivery that finds:
 - a stamped row: the work is done; ack.

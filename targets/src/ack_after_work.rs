@@ -1,6 +1,6 @@
 //! `ack-after-work`: call the provider, then ack.
 //!
-//! At-least-once (DOMAIN.md, "after the work"). Any failure between the effect and the ack (a
+//! At-least-once (docs/domain.md, "Ack placement": after the work). Any failure between the effect and the ack (a
 //! lease that ran out, a death after the provider answered) repeats the work: duplicate effects.
 //! Never loses a message whose handler dies. A provider error leaves the message unacked, so the
 //! broker redelivers it when the lease ends.

@@ -1,6 +1,6 @@
 //! `ack-before-work`: ack, then call the provider.
 //!
-//! At-most-once (DOMAIN.md, "before the work"). Never duplicates, but a handler that dies after
+//! At-most-once (docs/domain.md, "Ack placement": before the work). Never duplicates, but a handler that dies after
 //! the ack (a crash on a poison message, a kill during the call, a provider error) loses the
 //! work silently: the broker no longer holds the message and nothing recorded its absence.
 

@@ -1,6 +1,6 @@
 //! `claim-then-send`: a third party that cannot forget, fenced by a claim row.
 //!
-//! Pile 3 of DOMAIN.md. Before calling the provider, claim a row `(key, claimed_at, sent_at
+//! Kind 3 of docs/domain.md, "Three kinds of effect". Before calling the provider, claim a row `(key, claimed_at, sent_at
 //! null)`; after the provider accepts, stamp `sent_at`, then ack. A delivery that finds:
 //! - a stamped row: the work is done; ack.
 //! - an unstamped claim younger than `claim_window`: the first attempt may still be in flight;

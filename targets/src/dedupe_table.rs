@@ -1,6 +1,6 @@
 //! `dedupe-table`: an effect in the consumer's own database, fenced by a table of handled ids.
 //!
-//! Pile 2 of DOMAIN.md. In one transaction: insert the message key into `handled_messages`
+//! Kind 2 of docs/domain.md, "Three kinds of effect". In one transaction: insert the message key into `handled_messages`
 //! (on conflict do nothing) and, only if the row was new, write the effect row. Then ack.
 //! Guarantees exactly-once processing with no window: a redelivery finds its key and only acks;
 //! a death before the commit leaves nothing behind, a death after it leaves only the ack to do.

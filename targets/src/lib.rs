@@ -9,7 +9,7 @@
 //! - [`options`]: target options (`consumer.options` in a profile) and which target takes which.
 //! - [`worker`]: the consumer loop shared by the built-in targets (receive, handle, repeat).
 //! - [`store`]: the target's own transactional tables (dedupe, seats, claims).
-//! - one file per target, each saying which pile of DOMAIN.md it is and what it guarantees:
+//! - one file per target, each saying which kind of effect of docs/domain.md it handles and what it guarantees:
 //!   [`ack_after_work`], [`ack_before_work`], [`dedupe_table`], [`status_fence`],
 //!   [`claim_then_send`], [`heartbeat`].
 //!

@@ -1,6 +1,6 @@
 //! `status-fence`: the effect is a conditional update; its own status column is the fence.
 //!
-//! Pile 1 of DOMAIN.md: `update seats set status = 'sold' where key = $1 and status = 'held'`.
+//! Kind 1 of docs/domain.md, "Three kinds of effect": `update seats set status = 'sold' where key = $1 and status = 'held'`.
 //! A repeat matches zero rows, and zero rows means success: ack. No dedup table, no window.
 //! Declares checkpoint `committed` (after the update, before the ack).
 
