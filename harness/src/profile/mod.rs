@@ -12,6 +12,7 @@ pub mod defaults;
 mod document;
 pub mod duration;
 pub mod error;
+pub mod key_source;
 mod locate;
 pub mod overrides;
 pub mod path;
@@ -20,11 +21,13 @@ pub mod raw;
 mod resolve;
 mod scalar;
 pub mod scenario;
+pub mod template;
 
 use std::path::Path;
 
 pub use duration::{format_duration, parse_duration};
 pub use error::{Origin, ProfileError};
+pub use key_source::KeySource;
 pub use scenario::*;
 
 use document::Document;

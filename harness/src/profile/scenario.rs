@@ -81,6 +81,32 @@ pub struct WorkloadSpec {
     pub ingress: Option<IngressSpec>,
 }
 
+impl WorkloadSpec {
+    /// Messages per second while the workload publishes (`duration` is `run.duration`); 0 when
+    /// no rate is known before the run (an ingress load's users pace themselves).
+    pub fn arrival_rate(&self, duration: Duration) -> f64 {
+        match &self.arrival {
+            Arrival::Every(d) if !d.is_zero() => 1.0 / d.as_secs_f64(),
+            Arrival::Every(_) => 0.0,
+            Arrival::Closed => 0.0,
+            Arrival::Rate { rate_per_s, .. } => *rate_per_s,
+            Arrival::At(instants) => {
+                let span = instants
+                    .last()
+                    .copied()
+                    .unwrap_or_default()
+                    .max(duration)
+                    .as_secs_f64();
+                if span > 0.0 {
+                    instants.len() as f64 / span
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+}
+
 /// `workload.ingress`: the system's HTTP endpoint that publishes to the queue, driven by goose
 /// users. One request per planned message, on the plan's schedule (or as fast as the users get
 /// answers, with `users` alone).
@@ -92,12 +118,12 @@ pub struct IngressSpec {
     /// Extra environment of the ingress service.
     pub env: Vec<(String, String)>,
     /// Where each request goes (`{port}`, `{key}`, `{seq}` filled in).
-    pub url: crate::workload::Template,
+    pub url: super::template::Template,
     pub method: IngressMethod,
     /// The request body (`{body}`, `{key}`, `{seq}`); `None` sends none.
-    pub body: Option<crate::workload::Template>,
+    pub body: Option<super::template::Template>,
     /// Request headers, values templated like the body.
-    pub headers: Vec<(String, crate::workload::Template)>,
+    pub headers: Vec<(String, super::template::Template)>,
     /// Concurrent goose users (closed model: each waits for its answer before its next request).
     pub users: u32,
     /// Whether requests start on the plan's schedule (`false`: `users` alone, no schedule).
@@ -178,7 +204,7 @@ pub enum EffectAt {
 pub struct ProviderSpec {
     pub effect_at: EffectAt,
     /// Live mode: where a call's effect key is.
-    pub key: crate::provider::http::KeySource,
+    pub key: super::key_source::KeySource,
     pub latency: LatencyDist,
     /// Timed phases, in profile order; the first phase covering a call's start applies.
     pub phases: Vec<Phase>,

@@ -379,3 +379,36 @@ fn anchors_and_merge_keys_work() {
         })
     );
 }
+
+/// The profile layer is a leaf: nothing under `src/profile/` names a module of the crate
+/// outside it (runtime modules depend on the profile, never the other way).
+#[test]
+fn the_profile_layer_imports_no_other_module_of_the_crate() {
+    // Built at run time so that this test's own text does not match.
+    let needle = ["crate", "::"].concat();
+    fn walk(dir: &std::path::Path, needle: &str, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).expect("src/profile is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                walk(&path, needle, found);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a source file");
+                for (i, line) in text.lines().enumerate() {
+                    let outside = line
+                        .match_indices(needle)
+                        .any(|(at, _)| !line[at + needle.len()..].starts_with("profile"));
+                    if outside {
+                        found.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/profile"),
+        &needle,
+        &mut found,
+    );
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::profile::{Arrival, WorkloadSpec};
+use crate::profile::WorkloadSpec;
 
 /// The default `--utilisation`.
 pub const UTILISATION: f64 = 0.7;
@@ -44,32 +44,13 @@ pub fn workers_for(arrival_per_s: f64, mean_handler_s: f64, utilisation: f64) ->
 
 /// Messages per second while the workload publishes (`duration` is `run.duration`).
 pub fn arrival_rate(workload: &WorkloadSpec, duration: Duration) -> f64 {
-    match &workload.arrival {
-        Arrival::Every(d) if !d.is_zero() => 1.0 / d.as_secs_f64(),
-        Arrival::Every(_) => 0.0,
-        // An ingress load's users pace themselves: no rate is known before the run.
-        Arrival::Closed => 0.0,
-        Arrival::Rate { rate_per_s, .. } => *rate_per_s,
-        Arrival::At(instants) => {
-            let span = instants
-                .last()
-                .copied()
-                .unwrap_or_default()
-                .max(duration)
-                .as_secs_f64();
-            if span > 0.0 {
-                instants.len() as f64 / span
-            } else {
-                0.0
-            }
-        }
-    }
+    workload.arrival_rate(duration)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::{Poison, RateProcess};
+    use crate::profile::{Arrival, Poison, RateProcess};
 
     fn workload(arrival: Arrival) -> WorkloadSpec {
         WorkloadSpec {

@@ -1,5 +1,5 @@
 //! The workload: when messages are published, their keys and bodies, which are poison, and the
-//! request templates of an HTTP ingress load.
+//! request templates of an HTTP ingress load (a profile type, [`crate::profile::template`]).
 //!
 //! [`plan`] turns the workload section into a list of publishes before the run starts, so the
 //! runner only replays it. Arrival gaps and poison fractions draw from the seed's `workload`
@@ -7,11 +7,10 @@
 
 mod arrival;
 mod poison;
-mod template;
 
+pub use crate::profile::template::{Fill, Slot, Template, TemplateError};
 pub use arrival::arrival_times;
 pub use poison::poison_flags;
-pub use template::{Fill, Slot, Template, TemplateError};
 
 use crate::profile::{Scenario, WorkloadSpec};
 use crate::record::{nanos, Nanos, Seq};

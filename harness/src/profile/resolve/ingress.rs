@@ -11,7 +11,7 @@ use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{MethodName, RawIngress};
 use crate::profile::scenario::{Arrival, IngressMethod, IngressSpec, Mode, WorkloadSpec};
-use crate::workload::{Slot, Template};
+use crate::profile::template::{Fill, Slot, Template};
 
 use super::checks::{at_least_one, positive, required};
 
@@ -159,7 +159,7 @@ pub fn resolve(
 
 /// Enough users to keep the schedule while answers take up to a second, at least 4.
 fn default_users(workload: &WorkloadSpec, time_scale: f64, run_duration: Duration) -> u32 {
-    let rate = crate::sizing::workers::arrival_rate(workload, run_duration) / time_scale;
+    let rate = workload.arrival_rate(run_duration) / time_scale;
     let users = (rate * DEFAULT_USERS_COVER).ceil() as u32;
     let cap = workload
         .count
@@ -205,7 +205,7 @@ fn url(text: Option<String>, path: &FieldPath) -> Result<Template, Problem> {
         "where each request goes, e.g. http://127.0.0.1:{port}/orders",
     )?;
     let t = template(&text, &[Slot::Port, Slot::Key, Slot::Seq], &at)?;
-    let sample = t.render(&crate::workload::Fill {
+    let sample = t.render(&Fill {
         key: "k",
         seq: 1,
         body: "",
@@ -257,8 +257,8 @@ mod tests {
     use std::time::Duration;
 
     use crate::profile::scenario::{Arrival, IngressMethod, RateProcess};
+    use crate::profile::template::Fill;
     use crate::profile::testutil::{error, scenario};
-    use crate::workload::Fill;
 
     /// A live profile whose workload is `workload` (indented under `workload:` from line 5).
     fn profile(workload: &str) -> String {

@@ -1,6 +1,7 @@
 //! `provider`: when effects count, the normal latency, and timed phases of trouble.
 
 use crate::profile::defaults;
+use crate::profile::key_source::{parse_key_source, KeySource};
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{EffectAtName, RawErrors, RawPhase, RawProvider};
@@ -26,8 +27,8 @@ pub fn resolve(raw: RawProvider, path: &FieldPath) -> Result<ProviderSpec, Probl
         .map(|(i, p)| phase(p, &phases_path.index(i)))
         .collect::<Result<Vec<_>, _>>()?;
     let key = match raw.key {
-        None => crate::provider::http::KeySource::default(),
-        Some(k) => crate::provider::http::standalone::parse_key_source(&k.0)
+        None => KeySource::default(),
+        Some(k) => parse_key_source(&k.0)
             .map_err(|e| Problem::new(path.key("key"), e.replacen("--key ", "", 1)))?,
     };
     Ok(ProviderSpec {

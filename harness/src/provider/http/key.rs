@@ -1,24 +1,8 @@
-//! Where the effect key of a provider call comes from.
+//! Reading a call's effect key from its request, where the profile's [`KeySource`] says.
 
 use axum::http::HeaderMap;
 
-/// How the provider finds a call's effect key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KeySource {
-    /// A JSON pointer into the request body (RFC 6901), e.g. `/key`.
-    JsonPointer(String),
-    /// A request header, e.g. `Idempotency-Key`.
-    Header(String),
-    /// The n-th path segment below the worker's base URL (0-based): `/w/3/orders/msg-7` with
-    /// `PathSegment(1)` is `msg-7`.
-    PathSegment(usize),
-}
-
-impl Default for KeySource {
-    fn default() -> Self {
-        KeySource::JsonPointer("/key".to_string())
-    }
-}
+pub use crate::profile::KeySource;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {

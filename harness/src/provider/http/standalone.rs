@@ -10,20 +10,7 @@ use crate::profile::Scenario;
 use crate::provider::ProviderModel;
 use crate::record::{secs_f64, CallOutcome, Ledger};
 
-/// Parses `pointer:/key`, `header:NAME` or `segment:N`.
-pub fn parse_key_source(s: &str) -> Result<KeySource, String> {
-    match s.split_once(':') {
-        Some(("pointer", p)) if p.starts_with('/') => Ok(KeySource::JsonPointer(p.to_string())),
-        Some(("header", h)) if !h.is_empty() => Ok(KeySource::Header(h.to_string())),
-        Some(("segment", n)) => n
-            .parse()
-            .map(KeySource::PathSegment)
-            .map_err(|_| format!("--key {s}: segment takes a number, e.g. segment:1")),
-        _ => Err(format!(
-            "--key {s}: expected pointer:/json/pointer, header:Header-Name or segment:N"
-        )),
-    }
-}
+pub use crate::profile::key_source::parse_key_source;
 
 /// Serves until Ctrl-C or `run_for`, then prints the counts and writes the ledger.
 pub async fn serve(
@@ -95,25 +82,4 @@ fn write_csv(ledger: &Ledger, path: &Path) -> std::io::Result<()> {
         )?;
     }
     f.flush()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn key_sources_parse_or_explain() {
-        assert_eq!(
-            parse_key_source("pointer:/key"),
-            Ok(KeySource::JsonPointer("/key".into()))
-        );
-        assert_eq!(
-            parse_key_source("header:Idempotency-Key"),
-            Ok(KeySource::Header("Idempotency-Key".into()))
-        );
-        assert_eq!(parse_key_source("segment:2"), Ok(KeySource::PathSegment(2)));
-        for bad in ["key", "pointer:key", "segment:x", "header:", "body:/x"] {
-            assert!(parse_key_source(bad).is_err(), "{bad}");
-        }
-    }
 }

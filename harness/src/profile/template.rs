@@ -1,4 +1,5 @@
-//! Request templates of the HTTP ingress load: text with placeholders filled per message.
+//! Request templates of the HTTP ingress load: text with placeholders filled per message. A
+//! profile type (`workload.ingress` holds them); the live ingress load renders them.
 //!
 //! A placeholder is `{name}` where `name` is letters and `_` only, so JSON braces stay literal
 //! (`{"key": "{key}"}` has one placeholder). `{{` and `}}` write a literal brace. The names:
@@ -10,8 +11,6 @@
 //! - `{port}` (in `url` only): the port ackbench gives the ingress service.
 
 use std::fmt;
-
-use crate::record::Seq;
 
 /// One placeholder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +55,8 @@ pub enum TemplateError {
 #[derive(Debug, Clone, Copy)]
 pub struct Fill<'a> {
     pub key: &'a str,
-    pub seq: Seq,
+    /// The message's number in publish order (1-based).
+    pub seq: u32,
     pub body: &'a str,
     pub port: u16,
 }
