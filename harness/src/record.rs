@@ -139,6 +139,9 @@ pub enum EventKind {
     WorkerRestarted { worker: WorkerId },
     /// An operator moved a DLQ entry back to the main queue.
     Redriven { seq: Seq },
+    /// The broker discarded the message at its delivery limit, having nowhere to dead-letter it
+    /// (RabbitMQ without a dead-letter exchange).
+    Dropped { seq: Seq, delivery: u32 },
 }
 
 /// The effect ledger: the single source of effect counts.

@@ -41,6 +41,28 @@ pub trait QueueClient {
         receipt: &Self::Receipt,
         timeout: Duration,
     ) -> impl Future<Output = Result<(), QueueError>>;
+    /// Hands the message back, to be delivered again `delay` from now (zero: at once). SQS: a
+    /// visibility change; RabbitMQ: nack with requeue, at once whatever the delay (it has no
+    /// delayed redelivery); NATS: `nak` with the delay; Redis Streams: the owner makes the
+    /// entry claimable after the delay (at most `min_idle`).
+    fn release(
+        &self,
+        receipt: &Self::Receipt,
+        delay: Duration,
+    ) -> impl Future<Output = Result<(), QueueError>> {
+        self.change_visibility(receipt, delay)
+    }
+    /// A heartbeat: keeps the message this worker's for `lease` more. SQS: a visibility change
+    /// to `lease`; RabbitMQ: nothing to extend (no lease timer), only a check the delivery is
+    /// still held; NATS: in-progress (`+WPI`, a full AckWait); Redis Streams: the owner resets
+    /// the entry's idle time (XCLAIM to itself, JUSTID).
+    fn extend(
+        &self,
+        receipt: &Self::Receipt,
+        lease: Duration,
+    ) -> impl Future<Output = Result<(), QueueError>> {
+        self.change_visibility(receipt, lease)
+    }
 }
 
 /// The provider call a reference target makes: `POST /send {"key", "to"}`.

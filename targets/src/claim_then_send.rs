@@ -64,7 +64,7 @@ pub async fn handle<E: Env>(
             let _ = env.ack(&delivery.receipt).await;
         }
         Next::InFlight => {
-            let _ = env.change_visibility(&delivery.receipt, window).await;
+            let _ = env.release(&delivery.receipt, window).await;
         }
         Next::Send => {
             env.checkpoint("claimed").await;

@@ -37,11 +37,7 @@ pub async fn handle<E: Env>(
                 // Stop extending: the lease runs out on its own.
                 std::future::pending::<()>().await;
             }
-            if env
-                .change_visibility(&delivery.receipt, lease)
-                .await
-                .is_err()
-            {
+            if env.extend(&delivery.receipt, lease).await.is_err() {
                 // The lease is gone already (ran out, or the message moved on): stop beating.
                 std::future::pending::<()>().await;
             }

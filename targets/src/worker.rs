@@ -102,9 +102,7 @@ async fn on_poison<E: Env>(
             Ok(())
         }
         OnPoison::Release => {
-            let _ = env
-                .change_visibility(&delivery.receipt, Duration::ZERO)
-                .await;
+            let _ = env.release(&delivery.receipt, Duration::ZERO).await;
             Ok(())
         }
     }

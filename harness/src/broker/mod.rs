@@ -1,20 +1,34 @@
-//! The embedded broker: SQS-like lease semantics as a pure state machine driven by explicit time.
+//! The brokers: pure state machines driven by explicit time, one per broker kind, behind one
+//! seam ([`BrokerModel`]) through which a sim run drives whichever kind its profile names.
 //!
-//! A published message is *visible* (or *delayed* until its delay ends). A receive hands the
-//! front visible message to a worker with a *lease* that ends `visibility_timeout` later; the
-//! [`Receipt`] proves that lease. An ack with the current receipt deletes the message. When a
-//! lease ends without an ack the message returns to the FRONT of the visible queue; when the
-//! lease of delivery number `max_receives` ends (`max_receives` > 0), it moves to the DLQ.
-//! A late ack (a receipt that is no longer current) is handled by [`crate::profile::StaleAck`].
+//! - [`Broker`]: the embedded SQS broker, also what live runs serve over the SQS API. A
+//!   published message is *visible* (or *delayed* until its delay ends). A receive hands the
+//!   front visible message to a worker with a *lease* that ends `visibility_timeout` later; the
+//!   [`Receipt`] proves that lease. An ack with the current receipt deletes the message. When a
+//!   lease ends without an ack the message returns to the FRONT of the visible queue; when the
+//!   lease of delivery number `max_receives` ends (`max_receives` > 0), it moves to the DLQ. A
+//!   late ack (a receipt that is no longer current) is handled by [`crate::profile::StaleAck`].
+//!   The same state machine serves sim mode (virtual time) and live mode (wall time behind a
+//!   lock).
+//! - [`rabbitmq::RabbitMq`], [`nats::Nats`], [`redis_streams::RedisStreams`]: the other kinds'
+//!   semantics, sim only for now; each file says what it models.
+//! - [`setup`]: the one place a profile's `broker` section becomes a broker configuration, for
+//!   sim and live runs alike.
 //!
-//! The same state machine serves sim mode (virtual time) and live mode (wall time behind a lock):
-//! it never reads a clock, every method takes `now`, and [`Broker::next_due`] tells the caller
-//! when to call [`Broker::advance`].
+//! No model reads a clock: every method takes `now`, and `next_due` tells the caller when to
+//! call `advance`.
 
+mod messages;
+mod model;
+pub mod nats;
 mod queue;
+pub mod rabbitmq;
+pub mod redis_streams;
+pub mod setup;
 pub mod sqs;
 mod state;
 
+pub use model::BrokerModel;
 pub use queue::{AckRefused, Broker, BrokerConfig, Handout, Receipt, VisibilityError};
 pub use state::{Counts, MessageState};
 

@@ -17,8 +17,7 @@ use crate::seed;
 /// A handler point a worker reached.
 #[derive(Debug, Clone, Copy)]
 pub struct PointHit<'a> {
-    /// `received`, `call_started`, `call_answered` or a target checkpoint.
-    pub point: &'a str,
+    pub point: &'a KillPoint,
     pub worker: WorkerId,
     pub key: &'a str,
     /// Receive count of the worker's delivery.
@@ -78,7 +77,7 @@ impl KillSchedule {
             let KillTrigger::Point(p) = &r.rule.trigger else {
                 continue;
             };
-            if p.name() != hit.point || !self.in_scope(i, hit.now, Some(hit.worker)) {
+            if p != hit.point || !self.in_scope(i, hit.now, Some(hit.worker)) {
                 continue;
             }
             if r.rule.delivery.is_some_and(|d| d != hit.delivery) {
@@ -168,7 +167,7 @@ mod tests {
         KillRule::new(trigger)
     }
 
-    fn hit(point: &str, delivery: u32) -> PointHit<'_> {
+    fn hit(point: &KillPoint, delivery: u32) -> PointHit<'_> {
         PointHit {
             point,
             worker: 1,
@@ -184,11 +183,15 @@ mod tests {
         r.delivery = Some(1);
         r.times = Some(2);
         let mut s = KillSchedule::new(&[ChaosRule::KillWorker(r)], 1);
-        assert_eq!(s.at_point(hit("call_started", 1)), None);
-        assert_eq!(s.at_point(hit("call_answered", 2)), None);
-        assert_eq!(s.at_point(hit("call_answered", 1)), Some((0, 0)));
-        assert_eq!(s.at_point(hit("call_answered", 1)), Some((0, 0)));
-        assert_eq!(s.at_point(hit("call_answered", 1)), None, "times: 2");
+        assert_eq!(s.at_point(hit(&KillPoint::CallStarted, 1)), None);
+        assert_eq!(s.at_point(hit(&KillPoint::CallAnswered, 2)), None);
+        assert_eq!(s.at_point(hit(&KillPoint::CallAnswered, 1)), Some((0, 0)));
+        assert_eq!(s.at_point(hit(&KillPoint::CallAnswered, 1)), Some((0, 0)));
+        assert_eq!(
+            s.at_point(hit(&KillPoint::CallAnswered, 1)),
+            None,
+            "times: 2"
+        );
     }
 
     #[test]
@@ -198,7 +201,7 @@ mod tests {
         let count = |seed| {
             let mut s = KillSchedule::new(&[ChaosRule::KillWorker(r.clone())], seed);
             (0..10_000)
-                .filter(|_| s.at_point(hit("received", 1)).is_some())
+                .filter(|_| s.at_point(hit(&KillPoint::Received, 1)).is_some())
                 .count()
         };
         assert_eq!(count(5), count(5));

@@ -89,6 +89,7 @@ impl Places {
                 ..
             } => (seq, Place::Deleted),
             EventKind::DeadLettered { seq, .. } => (seq, Place::DeadLettered),
+            EventKind::Dropped { seq, .. } => (seq, Place::Deleted),
             EventKind::Redriven { seq } => (seq, Place::Visible),
             _ => return None,
         };
@@ -101,7 +102,8 @@ impl Places {
             (
                 EventKind::Delivered { .. }
                 | EventKind::Acked { .. }
-                | EventKind::DeadLettered { .. },
+                | EventKind::DeadLettered { .. }
+                | EventKind::Dropped { .. },
                 _,
             ) => from.in_main_queue(),
             _ => false,

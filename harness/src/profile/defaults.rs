@@ -9,6 +9,18 @@ pub const DRAIN: Duration = Duration::from_secs(30 * 60);
 pub const VISIBILITY_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest visibility timeout a profile may ask for: SQS's maximum.
 pub const MAX_VISIBILITY_TIMEOUT: Duration = Duration::from_secs(12 * 3600);
+/// `broker.consumer_timeout` (rabbitmq): RabbitMQ's default, 30 minutes.
+pub const RABBITMQ_CONSUMER_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// `broker.timeout_check_every` (rabbitmq): the channel tick that checks the consumer timeout.
+pub const RABBITMQ_TIMEOUT_CHECK_EVERY: Duration = Duration::from_secs(60);
+/// `broker.delivery_limit` (rabbitmq quorum queues): RabbitMQ 4's default.
+pub const RABBITMQ_DELIVERY_LIMIT: u32 = 20;
+/// `broker.ack_wait` (nats): JetStream's default.
+pub const NATS_ACK_WAIT: Duration = Duration::from_secs(30);
+/// `broker.max_ack_pending` (nats): JetStream's default.
+pub const NATS_MAX_ACK_PENDING: u32 = 1000;
+/// `broker.min_idle` (redis-streams): how long an entry is idle before it may be claimed.
+pub const REDIS_MIN_IDLE: Duration = Duration::from_secs(30);
 pub const WORKERS: u32 = 1;
 pub const RESTART_AFTER: Duration = Duration::from_secs(1);
 /// `provider.latency` when left out: lognormal, median 240ms, p99 900ms (a healthy email API).

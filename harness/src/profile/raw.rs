@@ -50,23 +50,58 @@ pub struct RawRun {
     pub time_scale: Option<f64>,
 }
 
-/// `broker`: the queue's lease and delivery-limit settings.
+/// `broker`: the broker kind and its lease and delivery-limit settings. Every kind's keys are
+/// read here; which belong to the chosen kind is checked when resolving.
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys kind, visibility_timeout, max_receives, stale_ack"
+    expecting = "a mapping with keys kind and that kind's keys: sqs: visibility_timeout, \
+                 max_receives, stale_ack; rabbitmq: queue_type, consumer_timeout, \
+                 timeout_check_every, delivery_limit, prefetch, dead_letter; nats: ack_wait, \
+                 max_deliver, backoff, max_ack_pending; redis-streams: min_idle, claim_every, \
+                 max_deliveries"
 )]
 pub struct RawBroker {
     pub kind: Option<BrokerKindName>,
+    // sqs
     pub visibility_timeout: Option<DurationText>,
     pub max_receives: Option<u32>,
     pub stale_ack: Option<StaleAckName>,
+    // rabbitmq
+    pub queue_type: Option<QueueTypeName>,
+    pub consumer_timeout: Option<DurationText>,
+    pub timeout_check_every: Option<DurationText>,
+    pub delivery_limit: Option<u32>,
+    pub prefetch: Option<u32>,
+    pub dead_letter: Option<bool>,
+    // nats
+    pub ack_wait: Option<DurationText>,
+    pub max_deliver: Option<u32>,
+    pub backoff: Option<Vec<DurationText>>,
+    pub max_ack_pending: Option<u32>,
+    // redis-streams
+    pub min_idle: Option<DurationText>,
+    pub claim_every: Option<DurationText>,
+    pub max_deliveries: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum BrokerKindName {
+    #[serde(rename = "sqs", alias = "embedded")]
+    Sqs,
+    #[serde(rename = "rabbitmq")]
+    RabbitMq,
+    #[serde(rename = "nats")]
+    Nats,
+    #[serde(rename = "redis-streams")]
+    RedisStreams,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum BrokerKindName {
-    Embedded,
+pub enum QueueTypeName {
+    Quorum,
+    Classic,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

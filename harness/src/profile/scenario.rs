@@ -47,15 +47,113 @@ pub struct RunSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BrokerSpec {
     pub kind: BrokerKind,
+    /// The lease, by meaning: how long a delivery may stay unacked before the broker lets
+    /// another consumer have the message. SQS `visibility_timeout`, NATS `ack_wait` (the first
+    /// `backoff` value when set), Redis Streams `min_idle`; RabbitMQ has no lease, and this is
+    /// its `consumer_timeout`.
     pub visibility_timeout: Duration,
-    /// 0 = no delivery limit (no DLQ).
+    /// Deliveries allowed, by meaning (0 = no limit): SQS `max_receives`, NATS `max_deliver`,
+    /// Redis Streams `max_deliveries`, RabbitMQ quorum `delivery_limit` + 1.
     pub max_receives: u32,
+    /// SQS only (the other kinds have their server's fixed behaviour).
     pub stale_ack: StaleAck,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The broker kind and the keys only that kind has.
+#[derive(Debug, Clone, PartialEq)]
 pub enum BrokerKind {
-    Embedded,
+    /// The embedded SQS-like broker (`sqs`, alias `embedded`).
+    Sqs,
+    RabbitMq(RabbitMqSpec),
+    Nats(NatsSpec),
+    RedisStreams(RedisStreamsSpec),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RabbitQueueType {
+    Quorum,
+    Classic,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RabbitMqSpec {
+    pub queue_type: RabbitQueueType,
+    /// The channel tick on which the consumer timeout is checked.
+    pub timeout_check_every: Duration,
+    /// Unacked deliveries one consumer may hold.
+    pub prefetch: u32,
+    /// Dead messages go to a dead-letter queue through a DLX; without one they are dropped.
+    pub dead_letter: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NatsSpec {
+    /// AckWait per delivery (the last value repeats); empty = `ack_wait` for every delivery.
+    pub backoff: Vec<Duration>,
+    pub max_ack_pending: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedisStreamsSpec {
+    /// Zero: an idle consumer claims at the instant an entry reaches `min_idle`; else a
+    /// periodic claimer with this period.
+    pub claim_every: Duration,
+}
+
+impl BrokerKind {
+    /// The kind's name in a profile (`broker.kind`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            BrokerKind::Sqs => "sqs",
+            BrokerKind::RabbitMq(_) => "rabbitmq",
+            BrokerKind::Nats(_) => "nats",
+            BrokerKind::RedisStreams(_) => "redis-streams",
+        }
+    }
+}
+
+impl BrokerSpec {
+    /// The profile key that sets [`BrokerSpec::visibility_timeout`] for this kind.
+    pub fn lease_key(&self) -> &'static str {
+        match self.kind {
+            BrokerKind::Sqs => "visibility_timeout",
+            BrokerKind::RabbitMq(_) => "consumer_timeout",
+            BrokerKind::Nats(_) => "ack_wait",
+            BrokerKind::RedisStreams(_) => "min_idle",
+        }
+    }
+
+    /// The lease in the kind's own words, for reports.
+    pub fn lease_words(&self) -> &'static str {
+        match self.kind {
+            BrokerKind::Sqs => "visibility timeout",
+            BrokerKind::RabbitMq(_) => "consumer timeout",
+            BrokerKind::Nats(_) => "AckWait",
+            BrokerKind::RedisStreams(_) => "min idle",
+        }
+    }
+
+    /// The profile key of the delivery limit for this kind; `None` when it has none (a
+    /// RabbitMQ classic queue).
+    pub fn limit_key(&self) -> Option<&'static str> {
+        match &self.kind {
+            BrokerKind::Sqs => Some("max_receives"),
+            BrokerKind::RabbitMq(r) => {
+                (r.queue_type == RabbitQueueType::Quorum).then_some("delivery_limit")
+            }
+            BrokerKind::Nats(_) => Some("max_deliver"),
+            BrokerKind::RedisStreams(_) => Some("max_deliveries"),
+        }
+    }
+
+    /// The value of the kind's delivery-limit key that allows `max_receives` deliveries (0 =
+    /// none): RabbitMQ counts returns, so its limit is one less.
+    pub fn limit_value(&self, max_receives: u32) -> u32 {
+        match self.kind {
+            BrokerKind::RabbitMq(_) => max_receives.saturating_sub(1),
+            _ => max_receives,
+        }
+    }
 }
 
 /// What the broker does with an ack whose receipt is no longer the current one.

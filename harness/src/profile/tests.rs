@@ -25,7 +25,7 @@ fn a_minimal_profile_gets_every_default() {
             time_scale: 1.0,
         },
         broker: BrokerSpec {
-            kind: BrokerKind::Embedded,
+            kind: BrokerKind::Sqs,
             visibility_timeout: secs(30),
             max_receives: 0,
             stale_ack: StaleAck::Reject,
@@ -183,7 +183,9 @@ fn an_unknown_key_is_an_error_at_any_depth() {
     assert_eq!(
         error(&with("broker:\n  visibilty_timeout: 30s\n")),
         "p.yaml:7:3: broker.visibilty_timeout: unknown field `visibilty_timeout`, expected one of \
-         `kind`, `visibility_timeout`, `max_receives`, `stale_ack`"
+         `kind`, `visibility_timeout`, `max_receives`, `stale_ack`, `queue_type`, `consumer_timeout`, \
+         `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `ack_wait`, \
+         `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`"
     );
     let e = error(&with("provider:\n  phases:\n    - { from: 0s, to: 1m, latency: { dist: fixed, value: 1s, vlaue: 2s } }\n"));
     assert!(
@@ -278,7 +280,9 @@ fn an_error_in_an_override_names_the_override() {
         error_with(BASE, &["broker.visiblity_timeout=90s"]),
         "--set broker.visiblity_timeout=90s: broker.visiblity_timeout: unknown field \
          `visiblity_timeout`, expected one of `kind`, `visibility_timeout`, `max_receives`, \
-         `stale_ack`"
+         `stale_ack`, `queue_type`, `consumer_timeout`, \
+         `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `ack_wait`, \
+         `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`"
     );
     assert_eq!(
         error_with(BASE, &["consumer.workers=many"]),

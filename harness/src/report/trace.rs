@@ -114,6 +114,10 @@ fn event_line(kind: &EventKind, seq: Seq) -> Option<(u8, String)> {
         EventKind::DeadLettered { seq: s, delivery } if s == seq => {
             (1, format!("DEAD-LETTERED     after delivery {delivery}"))
         }
+        EventKind::Dropped { seq: s, delivery } if s == seq => (
+            1,
+            format!("DROPPED           after delivery {delivery}: no dead-letter queue"),
+        ),
         EventKind::Redriven { seq: s } if s == seq => {
             (1, "redriven          back to the main queue".to_string())
         }

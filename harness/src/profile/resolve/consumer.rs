@@ -203,8 +203,9 @@ fn options(
             return Err(Problem::new(
                 path.key("extend_every"),
                 format!(
-                    "must be less than broker.visibility_timeout ({}), or the lease runs out before \
+                    "must be less than broker.{} ({}), or the lease runs out before \
                      the first extension; got {}",
+                    broker.lease_key(),
                     format_duration(broker.visibility_timeout),
                     format_duration(every)
                 ),

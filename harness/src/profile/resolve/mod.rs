@@ -2,6 +2,7 @@
 //! defaults and checks every rule the types cannot express; a broken rule is a [`Problem`]
 //! naming the field.
 
+mod broker;
 mod budgets;
 mod chaos;
 mod checks;
@@ -18,10 +19,8 @@ use crate::profile::defaults;
 use crate::profile::duration::format_duration;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
-use crate::profile::raw::{
-    BrokerKindName, ModeName, RawBroker, RawProfile, RawRedrive, RawRun, StaleAckName,
-};
-use crate::profile::scenario::{BrokerKind, BrokerSpec, Mode, RunSpec, Scenario, StaleAck};
+use crate::profile::raw::{ModeName, RawProfile, RawRedrive, RawRun};
+use crate::profile::scenario::{Mode, RunSpec, Scenario};
 
 use checks::{positive, required};
 
@@ -33,7 +32,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         None => default_name.to_string(),
     };
     let run = run(raw.run.unwrap_or_default(), &top.key("run"))?;
-    let broker = broker(raw.broker.unwrap_or_default(), &top.key("broker"))?;
+    let broker = broker::resolve(raw.broker.unwrap_or_default(), &top.key("broker"))?;
     let workload = workload::resolve(raw.workload, &run, &top.key("workload"))?;
     let consumer = consumer::resolve(raw.consumer, &broker, &top.key("consumer"))?;
     let provider = provider::resolve(raw.provider.unwrap_or_default(), &top.key("provider"))?;
@@ -52,6 +51,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         None | Some(ModeName::Sim) => Mode::Sim,
         Some(ModeName::Live) => Mode::Live,
     };
+    broker::check_mode(&broker, mode, &top.key("broker"))?;
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
     ingress::check_mode(&workload, mode, &top.key("workload").key("ingress"))?;
     Ok(Scenario {
@@ -140,36 +140,6 @@ fn redrive(raw: RawRedrive, run: &RunSpec, path: &FieldPath) -> Result<Duration,
         ));
     }
     Ok(at)
-}
-
-fn broker(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
-    let vt_path = path.key("visibility_timeout");
-    let visibility_timeout = positive(
-        raw.visibility_timeout
-            .map_or(defaults::VISIBILITY_TIMEOUT, |d| d.0),
-        &vt_path,
-    )?;
-    if visibility_timeout > defaults::MAX_VISIBILITY_TIMEOUT {
-        return Err(Problem::new(
-            vt_path,
-            format!(
-                "must be at most 12h (SQS's maximum), got {}",
-                format_duration(visibility_timeout)
-            ),
-        ));
-    }
-    Ok(BrokerSpec {
-        kind: match raw.kind {
-            None | Some(BrokerKindName::Embedded) => BrokerKind::Embedded,
-        },
-        visibility_timeout,
-        max_receives: raw.max_receives.unwrap_or(0),
-        stale_ack: match raw.stale_ack {
-            None | Some(StaleAckName::Reject) => StaleAck::Reject,
-            Some(StaleAckName::Delete) => StaleAck::Delete,
-            Some(StaleAckName::Ignore) => StaleAck::Ignore,
-        },
-    })
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use tokio::net::{TcpListener, TcpSocket};
 use tokio::task::JoinHandle;
 
 use super::{KeySource, LiveClock};
+use crate::profile::KillPoint;
 use crate::provider::ledger::CallStart;
 use crate::provider::{CallId, EffectLedger, ProviderModel};
 use crate::record::{CallOutcome, Ledger, Seq, WorkerId};
@@ -27,7 +28,7 @@ pub trait LiveHooks: Send + Sync + 'static {
     }
     /// Worker `worker` reached `point` (`call_started`, `call_answered`) for message `seq`:
     /// returns true if it is being killed (the provider then never answers it).
-    fn at_point(&self, _point: &str, _worker: WorkerId, _seq: Option<Seq>) -> bool {
+    fn at_point(&self, _point: &KillPoint, _worker: WorkerId, _seq: Option<Seq>) -> bool {
         false
     }
 }
@@ -234,7 +235,7 @@ async fn handle(
         call,
         open: true,
     };
-    if shared.hooks.at_point("call_started", worker, seq) {
+    if shared.hooks.at_point(&KillPoint::CallStarted, worker, seq) {
         std::future::pending::<()>().await;
     }
     match plan.latency {
@@ -244,7 +245,7 @@ async fn handle(
     }
     lock(&shared.ledger).answer(call, shared.clock.now());
     open.open = false;
-    if shared.hooks.at_point("call_answered", worker, seq) {
+    if shared.hooks.at_point(&KillPoint::CallAnswered, worker, seq) {
         std::future::pending::<()>().await;
     }
     match plan.outcome {

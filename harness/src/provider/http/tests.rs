@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::profile::{EffectAt, ErrorSpec, LatencyDist, Phase, ProviderSpec};
+use crate::profile::{EffectAt, ErrorSpec, KillPoint, LatencyDist, Phase, ProviderSpec};
 use crate::provider::ProviderModel;
 use crate::record::{CallOutcome, Seq, WorkerId};
 
@@ -183,10 +183,10 @@ async fn bad_worker_and_bad_path_are_refused() {
 }
 
 /// Kills every call at `point` (counting them) without answering.
-struct KillAt(&'static str, AtomicU32);
+struct KillAt(KillPoint, AtomicU32);
 impl LiveHooks for KillAt {
-    fn at_point(&self, point: &str, _w: WorkerId, _s: Option<Seq>) -> bool {
-        let kill = point == self.0;
+    fn at_point(&self, point: &KillPoint, _w: WorkerId, _s: Option<Seq>) -> bool {
+        let kill = *point == self.0;
         if kill {
             self.1.fetch_add(1, Ordering::SeqCst);
         }
@@ -196,7 +196,7 @@ impl LiveHooks for KillAt {
 
 #[tokio::test]
 async fn a_worker_killed_at_call_answered_never_gets_the_answer_but_the_effect_happened() {
-    let hooks = Arc::new(KillAt("call_answered", AtomicU32::new(0)));
+    let hooks = Arc::new(KillAt(KillPoint::CallAnswered, AtomicU32::new(0)));
     let p = provider(
         spec(20, EffectAt::Response, vec![]),
         KeySource::default(),
@@ -225,7 +225,7 @@ async fn a_worker_killed_at_call_answered_never_gets_the_answer_but_the_effect_h
 
 #[tokio::test]
 async fn a_worker_killed_at_call_started_abandons_the_call_with_effect_at_response() {
-    let hooks = Arc::new(KillAt("call_started", AtomicU32::new(0)));
+    let hooks = Arc::new(KillAt(KillPoint::CallStarted, AtomicU32::new(0)));
     let p = provider(
         spec(20, EffectAt::Response, vec![]),
         KeySource::default(),

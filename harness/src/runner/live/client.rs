@@ -16,6 +16,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use super::state::LiveState;
+use crate::profile::KillPoint;
 use crate::record::{EventKind, WorkerId};
 
 /// What every worker's client shares.
@@ -171,10 +172,11 @@ impl Runtime for LiveClient {
     async fn checkpoint(&self, name: &'static str) {
         let handling = self.shared.state.worker(self.worker).handling;
         if let Some((seq, delivery)) = handling {
+            let point = KillPoint::Checkpoint(name.to_string());
             if self
                 .shared
                 .state
-                .at_point(name, self.worker, Some(seq), delivery)
+                .at_point(&point, self.worker, Some(seq), delivery)
             {
                 // This worker is being killed: its task ends at this await.
                 std::future::pending::<()>().await;

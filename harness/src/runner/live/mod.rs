@@ -29,8 +29,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::broker::setup;
 use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer};
-use crate::broker::BrokerConfig;
 use crate::chaos::KillSchedule;
 use crate::profile::Scenario;
 use crate::provider::http::{HttpProvider, LiveClock};
@@ -68,11 +68,7 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
 
     // The broker over the SQS API, its queue configured from the profile in wall time.
     let b = &s.broker;
-    let broker = BrokerConfig {
-        visibility_timeout: nanos(wall(b.visibility_timeout)),
-        max_receives: b.max_receives,
-        stale_ack: b.stale_ack,
-    };
+    let broker = setup::sqs_config(b, wall);
     let dead_letter_queue = (b.max_receives > 0).then(|| format!("{QUEUE}-dlq"));
     let state = LiveState::new(
         LiveClock::new(scale),
@@ -155,9 +151,7 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
         }
         // A built-in target, one task per worker, over aws-sdk-sqs and reqwest.
         None => {
-            let mut options = s.consumer.options.clone();
-            options.visibility_timeout = s.broker.visibility_timeout;
-            let target = ackbench_targets::BuiltinTarget::new(&s.consumer.target, options)
+            let target = setup::builtin_target(s)
                 .ok_or_else(|| RunError::UnknownTarget(s.consumer.target.clone()))?;
             let shared = Arc::new(client::Shared {
                 state: state.clone(),

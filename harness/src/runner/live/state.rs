@@ -9,6 +9,7 @@ use nix::unistd::Pid;
 use super::published::Published;
 use crate::broker::sqs::SqsHooks;
 use crate::chaos::{KillSchedule, PointHit};
+use crate::profile::KillPoint;
 use crate::provider::http::{LiveClock, LiveHooks};
 use crate::record::{Event, EventKind, HandlerEnd, Nanos, Seq, WorkerId};
 
@@ -173,7 +174,13 @@ impl LiveState {
 
     /// Checks the kill rules at a handler point of `w`; kills now, or later after the rule's
     /// delay. True if the worker dies now.
-    pub fn at_point(&self, point: &str, w: WorkerId, seq: Option<Seq>, delivery: u32) -> bool {
+    pub fn at_point(
+        &self,
+        point: &KillPoint,
+        w: WorkerId,
+        seq: Option<Seq>,
+        delivery: u32,
+    ) -> bool {
         if w == 0 || w as usize > lock(&self.workers).len() {
             return false;
         }
@@ -277,7 +284,8 @@ impl SqsHooks for Hooks {
             return false;
         }
         lock(&self.0.workers)[(worker - 1) as usize].handling = Some((seq, delivery));
-        self.0.at_point("received", worker, Some(seq), delivery)
+        self.0
+            .at_point(&KillPoint::Received, worker, Some(seq), delivery)
     }
 }
 
@@ -286,7 +294,7 @@ impl LiveHooks for Hooks {
         self.0.worker(worker).handling.map_or(0, |(_, d)| d)
     }
 
-    fn at_point(&self, point: &str, worker: WorkerId, seq: Option<Seq>) -> bool {
+    fn at_point(&self, point: &KillPoint, worker: WorkerId, seq: Option<Seq>) -> bool {
         let delivery = self.delivery(worker);
         self.0.at_point(point, worker, seq, delivery)
     }

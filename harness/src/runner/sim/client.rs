@@ -16,6 +16,7 @@ use rand::RngExt;
 
 use super::world::{Handling, OpId, OpResult, TimerKind, World, CLASS_HANDLER};
 use crate::broker::Receipt;
+use crate::profile::KillPoint;
 use crate::provider::ledger::CallStart;
 use crate::record::{nanos, EffectSource, Event, EventKind, HandlerEnd, WorkerId};
 
@@ -102,11 +103,22 @@ impl QueueClient for SimClient {
         receipt: &Receipt,
         timeout: Duration,
     ) -> Result<(), QueueError> {
+        self.release(receipt, timeout).await
+    }
+
+    async fn release(&self, receipt: &Receipt, delay: Duration) -> Result<(), QueueError> {
         let mut w = self.world.borrow_mut();
         let w = &mut *w;
         w.broker
-            .change_visibility(w.now, *receipt, self.worker, nanos(timeout), &mut w.events)
-            .map(|_| ())
+            .release(w.now, *receipt, self.worker, nanos(delay), &mut w.events)
+            .map_err(|_| QueueError::StaleReceipt)
+    }
+
+    async fn extend(&self, receipt: &Receipt, lease: Duration) -> Result<(), QueueError> {
+        let mut w = self.world.borrow_mut();
+        let w = &mut *w;
+        w.broker
+            .extend(w.now, *receipt, self.worker, nanos(lease), &mut w.events)
             .map_err(|_| QueueError::StaleReceipt)
     }
 }
@@ -131,7 +143,7 @@ impl ProviderClient for SimClient {
                 outcome: plan.outcome,
             });
             w.slot(self.worker).open_calls.push(call);
-            if w.kill_point(self.worker, "call_started", seq, delivery) {
+            if w.kill_point(self.worker, &KillPoint::CallStarted, seq, delivery) {
                 None
             } else {
                 let op = w.new_op();
@@ -207,8 +219,11 @@ impl Runtime for SimClient {
             let mut w = self.world.borrow_mut();
             let handling: Option<Handling> = w.slot(self.worker).handling;
             match handling {
-                Some(h) => w.kill_point(self.worker, name, Some(h.seq), h.delivery),
-                None => false,
+                Some(h) if !w.kills.is_empty() => {
+                    let point = KillPoint::Checkpoint(name.to_string());
+                    w.kill_point(self.worker, &point, Some(h.seq), h.delivery)
+                }
+                _ => false,
             }
         };
         if doomed {

@@ -11,9 +11,9 @@ use ackbench_targets::{BuiltinTarget, Crash, ProviderError};
 
 use super::client::SimClient;
 use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR};
-use crate::broker::{Broker, BrokerConfig};
+use crate::broker::setup;
 use crate::chaos::KillSchedule;
-use crate::profile::Scenario;
+use crate::profile::{KillPoint, Scenario};
 use crate::provider::{EffectLedger, ProviderModel};
 use crate::record::{nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, WorkerId};
 use crate::runner::{Progress, RunError};
@@ -35,16 +35,10 @@ struct Executor {
 
 /// Runs `scenario` on virtual time and returns what it recorded.
 pub fn run(scenario: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<RunRecord, RunError> {
-    let mut options = scenario.consumer.options.clone();
-    options.visibility_timeout = scenario.broker.visibility_timeout;
-    let target = BuiltinTarget::new(&scenario.consumer.target, options)
+    let target = setup::builtin_target(scenario)
         .ok_or_else(|| RunError::UnknownTarget(scenario.consumer.target.clone()))?;
     let b = &scenario.broker;
-    let broker = Broker::new(BrokerConfig {
-        visibility_timeout: nanos(b.visibility_timeout),
-        max_receives: b.max_receives,
-        stale_ack: b.stale_ack,
-    });
+    let broker = setup::model(b);
     let world = World::new(
         broker,
         ProviderModel::new(&scenario.provider, scenario.seed),
@@ -167,7 +161,7 @@ impl Executor {
             let w = &mut *w;
             let mut handed = Vec::new();
             for i in 0..w.workers.len() {
-                if !w.broker.has_visible() {
+                if !w.broker.can_hand_out() {
                     break;
                 }
                 let slot = &w.workers[i];
@@ -178,7 +172,9 @@ impl Executor {
                     continue;
                 }
                 let Some(h) = w.broker.receive(w.now, id, &mut w.events) else {
-                    break;
+                    // This consumer may take nothing more now (RabbitMQ prefetch, NATS
+                    // max_ack_pending); the next one may.
+                    continue;
                 };
                 let slot = &mut w.workers[i];
                 slot.waiting = None;
@@ -187,7 +183,12 @@ impl Executor {
                     delivery: h.receive_count,
                 });
                 slot.results.push((op, OpResult::Delivery(h)));
-                w.kill_point(id, "received", Some(h.receipt.seq), h.receive_count);
+                w.kill_point(
+                    id,
+                    &KillPoint::Received,
+                    Some(h.receipt.seq),
+                    h.receive_count,
+                );
                 handed.push(id);
             }
             handed
@@ -291,7 +292,7 @@ impl Executor {
                     let c = &w.ledger.ledger().calls[call];
                     (c.seq, c.delivery)
                 };
-                if !w.kill_point(worker, "call_answered", seq, delivery) {
+                if !w.kill_point(worker, &KillPoint::CallAnswered, seq, delivery) {
                     let result = match outcome {
                         CallOutcome::Error(status) => Err(ProviderError::Status(status)),
                         _ => Ok(()),

@@ -6,8 +6,9 @@ use std::collections::{BinaryHeap, HashMap};
 use ackbench_targets::ProviderError;
 use rand_chacha::ChaCha8Rng;
 
-use crate::broker::{Broker, Handout};
+use crate::broker::{BrokerModel, Handout};
 use crate::chaos::{KillSchedule, PointHit};
+use crate::profile::KillPoint;
 use crate::provider::{CallId, EffectLedger, ProviderModel};
 use crate::record::{
     CallOutcome, Event, EventKind, HandlerEnd, MessageRecord, Nanos, Seq, WorkerId,
@@ -122,7 +123,7 @@ pub(super) struct World {
     timers: BinaryHeap<Reverse<Timer>>,
     next_order: u64,
     next_op: OpId,
-    pub broker: Broker,
+    pub broker: BrokerModel,
     pub provider: ProviderModel,
     pub ledger: EffectLedger,
     pub kills: KillSchedule,
@@ -145,7 +146,7 @@ pub(super) struct World {
 impl World {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        broker: Broker,
+        broker: BrokerModel,
         provider: ProviderModel,
         ledger: EffectLedger,
         kills: KillSchedule,
@@ -237,7 +238,7 @@ impl World {
                 break;
             }
             self.publish_cursor += 1;
-            let seq = self.broker.publish(self.now, 0, &mut self.events);
+            let seq = self.broker.publish(self.now, &mut self.events);
             let key = self.plan.key(seq);
             if self.plan.has_explicit_keys() {
                 self.key_index.insert(key.clone(), seq);
@@ -303,7 +304,7 @@ impl World {
     pub fn kill_point(
         &mut self,
         w: WorkerId,
-        point: &str,
+        point: &KillPoint,
         seq: Option<Seq>,
         delivery: u32,
     ) -> bool {
@@ -342,11 +343,14 @@ impl World {
     }
 
     /// The worker dies (killed or crashed): its handler span ends, its open calls are abandoned,
-    /// its lease is left to expire, and the supervisor restarts it after `restart_after`.
+    /// the broker learns its consumer is gone (what it does then is the kind's rule: RabbitMQ
+    /// requeues, the others leave the lease to its timer), and the supervisor restarts it after
+    /// `restart_after`.
     pub fn bury(&mut self, w: WorkerId, how: HandlerEnd, event: EventKind) {
         self.end_handler(w, how);
         let at = self.now;
         self.events.push(Event { at, kind: event });
+        self.broker.consumer_died(at, w, &mut self.events);
         let calls = std::mem::take(&mut self.slot(w).open_calls);
         for c in calls {
             self.ledger.abandon(c, CallOutcome::Abandoned);

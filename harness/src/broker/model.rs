@@ -1,0 +1,180 @@
+//! The broker seam: the one interface through which a sim run drives whichever broker kind the
+//! profile names.
+//!
+//! An enum of models rather than a trait object: the kinds are a closed set the profile names,
+//! every run uses exactly one, and the sim calls the broker on every publish, hand-out and ack
+//! (about a million times a second), so one predictable `match` per call, inlined, costs less
+//! than a virtual call and keeps each model a plain struct with no boxing. Adding a kind is one
+//! variant and one arm per operation, which the compiler checks exhaustively.
+//!
+//! Every operation takes `now` and appends what happened to the run's event log; no model reads
+//! a clock. [`BrokerModel::next_due`] tells the executor when to call [`BrokerModel::advance`].
+
+use super::nats::Nats;
+use super::queue::{AckRefused, Broker, Handout, Receipt, VisibilityError};
+use super::rabbitmq::RabbitMq;
+use super::redis_streams::RedisStreams;
+use super::state::{Counts, MessageState};
+use crate::record::{AckOutcome, Event, Nanos, Seq, WorkerId};
+
+/// One broker of the kind a profile names, driven on explicit time.
+#[derive(Debug, Clone)]
+pub enum BrokerModel {
+    /// SQS: a visibility-timeout lease per receive (the embedded broker).
+    Sqs(Broker),
+    /// RabbitMQ: the channel holds a delivery; a consumer timeout on a periodic tick.
+    RabbitMq(RabbitMq),
+    /// NATS JetStream: a pull consumer with explicit acks and an AckWait per delivery.
+    Nats(Nats),
+    /// Redis Streams: one consumer group; idle pending entries are taken by XAUTOCLAIM.
+    RedisStreams(RedisStreams),
+}
+
+macro_rules! each {
+    ($self:expr, $b:ident => $e:expr) => {
+        match $self {
+            BrokerModel::Sqs($b) => $e,
+            BrokerModel::RabbitMq($b) => $e,
+            BrokerModel::Nats($b) => $e,
+            BrokerModel::RedisStreams($b) => $e,
+        }
+    };
+}
+
+impl BrokerModel {
+    /// Publishes a message, visible at once. Returns its seq (messages are numbered from 1).
+    #[inline]
+    pub fn publish(&mut self, now: Nanos, log: &mut Vec<Event>) -> Seq {
+        match self {
+            BrokerModel::Sqs(b) => b.publish(now, 0, log),
+            BrokerModel::RabbitMq(b) => b.publish(now, log),
+            BrokerModel::Nats(b) => b.publish(now, log),
+            BrokerModel::RedisStreams(b) => b.publish(now, log),
+        }
+    }
+
+    /// The next instant at which a timer of the broker ends (a lease, a delay, a timeout tick,
+    /// an entry becoming claimable), if any.
+    #[inline]
+    pub fn next_due(&self) -> Option<Nanos> {
+        each!(self, b => b.next_due())
+    }
+
+    /// Ends every timer due at or before `now`.
+    #[inline]
+    pub fn advance(&mut self, now: Nanos, log: &mut Vec<Event>) {
+        each!(self, b => b.advance(now, log))
+    }
+
+    /// True when a receive now could hand a message to some consumer.
+    #[inline]
+    pub fn can_hand_out(&self) -> bool {
+        match self {
+            BrokerModel::Sqs(b) => b.has_visible(),
+            BrokerModel::RabbitMq(b) => b.can_hand_out(),
+            BrokerModel::Nats(b) => b.can_hand_out(),
+            BrokerModel::RedisStreams(b) => b.can_hand_out(),
+        }
+    }
+
+    /// Hands a message to `worker` by the kind's rule, if it has one for it.
+    #[inline]
+    pub fn receive(
+        &mut self,
+        now: Nanos,
+        worker: WorkerId,
+        log: &mut Vec<Event>,
+    ) -> Option<Handout> {
+        each!(self, b => b.receive(now, worker, log))
+    }
+
+    /// Acks by receipt; what a late ack does is the kind's rule.
+    #[inline]
+    pub fn ack(
+        &mut self,
+        now: Nanos,
+        receipt: Receipt,
+        worker: WorkerId,
+        log: &mut Vec<Event>,
+    ) -> Result<AckOutcome, AckRefused> {
+        each!(self, b => b.ack(now, receipt, worker, log))
+    }
+
+    /// Hands the message back, to be delivered again after `delay` (0: at once). SQS: change
+    /// visibility; RabbitMQ: nack with requeue (no delay exists); NATS: nak with a delay; Redis:
+    /// the owner makes the entry claimable (XCLAIM ... IDLE, JUSTID).
+    pub fn release(
+        &mut self,
+        now: Nanos,
+        receipt: Receipt,
+        worker: WorkerId,
+        delay: Nanos,
+        log: &mut Vec<Event>,
+    ) -> Result<(), VisibilityError> {
+        match self {
+            BrokerModel::Sqs(b) => b
+                .change_visibility(now, receipt, worker, delay, log)
+                .map(|_| ()),
+            BrokerModel::RabbitMq(b) => b.nack(now, receipt, worker, log),
+            BrokerModel::Nats(b) => b.nak(now, receipt, worker, delay, log),
+            BrokerModel::RedisStreams(b) => b.release(now, receipt, worker, delay, log),
+        }
+    }
+
+    /// A heartbeat: the holder keeps the message `lease` longer. SQS: change visibility to
+    /// `lease`; RabbitMQ: nothing to extend; NATS: in-progress (`+WPI`, a full AckWait); Redis:
+    /// the owner resets the entry's idle time (XCLAIM to itself, JUSTID).
+    pub fn extend(
+        &mut self,
+        now: Nanos,
+        receipt: Receipt,
+        worker: WorkerId,
+        lease: Nanos,
+        log: &mut Vec<Event>,
+    ) -> Result<(), VisibilityError> {
+        match self {
+            BrokerModel::Sqs(b) => b
+                .change_visibility(now, receipt, worker, lease, log)
+                .map(|_| ()),
+            BrokerModel::RabbitMq(b) => b.extend(receipt, worker),
+            BrokerModel::Nats(b) => b.in_progress(now, receipt, worker, log),
+            BrokerModel::RedisStreams(b) => b.touch(now, receipt, worker, log),
+        }
+    }
+
+    /// A consumer died (its process, and so its connection, is gone). RabbitMQ requeues its
+    /// unacked deliveries at this instant; the other kinds do nothing (SQS and NATS wait for
+    /// their timers, Redis for a claim).
+    #[inline]
+    pub fn consumer_died(&mut self, now: Nanos, worker: WorkerId, log: &mut Vec<Event>) {
+        if let BrokerModel::RabbitMq(b) = self {
+            b.connection_closed(now, worker, log);
+        }
+    }
+
+    /// An operator moves every dead-lettered message back with a fresh delivery budget.
+    pub fn redrive(&mut self, now: Nanos, log: &mut Vec<Event>) -> usize {
+        each!(self, b => b.redrive(now, log))
+    }
+
+    #[inline]
+    pub fn counts(&self) -> Counts {
+        each!(self, b => b.counts())
+    }
+
+    /// True when the broker holds nothing left to deliver or settle.
+    #[inline]
+    pub fn is_settled(&self) -> bool {
+        self.counts().in_queue() == 0
+    }
+
+    /// Where message `seq` is, in the states every kind shares.
+    pub fn state(&self, seq: Seq) -> Option<MessageState> {
+        each!(self, b => b.state(seq))
+    }
+
+    /// Deliveries of message `seq` so far (since its last redrive).
+    pub fn receive_count(&self, seq: Seq) -> Option<u32> {
+        each!(self, b => b.receive_count(seq))
+    }
+}

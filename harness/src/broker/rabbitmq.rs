@@ -1,0 +1,366 @@
+//! RabbitMQ (as measured on 3.10.8): a queue whose deliveries are held by the consumer's channel.
+//!
+//! - There is no lease timer. A delivery stays the consumer's until it acks, nacks, or its
+//!   channel or connection closes. A consumer that dies closes its connection: every delivery it
+//!   held is requeued at that instant and handed out at once, flagged `redelivered`.
+//! - `consumer_timeout`: the server checks on a periodic channel tick (`timeout_check_every`);
+//!   a delivery whose age has passed the timeout at a tick closes the holder's channel (406
+//!   PRECONDITION_FAILED) and requeues everything it held. The holder's later ack fails (its
+//!   delivery tag belongs to the closed channel) and counts as a stale ack. The ticks are
+//!   modelled at multiples of `timeout_check_every` from the start of the run.
+//! - Quorum queues put returned messages at the head, in the order they were returned, and count
+//!   every return (connection close, channel close, nack with requeue) against
+//!   `delivery_limit`: with limit L the (L+1)-th return dead-letters the message (through the
+//!   DLX to the dead-letter queue, or drops it when `dead_letter` is off). Classic queues put a
+//!   returned message back at its original position and have no delivery limit.
+//! - A nack with requeue returns the message at once: RabbitMQ has no "hand back with a delay".
+//! - `prefetch` bounds the unacked deliveries one consumer holds; a sim consumer takes one
+//!   message at a time, so a delivery it left without ack or nack keeps counting against it.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use super::messages::{log_ack, log_lease_moved, Messages};
+use super::queue::{AckRefused, Handout, Receipt, VisibilityError};
+use super::state::{Counts, MessageState};
+use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueType {
+    Quorum,
+    Classic,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RabbitMqConfig {
+    pub queue_type: QueueType,
+    pub consumer_timeout: Nanos,
+    /// The channel tick on which the consumer timeout is checked (> 0).
+    pub timeout_check_every: Nanos,
+    /// Quorum only; 0 = none. The (L+1)-th return dead-letters.
+    pub delivery_limit: u32,
+    /// Unacked deliveries one consumer may hold (>= 1).
+    pub prefetch: u32,
+    /// A dead-letter exchange routes dead messages to a DLQ; without it they are dropped.
+    pub dead_letter: bool,
+}
+
+/// Messages ready for delivery, in the queue type's order.
+#[derive(Debug, Clone)]
+enum Ready {
+    /// Returns first, in return order; then the rest in publish order.
+    Quorum {
+        returns: VecDeque<Seq>,
+        fresh: VecDeque<Seq>,
+    },
+    /// By position: a returned message keeps the position it was published (or redriven) at.
+    Classic {
+        ordered: BTreeSet<(u64, Seq)>,
+        positions: Vec<u64>,
+        next: u64,
+    },
+}
+
+impl Ready {
+    fn push_new(&mut self, seq: Seq) {
+        match self {
+            Ready::Quorum { fresh, .. } => fresh.push_back(seq),
+            Ready::Classic {
+                ordered,
+                positions,
+                next,
+            } => {
+                *next += 1;
+                let i = (seq - 1) as usize;
+                if positions.len() <= i {
+                    positions.resize(i + 1, 0);
+                }
+                positions[i] = *next;
+                ordered.insert((*next, seq));
+            }
+        }
+    }
+
+    fn push_return(&mut self, seq: Seq) {
+        match self {
+            Ready::Quorum { returns, .. } => returns.push_back(seq),
+            Ready::Classic {
+                ordered, positions, ..
+            } => {
+                ordered.insert((positions[(seq - 1) as usize], seq));
+            }
+        }
+    }
+
+    fn pop(&mut self) -> Option<Seq> {
+        match self {
+            Ready::Quorum { returns, fresh } => returns.pop_front().or_else(|| fresh.pop_front()),
+            Ready::Classic { ordered, .. } => ordered.pop_first().map(|(_, s)| s),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Ready::Quorum { returns, fresh } => returns.is_empty() && fresh.is_empty(),
+            Ready::Classic { ordered, .. } => ordered.is_empty(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RabbitMq {
+    config: RabbitMqConfig,
+    messages: Messages,
+    ready: Ready,
+    /// (tick at which the delivery times out, seq) of unacked deliveries.
+    timeouts: BTreeSet<(Nanos, Seq)>,
+    /// Unacked deliveries per consumer (index worker - 1), in delivery order.
+    held: Vec<Vec<Seq>>,
+    dlq: Vec<Seq>,
+}
+
+impl RabbitMq {
+    pub fn new(config: RabbitMqConfig) -> RabbitMq {
+        let ready = match config.queue_type {
+            QueueType::Quorum => Ready::Quorum {
+                returns: VecDeque::new(),
+                fresh: VecDeque::new(),
+            },
+            QueueType::Classic => Ready::Classic {
+                ordered: BTreeSet::new(),
+                positions: Vec::new(),
+                next: 0,
+            },
+        };
+        RabbitMq {
+            config,
+            messages: Messages::default(),
+            ready,
+            timeouts: BTreeSet::new(),
+            held: Vec::new(),
+            dlq: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> &RabbitMqConfig {
+        &self.config
+    }
+
+    pub fn publish(&mut self, now: Nanos, log: &mut Vec<Event>) -> Seq {
+        let seq = self.messages.publish(now, log);
+        self.ready.push_new(seq);
+        seq
+    }
+
+    /// The first check tick at which a delivery made at `at` has passed the consumer timeout
+    /// (its age strictly more than the timeout).
+    pub fn timeout_tick(&self, at: Nanos) -> Nanos {
+        let every = self.config.timeout_check_every.max(1);
+        let k = at.saturating_add(self.config.consumer_timeout) / every + 1;
+        k.saturating_mul(every)
+    }
+
+    pub fn next_due(&self) -> Option<Nanos> {
+        self.timeouts.first().map(|&(t, _)| t)
+    }
+
+    /// Consumer timeouts due by `now`: each closes its holder's channel, requeueing all it held.
+    pub fn advance(&mut self, now: Nanos, log: &mut Vec<Event>) {
+        while let Some(&(t, seq)) = self.timeouts.first() {
+            if t > now {
+                break;
+            }
+            let MessageState::Leased { worker, .. } = self.messages.msg(seq).state else {
+                unreachable!("only unacked deliveries have a timeout")
+            };
+            self.close_channel(t, worker, log);
+        }
+    }
+
+    pub fn can_hand_out(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    fn held_mut(&mut self, worker: WorkerId) -> &mut Vec<Seq> {
+        let i = (worker - 1) as usize;
+        if self.held.len() <= i {
+            self.held.resize_with(i + 1, Vec::new);
+        }
+        &mut self.held[i]
+    }
+
+    pub fn receive(
+        &mut self,
+        now: Nanos,
+        worker: WorkerId,
+        log: &mut Vec<Event>,
+    ) -> Option<Handout> {
+        let prefetch = self.config.prefetch as usize;
+        if self.held_mut(worker).len() >= prefetch {
+            return None;
+        }
+        let seq = self.ready.pop()?;
+        let tick = self.timeout_tick(now);
+        let h = self.messages.deliver(now, seq, worker, tick, log);
+        self.timeouts.insert((tick, seq));
+        self.held_mut(worker).push(seq);
+        Some(h)
+    }
+
+    /// The holder acks on its open channel; any other ack fails (the channel it was delivered
+    /// on is closed, so the tag is unknown): refused and counted as stale.
+    pub fn ack(
+        &mut self,
+        now: Nanos,
+        receipt: Receipt,
+        worker: WorkerId,
+        log: &mut Vec<Event>,
+    ) -> Result<AckOutcome, AckRefused> {
+        if self.messages.get(receipt.seq).is_none() {
+            return Err(AckRefused(receipt));
+        }
+        let delivery = self.messages.delivery_of(receipt);
+        let outcome = if self.messages.is_current(receipt, worker) {
+            self.settle(receipt.seq, worker);
+            self.messages.set_state(receipt.seq, MessageState::Deleted);
+            AckOutcome::Deleted
+        } else if matches!(
+            self.messages.msg(receipt.seq).state,
+            MessageState::Deleted | MessageState::DeadLettered
+        ) {
+            AckOutcome::StaleGone
+        } else {
+            AckOutcome::StaleRejected
+        };
+        log_ack(log, now, receipt, worker, delivery, outcome);
+        match outcome {
+            AckOutcome::Deleted => Ok(outcome),
+            _ => Err(AckRefused(receipt)),
+        }
+    }
+
+    /// Nack with requeue: the message returns at once (the holder only).
+    pub fn nack(
+        &mut self,
+        now: Nanos,
+        receipt: Receipt,
+        worker: WorkerId,
+        log: &mut Vec<Event>,
+    ) -> Result<(), VisibilityError> {
+        if !self.messages.is_current(receipt, worker) {
+            return Err(VisibilityError::StaleReceipt);
+        }
+        let delivery = self.messages.msg(receipt.seq).deliveries;
+        log_lease_moved(log, now, receipt.seq, worker, delivery, now);
+        self.settle(receipt.seq, worker);
+        self.give_back(now, receipt.seq, log);
+        Ok(())
+    }
+
+    /// There is no lease to extend: a heartbeat only learns whether the delivery is still held.
+    pub fn extend(&mut self, receipt: Receipt, worker: WorkerId) -> Result<(), VisibilityError> {
+        if self.messages.is_current(receipt, worker) {
+            Ok(())
+        } else {
+            Err(VisibilityError::StaleReceipt)
+        }
+    }
+
+    /// The consumer's connection closed (it died): everything it held is requeued now.
+    pub fn connection_closed(&mut self, now: Nanos, worker: WorkerId, log: &mut Vec<Event>) {
+        self.close_channel(now, worker, log);
+    }
+
+    /// Requeues every delivery `worker` holds, in delivery order.
+    fn close_channel(&mut self, at: Nanos, worker: WorkerId, log: &mut Vec<Event>) {
+        let held = std::mem::take(self.held_mut(worker));
+        for seq in held {
+            if let MessageState::Leased { lease_end, .. } = self.messages.msg(seq).state {
+                self.timeouts.remove(&(lease_end, seq));
+            }
+            self.give_back(at, seq, log);
+        }
+    }
+
+    /// Forgets the unacked delivery of `seq` held by `worker` (acked or nacked).
+    fn settle(&mut self, seq: Seq, worker: WorkerId) {
+        if let MessageState::Leased { lease_end, .. } = self.messages.msg(seq).state {
+            self.timeouts.remove(&(lease_end, seq));
+        }
+        let held = self.held_mut(worker);
+        if let Some(i) = held.iter().position(|&s| s == seq) {
+            held.remove(i);
+        }
+    }
+
+    /// A return: requeued, or past the delivery limit dead-lettered (dropped without a DLX).
+    fn give_back(&mut self, at: Nanos, seq: Seq, log: &mut Vec<Event>) {
+        let delivery = self.messages.msg(seq).deliveries;
+        let limit = match self.config.queue_type {
+            QueueType::Quorum => self.config.delivery_limit,
+            QueueType::Classic => 0,
+        };
+        // Every delivery ends in an ack or a return, so this is return number `delivery`.
+        if limit > 0 && delivery > limit {
+            if self.config.dead_letter {
+                self.messages.set_state(seq, MessageState::DeadLettered);
+                self.dlq.push(seq);
+                log.push(Event {
+                    at,
+                    kind: EventKind::DeadLettered { seq, delivery },
+                });
+            } else {
+                self.messages.set_state(seq, MessageState::Deleted);
+                log.push(Event {
+                    at,
+                    kind: EventKind::Dropped { seq, delivery },
+                });
+            }
+        } else {
+            self.messages.set_state(seq, MessageState::Visible);
+            self.ready.push_return(seq);
+            log.push(Event {
+                at,
+                kind: EventKind::LeaseExpired { seq, delivery },
+            });
+        }
+    }
+
+    /// An operator shovels the DLQ back to the queue's tail with a fresh delivery budget.
+    pub fn redrive(&mut self, now: Nanos, log: &mut Vec<Event>) -> usize {
+        let entries = std::mem::take(&mut self.dlq);
+        for &seq in &entries {
+            self.messages.redriven(now, seq, log);
+            self.ready.push_new(seq);
+        }
+        entries.len()
+    }
+
+    pub fn counts(&self) -> Counts {
+        self.messages.counts()
+    }
+
+    pub fn state(&self, seq: Seq) -> Option<MessageState> {
+        self.messages.get(seq).map(|m| m.state)
+    }
+
+    pub fn receive_count(&self, seq: Seq) -> Option<u32> {
+        self.messages.get(seq).map(|m| m.deliveries)
+    }
+
+    /// Dead-lettered messages, in the order they arrived in the DLQ.
+    pub fn dlq(&self) -> &[Seq] {
+        &self.dlq
+    }
+
+    /// Messages published so far.
+    pub fn published(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// The unacked deliveries `worker` holds.
+    pub fn held_by(&self, worker: WorkerId) -> &[Seq] {
+        self.held
+            .get((worker - 1) as usize)
+            .map_or(&[], |v| v.as_slice())
+    }
+}

@@ -1,0 +1,71 @@
+//! The one place a profile's `broker` section becomes a running broker's configuration, shared
+//! by sim runs (the model of the profile's kind) and live runs (the embedded SQS broker served
+//! over the SQS API, its timers in wall time), and the built-in target's options that depend on
+//! the broker.
+
+use std::time::Duration;
+
+use ackbench_targets::{BuiltinTarget, TargetOptions};
+
+use super::model::BrokerModel;
+use super::nats::{Nats, NatsConfig};
+use super::queue::{Broker, BrokerConfig};
+use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
+use super::redis_streams::{RedisStreams, RedisStreamsConfig};
+use crate::profile::{BrokerKind, BrokerSpec, RabbitQueueType, Scenario};
+use crate::record::nanos;
+
+/// The SQS broker's configuration, its durations converted by `time` (profile time to the
+/// clock the broker runs on: identity in sim mode, wall time in live mode).
+pub fn sqs_config(spec: &BrokerSpec, time: impl Fn(Duration) -> Duration) -> BrokerConfig {
+    BrokerConfig {
+        visibility_timeout: nanos(time(spec.visibility_timeout)),
+        max_receives: spec.max_receives,
+        stale_ack: spec.stale_ack,
+    }
+}
+
+/// The model a sim run drives, of the profile's kind, on profile time.
+pub fn model(spec: &BrokerSpec) -> BrokerModel {
+    match &spec.kind {
+        BrokerKind::Sqs => BrokerModel::Sqs(Broker::new(sqs_config(spec, |d| d))),
+        BrokerKind::RabbitMq(r) => BrokerModel::RabbitMq(RabbitMq::new(RabbitMqConfig {
+            queue_type: match r.queue_type {
+                RabbitQueueType::Quorum => QueueType::Quorum,
+                RabbitQueueType::Classic => QueueType::Classic,
+            },
+            consumer_timeout: nanos(spec.visibility_timeout),
+            timeout_check_every: nanos(r.timeout_check_every),
+            delivery_limit: spec.max_receives.saturating_sub(1),
+            prefetch: r.prefetch,
+            dead_letter: r.dead_letter,
+        })),
+        BrokerKind::Nats(n) => BrokerModel::Nats(Nats::new(NatsConfig {
+            ack_wait: nanos(spec.visibility_timeout),
+            backoff: n.backoff.iter().map(|&d| nanos(d)).collect(),
+            max_deliver: spec.max_receives,
+            max_ack_pending: n.max_ack_pending,
+        })),
+        BrokerKind::RedisStreams(r) => {
+            BrokerModel::RedisStreams(RedisStreams::new(RedisStreamsConfig {
+                min_idle: nanos(spec.visibility_timeout),
+                claim_every: nanos(r.claim_every),
+                max_deliveries: spec.max_receives,
+            }))
+        }
+    }
+}
+
+/// The built-in target's options as this run's consumer is configured: the profile's options
+/// with the broker's lease (what `heartbeat` extends by).
+pub fn target_options(scenario: &Scenario) -> TargetOptions {
+    TargetOptions {
+        visibility_timeout: scenario.broker.visibility_timeout,
+        ..scenario.consumer.options.clone()
+    }
+}
+
+/// The built-in target the scenario names, with [`target_options`]; `None` if it names none.
+pub fn builtin_target(scenario: &Scenario) -> Option<BuiltinTarget> {
+    BuiltinTarget::new(&scenario.consumer.target, target_options(scenario))
+}

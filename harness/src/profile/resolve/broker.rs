@@ -1,0 +1,255 @@
+//! `broker`: the broker kind and the keys of that kind, each named as the broker names it. A key
+//! of another kind is an error naming the chosen kind's keys.
+
+use std::time::Duration;
+
+use crate::profile::defaults;
+use crate::profile::duration::format_duration;
+use crate::profile::path::FieldPath;
+use crate::profile::problem::Problem;
+use crate::profile::raw::{BrokerKindName, QueueTypeName, RawBroker, StaleAckName};
+use crate::profile::scenario::{
+    BrokerKind, BrokerSpec, Mode, NatsSpec, RabbitMqSpec, RabbitQueueType, RedisStreamsSpec,
+    StaleAck,
+};
+
+use super::checks::{at_least_one, positive};
+
+/// The keys of each kind, as a profile writes them (besides `kind`).
+pub const SQS_KEYS: &[&str] = &["visibility_timeout", "max_receives", "stale_ack"];
+pub const RABBITMQ_KEYS: &[&str] = &[
+    "queue_type",
+    "consumer_timeout",
+    "timeout_check_every",
+    "delivery_limit",
+    "prefetch",
+    "dead_letter",
+];
+pub const NATS_KEYS: &[&str] = &["ack_wait", "max_deliver", "backoff", "max_ack_pending"];
+pub const REDIS_STREAMS_KEYS: &[&str] = &["min_idle", "claim_every", "max_deliveries"];
+
+/// Every kind: its name and its keys.
+pub const KINDS: &[(&str, &[&str])] = &[
+    ("sqs", SQS_KEYS),
+    ("rabbitmq", RABBITMQ_KEYS),
+    ("nats", NATS_KEYS),
+    ("redis-streams", REDIS_STREAMS_KEYS),
+];
+
+pub fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let kind = raw.kind.unwrap_or(BrokerKindName::Sqs);
+    check_keys(&raw, kind, path)?;
+    match kind {
+        BrokerKindName::Sqs => sqs(raw, path),
+        BrokerKindName::RabbitMq => rabbitmq(raw, path),
+        BrokerKindName::Nats => nats(raw, path),
+        BrokerKindName::RedisStreams => redis_streams(raw, path),
+    }
+}
+
+/// Live runs serve the embedded SQS broker; the other kinds run in sim mode only for now.
+pub fn check_mode(broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
+    if mode == Mode::Live && broker.kind != BrokerKind::Sqs {
+        return Err(Problem::new(
+            path.key("kind"),
+            format!(
+                "live runs support only broker kind sqs for now; {} runs in sim mode (mode: sim)",
+                broker.kind.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn kind_name(kind: BrokerKindName) -> &'static str {
+    match kind {
+        BrokerKindName::Sqs => "sqs",
+        BrokerKindName::RabbitMq => "rabbitmq",
+        BrokerKindName::Nats => "nats",
+        BrokerKindName::RedisStreams => "redis-streams",
+    }
+}
+
+/// The keys set in `raw`, in the order [`KINDS`] lists them.
+fn keys_set(raw: &RawBroker) -> Vec<&'static str> {
+    let set = [
+        raw.visibility_timeout.is_some(),
+        raw.max_receives.is_some(),
+        raw.stale_ack.is_some(),
+        raw.queue_type.is_some(),
+        raw.consumer_timeout.is_some(),
+        raw.timeout_check_every.is_some(),
+        raw.delivery_limit.is_some(),
+        raw.prefetch.is_some(),
+        raw.dead_letter.is_some(),
+        raw.ack_wait.is_some(),
+        raw.max_deliver.is_some(),
+        raw.backoff.is_some(),
+        raw.max_ack_pending.is_some(),
+        raw.min_idle.is_some(),
+        raw.claim_every.is_some(),
+        raw.max_deliveries.is_some(),
+    ];
+    KINDS
+        .iter()
+        .flat_map(|(_, keys)| keys.iter().copied())
+        .zip(set)
+        .filter_map(|(k, s)| s.then_some(k))
+        .collect()
+}
+
+/// Refuses the first key that belongs to another kind.
+fn check_keys(raw: &RawBroker, kind: BrokerKindName, path: &FieldPath) -> Result<(), Problem> {
+    let name = kind_name(kind);
+    let own = KINDS
+        .iter()
+        .find(|(k, _)| *k == name)
+        .map_or(&[][..], |(_, keys)| keys);
+    let Some(foreign) = keys_set(raw).into_iter().find(|k| !own.contains(k)) else {
+        return Ok(());
+    };
+    let owner = KINDS
+        .iter()
+        .find(|(_, keys)| keys.contains(&foreign))
+        .map_or("another kind", |(k, _)| k);
+    Err(Problem::at_key(
+        path.key(foreign),
+        format!(
+            "`{foreign}` is a key of broker kind {owner}, not of {name}; the keys of {name} are: {}",
+            own.join(", ")
+        ),
+    ))
+}
+
+fn duration_or(d: Option<crate::profile::scalar::DurationText>, default: Duration) -> Duration {
+    d.map_or(default, |d| d.0)
+}
+
+fn sqs(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let vt_path = path.key("visibility_timeout");
+    let visibility_timeout = positive(
+        duration_or(raw.visibility_timeout, defaults::VISIBILITY_TIMEOUT),
+        &vt_path,
+    )?;
+    if visibility_timeout > defaults::MAX_VISIBILITY_TIMEOUT {
+        return Err(Problem::new(
+            vt_path,
+            format!(
+                "must be at most 12h (SQS's maximum), got {}",
+                format_duration(visibility_timeout)
+            ),
+        ));
+    }
+    Ok(BrokerSpec {
+        kind: BrokerKind::Sqs,
+        visibility_timeout,
+        max_receives: raw.max_receives.unwrap_or(0),
+        stale_ack: match raw.stale_ack {
+            None | Some(StaleAckName::Reject) => StaleAck::Reject,
+            Some(StaleAckName::Delete) => StaleAck::Delete,
+            Some(StaleAckName::Ignore) => StaleAck::Ignore,
+        },
+    })
+}
+
+fn rabbitmq(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let queue_type = match raw.queue_type {
+        None | Some(QueueTypeName::Quorum) => RabbitQueueType::Quorum,
+        Some(QueueTypeName::Classic) => RabbitQueueType::Classic,
+    };
+    let consumer_timeout = positive(
+        duration_or(raw.consumer_timeout, defaults::RABBITMQ_CONSUMER_TIMEOUT),
+        &path.key("consumer_timeout"),
+    )?;
+    let timeout_check_every = positive(
+        duration_or(
+            raw.timeout_check_every,
+            defaults::RABBITMQ_TIMEOUT_CHECK_EVERY,
+        ),
+        &path.key("timeout_check_every"),
+    )?;
+    let delivery_limit =
+        match (queue_type, raw.delivery_limit) {
+            (RabbitQueueType::Classic, Some(_)) => return Err(Problem::at_key(
+                path.key("delivery_limit"),
+                "a classic queue has no delivery limit: delivery_limit needs queue_type: quorum",
+            )),
+            (RabbitQueueType::Classic, None) => 0,
+            (RabbitQueueType::Quorum, l) => l.unwrap_or(defaults::RABBITMQ_DELIVERY_LIMIT),
+        };
+    let prefetch = at_least_one(
+        raw.prefetch.unwrap_or(1),
+        &path.key("prefetch"),
+        "a consumer with no prefetch gets nothing",
+    )?;
+    Ok(BrokerSpec {
+        kind: BrokerKind::RabbitMq(RabbitMqSpec {
+            queue_type,
+            timeout_check_every,
+            prefetch,
+            dead_letter: raw.dead_letter.unwrap_or(true),
+        }),
+        visibility_timeout: consumer_timeout,
+        // The (L+1)-th return dead-letters: L + 1 deliveries.
+        max_receives: if delivery_limit == 0 {
+            0
+        } else {
+            delivery_limit.saturating_add(1)
+        },
+        stale_ack: StaleAck::Reject,
+    })
+}
+
+fn nats(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let ack_wait = positive(
+        duration_or(raw.ack_wait, defaults::NATS_ACK_WAIT),
+        &path.key("ack_wait"),
+    )?;
+    let backoff_path = path.key("backoff");
+    let mut backoff = Vec::new();
+    for (i, d) in raw.backoff.unwrap_or_default().into_iter().enumerate() {
+        backoff.push(positive(d.0, &backoff_path.index(i))?);
+    }
+    let max_deliver = raw.max_deliver.unwrap_or(0);
+    if max_deliver > 0 && !backoff.is_empty() && max_deliver as usize <= backoff.len() {
+        return Err(Problem::new(
+            path.key("max_deliver"),
+            format!(
+                "must be more than the number of backoff values ({}), as the server requires, \
+                 got {max_deliver}",
+                backoff.len()
+            ),
+        ));
+    }
+    let max_ack_pending = at_least_one(
+        raw.max_ack_pending
+            .unwrap_or(defaults::NATS_MAX_ACK_PENDING),
+        &path.key("max_ack_pending"),
+        "a consumer allowed no pending ack gets nothing",
+    )?;
+    Ok(BrokerSpec {
+        // With a backoff the server takes its first value as the AckWait.
+        visibility_timeout: backoff.first().copied().unwrap_or(ack_wait),
+        kind: BrokerKind::Nats(NatsSpec {
+            backoff,
+            max_ack_pending,
+        }),
+        max_receives: max_deliver,
+        stale_ack: StaleAck::Reject,
+    })
+}
+
+fn redis_streams(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let min_idle = positive(
+        duration_or(raw.min_idle, defaults::REDIS_MIN_IDLE),
+        &path.key("min_idle"),
+    )?;
+    Ok(BrokerSpec {
+        kind: BrokerKind::RedisStreams(RedisStreamsSpec {
+            claim_every: duration_or(raw.claim_every, Duration::ZERO),
+        }),
+        visibility_timeout: min_idle,
+        max_receives: raw.max_deliveries.unwrap_or(0),
+        stale_ack: StaleAck::Reject,
+    })
+}
