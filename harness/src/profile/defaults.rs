@@ -10,6 +10,8 @@ pub const VISIBILITY_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest visibility timeout a profile may ask for: SQS's maximum.
 pub const MAX_VISIBILITY_TIMEOUT: Duration = Duration::from_secs(12 * 3600);
 pub const WORKERS: u32 = 1;
+/// The smallest `run.time_scale`: one millisecond of wall time per profile second.
+pub const MIN_TIME_SCALE: f64 = 0.001;
 pub const RESTART_AFTER: Duration = Duration::from_secs(1);
 /// `provider.latency` when left out: lognormal, median 240ms, p99 900ms (a healthy email API).
 pub const LATENCY_MEDIAN: Duration = Duration::from_millis(240);

@@ -6,6 +6,7 @@ mod budgets;
 mod chaos;
 mod checks;
 mod consumer;
+mod footprint;
 mod ingress;
 mod keys;
 mod latency;
@@ -30,12 +31,26 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     let top = FieldPath::root();
     let name = match raw.name {
         Some(n) => check_name(n.0, &top.key("name"))?,
-        None => default_name.to_string(),
+        None => check_name(default_name.to_string(), &top.key("name")).map_err(|p| {
+            Problem::new(
+                p.path,
+                format!(
+                    "the profile has no name, so it is named after its file, and the file's name \
+                     gives {default_name:?}, which cannot name the report folder: add a name \
+                     (name: my-scenario) or rename the file; a name {NAME_RULE}"
+                ),
+            )
+        })?,
     };
     let run = run(raw.run.unwrap_or_default(), &top.key("run"))?;
     let broker = broker(raw.broker.unwrap_or_default(), &top.key("broker"))?;
     let workload = workload::resolve(raw.workload, &run, &top.key("workload"))?;
     let consumer = consumer::resolve(raw.consumer, &broker, &top.key("consumer"))?;
+    footprint::Footprint::of(&run, &workload, &consumer).check(
+        &workload,
+        &top.key("workload"),
+        &top.key("consumer"),
+    )?;
     let provider = provider::resolve(raw.provider.unwrap_or_default(), &top.key("provider"))?;
     let chaos = chaos::resolve(
         raw.chaos.unwrap_or_default(),
@@ -70,21 +85,27 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     })
 }
 
+/// The longest profile name, in bytes: the report folder's name adds to it, and a file
+/// system's limit for one name is 255 bytes.
+pub const MAX_NAME_BYTES: usize = 100;
+
+/// What a name must be, for messages.
+const NAME_RULE: &str = "must be one plain folder name: no /, \\ or control characters, not \
+                         empty, . or .., at most 100 bytes";
+
 /// A profile's name names its report folder, so it must be one plain folder name.
 fn check_name(name: String, path: &FieldPath) -> Result<String, Problem> {
     let bad = name.trim().is_empty()
         || name == "."
         || name == ".."
+        || name.len() > MAX_NAME_BYTES
         || name
             .chars()
             .any(|c| c == '/' || c == '\\' || c.is_control());
     if bad {
         return Err(Problem::new(
             path.clone(),
-            format!(
-                "must be a plain folder name (it names the report folder): no /, \\ or control \
-                 characters, not empty, . or .., got {name:?}"
-            ),
+            format!("{NAME_RULE} (it names the report folder), got {name:?}"),
         ));
     }
     Ok(name)
@@ -97,23 +118,35 @@ fn run(raw: RawRun, path: &FieldPath) -> Result<RunSpec, Problem> {
         &duration_path,
         "how long the workload publishes, e.g. 10m",
     )?;
+    let duration = positive(duration.0, &duration_path)?;
+    let drain = raw.drain.map_or(defaults::DRAIN, |d| d.0);
     let sample_every = match raw.sample_every {
-        Some(d) => Some(positive(d.0, &path.key("sample_every"))?),
+        Some(d) => {
+            let at = path.key("sample_every");
+            let every = positive(d.0, &at)?;
+            footprint::check_samples(every, duration, drain, &at)?;
+            Some(every)
+        }
         None => None,
     };
     let time_scale = match raw.time_scale {
         None => 1.0,
-        Some(x) if x > 0.0 && x <= 1.0 => x,
+        Some(x) if (defaults::MIN_TIME_SCALE..=1.0).contains(&x) => x,
         Some(x) => {
             return Err(Problem::new(
                 path.key("time_scale"),
-                format!("wall seconds per profile second: above 0 and at most 1 (0.05 runs 90 minutes in 4.5), got {x}"),
+                format!(
+                    "wall seconds per profile second: from {} to 1 (0.05 runs 90 minutes in \
+                     4.5; below {0} a profile second lasts less than a millisecond of wall \
+                     time, finer than the live run's timers), got {x}",
+                    defaults::MIN_TIME_SCALE
+                ),
             ))
         }
     };
     Ok(RunSpec {
-        duration: positive(duration.0, &duration_path)?,
-        drain: raw.drain.map_or(defaults::DRAIN, |d| d.0),
+        duration,
+        drain,
         sample_every,
         time_scale,
     })
