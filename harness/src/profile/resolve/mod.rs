@@ -138,8 +138,9 @@ fn run(raw: RawRun, path: &FieldPath) -> Result<RunSpec, Problem> {
                 format!(
                     "wall seconds per profile second: from {} to 1 (0.05 runs 90 minutes in \
                      4.5; below {0} a profile second lasts less than a millisecond of wall \
-                     time, finer than the live run's timers), got {x}",
-                    defaults::MIN_TIME_SCALE
+                     time, finer than the live run's timers), got {}",
+                    defaults::MIN_TIME_SCALE,
+                    number_text(x)
                 ),
             ))
         }
@@ -150,6 +151,15 @@ fn run(raw: RawRun, path: &FieldPath) -> Result<RunSpec, Problem> {
         sample_every,
         time_scale,
     })
+}
+
+/// A number as a person writes it: `0.5`, `2`, and `1e-300` rather than 300 zeros.
+fn number_text(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-6..1e9).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
 }
 
 /// When an operator redrives the DLQ: an instant before the run's end (duration + drain).
@@ -233,6 +243,24 @@ mod tests {
             error(&BASE.replace("duration: 10m", "duration: 10m, sample_every: 0ms")),
             "p.yaml:2:37: run.sample_every: must be more than 0s, got 0s"
         );
+    }
+
+    #[test]
+    fn time_scale_is_from_a_thousandth_to_one() {
+        let s = scenario(&BASE.replace("duration: 10m", "duration: 10m, time_scale: 0.001"));
+        assert_eq!(s.run.time_scale, 0.001);
+        let e = |x: &str| {
+            error(&BASE.replace("duration: 10m", &format!("duration: 10m, time_scale: {x}")))
+        };
+        assert_eq!(
+            e("1e-300"),
+            "p.yaml:2:35: run.time_scale: wall seconds per profile second: from 0.001 to 1 (0.05 \
+             runs 90 minutes in 4.5; below 0.001 a profile second lasts less than a millisecond \
+             of wall time, finer than the live run's timers), got 1e-300"
+        );
+        assert!(e("0.0009").ends_with("got 0.0009"));
+        assert!(e("2").ends_with("got 2"));
+        assert!(e(".nan").ends_with("got NaN"));
     }
 
     #[test]
