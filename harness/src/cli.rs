@@ -177,9 +177,19 @@ pub struct ProfileArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
-    /// Report folder [default: reports/<profile name>/].
+    /// Report folder [default: reports/<profile name>/, or, with --set overrides or a --seed
+    /// other than the profile's, reports/<profile name>+<overrides>/, e.g.
+    /// reports/marlow-thursday+consumer.target=ack-before-work/; long or unusual overrides are
+    /// shortened and end in a hash of them]. The folder is checked before the run: it must be
+    /// new, empty or an earlier ackbench output (with its .ackbench-report marker), unless
+    /// --force.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write into the folder even when it holds files ackbench did not write (no
+    /// .ackbench-report marker in it); without it such a folder is refused (exit 2). ackbench
+    /// then overwrites only the files it writes and removes none of the others.
+    #[arg(long)]
+    pub force: bool,
     /// Seed for all randomness (overrides the profile's `seed`); printed with every run.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -228,9 +238,15 @@ pub struct SweepArgs {
     /// end_to_end_ms.p99, max_oldest_age_s, worker_busy_fraction, recovery_time_s].
     #[arg(long = "metric", value_name = "NAME")]
     pub metrics: Vec<String>,
-    /// Output folder [default: reports/<profile name>-sweep/].
+    /// Output folder [default: reports/<profile name>-sweep/]; checked before the
+    /// runs, like run's --out.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write into the folder even when it holds files ackbench did not write (no
+    /// .ackbench-report marker in it); without it such a folder is refused (exit 2). ackbench
+    /// then overwrites only the files it writes and removes none of the others.
+    #[arg(long)]
+    pub force: bool,
     /// Runs at once [default: the number of cores].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub jobs: Option<u32>,
@@ -260,7 +276,13 @@ pub struct SizeArgs {
     /// the retry deadline.
     #[arg(long, value_name = "DURATION")]
     pub dedup_window: Option<String>,
-    /// Output folder [default: reports/<profile name>-sizing/].
+    /// Output folder [default: reports/<profile name>-sizing/]; checked before the
+    /// runs, like run's --out.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write into the folder even when it holds files ackbench did not write (no
+    /// .ackbench-report marker in it); without it such a folder is refused (exit 2). ackbench
+    /// then overwrites only the files it writes and removes none of the others.
+    #[arg(long)]
+    pub force: bool,
 }

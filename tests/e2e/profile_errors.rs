@@ -92,7 +92,7 @@ fn a_wrong_type_is_placed_at_the_value() {
     expect_error(
         &with("broker:\n  max_receives: three\n"),
         &[],
-        "{path}:7:17: broker.max_receives: invalid type: string \"three\", expected u32",
+        "{path}:7:17: broker.max_receives: invalid type: string \"three\", expected a whole number from 0 to 4294967295",
     );
 }
 
@@ -351,7 +351,7 @@ fn ingress_mistakes_are_placed_and_explained() {
         ),
         (
             with_ingress(&format!("{ok}    users: -2\n")),
-            "workload.ingress.users: invalid value: integer `-2`, expected u32",
+            "workload.ingress.users: invalid value: integer `-2`, expected a whole number from 0 to 4294967295",
         ),
     ];
     for (text, expected) in cases {

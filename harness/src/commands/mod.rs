@@ -3,6 +3,7 @@
 
 mod broker;
 mod check;
+mod default_folder;
 mod provider;
 mod rerender;
 mod run;

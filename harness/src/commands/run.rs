@@ -1,11 +1,12 @@
 //! `ackbench run PROFILE`: parse, validate, run, export, exit code.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
+use super::default_folder::default_folder;
 use super::{load, mode_name, shell_word};
 use crate::cli::RunArgs;
 use crate::profile::{self, Scenario};
+use crate::report::folder::{self, Prepared};
 use crate::report::{self, Progress, RunInfo, RunOutputs, RunProgress};
 use crate::verdict::exit;
 use crate::{record, runner};
@@ -16,6 +17,7 @@ pub fn run(args: RunArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    let profile_seed = scenario.seed;
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
@@ -31,10 +33,19 @@ pub fn run(args: RunArgs) -> i32 {
         }
     };
     let reproduce = reproduce_command(&args, scenario.seed);
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("reports").join(&scenario.name));
+    let out = args.out.clone().unwrap_or_else(|| {
+        let seed = args.seed.filter(|s| *s != profile_seed);
+        default_folder(&scenario.name, &args.profile.sets, seed)
+    });
+    // The folder is checked (and created) before the run, not after it.
+    let prepared = match folder::prepare(&out, "report", args.force) {
+        Ok(p) => p,
+        Err(e) => {
+            let flag = if args.out.is_some() { "--out " } else { "" };
+            eprintln!("error: {flag}{e}");
+            return exit::BAD_INPUT;
+        }
+    };
     if !args.quiet {
         let mode = mode_name(scenario.mode);
         println!(
@@ -92,6 +103,7 @@ pub fn run(args: RunArgs) -> i32 {
         return exit::RUN_FAILED;
     }
     let mut traces = Vec::new();
+    let mut trace_files = Vec::new();
     for key in &args.trace {
         let text = report::trace::trace(&record, key)
             .unwrap_or_default()
@@ -103,6 +115,14 @@ pub fn run(args: RunArgs) -> i32 {
             return exit::RUN_FAILED;
         }
         traces.push(text);
+        trace_files.push(path);
+    }
+    if let Err(e) = folder::record(&out, &trace_files) {
+        eprintln!(
+            "error: cannot write {}: {e}",
+            out.join(folder::MARKER).display()
+        );
+        return exit::RUN_FAILED;
     }
     if args.quiet {
         println!("{}: {}", scenario.name, summary.verdict);
@@ -111,7 +131,11 @@ pub fn run(args: RunArgs) -> i32 {
         for text in &traces {
             print!("\n{text}");
         }
-        println!("report: {}", out.display());
+        let replaced = match prepared {
+            Prepared::Replacing => " (replaced the earlier report there)",
+            Prepared::New | Prepared::Forced => "",
+        };
+        println!("report: {}{replaced}", out.display());
         println!("reproduce: {reproduce}");
     }
 
@@ -123,10 +147,38 @@ pub fn run(args: RunArgs) -> i32 {
     }
 }
 
-/// Every `--trace` key must name a message the workload publishes, and be usable in a file name.
+/// The longest `--trace` key: `trace-KEY.txt` must fit a file system's 255-byte names.
+const MAX_TRACE_KEY_BYTES: usize = 200;
+
+/// Every `--trace` key must be usable in a file name and name a message the workload
+/// publishes; checked before the run.
 fn check_trace_keys(scenario: &Scenario, keys: &[String]) -> Result<(), String> {
     if keys.is_empty() {
         return Ok(());
+    }
+    for key in keys {
+        let shown: String = key.chars().take(40).collect();
+        let shown = if shown.len() < key.len() {
+            format!("{shown}...")
+        } else {
+            shown
+        };
+        if key.len() > MAX_TRACE_KEY_BYTES {
+            return Err(format!(
+                "--trace {shown}: the key is {} bytes long; a traced key names its file \
+                 trace-KEY.txt, so it may be at most {MAX_TRACE_KEY_BYTES} bytes",
+                key.len()
+            ));
+        }
+        if key.is_empty()
+            || key.starts_with('.')
+            || key.chars().any(|c| c == '/' || c == '\\' || c.is_control())
+        {
+            return Err(format!(
+                "--trace {shown:?}: a traced key names its file trace-KEY.txt, so it cannot be \
+                 empty, contain /, \\ or control characters, or start with ."
+            ));
+        }
     }
     let plan = crate::workload::plan(scenario);
     let n = plan.len() as u32;
@@ -138,11 +190,6 @@ fn check_trace_keys(scenario: &Scenario, keys: &[String]) -> Result<(), String> 
             };
             return Err(format!(
                 "--trace {key}: no published message has that key ({known})"
-            ));
-        }
-        if key.contains(['/', '\\']) || key.starts_with('.') {
-            return Err(format!(
-                "--trace {key}: a key used in a file name cannot contain / or \\ or start with ."
             ));
         }
     }

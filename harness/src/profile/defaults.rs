@@ -22,6 +22,8 @@ pub const NATS_MAX_ACK_PENDING: u32 = 1000;
 /// `broker.min_idle` (redis-streams): how long an entry is idle before it may be claimed.
 pub const REDIS_MIN_IDLE: Duration = Duration::from_secs(30);
 pub const WORKERS: u32 = 1;
+/// The smallest `run.time_scale`: one millisecond of wall time per profile second.
+pub const MIN_TIME_SCALE: f64 = 0.001;
 pub const RESTART_AFTER: Duration = Duration::from_secs(1);
 /// `provider.latency` when left out: lognormal, median 240ms, p99 900ms (a healthy email API).
 pub const LATENCY_MEDIAN: Duration = Duration::from_millis(240);

@@ -3,8 +3,9 @@
 
 use yaml_serde::Value;
 
+use super::depth::{check_depth, MAX_DEPTH};
 use super::error::{Origin, ProfileError};
-use super::locate::locate_nearest;
+use super::locate::{locate_duplicate_key, locate_nearest};
 use super::overrides::Override;
 use super::path::FieldPath;
 use super::problem::{read_value, Problem};
@@ -23,9 +24,20 @@ pub struct Document {
 impl Document {
     /// Reads `text` as YAML and applies `overrides` (each `PATH=VALUE`) in order.
     pub fn parse(origin: &str, text: &str, overrides: &[String]) -> Result<Document, ProfileError> {
-        let mut value: Value = yaml_serde::from_str(text).map_err(|e| syntax_error(origin, &e))?;
+        check_depth(text, MAX_DEPTH).map_err(|at| ProfileError::Syntax {
+            origin: Origin::File {
+                file: origin.to_string(),
+                line: at.line,
+                column: at.column,
+            },
+            message: too_deep(),
+        })?;
+        let mut value: Value =
+            yaml_serde::from_str(text).map_err(|e| syntax_error(origin, text, &e))?;
         // `<<: *anchor` merge keys, so that profiles can share settings within a file.
-        value.apply_merge().map_err(|e| syntax_error(origin, &e))?;
+        value
+            .apply_merge()
+            .map_err(|e| syntax_error(origin, text, &e))?;
         let mut applied = Vec::new();
         for arg in overrides {
             let o = Override::parse(arg)?;
@@ -73,15 +85,35 @@ impl Document {
     }
 }
 
-/// A YAML syntax error, placed where the parser stopped.
-fn syntax_error(origin: &str, e: &yaml_serde::Error) -> ProfileError {
-    let (line, column) = e
-        .location()
-        .map(|l| (l.line(), l.column()))
-        .unwrap_or((1, 1));
-    let message = e
+/// What a profile nested deeper than [`MAX_DEPTH`] is told.
+pub fn too_deep() -> String {
+    format!(
+        "nested more than {MAX_DEPTH} levels deep (collections inside collections); a profile \
+         needs fewer than 10"
+    )
+}
+
+/// A YAML syntax error, placed where the parser stopped (a duplicate key, which the parser
+/// reports without a place, at the key).
+fn syntax_error(origin: &str, text: &str, e: &yaml_serde::Error) -> ProfileError {
+    // The parser places a duplicate key at the mapping that holds it.
+    let duplicate = e
         .to_string()
-        .replacen(&format!(" at line {line} column {column}"), "", 1);
+        .contains("duplicate entry with key")
+        .then(|| locate_duplicate_key(text))
+        .flatten();
+    let (line, column) = duplicate
+        .map(|p| (p.line, p.column))
+        .or_else(|| e.location().map(|l| (l.line(), l.column())))
+        .unwrap_or((1, 1));
+    let message = match e.location() {
+        Some(l) => e.to_string().replacen(
+            &format!(" at line {} column {}", l.line(), l.column()),
+            "",
+            1,
+        ),
+        None => e.to_string(),
+    };
     ProfileError::Syntax {
         origin: Origin::File {
             file: origin.to_string(),

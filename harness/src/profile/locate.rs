@@ -297,6 +297,136 @@ impl<'de> Visitor<'de> for Found {
     }
 }
 
+/// The position of the first key that repeats a key of its own mapping (which the YAML parser
+/// reports without a place), if the text has one.
+pub fn locate_duplicate_key(text: &str) -> Option<Position> {
+    let de = yaml_serde::Deserializer::from_str(text);
+    let err = Duplicates.deserialize(de).err()?;
+    if !err.to_string().contains(FOUND_DUPLICATE) {
+        return None;
+    }
+    let loc = err.location()?;
+    Some(Position {
+        line: loc.line(),
+        column: loc.column(),
+    })
+}
+
+const FOUND_DUPLICATE: &str = "\u{1}locate:duplicate\u{1}";
+
+/// Walks every node, failing at the first mapping key already seen in its mapping.
+#[derive(Clone, Copy)]
+struct Duplicates;
+
+impl<'de> DeserializeSeed<'de> for Duplicates {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Duplicates {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("anything")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while map.next_key_seed(NewKey(&mut seen))?.is_some() {
+            map.next_value_seed(Duplicates)?;
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Duplicates)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
+        let (IgnoredAny, variant) = data.variant::<IgnoredAny>()?;
+        de::VariantAccess::newtype_variant_seed(variant, Duplicates)
+    }
+}
+
+/// Reads one mapping key; fails at it if its mapping already had it.
+struct NewKey<'s>(&'s mut std::collections::HashSet<String>);
+
+impl<'de> DeserializeSeed<'de> for NewKey<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl NewKey<'_> {
+    fn check<E: de::Error>(self, key: String) -> Result<(), E> {
+        if self.0.insert(key) {
+            Ok(())
+        } else {
+            Err(E::custom(FOUND_DUPLICATE))
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for NewKey<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a mapping key")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        self.check(v.to_string())
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.check(v.to_string())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        self.check(v.to_string())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        self.check(v.to_string())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        self.check(v.to_string())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.check("~".to_string())
+    }
+    // A collection as a key (rare): not compared.
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        Duplicates.visit_map(map)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        Duplicates.visit_seq(seq)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,6 +450,21 @@ budgets: { dlq: 0 }
 
     fn p(s: &str) -> FieldPath {
         FieldPath::parse_dotted(s)
+    }
+
+    #[test]
+    fn finds_a_repeated_key_where_it_repeats() {
+        assert_eq!(
+            locate_duplicate_key("a: 1\nb:\n  c: 1\n  d: [1, {e: 1, e: 2}]\n"),
+            at(4, 17)
+        );
+        assert_eq!(
+            locate_duplicate_key("run: {}\nbroker: {}\nrun: {}\n"),
+            at(3, 1)
+        );
+        // The same key in two mappings is no repeat.
+        assert_eq!(locate_duplicate_key("a: {x: 1}\nb: {x: 1}\n"), None);
+        assert_eq!(locate_duplicate_key(TEXT), None);
     }
 
     #[test]

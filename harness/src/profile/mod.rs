@@ -9,6 +9,7 @@
 //! path, and says what is allowed: see [`ProfileError`].
 
 pub mod defaults;
+mod depth;
 mod document;
 pub mod duration;
 pub mod error;

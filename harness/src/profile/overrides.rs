@@ -8,6 +8,8 @@
 
 use yaml_serde::{Mapping, Value};
 
+use super::depth::{check_depth, MAX_DEPTH};
+use super::document::too_deep;
 use super::error::ProfileError;
 use super::path::FieldPath;
 
@@ -41,6 +43,8 @@ impl Override {
         }
         let value = if value.trim().is_empty() {
             Value::Null
+        } else if check_depth(value, MAX_DEPTH).is_err() {
+            return Err(fail(format!("the value is {}", too_deep())));
         } else {
             yaml_serde::from_str(value)
                 .map_err(|e| fail(format!("`{value}` is not a YAML value: {e}")))?

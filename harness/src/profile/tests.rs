@@ -129,8 +129,76 @@ fn the_name_defaults_to_the_file_stem() {
 fn a_name_must_be_a_plain_folder_name() {
     assert_eq!(
         error(&BASE.replace("name: t", "name: ../x")),
-        "p.yaml:1:7: name: must be a plain folder name (it names the report folder): no /, \\ \
-         or control characters, not empty, . or .., got \"../x\""
+        "p.yaml:1:7: name: must be one plain folder name: no /, \\ or control characters, not \
+         empty, . or .., at most 100 bytes (it names the report folder), got \"../x\""
+    );
+    let long = "n".repeat(101);
+    assert!(error(&BASE.replace("name: t", &format!("name: {long}"))).contains("at most 100 bytes"));
+    scenario(&BASE.replace("name: t", &format!("name: {}", "n".repeat(100))));
+}
+
+#[test]
+fn a_name_taken_from_the_file_name_is_checked_like_a_written_one() {
+    // `...yaml` would name the profile `..`: its report folder would be the one above.
+    let text = BASE.replace("name: t\n", "");
+    for (file, stem) in [("dir/...yaml", ".."), ("dir/..yaml", ".")] {
+        let e = load_str(file, &text, &[])
+            .map(|s| s.name)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{file}:1:1: name: the profile has no name, so it is named after its file, and \
+                 the file's name gives \"{stem}\", which cannot name the report folder: add a \
+                 name (name: my-scenario) or rename the file; a name must be one plain folder \
+                 name: no /, \\ or control characters, not empty, . or .., at most 100 bytes"
+            )
+        );
+    }
+    // A name given by --set is checked as written.
+    let s = load_str("dir/...yaml", &text, &["name=fixed".to_string()]);
+    assert_eq!(s.map(|s| s.name).ok(), Some("fixed".to_string()));
+}
+
+#[test]
+fn nesting_deeper_than_the_cap_is_refused_before_parsing() {
+    let deep = format!(
+        "name: x\nrun: {}{}\n",
+        "[".repeat(20_000),
+        "]".repeat(20_000)
+    );
+    let started = std::time::Instant::now();
+    // `run:` is level 1, so the 64th `[` (column 6 + 63) is level 65.
+    assert_eq!(
+        error(&deep),
+        "p.yaml:2:69: not valid YAML: nested more than 64 levels deep (collections inside \
+         collections); a profile needs fewer than 10"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    let value = format!("{}{}", "[".repeat(100), "]".repeat(100));
+    assert_eq!(
+        error_with(BASE, &[&format!("run.drain={value}")]),
+        format!(
+            "--set run.drain={value}: the value is nested more than 64 levels deep (collections \
+             inside collections); a profile needs fewer than 10"
+        )
+    );
+}
+
+#[test]
+fn a_repeated_key_is_placed_where_it_repeats() {
+    assert_eq!(
+        error(&with("run: { duration: 5m }\n")),
+        "p.yaml:6:1: not valid YAML: duplicate entry with key \"run\""
+    );
+    assert_eq!(
+        error(&with("broker:\n  max_receives: 3\n  max_receives: 4\n")),
+        "p.yaml:8:3: not valid YAML: broker: duplicate entry with key \"max_receives\""
     );
 }
 
@@ -216,11 +284,11 @@ fn an_unknown_budget_lists_the_valid_budget_names() {
 fn a_wrong_type_is_placed_at_the_value() {
     assert_eq!(
         error(&with("broker:\n  max_receives: three\n")),
-        "p.yaml:7:17: broker.max_receives: invalid type: string \"three\", expected u32"
+        "p.yaml:7:17: broker.max_receives: invalid type: string \"three\", expected a whole number from 0 to 4294967295"
     );
     assert_eq!(
         error(&with("broker: { max_receives: -1 }\n")),
-        "p.yaml:6:25: broker.max_receives: invalid value: integer `-1`, expected u32"
+        "p.yaml:6:25: broker.max_receives: invalid value: integer `-1`, expected a whole number from 0 to 4294967295"
     );
     assert_eq!(
         error(&with("broker: { stale_ack: drop }\n")),
@@ -286,7 +354,7 @@ fn an_error_in_an_override_names_the_override() {
     );
     assert_eq!(
         error_with(BASE, &["consumer.workers=many"]),
-        "--set consumer.workers=many: consumer.workers: invalid type: string \"many\", expected u32"
+        "--set consumer.workers=many: consumer.workers: invalid type: string \"many\", expected a whole number from 0 to 4294967295"
     );
 }
 

@@ -26,6 +26,7 @@ pub mod console;
 pub mod data;
 pub mod deliveries;
 pub mod error;
+pub mod folder;
 pub mod format;
 pub mod hlog;
 pub mod html;
@@ -107,7 +108,16 @@ pub fn write_all(
         .filter(|f| !matches!(f, Format::Json | Format::Csv))
         .collect();
     written.extend(render(&data, dir, &renderings)?);
+    mark(dir, &written)?;
     Ok(written)
+}
+
+/// Lists `written` in the folder's marker ([`folder`]), so that only those are ever removed.
+fn mark(dir: &Path, written: &[PathBuf]) -> Result<(), ReportError> {
+    folder::record(dir, written).map_err(|source| ReportError::Write {
+        path: dir.join(folder::MARKER),
+        source,
+    })
 }
 
 /// Renders `formats` again from the recorded data of report folder `dir`, without rerunning:
@@ -115,7 +125,9 @@ pub fn write_all(
 /// timeseries.csv from what they hold). Returns every file written.
 pub fn rerender(dir: &Path, formats: &[Format]) -> Result<Vec<PathBuf>, ReportError> {
     let data = ReportData::load(dir)?;
-    render(&data, dir, formats)
+    let written = render(&data, dir, formats)?;
+    mark(dir, &written)?;
+    Ok(written)
 }
 
 /// Runs the renderer of each format in `formats`, in [`RENDERERS`] order.

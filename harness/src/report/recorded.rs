@@ -2,20 +2,20 @@
 //! documentation of [`super`]).
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use super::data::RUN_JSON;
 use super::deliveries::{self, deliveries};
 use super::hlog::{write_latency_log, END_TO_END_LOG, HANDLER_LATENCY_LOG};
 use super::run_json::RunJson;
-use super::{charts, write_file, ReportError, RunOutputs, EXPORTERS};
+use super::{charts, folder, write_file, ReportError, RunOutputs, EXPORTERS};
 
 /// Writes summary.json, timeseries.csv, run.json, the two latency logs and, for a small run,
 /// deliveries.csv into `dir` (created if needed); returns the files written.
 ///
 /// A worker timeline left in the folder by an earlier, smaller run (deliveries.csv,
-/// charts/workers.*) is removed when this run has none, so the folder only describes this run.
+/// charts/workers.*) is removed when this run has none, so the folder only describes this run;
+/// only if ackbench wrote it (the folder's marker lists it, see [`super::folder`]).
 pub fn write(dir: &Path, out: &RunOutputs<'_>) -> Result<Vec<PathBuf>, ReportError> {
     fs::create_dir_all(dir).map_err(|source| ReportError::Folder {
         path: dir.to_path_buf(),
@@ -54,22 +54,19 @@ pub fn write(dir: &Path, out: &RunOutputs<'_>) -> Result<Vec<PathBuf>, ReportErr
             deliveries::write_csv(&rows, w)
         })?),
         None => {
-            remove_stale(&dir.join(deliveries::FILE))?;
+            remove_stale(dir, deliveries::FILE)?;
             for ext in ["png", "svg"] {
-                remove_stale(&charts::path(dir, "workers", ext))?;
+                remove_stale(dir, &format!("{}/workers.{ext}", charts::DIR))?;
             }
         }
     }
     Ok(written)
 }
 
-/// Removes a file an earlier run left, if there is one.
-fn remove_stale(path: &Path) -> Result<(), ReportError> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(ReportError::Write {
-            path: path.to_path_buf(),
-            source: e,
-        }),
-        _ => Ok(()),
-    }
+/// Removes file `rel` an earlier run left in `dir`, if ackbench wrote it.
+fn remove_stale(dir: &Path, rel: &str) -> Result<(), ReportError> {
+    folder::remove_ours(dir, rel).map_err(|source| ReportError::Write {
+        path: dir.join(rel),
+        source,
+    })
 }

@@ -72,6 +72,23 @@ pub enum SizingError {
     #[error("a run could not complete: {0}")]
     Run(#[from] RunError),
 
+    /// The profile cannot run in sim mode (its consumer or ingress is a program of the user's).
+    #[error(
+        "{file}: {command} runs the profile in sim mode, and this profile {why}, which only a \
+         live run can run: {command} needs a sim profile (a built-in consumer.target, no \
+         workload.ingress)"
+    )]
+    NeedsSim {
+        command: &'static str,
+        file: String,
+        why: &'static str,
+    },
+
+    /// The output folder is not ackbench's, or cannot be created or written (checked before
+    /// the runs).
+    #[error("{0}")]
+    Folder(#[from] crate::report::folder::FolderError),
+
     /// A file of the output folder cannot be written.
     #[error("cannot write {}: {message}", path.display())]
     Write { path: PathBuf, message: String },
@@ -99,4 +116,25 @@ pub fn reason(e: &ProfileError) -> String {
         ProfileError::Override { message, .. } => message.clone(),
         other => other.to_string(),
     }
+}
+
+/// Refuses a profile that sweeps and sizings cannot simulate: one whose consumer is the
+/// user's own program (`consumer.command`) or that publishes through an ingress service.
+pub fn needs_sim(
+    command: &'static str,
+    file: &std::path::Path,
+    scenario: &crate::profile::Scenario,
+) -> Result<(), SizingError> {
+    let why = if scenario.consumer.command.is_some() {
+        "runs your own consumer program (consumer.command)"
+    } else if scenario.workload.ingress.is_some() {
+        "publishes through your ingress service (workload.ingress)"
+    } else {
+        return Ok(());
+    };
+    Err(SizingError::NeedsSim {
+        command,
+        file: file.display().to_string(),
+        why,
+    })
 }

@@ -20,7 +20,7 @@ use hdrhistogram::Histogram;
 use super::chart::{self, DualChart, Series};
 use super::checks::{self, Check};
 use super::duplicates::predicted_duplicate_rate;
-use super::error::{reason, SizingError};
+use super::error::{needs_sim, reason, SizingError};
 use super::lease::{outlive_chance, size_lease, LeaseAdvice, LeaseRule, SQS_MAX_LEASE};
 use super::limit::{recommended_limit, recovery_path, spare};
 use super::markdown;
@@ -34,6 +34,7 @@ use super::workers::{arrival_rate, workers_for};
 use super::{alert, hlog};
 use crate::cli::SizeArgs;
 use crate::profile::{self, format_duration, parse_duration, Poison, Scenario};
+use crate::report::folder;
 use crate::verdict::exit;
 
 /// Runs the sizing the arguments describe; returns the process exit code.
@@ -123,7 +124,14 @@ fn size(args: &SizeArgs) -> Result<(), SizingError> {
     let file = &args.profile.profile;
     let sets = &args.profile.sets;
     let current = profile::load(file, sets)?;
+    needs_sim("size", file, &current)?;
     let recorded = args.latency_from.as_deref().map(hlog::read).transpose()?;
+    // The folder is checked (and created) before the runs, not after them.
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports").join(format!("{}-sizing", current.name)));
+    folder::prepare(&out, "sizing", args.force)?;
     let jobs = parallel::default_jobs();
 
     // Batch 1: the profile as it is, a healthy day, the recovery probe.
@@ -238,10 +246,6 @@ fn size(args: &SizeArgs) -> Result<(), SizingError> {
         limit,
     });
 
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("reports").join(format!("{}-sizing", current.name)));
     let md = markdown::render(&plan);
     let written = write(&out, &plan, &md)?;
     print!("{md}");
@@ -645,6 +649,7 @@ fn write(out: &Path, plan: &Plan, md: &str) -> Result<Vec<PathBuf>, SizingError>
     written.extend(
         chart::write_dual_chart(out, "sizing", &lease_chart(plan)).map_err(|e| fail(out, e))?,
     );
+    folder::record(out, &written).map_err(|e| fail(&out.join(folder::MARKER), e.to_string()))?;
     Ok(written)
 }
 

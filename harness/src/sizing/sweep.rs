@@ -14,7 +14,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::chart::{self, LineChart, Series, XAxis};
-use super::error::{reason, SizingError};
+use super::error::{needs_sim, reason, SizingError};
 use super::grid::{self, Point, MAX_POINTS};
 use super::metric::{self, Derived};
 use super::outcome::PointOutcome;
@@ -25,6 +25,7 @@ use super::sweep_table;
 use super::vary::{self, Vary};
 use crate::cli::SweepArgs;
 use crate::profile::{self, parse_duration, Scenario};
+use crate::report::folder;
 use crate::verdict::exit;
 
 /// Runs the sweep the arguments describe; returns the process exit code.
@@ -44,6 +45,7 @@ fn sweep(args: &SweepArgs) -> Result<(), SizingError> {
     let points = grid::points(&axes)?;
     let file = &args.profile.profile;
     let base = profile::load(file, &args.profile.sets)?;
+    needs_sim("sweep", file, &base)?;
     let text = fs::read_to_string(file).map_err(|source| profile::ProfileError::Read {
         path: file.clone(),
         source,
@@ -78,6 +80,15 @@ fn sweep(args: &SweepArgs) -> Result<(), SizingError> {
             Ok(s)
         })
         .collect::<Result<Vec<Scenario>, SizingError>>()?;
+    for s in &scenarios {
+        needs_sim("sweep", file, s)?;
+    }
+    // The folder is checked (and created) before the runs, not after them.
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports").join(format!("{}-sweep", base.name)));
+    folder::prepare(&out, "sweep", args.force)?;
 
     let jobs = args
         .jobs
@@ -97,10 +108,6 @@ fn sweep(args: &SweepArgs) -> Result<(), SizingError> {
         outcomes.push(PointOutcome::new(p, s.seed, summary, derived));
     }
 
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("reports").join(format!("{}-sweep", base.name)));
     let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
     let written = write(&out, &axes, &paths, &metrics, &points, &outcomes)?;
     print!("{}", sweep_table::table(&paths, &metrics, &outcomes));
@@ -139,6 +146,7 @@ fn write(
         let stem = format!("sweep-{}", m.replace('.', "-"));
         written.extend(chart::write_line_chart(out, &stem, &chart).map_err(|e| fail(out, e))?);
     }
+    folder::record(out, &written).map_err(|e| fail(&out.join(folder::MARKER), e.to_string()))?;
     Ok(written)
 }
 

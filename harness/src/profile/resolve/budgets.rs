@@ -125,7 +125,7 @@ mod tests {
         );
         assert_eq!(
             error(&with("budgets:\n  lost: -1\n")),
-            "p.yaml:7:9: budgets.lost: invalid value: integer `-1`, expected u64"
+            "p.yaml:7:9: budgets.lost: invalid value: integer `-1`, expected a whole number from 0 to 18446744073709551615"
         );
     }
 }

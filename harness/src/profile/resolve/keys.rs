@@ -1,6 +1,8 @@
 //! Which message keys a run can publish, so that keys named elsewhere (poison keys, chaos
 //! selectors) can be checked: the explicit `workload.keys`, or else `msg-1`, `msg-2`, ...
 
+use std::collections::HashSet;
+
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::scenario::{Arrival, WorkloadSpec};
@@ -8,6 +10,8 @@ use crate::profile::scenario::{Arrival, WorkloadSpec};
 /// The keys a workload can publish.
 pub struct KeyUniverse<'a> {
     explicit: Option<&'a [String]>,
+    /// The explicit keys as a set, so that each check is one look-up.
+    explicit_set: Option<HashSet<&'a str>>,
     /// The most messages the workload publishes, when the profile says (count, or `at`).
     max: Option<u64>,
 }
@@ -24,6 +28,10 @@ impl<'a> KeyUniverse<'a> {
         };
         KeyUniverse {
             explicit: workload.keys.as_deref(),
+            explicit_set: workload
+                .keys
+                .as_ref()
+                .map(|k| k.iter().map(String::as_str).collect()),
             max,
         }
     }
@@ -32,7 +40,11 @@ impl<'a> KeyUniverse<'a> {
     pub fn check(&self, key: &str, path: &FieldPath) -> Result<(), Problem> {
         match self.explicit {
             Some(keys) => {
-                if keys.iter().any(|k| k == key) {
+                if self
+                    .explicit_set
+                    .as_ref()
+                    .is_some_and(|set| set.contains(key))
+                {
                     return Ok(());
                 }
                 Err(Problem::new(

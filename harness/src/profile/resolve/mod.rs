@@ -7,6 +7,7 @@ mod budgets;
 mod chaos;
 mod checks;
 mod consumer;
+mod footprint;
 mod ingress;
 mod keys;
 mod latency;
@@ -29,12 +30,26 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     let top = FieldPath::root();
     let name = match raw.name {
         Some(n) => check_name(n.0, &top.key("name"))?,
-        None => default_name.to_string(),
+        None => check_name(default_name.to_string(), &top.key("name")).map_err(|p| {
+            Problem::new(
+                p.path,
+                format!(
+                    "the profile has no name, so it is named after its file, and the file's name \
+                     gives {default_name:?}, which cannot name the report folder: add a name \
+                     (name: my-scenario) or rename the file; a name {NAME_RULE}"
+                ),
+            )
+        })?,
     };
     let run = run(raw.run.unwrap_or_default(), &top.key("run"))?;
     let broker = broker::resolve(raw.broker.unwrap_or_default(), &top.key("broker"))?;
     let workload = workload::resolve(raw.workload, &run, &top.key("workload"))?;
     let consumer = consumer::resolve(raw.consumer, &broker, &top.key("consumer"))?;
+    footprint::Footprint::of(&run, &workload, &consumer).check(
+        &workload,
+        &top.key("workload"),
+        &top.key("consumer"),
+    )?;
     let provider = provider::resolve(raw.provider.unwrap_or_default(), &top.key("provider"))?;
     let chaos = chaos::resolve(
         raw.chaos.unwrap_or_default(),
@@ -70,21 +85,27 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     })
 }
 
+/// The longest profile name, in bytes: the report folder's name adds to it, and a file
+/// system's limit for one name is 255 bytes.
+pub const MAX_NAME_BYTES: usize = 100;
+
+/// What a name must be, for messages.
+const NAME_RULE: &str = "must be one plain folder name: no /, \\ or control characters, not \
+                         empty, . or .., at most 100 bytes";
+
 /// A profile's name names its report folder, so it must be one plain folder name.
 fn check_name(name: String, path: &FieldPath) -> Result<String, Problem> {
     let bad = name.trim().is_empty()
         || name == "."
         || name == ".."
+        || name.len() > MAX_NAME_BYTES
         || name
             .chars()
             .any(|c| c == '/' || c == '\\' || c.is_control());
     if bad {
         return Err(Problem::new(
             path.clone(),
-            format!(
-                "must be a plain folder name (it names the report folder): no /, \\ or control \
-                 characters, not empty, . or .., got {name:?}"
-            ),
+            format!("{NAME_RULE} (it names the report folder), got {name:?}"),
         ));
     }
     Ok(name)
@@ -97,26 +118,48 @@ fn run(raw: RawRun, path: &FieldPath) -> Result<RunSpec, Problem> {
         &duration_path,
         "how long the workload publishes, e.g. 10m",
     )?;
+    let duration = positive(duration.0, &duration_path)?;
+    let drain = raw.drain.map_or(defaults::DRAIN, |d| d.0);
     let sample_every = match raw.sample_every {
-        Some(d) => Some(positive(d.0, &path.key("sample_every"))?),
+        Some(d) => {
+            let at = path.key("sample_every");
+            let every = positive(d.0, &at)?;
+            footprint::check_samples(every, duration, drain, &at)?;
+            Some(every)
+        }
         None => None,
     };
     let time_scale = match raw.time_scale {
         None => 1.0,
-        Some(x) if x > 0.0 && x <= 1.0 => x,
+        Some(x) if (defaults::MIN_TIME_SCALE..=1.0).contains(&x) => x,
         Some(x) => {
             return Err(Problem::new(
                 path.key("time_scale"),
-                format!("wall seconds per profile second: above 0 and at most 1 (0.05 runs 90 minutes in 4.5), got {x}"),
+                format!(
+                    "wall seconds per profile second: from {} to 1 (0.05 runs 90 minutes in \
+                     4.5; below {0} a profile second lasts less than a millisecond of wall \
+                     time, finer than the live run's timers), got {}",
+                    defaults::MIN_TIME_SCALE,
+                    number_text(x)
+                ),
             ))
         }
     };
     Ok(RunSpec {
-        duration: positive(duration.0, &duration_path)?,
-        drain: raw.drain.map_or(defaults::DRAIN, |d| d.0),
+        duration,
+        drain,
         sample_every,
         time_scale,
     })
+}
+
+/// A number as a person writes it: `0.5`, `2`, and `1e-300` rather than 300 zeros.
+fn number_text(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-6..1e9).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
 }
 
 /// When an operator redrives the DLQ: an instant before the run's end (duration + drain).
@@ -170,6 +213,24 @@ mod tests {
             error(&BASE.replace("duration: 10m", "duration: 10m, sample_every: 0ms")),
             "p.yaml:2:37: run.sample_every: must be more than 0s, got 0s"
         );
+    }
+
+    #[test]
+    fn time_scale_is_from_a_thousandth_to_one() {
+        let s = scenario(&BASE.replace("duration: 10m", "duration: 10m, time_scale: 0.001"));
+        assert_eq!(s.run.time_scale, 0.001);
+        let e = |x: &str| {
+            error(&BASE.replace("duration: 10m", &format!("duration: 10m, time_scale: {x}")))
+        };
+        assert_eq!(
+            e("1e-300"),
+            "p.yaml:2:35: run.time_scale: wall seconds per profile second: from 0.001 to 1 (0.05 \
+             runs 90 minutes in 4.5; below 0.001 a profile second lasts less than a millisecond \
+             of wall time, finer than the live run's timers), got 1e-300"
+        );
+        assert!(e("0.0009").ends_with("got 0.0009"));
+        assert!(e("2").ends_with("got 2"));
+        assert!(e(".nan").ends_with("got NaN"));
     }
 
     #[test]

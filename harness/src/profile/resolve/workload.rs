@@ -1,6 +1,8 @@
 //! `workload`: arrival process, count cap, explicit keys, poison messages, and the HTTP ingress
 //! load ([`ingress`]) that may publish them.
 
+use std::collections::HashMap;
+
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{ProcessName, RawArrival, RawPoison, RawWorkload};
@@ -139,6 +141,8 @@ fn resolve_keys(keys: Vec<String>, path: &FieldPath) -> Result<Vec<String>, Prob
         path,
         "list the message keys in publish order, or leave keys out for msg-1, msg-2, ...",
     )?;
+    // Each key's first index, so that a repeat is found in one pass.
+    let mut first_at: HashMap<&str, usize> = HashMap::with_capacity(keys.len());
     for (i, key) in keys.iter().enumerate() {
         if key.is_empty() {
             return Err(Problem::new(
@@ -146,7 +150,7 @@ fn resolve_keys(keys: Vec<String>, path: &FieldPath) -> Result<Vec<String>, Prob
                 "a message key must not be empty",
             ));
         }
-        if let Some(first) = keys[..i].iter().position(|k| k == key) {
+        if let Some(&first) = first_at.get(key.as_str()) {
             return Err(Problem::new(
                 path.index(i),
                 format!(
@@ -155,6 +159,7 @@ fn resolve_keys(keys: Vec<String>, path: &FieldPath) -> Result<Vec<String>, Prob
                 ),
             ));
         }
+        first_at.insert(key, i);
     }
     Ok(keys)
 }
@@ -324,6 +329,34 @@ mod tests {
             )),
             "p.yaml:8:7: workload.keys.2: duplicate key `a` (also workload.keys.0): every message \
              needs its own key"
+        );
+    }
+
+    #[test]
+    fn a_long_key_list_is_checked_in_one_pass() {
+        // 200,000 distinct keys, then key-7 again: the repeat is item 200,000 and the first
+        // one item 7. Comparing every pair would take minutes; one pass takes milliseconds.
+        let n = 200_000;
+        let mut list: String = (0..n).map(|i| format!("key-{i},")).collect();
+        list.push_str("key-7");
+        let started = std::time::Instant::now();
+        let e = error(&profile(&format!(
+            "  arrival: {{ every: 1s }}\n  keys: [{list}]\n"
+        )));
+        assert!(
+            e.ends_with(
+                "workload.keys.200000: duplicate key `key-7` (also workload.keys.7): every \
+                 message needs its own key"
+            ),
+            "{e}"
+        );
+        let keys: Vec<String> = (0..n).map(|i| format!("key-{i}")).collect();
+        let ok = super::resolve_keys(keys, &crate::profile::path::FieldPath::root().key("keys"));
+        assert_eq!(ok.map(|k| k.len()), Ok(n));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
         );
     }
 
