@@ -14,6 +14,7 @@
 mod queue;
 pub mod sqs;
 mod state;
+mod table;
 
 pub use queue::{AckRefused, Broker, BrokerConfig, Handout, Receipt, VisibilityError};
 pub use state::{Counts, MessageState};
