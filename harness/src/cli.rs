@@ -85,20 +85,37 @@ pub struct BrokerArgs {
     /// Override a profile field by its dotted path; repeatable.
     #[arg(long = "set", value_name = "PATH=VALUE", requires = "profile")]
     pub sets: Vec<String>,
-    /// Address to listen on (loopback by default).
-    #[arg(long, default_value = "127.0.0.1:9324", value_name = "ADDR")]
+    /// Address to listen on (loopback by default; a host name must resolve to loopback).
+    #[arg(long, default_value = "127.0.0.1:9324", value_name = "ADDR", value_parser = crate::serving::parse_listen)]
     pub listen: std::net::SocketAddr,
     /// Name of the queue created from the profile.
     #[arg(long, default_value = "ackbench", value_name = "NAME")]
     pub queue: String,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// Connection limits of `ackbench broker` and `ackbench provider`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Close a connection whose request head (or body) takes longer than this to arrive.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub header_read_timeout: String,
+    /// Close a keep-alive connection with no request in progress for this long (a request
+    /// being answered, such as a long poll, is never cut).
+    #[arg(long, default_value = "120s", value_name = "DURATION")]
+    pub idle_timeout: String,
+    /// Serve at most this many connections at once; more wait until one closes.
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub max_connections: usize,
 }
 
 #[derive(Debug, Args)]
 pub struct ProviderArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
-    /// Address to listen on (loopback by default).
-    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    /// Address to listen on (loopback by default; a host name must resolve to loopback).
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR", value_parser = crate::serving::parse_listen)]
     pub listen: std::net::SocketAddr,
     /// Where each call's effect key is: `pointer:/key` (JSON pointer into the body),
     /// `header:Idempotency-Key`, or `segment:N` (N-th path segment below the base URL).
@@ -113,6 +130,8 @@ pub struct ProviderArgs {
     /// Write every call (key, worker, start, end, outcome) to this CSV file at exit.
     #[arg(long, value_name = "FILE")]
     pub ledger: Option<PathBuf>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
 }
 
 const SWEEP_EXAMPLES: &str = "\

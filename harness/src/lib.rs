@@ -19,6 +19,8 @@
 //! - [`chaos`]: worker kills at handler points and on a timer.
 //! - [`runner`]: wires a run together; [`runner::sim`] is the deterministic virtual-time executor,
 //!   [`runner::live`] runs on wall time with real sockets and worker processes.
+//! - [`serving`]: the accept loop of the SQS endpoint and the provider, with header-read and
+//!   idle timeouts and a connection limit.
 //! - [`seed`]: one seed, one named random stream per consumer of randomness.
 //! - [`record`]: what a run records; the only input of metrics, verdict and report.
 //! - [`metrics`]: pure functions of a [`record::RunRecord`]: accounting, histograms, time series.
@@ -38,6 +40,7 @@ pub mod record;
 pub mod report;
 pub mod runner;
 pub mod seed;
+pub mod serving;
 pub mod sizing;
 pub mod verdict;
 pub mod workload;

@@ -1,6 +1,7 @@
 //! End-to-end tests: run the real `ackbench` binary on profiles and check what it prints,
 //! writes (summary.json) and its exit code.
 
+mod broker_memory;
 mod chaos;
 mod common;
 mod engine;
@@ -10,6 +11,7 @@ mod profile_errors;
 mod report_html;
 mod report_rerender;
 mod report_run;
+mod servers_support;
 mod sizing_size;
 mod sizing_sweep;
 mod sqs_boto3;

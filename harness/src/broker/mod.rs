@@ -27,6 +27,7 @@ pub mod redis_streams;
 pub mod setup;
 pub mod sqs;
 mod state;
+mod table;
 
 pub use model::BrokerModel;
 pub use queue::{AckRefused, Broker, BrokerConfig, Handout, Receipt, VisibilityError};

@@ -150,3 +150,84 @@ proptest! {
         prop_assert!(log.windows(2).all(|w| w[0].at <= w[1].at));
     }
 }
+
+/// The same operations on a broker that remembers every message and on one that forgets settled
+/// ones (the SQS endpoint's choice for a long-running broker; it never redrives, it takes the
+/// DLQ): every answer, count, due time, DLQ and event is the same, and the forgetting broker
+/// holds only what is in the queue or in the DLQ.
+fn same_answers_when_forgetting(ops: Vec<Op>, max_receives: u32, stale_ack: StaleAck) {
+    let config = BrokerConfig {
+        visibility_timeout: 30,
+        max_receives,
+        stale_ack,
+    };
+    let mut keep = Broker::new(config);
+    let mut forget = Broker::forgetting_settled(config);
+    let (mut log_k, mut log_f): (Vec<Event>, Vec<Event>) = (Vec::new(), Vec::new());
+    let mut now: Nanos = 0;
+    let mut receipts: Vec<Receipt> = Vec::new();
+    for op in ops {
+        match op {
+            Op::Publish { delay } => {
+                let a = keep.publish(now, delay, &mut log_k);
+                assert_eq!(a, forget.publish(now, delay, &mut log_f));
+            }
+            Op::Receive { worker } => {
+                let a = keep.receive(now, worker, &mut log_k);
+                assert_eq!(a, forget.receive(now, worker, &mut log_f));
+                receipts.extend(a.map(|h| h.receipt));
+            }
+            Op::Ack { pick, worker } => {
+                if let Some(&r) = receipts.get(pick % receipts.len().max(1)) {
+                    let a = keep.ack(now, r, worker, &mut log_k);
+                    assert_eq!(a, forget.ack(now, r, worker, &mut log_f), "ack of {r:?}");
+                }
+            }
+            Op::ChangeVisibility { pick, timeout } => {
+                if let Some(&r) = receipts.get(pick % receipts.len().max(1)) {
+                    let a = keep.change_visibility(now, r, 1, timeout, &mut log_k);
+                    assert_eq!(a, forget.change_visibility(now, r, 1, timeout, &mut log_f));
+                }
+            }
+            Op::Advance { by } => {
+                now += by;
+                keep.advance(now, &mut log_k);
+                forget.advance(now, &mut log_f);
+            }
+            Op::Redrive => assert_eq!(keep.take_dlq(), forget.take_dlq()),
+        }
+        assert_eq!(keep.counts(), forget.counts());
+        assert_eq!(keep.next_due(), forget.next_due());
+        assert_eq!(keep.dlq(), forget.dlq());
+        assert_eq!(keep.len(), forget.len());
+        assert_eq!(log_k, log_f);
+        for seq in 1..=keep.len() as Seq {
+            match forget.state(seq) {
+                Some(s) => assert_eq!(keep.state(seq), Some(s)),
+                None => assert!(matches!(
+                    keep.state(seq),
+                    Some(MessageState::Deleted | MessageState::DeadLettered)
+                )),
+            }
+        }
+        let c = forget.counts();
+        assert_eq!(
+            forget.held() as u64,
+            c.in_queue() + forget.dlq().len() as u64,
+            "holds only the queue and the DLQ"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    #[test]
+    fn a_broker_that_forgets_settled_messages_answers_as_one_that_remembers(
+        ops in proptest::collection::vec(op(), 1..120),
+        max_receives in 0u32..4,
+        stale_ack in policy(),
+    ) {
+        same_answers_when_forgetting(ops, max_receives, stale_ack);
+    }
+}

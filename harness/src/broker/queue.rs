@@ -3,6 +3,7 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use super::state::{Counts, MessageState};
+use super::table::{Message, Table};
 use crate::profile::StaleAck;
 use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
 
@@ -42,20 +43,11 @@ pub enum VisibilityError {
     StaleReceipt,
 }
 
-#[derive(Debug, Clone)]
-struct Message {
-    state: MessageState,
-    /// Deliveries since publish (or since the last redrive).
-    receive_count: u32,
-    /// Deliveries ever; the last receipt's nonce.
-    nonce: u32,
-}
-
 /// The embedded broker. Messages are numbered from 1 in publish order.
 #[derive(Debug, Clone)]
 pub struct Broker {
     config: BrokerConfig,
-    messages: Vec<Message>,
+    messages: Table,
     /// Visible messages, front first. May hold messages deleted while visible (`stale_ack:
     /// delete`); those are skipped on receive.
     visible: VecDeque<Seq>,
@@ -69,10 +61,27 @@ pub struct Broker {
 }
 
 impl Broker {
+    /// A broker that remembers every message it was ever given, settled or not: what sim and
+    /// live runs use, so that every event names its delivery exactly.
     pub fn new(config: BrokerConfig) -> Broker {
+        Broker::with_table(config, Table::all())
+    }
+
+    /// A broker that forgets a message once it is settled: deleted (acked or purged) or taken
+    /// from the DLQ with [`Broker::take_dlq`]. It holds only the messages still in the queue and
+    /// the DLQ entries not yet taken, so a long-running broker's memory does not grow with every
+    /// message it ever carried. Every receipt of a forgotten message is stale (`StaleGone`), as
+    /// in a broker that remembers; [`Broker::state`] and [`Broker::receive_count`] of a
+    /// forgotten message are `None`, and its stale ack's event names the receipt's delivery
+    /// number (the same unless the message had been redriven).
+    pub fn forgetting_settled(config: BrokerConfig) -> Broker {
+        Broker::with_table(config, Table::held())
+    }
+
+    fn with_table(config: BrokerConfig, messages: Table) -> Broker {
         Broker {
             config,
-            messages: Vec::new(),
+            messages,
             visible: VecDeque::new(),
             delayed: BTreeSet::new(),
             leases: BTreeSet::new(),
@@ -91,11 +100,17 @@ impl Broker {
 
     /// Messages published so far.
     pub fn len(&self) -> usize {
-        self.messages.len()
+        self.messages.published()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.messages.is_empty()
+        self.len() == 0
+    }
+
+    /// Messages the broker keeps in memory: all of them ([`Broker::new`]), or those it still
+    /// holds ([`Broker::forgetting_settled`]).
+    pub fn held(&self) -> usize {
+        self.messages.held_count()
     }
 
     pub fn state(&self, seq: Seq) -> Option<MessageState> {
@@ -123,19 +138,21 @@ impl Broker {
 
     /// Publishes a message, visible at once or after `delay`. Returns its seq.
     pub fn publish(&mut self, now: Nanos, delay: Nanos, log: &mut Vec<Event>) -> Seq {
-        let seq = Seq::try_from(self.messages.len() + 1).expect("fewer than 2^32 messages");
         let state = if delay == 0 {
-            self.visible.push_back(seq);
             MessageState::Visible
         } else {
-            self.delayed.insert((now + delay, seq));
             MessageState::Delayed { until: now + delay }
         };
-        self.messages.push(Message {
+        let seq = self.messages.push(Message {
             state,
             receive_count: 0,
             nonce: 0,
         });
+        if delay == 0 {
+            self.visible.push_back(seq);
+        } else {
+            self.delayed.insert((now + delay, seq));
+        }
         *self.counts.slot(state) += 1;
         log.push(Event {
             at: now,
@@ -193,7 +210,7 @@ impl Broker {
 
     /// A lease ended (expired or released) at `at`: back to the front, or to the DLQ.
     fn end_lease(&mut self, at: Nanos, seq: Seq, log: &mut Vec<Event>) {
-        let delivery = self.messages[(seq - 1) as usize].receive_count;
+        let delivery = self.message(seq).receive_count;
         if self.at_delivery_limit(seq) {
             self.set_state(seq, MessageState::DeadLettered);
             self.dlq.push(seq);
@@ -231,7 +248,9 @@ impl Broker {
         log: &mut Vec<Event>,
     ) -> Option<Handout> {
         while let Some(seq) = self.visible.pop_front() {
-            let m = &mut self.messages[(seq - 1) as usize];
+            let Some(m) = self.messages.get_mut(seq) else {
+                continue; // deleted while visible, and forgotten
+            };
             if m.state != MessageState::Visible {
                 continue; // deleted while visible
             }
@@ -268,9 +287,11 @@ impl Broker {
 
     /// The receive count of the delivery a receipt belongs to.
     fn delivery_of(&self, r: Receipt) -> u32 {
-        let m = &self.messages[(r.seq - 1) as usize];
-        // Deliveries since the last redrive keep nonce - receive_count constant.
-        r.nonce.saturating_sub(m.nonce - m.receive_count)
+        match self.messages.get(r.seq) {
+            // Deliveries since the last redrive keep nonce - receive_count constant.
+            Some(m) => r.nonce.saturating_sub(m.nonce - m.receive_count),
+            None => r.nonce,
+        }
     }
 
     /// Acks (deletes) by receipt. A stale receipt is handled by the `stale_ack` policy; every
@@ -282,10 +303,12 @@ impl Broker {
         worker: WorkerId,
         log: &mut Vec<Event>,
     ) -> Result<AckOutcome, AckRefused> {
-        let Some(m) = self.msg(receipt.seq) else {
-            return Err(AckRefused(receipt));
+        let state = match self.msg(receipt.seq) {
+            Some(m) => m.state,
+            // Deleted, or taken from the DLQ, then forgotten.
+            None if self.messages.forgotten(receipt.seq) => MessageState::Deleted,
+            None => return Err(AckRefused(receipt)),
         };
-        let state = m.state;
         let delivery = self.delivery_of(receipt);
         let outcome = match state {
             MessageState::Leased {
@@ -314,6 +337,9 @@ impl Broker {
                 }
             },
         };
+        if matches!(outcome, AckOutcome::Deleted | AckOutcome::StaleDeleted) {
+            self.messages.forget(receipt.seq);
+        }
         log.push(Event {
             at: now,
             kind: EventKind::Acked {
@@ -397,21 +423,32 @@ impl Broker {
     /// purge does; receipts of purged deliveries become stale. Returns how many were deleted.
     /// The event log has no purge event: purged messages simply receive no further events.
     pub fn purge(&mut self) -> usize {
-        let mut purged = 0;
-        for i in 0..self.messages.len() {
-            let seq = Seq::try_from(i + 1).expect("fewer than 2^32 messages");
-            if matches!(
-                self.messages[i].state,
+        let purged = self.messages.seqs_where(|s| {
+            matches!(
+                s,
                 MessageState::Visible | MessageState::Delayed { .. } | MessageState::Leased { .. }
-            ) {
-                self.set_state(seq, MessageState::Deleted);
-                purged += 1;
-            }
+            )
+        });
+        for &seq in &purged {
+            self.set_state(seq, MessageState::Deleted);
+            self.messages.forget(seq);
         }
-        self.visible.clear();
+        // Emptied queues give their room back: a purge is where a queue's backlog ends.
+        self.visible = VecDeque::new();
         self.delayed.clear();
         self.leases.clear();
-        purged
+        purged.len()
+    }
+
+    /// Hands the DLQ entries that arrived since the last call to the caller, in arrival order,
+    /// as a move to a dead-letter queue does: they are no longer redriven from here, and a
+    /// [`Broker::forgetting_settled`] broker forgets them.
+    pub fn take_dlq(&mut self) -> Vec<Seq> {
+        let taken = std::mem::take(&mut self.dlq);
+        for &seq in &taken {
+            self.messages.forget(seq);
+        }
+        taken
     }
 
     /// Moves every DLQ entry back to the end of the main queue with a fresh delivery budget, as an
@@ -419,7 +456,7 @@ impl Broker {
     pub fn redrive(&mut self, now: Nanos, log: &mut Vec<Event>) -> usize {
         let entries = std::mem::take(&mut self.dlq);
         for &seq in &entries {
-            self.messages[(seq - 1) as usize].receive_count = 0;
+            self.message_mut(seq).receive_count = 0;
             self.set_state(seq, MessageState::Visible);
             self.visible.push_back(seq);
             log.push(Event {
@@ -433,16 +470,29 @@ impl Broker {
     /// True when the message's current delivery is the last one the limit allows.
     fn at_delivery_limit(&self, seq: Seq) -> bool {
         let limit = self.config.max_receives;
-        limit > 0 && self.messages[(seq - 1) as usize].receive_count >= limit
+        limit > 0 && self.message(seq).receive_count >= limit
     }
 
     fn msg(&self, seq: Seq) -> Option<&Message> {
-        seq.checked_sub(1)
-            .and_then(|i| self.messages.get(i as usize))
+        self.messages.get(seq)
+    }
+
+    /// A message the broker holds (every seq the broker itself queued, leased or dead-lettered).
+    fn message(&self, seq: Seq) -> &Message {
+        self.messages.get(seq).expect("a message the broker holds")
+    }
+
+    fn message_mut(&mut self, seq: Seq) -> &mut Message {
+        self.messages
+            .get_mut(seq)
+            .expect("a message the broker holds")
     }
 
     fn set_state(&mut self, seq: Seq, new: MessageState) {
-        let m = &mut self.messages[(seq - 1) as usize];
+        let m = self
+            .messages
+            .get_mut(seq)
+            .expect("a message the broker holds");
         *self.counts.slot(m.state) -= 1;
         *self.counts.slot(new) += 1;
         m.state = new;

@@ -1,16 +1,27 @@
 //! `ackbench broker [PROFILE] --listen ADDR`: the embedded broker on its own, over the SQS API.
 
-use super::load;
-use crate::broker::sqs::{run_standalone, QueueSpec, SqsConfig};
+use super::{load, serve_limits};
+use crate::broker::sqs::{is_queue_name, run_standalone, QueueSpec, SqsConfig};
 use crate::broker::BrokerConfig;
 use crate::cli::BrokerArgs;
 use crate::record::nanos;
 use crate::verdict::exit;
 
 pub fn broker(args: BrokerArgs) -> i32 {
+    let limits = match serve_limits(&args.serve) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    if let Err(e) = check_queue_name(&args.queue) {
+        eprintln!("error: {e}");
+        return exit::BAD_INPUT;
+    }
     let mut config = SqsConfig {
-        // Nobody takes a standalone broker's events: keeping them would only grow its memory.
+        limits,
+        // Nobody takes a standalone broker's events, nor needs a settled message: keeping them
+        // would only grow its memory with every message it carries.
         record_events: false,
+        forget_settled: true,
         ..SqsConfig::default()
     };
     if let Some(path) = &args.profile {
@@ -25,6 +36,13 @@ pub fn broker(args: BrokerArgs) -> i32 {
             stale_ack: b.stale_ack,
         };
         let dead_letter_queue = (b.max_receives > 0).then(|| format!("{}-dlq", args.queue));
+        if let Some(dlq) = dead_letter_queue.as_deref().filter(|d| !is_queue_name(d)) {
+            eprintln!(
+                "error: --queue {}: its dead-letter queue `{dlq}` would be over 80 characters: use a name of at most 76",
+                args.queue
+            );
+            return exit::BAD_INPUT;
+        }
         config.queues.push((
             args.queue.clone(),
             QueueSpec {
@@ -39,5 +57,18 @@ pub fn broker(args: BrokerArgs) -> i32 {
             eprintln!("error: broker on {}: {e}", args.listen);
             exit::RUN_FAILED
         }
+    }
+}
+
+/// `--queue`: a standard queue's name, as SQS allows it.
+fn check_queue_name(name: &str) -> Result<(), String> {
+    if is_queue_name(name) {
+        Ok(())
+    } else if name.ends_with(".fifo") {
+        Err(format!("--queue {name}: FIFO queues are not supported"))
+    } else {
+        Err(format!(
+            "--queue {name:?}: a queue name is 1 to 80 characters, each a letter, a digit, `-` or `_`"
+        ))
     }
 }

@@ -17,7 +17,26 @@ pub use run::run;
 use std::path::Path;
 
 use crate::profile::{self, Mode, Scenario};
+use crate::serving::ServeLimits;
 use crate::verdict::exit;
+
+/// The connection limits of a server's flags, or why they cannot serve (printed; exit 2).
+pub(crate) fn serve_limits(args: &crate::cli::ServeArgs) -> Result<ServeLimits, i32> {
+    let bad = |e: String| {
+        eprintln!("error: {e}");
+        exit::BAD_INPUT
+    };
+    let duration = |flag: &str, v: &str| {
+        profile::parse_duration(v).map_err(|e| bad(format!("--{flag} {v}: {e}")))
+    };
+    ServeLimits {
+        header_read_timeout: duration("header-read-timeout", &args.header_read_timeout)?,
+        idle_timeout: duration("idle-timeout", &args.idle_timeout)?,
+        max_connections: args.max_connections,
+    }
+    .validate()
+    .map_err(|e| bad(e.to_string()))
+}
 
 /// Loads and validates a profile, or prints why not (exit 2).
 pub(crate) fn load(path: &Path, sets: &[String]) -> Result<Scenario, i32> {

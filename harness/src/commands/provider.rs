@@ -1,6 +1,6 @@
 //! `ackbench provider PROFILE --listen ADDR`: the fake provider on its own, over HTTP.
 
-use super::load;
+use super::{load, serve_limits};
 use crate::cli::ProviderArgs;
 use crate::profile;
 use crate::verdict::exit;
@@ -9,6 +9,10 @@ pub fn provider(args: ProviderArgs) -> i32 {
     use crate::provider::http::standalone;
     let scenario = match load(&args.profile.profile, &args.profile.sets) {
         Ok(s) => s,
+        Err(code) => return code,
+    };
+    let limits = match serve_limits(&args.serve) {
+        Ok(l) => l,
         Err(code) => return code,
     };
     let key = match standalone::parse_key_source(&args.key) {
@@ -51,6 +55,7 @@ pub fn provider(args: ProviderArgs) -> i32 {
         args.time_scale,
         run_for,
         args.ledger.as_deref(),
+        limits,
     ));
     match served {
         Ok(_) => exit::PASS,

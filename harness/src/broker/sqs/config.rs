@@ -1,6 +1,7 @@
 //! Settings of an SQS endpoint and of the queues ackbench creates on it.
 
 use crate::broker::BrokerConfig;
+use crate::serving::ServeLimits;
 
 use super::queue::default_broker_config;
 
@@ -23,8 +24,19 @@ pub struct SqsConfig {
     /// (default). A standalone broker whose events nobody takes should turn this off, or its
     /// memory grows with every delivery.
     pub record_events: bool,
+    /// Forget a message once it is settled (deleted, purged, or moved to the dead-letter queue),
+    /// keeping only the messages queues hold: what a long-running standalone broker needs, so
+    /// that its memory does not grow with every message sent. A receipt of a forgotten message
+    /// is still known stale (every message's seq is below the queue's count of messages sent,
+    /// and receipts are authenticated), so stale deletes answer as before. Off by default: a
+    /// live run's event log names each stale delete's delivery exactly, which needs every
+    /// message's delivery count until the run ends (see `Broker::forgetting_settled`).
+    pub forget_settled: bool,
     /// A live run's callbacks (worker activity, kills at `received`).
     pub hooks: super::Hooks,
+    /// Header-read and idle timeouts and the connection limit (defaults: [`ServeLimits`]).
+    /// A long poll in progress is never cut.
+    pub limits: ServeLimits,
 }
 
 impl Default for SqsConfig {
@@ -38,7 +50,9 @@ impl Default for SqsConfig {
             max_request_bytes: 4 * 1024 * 1024,
             queues: Vec::new(),
             record_events: true,
+            forget_settled: false,
             hooks: super::Hooks::default(),
+            limits: ServeLimits::default(),
         }
     }
 }

@@ -108,6 +108,7 @@ pub use parse::{access_key, parse_request, protocol_of};
 pub use queue_attributes::{RedrivePolicy, MAX_MESSAGE_BYTES};
 pub use request::{Action, NewMessage, Protocol, Receive, Request, VisibilityEntry};
 pub use server::{run_standalone, SqsServer};
+pub use validate::is_queue_name;
 
 /// The default address of `ackbench broker`: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9324";

@@ -1,7 +1,10 @@
 //! One SQS queue: an embedded [`Broker`] (the lease state machine), the message bodies and
 //! attributes kept beside it by seq, the queue's settings and its event log.
+//!
+//! A message's body and attributes are kept while the queue holds it: they go when it is
+//! deleted, purged or moved to the dead-letter queue.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use tokio::sync::Notify;
@@ -12,9 +15,9 @@ use super::queue_attributes::{self as qa, QueueSettings};
 use super::receipt::{ReceiptCodec, ReceiptError};
 use super::request::{NewMessage, Receive};
 use super::response::{Received, Sent};
-use crate::broker::{Broker, BrokerConfig, Counts, Receipt};
+use crate::broker::{Broker, BrokerConfig, Counts, MessageState, Receipt};
 use crate::profile::StaleAck;
-use crate::record::{Event, Nanos, Seq, WorkerId};
+use crate::record::{AckOutcome, Event, Nanos, Seq, WorkerId};
 
 const S: Nanos = 1_000_000_000;
 
@@ -48,13 +51,12 @@ pub struct SqsQueue {
     /// Incarnation number, unique per server: receipts name it.
     pub id: u32,
     pub broker: Broker,
-    /// Message `seq` is at index `seq - 1`.
-    pub messages: Vec<StoredMessage>,
+    /// The messages the queue holds (delayed, visible, leased, or dead-lettered and not yet
+    /// moved), by seq.
+    pub messages: HashMap<Seq, StoredMessage>,
     pub settings: QueueSettings,
     /// Broker events not yet taken by [`super::SqsServer::take_events`].
     pub events: Vec<Event>,
-    /// How many of the broker's DLQ entries were already moved to the dead-letter queue.
-    pub dlq_moved: usize,
     /// Long pollers of this queue wait here.
     pub waiters: Arc<Notify>,
     pub created_s: u64,
@@ -62,6 +64,8 @@ pub struct SqsQueue {
 }
 
 impl SqsQueue {
+    /// A queue whose broker forgets settled messages when `forget_settled` (see
+    /// [`super::SqsConfig::forget_settled`]).
     pub fn new(
         name: &str,
         arn: String,
@@ -69,16 +73,21 @@ impl SqsQueue {
         config: BrokerConfig,
         settings: QueueSettings,
         epoch_s: u64,
+        forget_settled: bool,
     ) -> SqsQueue {
+        let broker = if forget_settled {
+            Broker::forgetting_settled(config)
+        } else {
+            Broker::new(config)
+        };
         SqsQueue {
             name: name.to_string(),
             arn,
             id,
-            broker: Broker::new(config),
-            messages: Vec::new(),
+            broker,
+            messages: HashMap::new(),
             settings,
             events: Vec::new(),
-            dlq_moved: 0,
             waiters: Arc::new(Notify::new()),
             created_s: epoch_s,
             modified_s: epoch_s,
@@ -93,7 +102,7 @@ impl SqsQueue {
     pub fn publish(&mut self, now: Nanos, delay_s: Option<u32>, message: StoredMessage) -> Seq {
         let delay = Nanos::from(delay_s.unwrap_or(self.settings.delay_s)) * S;
         let seq = self.broker.publish(now, delay, &mut self.events);
-        self.messages.push(message);
+        self.messages.insert(seq, message);
         if delay == 0 {
             self.waiters.notify_waiters();
         }
@@ -101,12 +110,18 @@ impl SqsQueue {
     }
 
     /// `SendMessage`: checks the size against `MaximumMessageSize`, stores and publishes.
-    pub fn send(&mut self, now: Nanos, epoch_ms: u64, m: NewMessage) -> Result<Sent, SqsError> {
+    /// Returns the message's seq and the answer.
+    pub fn send(
+        &mut self,
+        now: Nanos,
+        epoch_ms: u64,
+        m: NewMessage,
+    ) -> Result<(Seq, Sent), SqsError> {
         let size = StoredMessage::size(&m.body, &m.attributes);
         if size > self.settings.max_message_size {
             return Err(SqsError::message_too_long(self.settings.max_message_size));
         }
-        let seq = Seq::try_from(self.messages.len() + 1)
+        let seq = Seq::try_from(self.broker.len() + 1)
             .map_err(|_| SqsError::new(ErrorCode::InternalFailure, "queue is full"))?;
         let stored = StoredMessage {
             message_id: message_id(self.id, seq),
@@ -123,8 +138,9 @@ impl SqsQueue {
             md5_of_body: stored.md5_of_body.clone(),
             md5_of_attributes: ma::md5_of_attributes(&stored.attributes),
         };
-        self.publish(now, m.delay_s, stored);
-        Ok(sent)
+        let published = self.publish(now, m.delay_s, stored);
+        debug_assert_eq!(published, seq);
+        Ok((seq, sent))
     }
 
     /// Hands out up to `r.max_messages` visible messages to `worker`.
@@ -149,7 +165,7 @@ impl SqsQueue {
             else {
                 break;
             };
-            let Some(m) = self.messages.get_mut((h.receipt.seq - 1) as usize) else {
+            let Some(m) = self.messages.get_mut(&h.receipt.seq) else {
                 continue;
             };
             let first = *m.first_receive_ms.get_or_insert(epoch_ms);
@@ -193,7 +209,7 @@ impl SqsQueue {
             ReceiptError::Malformed => SqsError::invalid_receipt("it is malformed"),
             ReceiptError::Forged => SqsError::invalid_receipt("it was not issued by this broker"),
         })?;
-        if queue != self.id || receipt.seq == 0 || receipt.seq as usize > self.messages.len() {
+        if queue != self.id || receipt.seq == 0 || receipt.seq as usize > self.broker.len() {
             return Err(SqsError::invalid_receipt("it belongs to another queue"));
         }
         Ok(receipt)
@@ -211,16 +227,11 @@ impl SqsQueue {
     ) -> Result<(), SqsError> {
         let receipt = self.receipt(codec, handle)?;
         match self.broker.ack(now, receipt, worker, &mut self.events) {
-            Ok(_) => {
-                if let Some(crate::broker::MessageState::Deleted) = self.broker.state(receipt.seq) {
-                    // The body is no longer needed: free it.
-                    if let Some(m) = self.messages.get_mut((receipt.seq - 1) as usize) {
-                        m.body = String::new();
-                        m.attributes.clear();
-                    }
-                }
+            Ok(AckOutcome::Deleted | AckOutcome::StaleDeleted) => {
+                self.forget(receipt.seq);
                 Ok(())
             }
+            Ok(_) => Ok(()),
             Err(_) => Err(SqsError::invalid_receipt("the receipt handle has expired")),
         }
     }
@@ -269,17 +280,32 @@ impl SqsQueue {
 
     /// Messages the broker dead-lettered since the last call, ready to publish into the DLQ.
     pub fn take_dead_letters(&mut self) -> Vec<StoredMessage> {
-        let dlq = self.broker.dlq();
-        let fresh: Vec<Seq> = dlq[self.dlq_moved.min(dlq.len())..].to_vec();
-        self.dlq_moved = dlq.len();
-        fresh
+        let taken = self.broker.take_dlq();
+        let letters = taken
             .into_iter()
-            .filter_map(|seq| self.messages.get((seq - 1) as usize).cloned())
+            .filter_map(|seq| self.messages.remove(&seq))
             .map(|mut m| {
                 m.dead_letter_source = Some(self.arn.clone());
                 m
             })
-            .collect()
+            .collect();
+        self.give_back_room();
+        letters
+    }
+
+    /// Drops what the queue kept of a message it no longer holds.
+    fn forget(&mut self, seq: Seq) {
+        self.messages.remove(&seq);
+        self.give_back_room();
+    }
+
+    /// Shrinks the message map once it holds under a quarter of its room, so that a backlog
+    /// that drained does not keep its peak size.
+    fn give_back_room(&mut self) {
+        let (len, room) = (self.messages.len(), self.messages.capacity());
+        if room > 1024 && len < room / 4 {
+            self.messages.shrink_to(len * 2);
+        }
     }
 
     /// `GetQueueAttributes` for `names` (`All` or names; unknown names checked by the caller).
@@ -332,8 +358,13 @@ impl SqsQueue {
     }
 
     /// Deletes every message the queue holds; in-flight receipts become stale.
+    /// Bodies go with them; dead letters not yet moved stay.
     pub fn purge(&mut self) {
         self.broker.purge();
+        let broker = &self.broker;
+        self.messages
+            .retain(|&seq, _| broker.state(seq) == Some(MessageState::DeadLettered));
+        self.messages.shrink_to_fit();
     }
 }
 

@@ -27,6 +27,8 @@ pub struct Registry {
     default_broker: BrokerConfig,
     /// False: events are dropped as they happen (see `SqsConfig::record_events`).
     pub record_events: bool,
+    /// Queues created from now on forget settled messages (see `SqsConfig::forget_settled`).
+    pub forget_settled: bool,
 }
 
 impl Registry {
@@ -45,6 +47,7 @@ impl Registry {
             account,
             default_broker,
             record_events: true,
+            forget_settled: false,
         }
     }
 
@@ -155,7 +158,15 @@ impl Registry {
     fn insert(&mut self, name: &str, config: BrokerConfig, settings: QueueSettings, epoch_s: u64) {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1).max(1);
-        let q = SqsQueue::new(name, self.arn(name), id, config, settings, epoch_s);
+        let q = SqsQueue::new(
+            name,
+            self.arn(name),
+            id,
+            config,
+            settings,
+            epoch_s,
+            self.forget_settled,
+        );
         self.queues.insert(name.to_string(), q);
     }
 
@@ -226,7 +237,7 @@ impl Registry {
     pub fn move_dead_letters(&mut self, now: Nanos) {
         let mut moves = Vec::new();
         for q in self.queues.values() {
-            if q.broker.dlq().len() <= q.dlq_moved {
+            if q.broker.dlq().is_empty() {
                 continue;
             }
             if let Some(p) = &q.settings.redrive {

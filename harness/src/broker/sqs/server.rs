@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -25,7 +24,7 @@ pub struct SqsServer {
     addr: SocketAddr,
     service: Arc<Service>,
     shutdown: watch::Sender<bool>,
-    serve: JoinHandle<io::Result<()>>,
+    serve: JoinHandle<()>,
     driver: JoinHandle<()>,
 }
 
@@ -43,6 +42,7 @@ impl SqsServer {
             config.default_broker,
         );
         registry.record_events = config.record_events;
+        registry.forget_settled = config.forget_settled;
         let epoch_s = clock.epoch_ms(0) / 1000;
         for (name, spec) in &config.queues {
             registry
@@ -53,19 +53,16 @@ impl SqsServer {
         let service = Service::new(registry, clock, shutdown_rx.clone(), config.hooks.clone());
         let driver = tokio::spawn(service.clone().drive());
         let app = router(Front::new(service.clone(), config.max_request_bytes));
-        // Answers go out at once (no Nagle delay behind a client's delayed ACK).
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
         let mut stop = shutdown_rx;
-        let serve = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    // Stops on shutdown(), or when the server handle is dropped.
-                    let _ = stop.wait_for(|&s| s).await;
-                })
-                .await
-        });
+        let serve = tokio::spawn(crate::serving::serve(
+            listener,
+            app,
+            config.limits,
+            async move {
+                // Stops on shutdown(), or when the server handle is dropped.
+                let _ = stop.wait_for(|&s| s).await;
+            },
+        ));
         Ok(SqsServer {
             addr,
             service,
@@ -116,9 +113,8 @@ impl SqsServer {
                 attributes: Default::default(),
                 group_id: None,
             };
-            let q = st.get(name)?;
-            q.send(now, epoch_ms, message)?;
-            Ok(q.messages.len() as crate::record::Seq)
+            let (seq, _) = st.get(name)?.send(now, epoch_ms, message)?;
+            Ok(seq)
         })
     }
 
@@ -167,7 +163,9 @@ pub fn run_standalone(listen: SocketAddr, config: SqsConfig) -> io::Result<()> {
         for n in &names {
             println!("  queue {n}: {}", server.queue_url(n));
         }
+        let trimmer = tokio::spawn(crate::serving::trim::keep_trimming(Duration::from_secs(1)));
         stop_signal().await;
+        trimmer.abort();
         server.shutdown().await;
         Ok(())
     })

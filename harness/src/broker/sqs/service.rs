@@ -121,10 +121,12 @@ impl Service {
             }
             Action::DeleteQueue { queue } => {
                 st.delete(&queue)?;
+                crate::serving::trim::released();
                 Response::Empty
             }
             Action::PurgeQueue { queue } => {
                 st.get(&queue)?.purge();
+                crate::serving::trim::released();
                 Response::Empty
             }
             Action::GetQueueAttributes { queue, names } => {
@@ -143,8 +145,8 @@ impl Service {
             }
             Action::SendMessage { queue, message } => {
                 let q = st.get(&queue)?;
-                let sent = q.send(now, epoch_ms, message)?;
-                self.tell_sent(&queue, q);
+                let (seq, sent) = q.send(now, epoch_ms, message)?;
+                self.tell_sent(&queue, q, seq);
                 Response::SendMessage(sent)
             }
             Action::SendMessageBatch { queue, entries } => {
@@ -163,8 +165,8 @@ impl Service {
                 let (mut successful, mut failed) = (Vec::new(), Vec::new());
                 for (id, entry) in entries {
                     match entry.and_then(|m| q.send(now, epoch_ms, m)) {
-                        Ok(sent) => {
-                            self.tell_sent(&queue, q);
+                        Ok((seq, sent)) => {
+                            self.tell_sent(&queue, q, seq);
                             successful.push((id, sent));
                         }
                         Err(error) => failed.push(BatchFailure { id, error }),
@@ -263,11 +265,10 @@ impl Service {
         }
     }
 
-    /// Tells the hooks about the message `q` just stored (its last).
-    fn tell_sent(&self, queue: &str, q: &super::queue::SqsQueue) {
-        if let Some(m) = q.messages.last() {
-            self.hooks
-                .sent(queue, q.messages.len() as crate::record::Seq, &m.body);
+    /// Tells the hooks about the message `seq` that `q` just stored.
+    fn tell_sent(&self, queue: &str, q: &super::queue::SqsQueue, seq: Seq) {
+        if let Some(m) = q.messages.get(&seq) {
+            self.hooks.sent(queue, seq, &m.body);
         }
     }
 

@@ -73,12 +73,7 @@ pub fn queue_of_url(url: Option<String>) -> Result<String, SqsError> {
 /// A queue name: 1 to 80 characters of `[A-Za-z0-9_-]`.
 pub fn queue_name(name: Option<String>) -> Result<String, SqsError> {
     let name = required(name, "QueueName")?;
-    let ok = !name.is_empty()
-        && name.len() <= 80
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if ok {
+    if is_queue_name(&name) {
         Ok(name)
     } else if name.ends_with(".fifo") {
         Err(SqsError::new(
@@ -91,6 +86,15 @@ pub fn queue_name(name: Option<String>) -> Result<String, SqsError> {
             "can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
         ))
     }
+}
+
+/// True for a standard queue's name: 1 to 80 ASCII letters, digits, hyphens or underscores.
+pub fn is_queue_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 80
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// A message body: at least one character, only the characters SQS allows

@@ -19,7 +19,6 @@
 
 mod clock;
 mod key;
-mod serve;
 mod server;
 pub mod standalone;
 

@@ -19,6 +19,7 @@ use crate::profile::KillPoint;
 use crate::provider::ledger::CallStart;
 use crate::provider::{CallId, EffectLedger, ProviderModel};
 use crate::record::{CallOutcome, Ledger, Seq, WorkerId};
+use crate::serving::ServeLimits;
 
 /// What the live runner tells the provider about workers, and how it kills them.
 pub trait LiveHooks: Send + Sync + 'static {
@@ -76,7 +77,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl HttpProvider {
-    /// Serves the provider on `addr` (use port 0 for any free port) for `workers` workers.
+    /// Serves the provider on `addr` (use port 0 for any free port) for `workers` workers,
+    /// within the default [`ServeLimits`].
     pub async fn bind(
         addr: SocketAddr,
         model: ProviderModel,
@@ -84,6 +86,21 @@ impl HttpProvider {
         key_source: KeySource,
         workers: u32,
         hooks: Arc<dyn LiveHooks>,
+    ) -> std::io::Result<HttpProvider> {
+        let limits = ServeLimits::default();
+        HttpProvider::bind_limited(addr, model, clock, key_source, workers, hooks, limits).await
+    }
+
+    /// [`HttpProvider::bind`] within `limits`: header-read and idle timeouts and a connection
+    /// limit. A call in progress is never cut, however long its latency.
+    pub async fn bind_limited(
+        addr: SocketAddr,
+        model: ProviderModel,
+        clock: LiveClock,
+        key_source: KeySource,
+        workers: u32,
+        hooks: Arc<dyn LiveHooks>,
+        limits: ServeLimits,
     ) -> std::io::Result<HttpProvider> {
         let listener = listen(addr)?;
         let addr = listener.local_addr()?;
@@ -102,7 +119,12 @@ impl HttpProvider {
             .route("/w/{worker}/", any(call_root))
             .fallback(not_found)
             .with_state(shared.clone());
-        let task = tokio::spawn(super::serve::serve(listener, app));
+        let task = tokio::spawn(crate::serving::serve(
+            listener,
+            app,
+            limits,
+            std::future::pending(),
+        ));
         Ok(HttpProvider { addr, shared, task })
     }
 

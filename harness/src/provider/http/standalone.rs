@@ -9,6 +9,7 @@ use super::{HttpProvider, KeySource, LiveClock, NoHooks};
 use crate::profile::Scenario;
 use crate::provider::ProviderModel;
 use crate::record::{secs_f64, CallOutcome, Ledger};
+use crate::serving::ServeLimits;
 
 pub use crate::profile::key_source::parse_key_source;
 
@@ -20,18 +21,21 @@ pub async fn serve(
     time_scale: f64,
     run_for: Option<Duration>,
     ledger_csv: Option<&Path>,
+    limits: ServeLimits,
 ) -> std::io::Result<Ledger> {
     let model = ProviderModel::new(&scenario.provider, scenario.seed);
     let workers = scenario.consumer.workers;
-    let p = HttpProvider::bind(
+    let p = HttpProvider::bind_limited(
         listen,
         model,
         LiveClock::new(time_scale),
         key,
         workers,
         Arc::new(NoHooks),
+        limits,
     )
     .await?;
+    let trimmer = tokio::spawn(crate::serving::trim::keep_trimming(Duration::from_secs(1)));
     println!("provider listening on http://{}", p.local_addr());
     for w in 1..=workers {
         println!("  worker {w}: {}", p.base_url(w));
@@ -45,6 +49,7 @@ pub async fn serve(
             let _ = tokio::signal::ctrl_c().await;
         }
     }
+    trimmer.abort();
     let ledger = p.shutdown().await;
     let answered = ledger.calls.iter().filter(|c| c.ended.is_some()).count();
     println!(

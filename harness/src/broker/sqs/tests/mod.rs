@@ -1,4 +1,5 @@
 //! Unit tests of the SQS endpoint: receipt handles and the request parser.
 
+mod memory;
 mod parse;
 mod receipts;
