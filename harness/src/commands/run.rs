@@ -11,6 +11,15 @@ use crate::verdict::exit;
 use crate::{record, runner};
 
 pub fn run(args: RunArgs) -> i32 {
+    // SIGINT, SIGTERM and SIGHUP from now on end the run early, which still writes its report
+    // (marked incomplete, exit 3); before the run starts they leave nothing half-done.
+    let interrupt = match runner::interrupt::on_signals() {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: cannot handle SIGINT, SIGTERM and SIGHUP: {e}");
+            return exit::RUN_FAILED;
+        }
+    };
     // Parse and validate.
     let mut scenario = match load(&args.profile.profile, &args.profile.sets) {
         Ok(s) => s,
@@ -47,15 +56,19 @@ pub fn run(args: RunArgs) -> i32 {
     let started = Instant::now();
     let length_s = (scenario.run.duration + scenario.run.drain).as_secs_f64();
     let bar = RunProgress::new(length_s, scenario.workload.count, args.quiet);
-    let record = runner::run_with_progress(&scenario, &mut |p| {
-        bar.update(&Progress {
-            virtual_now_s: p.now_s,
-            published: p.published,
-            effects: p.effects,
-            duplicate_effects: p.duplicate_effects,
-            dlq: p.dlq,
-        })
-    });
+    let record = runner::run_with_progress(
+        &scenario,
+        &mut |p| {
+            bar.update(&Progress {
+                virtual_now_s: p.now_s,
+                published: p.published,
+                effects: p.effects,
+                duplicate_effects: p.duplicate_effects,
+                dlq: p.dlq,
+            })
+        },
+        &interrupt,
+    );
     bar.finish();
     let record = match record {
         Ok(r) => r,
@@ -105,22 +118,31 @@ pub fn run(args: RunArgs) -> i32 {
         traces.push(text);
     }
     if args.quiet {
-        println!("{}: {}", scenario.name, summary.verdict);
+        match &summary.incomplete_reason {
+            Some(why) => println!(
+                "{}: {} ({why}; partial report in {})",
+                scenario.name,
+                summary.verdict,
+                out.display()
+            ),
+            None => println!("{}: {}", scenario.name, summary.verdict),
+        }
     } else {
         print!("{}", report::console::table(summary));
         for text in &traces {
             print!("\n{text}");
         }
-        println!("report: {}", out.display());
+        let partial = if summary.complete {
+            ""
+        } else {
+            " (partial: what was recorded up to the interruption)"
+        };
+        println!("report: {}{partial}", out.display());
         println!("reproduce: {reproduce}");
     }
 
-    // Exit code.
-    if summary.verdict == "pass" {
-        exit::PASS
-    } else {
-        exit::BUDGET_FAILED
-    }
+    // Exit code: 0 pass, 1 a budget failed, 3 incomplete.
+    summary.verdict.exit_code()
 }
 
 /// Every `--trace` key must name a message the workload publishes, and be usable in a file name.
