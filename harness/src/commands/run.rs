@@ -46,9 +46,10 @@ pub fn run(args: RunArgs) -> i32 {
         .unwrap_or_else(|| PathBuf::from("reports").join(&scenario.name));
     if !args.quiet {
         let mode = mode_name(scenario.mode);
-        println!(
+        crate::outln!(
             "ackbench: {} (mode {mode}, seed {})",
-            scenario.name, scenario.seed
+            scenario.name,
+            scenario.seed
         );
     }
 
@@ -119,26 +120,26 @@ pub fn run(args: RunArgs) -> i32 {
     }
     if args.quiet {
         match &summary.incomplete_reason {
-            Some(why) => println!(
+            Some(why) => crate::outln!(
                 "{}: {} ({why}; partial report in {})",
                 scenario.name,
                 summary.verdict,
                 out.display()
             ),
-            None => println!("{}: {}", scenario.name, summary.verdict),
+            None => crate::outln!("{}: {}", scenario.name, summary.verdict),
         }
     } else {
-        print!("{}", report::console::table(summary));
+        crate::out!("{}", report::console::table(summary));
         for text in &traces {
-            print!("\n{text}");
+            crate::out!("\n{text}");
         }
         let partial = if summary.complete {
             ""
         } else {
             " (partial: what was recorded up to the interruption)"
         };
-        println!("report: {}{partial}", out.display());
-        println!("reproduce: {reproduce}");
+        crate::outln!("report: {}{partial}", out.display());
+        crate::outln!("reproduce: {reproduce}");
     }
 
     // Exit code: 0 pass, 1 a budget failed, 3 incomplete.

@@ -82,7 +82,7 @@ fn sweep(args: &SweepArgs) -> Result<(), SizingError> {
     let jobs = args
         .jobs
         .map_or_else(parallel::default_jobs, |j| j as usize);
-    println!(
+    crate::outln!(
         "ackbench sweep: {} ({} points, {} jobs, at most {MAX_POINTS} points)",
         base.name,
         points.len(),
@@ -103,10 +103,10 @@ fn sweep(args: &SweepArgs) -> Result<(), SizingError> {
         .unwrap_or_else(|| PathBuf::from("reports").join(format!("{}-sweep", base.name)));
     let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
     let written = write(&out, &axes, &paths, &metrics, &points, &outcomes)?;
-    print!("{}", sweep_table::table(&paths, &metrics, &outcomes));
-    println!("sweep: {}", out.display());
+    crate::out!("{}", sweep_table::table(&paths, &metrics, &outcomes));
+    crate::outln!("sweep: {}", out.display());
     for f in written {
-        println!("  {}", f.display());
+        crate::outln!("  {}", f.display());
     }
     Ok(())
 }

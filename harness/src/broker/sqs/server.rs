@@ -163,9 +163,9 @@ pub fn run_standalone(listen: SocketAddr, config: SqsConfig) -> io::Result<()> {
     rt.block_on(async move {
         let names: Vec<String> = config.queues.iter().map(|(n, _)| n.clone()).collect();
         let server = SqsServer::bind(listen, config).await?;
-        println!("ackbench broker: SQS endpoint at {}", server.endpoint_url());
+        crate::outln!("ackbench broker: SQS endpoint at {}", server.endpoint_url());
         for n in &names {
-            println!("  queue {n}: {}", server.queue_url(n));
+            crate::outln!("  queue {n}: {}", server.queue_url(n));
         }
         stop_signal().await;
         server.shutdown().await;

@@ -45,9 +45,9 @@ pub async fn serve(
         Arc::new(NoHooks),
     )
     .await?;
-    println!("provider listening on http://{}", p.local_addr());
+    crate::outln!("provider listening on http://{}", p.local_addr());
     for w in 1..=workers {
-        println!("  worker {w}: {}", p.base_url(w));
+        crate::outln!("  worker {w}: {}", p.base_url(w));
     }
     match run_for {
         Some(d) => tokio::select! {
@@ -60,14 +60,14 @@ pub async fn serve(
     }
     let ledger = p.shutdown().await;
     let answered = ledger.calls.iter().filter(|c| c.ended.is_some()).count();
-    println!(
+    crate::outln!(
         "calls {}, answered {answered}, effects {}",
         ledger.calls.len(),
         ledger.effects.len()
     );
     if let Some(path) = ledger_csv {
         write_csv(&ledger, path)?;
-        println!("ledger: {}", path.display());
+        crate::outln!("ledger: {}", path.display());
     }
     Ok(ledger)
 }

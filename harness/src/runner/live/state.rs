@@ -310,3 +310,61 @@ impl LiveHooks for Hooks {
         self.0.at_point(point, worker, seq, delivery)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crashes(events: &[Event]) -> Vec<WorkerExit> {
+        events
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::WorkerCrashed { exit, .. } => Some(exit),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A handle that stops nothing real (a finished task): these tests signal no process.
+    fn task() -> Handle {
+        Handle::Task(tokio::spawn(async {}).abort_handle())
+    }
+
+    #[tokio::test]
+    async fn the_runs_own_stop_is_no_crash_and_nothing_is_recorded_after_the_end() {
+        let s = LiveState::new(LiveClock::new(1.0), "q", 3, KillSchedule::new(&[], 1));
+        for w in 1..=3 {
+            s.started(w, task());
+        }
+        // Before the stop, any death nobody asked for is a crash, SIGKILL included (someone
+        // else's kill -9).
+        assert!(s.exited(1, WorkerExit::Signal(9)));
+        s.started(1, task());
+        // The run stops its workers at `end`: its own SIGKILL is no crash, and a task aborted
+        // by the stop is none either...
+        let end = s.clock.now();
+        s.stopping(end);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert!(!s.exited(1, WorkerExit::Signal(9)));
+        s.ended(2);
+        // ...but a worker that had exited by itself just before, and is only noticed now, did
+        // crash: recorded at the end instant, not 20 ms later.
+        assert!(s.exited(3, WorkerExit::Status(1)));
+        let events = s.take_events();
+        assert!(events.iter().all(|e| e.at <= end), "{events:?}");
+        assert_eq!(events.last().map(|e| e.at), Some(end));
+        assert_eq!(
+            crashes(&events),
+            [WorkerExit::Signal(9), WorkerExit::Status(1)]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_kill_rules_kill_is_no_crash() {
+        let s = LiveState::new(LiveClock::new(1.0), "q", 1, KillSchedule::new(&[], 1));
+        s.started(1, task());
+        s.kill(1, 0);
+        assert!(!s.exited(1, WorkerExit::Signal(9)));
+        assert!(crashes(&s.take_events()).is_empty());
+    }
+}
