@@ -28,6 +28,7 @@
 //! - [`report`]: everything a run writes (summary.json, console table, timeseries.csv, charts,
 //!   report.html, junit.xml, summary.md, recorded data for re-rendering, `--trace`).
 //! - [`sizing`]: sweeps over a grid of settings; lease, worker, limit and alert sizing.
+//! - [`stdout`]: printing that ends quietly when stdout is closed (`| head`).
 
 pub mod broker;
 pub mod chaos;
@@ -42,5 +43,6 @@ pub mod runner;
 pub mod seed;
 pub mod serving;
 pub mod sizing;
+pub mod stdout;
 pub mod verdict;
 pub mod workload;

@@ -45,6 +45,10 @@ pub struct RunRecord {
     pub phases: Vec<(Nanos, Nanos, String)>,
     /// What an HTTP ingress load recorded (`workload.ingress`), if the run had one.
     pub ingress: Option<IngressRecord>,
+    /// Why the run stopped before its end (an interruption), if it did: the record then holds
+    /// what happened up to [`RunRecord::end`] and nothing after. `None` for a run that ran to its
+    /// end (drained, or at `run.duration + run.drain`).
+    pub incomplete: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +73,34 @@ pub enum HandlerEnd {
     Killed,
     /// The target itself died (e.g. a poison message with `on_poison: crash`).
     Crashed,
+}
+
+/// How a worker that crashed ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerExit {
+    /// A worker process exited by itself with this status code (0 included: a consumer is
+    /// meant to run until it is stopped).
+    Status(i32),
+    /// A worker process was ended by this signal, which the run did not send.
+    Signal(i32),
+    /// A built-in target gave up (e.g. a poison message with `on_poison: crash`).
+    TargetCrashed,
+    /// A built-in target's worker task panicked (live mode).
+    Panicked,
+}
+
+impl std::fmt::Display for WorkerExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            WorkerExit::Status(code) => write!(f, "exit status {code}"),
+            WorkerExit::Signal(sig) => match nix::sys::signal::Signal::try_from(sig) {
+                Ok(s) => write!(f, "signal {sig} ({})", s.as_str()),
+                Err(_) => write!(f, "signal {sig}"),
+            },
+            WorkerExit::TargetCrashed => f.write_str("the target crashed"),
+            WorkerExit::Panicked => f.write_str("the worker task panicked"),
+        }
+    }
 }
 
 /// What the broker did with an ack.
@@ -133,8 +165,9 @@ pub enum EventKind {
     },
     /// A chaos rule killed the worker (`rule` is its index in `chaos`).
     WorkerKilled { worker: WorkerId, rule: u32 },
-    /// The target died by itself.
-    WorkerCrashed { worker: WorkerId },
+    /// The target died by itself, nobody having asked it to (not a chaos kill, not the run's
+    /// end): how it ended is kept, so every crash can be named.
+    WorkerCrashed { worker: WorkerId, exit: WorkerExit },
     /// The supervisor restarted the worker.
     WorkerRestarted { worker: WorkerId },
     /// An operator moved a DLQ entry back to the main queue.

@@ -7,7 +7,7 @@ use crate::verdict::exit;
 pub fn check(args: CheckArgs) -> i32 {
     match load(&args.profile.profile, &args.profile.sets) {
         Ok(s) => {
-            println!("ok: {} ({})", s.name, args.profile.profile.display());
+            crate::outln!("ok: {} ({})", s.name, args.profile.profile.display());
             exit::PASS
         }
         Err(code) => code,

@@ -8,7 +8,7 @@ pub fn rerender(args: ReportArgs) -> i32 {
     match report::rerender(&args.dir, &args.formats) {
         Ok(files) => {
             for f in files {
-                println!("{}", f.display());
+                crate::outln!("{}", f.display());
             }
             exit::PASS
         }

@@ -12,6 +12,15 @@ use crate::verdict::exit;
 use crate::{record, runner};
 
 pub fn run(args: RunArgs) -> i32 {
+    // SIGINT, SIGTERM and SIGHUP from now on end the run early, which still writes its report
+    // (marked incomplete, exit 3); before the run starts they leave nothing half-done.
+    let interrupt = match runner::interrupt::on_signals() {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: cannot handle SIGINT, SIGTERM and SIGHUP: {e}");
+            return exit::RUN_FAILED;
+        }
+    };
     // Parse and validate.
     let mut scenario = match load(&args.profile.profile, &args.profile.sets) {
         Ok(s) => s,
@@ -48,9 +57,10 @@ pub fn run(args: RunArgs) -> i32 {
     };
     if !args.quiet {
         let mode = mode_name(scenario.mode);
-        println!(
+        crate::outln!(
             "ackbench: {} (mode {mode}, seed {})",
-            scenario.name, scenario.seed
+            scenario.name,
+            scenario.seed
         );
     }
 
@@ -58,15 +68,19 @@ pub fn run(args: RunArgs) -> i32 {
     let started = Instant::now();
     let length_s = (scenario.run.duration + scenario.run.drain).as_secs_f64();
     let bar = RunProgress::new(length_s, scenario.workload.count, args.quiet);
-    let record = runner::run_with_progress(&scenario, &mut |p| {
-        bar.update(&Progress {
-            virtual_now_s: p.now_s,
-            published: p.published,
-            effects: p.effects,
-            duplicate_effects: p.duplicate_effects,
-            dlq: p.dlq,
-        })
-    });
+    let record = runner::run_with_progress(
+        &scenario,
+        &mut |p| {
+            bar.update(&Progress {
+                virtual_now_s: p.now_s,
+                published: p.published,
+                effects: p.effects,
+                duplicate_effects: p.duplicate_effects,
+                dlq: p.dlq,
+            })
+        },
+        &interrupt,
+    );
     bar.finish();
     let record = match record {
         Ok(r) => r,
@@ -125,26 +139,35 @@ pub fn run(args: RunArgs) -> i32 {
         return exit::RUN_FAILED;
     }
     if args.quiet {
-        println!("{}: {}", scenario.name, summary.verdict);
-    } else {
-        print!("{}", report::console::table(summary));
-        for text in &traces {
-            print!("\n{text}");
+        match &summary.incomplete_reason {
+            Some(why) => crate::outln!(
+                "{}: {} ({why}; partial report in {})",
+                scenario.name,
+                summary.verdict,
+                out.display()
+            ),
+            None => crate::outln!("{}: {}", scenario.name, summary.verdict),
         }
+    } else {
+        crate::out!("{}", report::console::table(summary));
+        for text in &traces {
+            crate::out!("\n{text}");
+        }
+        let partial = if summary.complete {
+            ""
+        } else {
+            " (partial: what was recorded up to the interruption)"
+        };
         let replaced = match prepared {
             Prepared::Replacing => " (replaced the earlier report there)",
             Prepared::New | Prepared::Forced => "",
         };
-        println!("report: {}{replaced}", out.display());
-        println!("reproduce: {reproduce}");
+        crate::outln!("report: {}{partial}{replaced}", out.display());
+        crate::outln!("reproduce: {reproduce}");
     }
 
-    // Exit code.
-    if summary.verdict == "pass" {
-        exit::PASS
-    } else {
-        exit::BUDGET_FAILED
-    }
+    // Exit code: 0 pass, 1 a budget failed, 3 incomplete.
+    summary.verdict.exit_code()
 }
 
 /// The longest `--trace` key: `trace-KEY.txt` must fit a file system's 255-byte names.

@@ -10,6 +10,7 @@
 //! - [`ingress`]: an HTTP ingress load's requests joined with the published messages by key.
 
 pub mod accounting;
+pub mod crashes;
 pub mod handlers;
 pub mod ingress;
 pub mod latency;
@@ -21,6 +22,7 @@ pub mod timeseries;
 pub(crate) mod testkit;
 
 pub use accounting::{Accounting, MessageAccount};
+pub use crashes::Crash;
 pub use ingress::IngressSummary;
 pub use latency::{Latencies, LatencyHistogram, LatencySummary};
 pub use timeseries::{default_interval, timeseries, Sample};
@@ -52,6 +54,10 @@ pub struct Metrics {
     pub latencies: Latencies,
     /// The HTTP ingress load against what reached the queue, if the run had one.
     pub ingress: Option<IngressSummary>,
+    /// Every worker crash, named (`worker_crashes` counts them).
+    pub crashes: Vec<Crash>,
+    /// Why the run stopped before its end, if it did ([`RunRecord::incomplete`]).
+    pub incomplete: Option<String>,
 }
 
 impl std::ops::Deref for Metrics {
@@ -108,6 +114,8 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
         latencies,
         counts: a,
         ingress: ingress::account(record),
+        crashes: crashes::crashes(record),
+        incomplete: record.incomplete.clone(),
     }
 }
 

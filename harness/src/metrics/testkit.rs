@@ -122,7 +122,13 @@ impl Rec {
     }
 
     pub fn crash(&mut self, at: f64, worker: WorkerId) -> &mut Self {
-        self.ev(at, EventKind::WorkerCrashed { worker })
+        self.ev(
+            at,
+            EventKind::WorkerCrashed {
+                worker,
+                exit: crate::record::WorkerExit::TargetCrashed,
+            },
+        )
     }
 
     pub fn restart(&mut self, at: f64, worker: WorkerId) -> &mut Self {

@@ -110,7 +110,10 @@ fn arbitrary_record() -> impl Strategy<Value = RunRecord> {
                         how: HandlerEnd::Finished,
                     },
                     7 => EventKind::WorkerKilled { worker, rule: 0 },
-                    8 => EventKind::WorkerCrashed { worker },
+                    8 => EventKind::WorkerCrashed {
+                        worker,
+                        exit: crate::record::WorkerExit::Status(1),
+                    },
                     9 => EventKind::VisibilityChanged {
                         seq,
                         worker,

@@ -6,7 +6,6 @@ use std::fmt::Write;
 
 use super::summary::Summary;
 use crate::metrics::LatencySummary;
-use crate::verdict::Verdict;
 
 /// Width of a row's label.
 const LABEL: usize = 26;
@@ -39,20 +38,28 @@ pub fn table(s: &Summary) -> String {
     out
 }
 
-fn verdict(out: &mut String, s: &Summary) {
+/// What the verdict line says after the verdict: the budgets' count, or why there is none.
+/// report.html and summary.md say the same.
+pub(crate) fn verdict_detail(s: &Summary) -> String {
     let failed = s.budgets.iter().filter(|b| !b.pass).count();
-    let word = match s.verdict {
-        Verdict::Pass => "PASS",
-        Verdict::Fail => "FAIL",
-    };
-    let detail = match (s.budgets.len(), failed) {
+    match (s.budgets.len(), failed) {
+        _ if !s.complete => format!(
+            "{} at {:.3} s, before its end: what was recorded up to then, no verdict",
+            incomplete_reason(s),
+            s.virtual_s
+        ),
         (0, _) => "no budgets set".to_string(),
         (n, 0) => format!("all {n} {} hold", plural(n as u64, "budget", "budgets")),
         (n, f) => format!(
             "{f} of {n} {} failed",
             plural(n as u64, "budget", "budgets")
         ),
-    };
+    }
+}
+
+fn verdict(out: &mut String, s: &Summary) {
+    let word = s.verdict.as_str().to_uppercase();
+    let detail = verdict_detail(s);
     let _ = writeln!(
         out,
         "{word}  {} ({}, seed {}): {detail}",
@@ -199,7 +206,11 @@ fn latency(out: &mut String, s: &Summary) {
 }
 
 fn budgets(out: &mut String, s: &Summary) {
-    out.push_str("\nBudgets\n");
+    out.push_str(if s.complete {
+        "\nBudgets\n"
+    } else {
+        "\nBudgets (of the part that ran: no verdict)\n"
+    });
     if s.budgets.is_empty() {
         out.push_str("  (none set)\n");
         return;
@@ -221,10 +232,49 @@ fn budgets(out: &mut String, s: &Summary) {
     }
 }
 
+/// Why the run is incomplete, in words.
+pub(crate) fn incomplete_reason(s: &Summary) -> &str {
+    s.incomplete_reason
+        .as_deref()
+        .unwrap_or("stopped before its end")
+}
+
+/// The most crashes the notes name one by one (summary.json and report.html list every one).
+pub(crate) const CRASHES_NAMED: usize = 10;
+
 /// What the numbers mean, in words, for each thing that went wrong. summary.md, junit.xml and
 /// report.html say the same sentences.
 pub(crate) fn notes(s: &Summary) -> Vec<String> {
     let mut notes = Vec::new();
+    if !s.complete {
+        notes.push(format!(
+            "INCOMPLETE: the run was {} at {:.3} s, before its end: every number here is what was \
+             recorded up to then (messages still in the queue count as unfinished), and there is \
+             no pass or fail verdict (exit code 3).",
+            incomplete_reason(s),
+            s.virtual_s,
+        ));
+    }
+    if !s.crashes.is_empty() {
+        let named: Vec<String> = s
+            .crashes
+            .iter()
+            .take(CRASHES_NAMED)
+            .map(|c| format!("worker {} at {:.3} s ({})", c.worker, c.at_s, c.exit))
+            .collect();
+        let more = s.crashes.len().saturating_sub(CRASHES_NAMED);
+        let rest = if more > 0 {
+            format!("; and {more} more (summary.json lists every one)")
+        } else {
+            String::new()
+        };
+        let n = s.crashes.len() as u64;
+        notes.push(format!(
+            "CRASHES: {n} {} by itself, not by a kill rule: {}{rest}.",
+            plural(n, "worker died", "times a worker died"),
+            named.join(", "),
+        ));
+    }
     if s.lost > 0 {
         notes.push(format!(
             "LOST: {} {} deleted from the queue and never had an effect: nothing will ever do {}.",
@@ -306,6 +356,7 @@ mod tests {
     use crate::profile::{Budgets, StaleAck};
     use crate::record::RunRecord;
     use crate::report::summary::{summarise, RunInfo};
+    use crate::verdict::Verdict;
 
     fn info() -> RunInfo {
         RunInfo {
@@ -405,6 +456,72 @@ mod tests {
         assert!(t.starts_with("PASS  incident (sim, seed 1): no budgets set\n"));
         assert!(t.contains("(none set)"));
         assert!(!t.contains("LOST:"));
+    }
+
+    #[test]
+    fn an_interrupted_run_says_it_is_incomplete_and_has_no_verdict() {
+        let mut r = ack_before_work();
+        r.incomplete = Some(crate::runner::interrupt::REASON.to_string());
+        let s = summarise(&info(), &r, &budgets());
+        assert_eq!(s.verdict, Verdict::Incomplete);
+        assert!(!s.complete);
+        let t = table(&s);
+        // ack_before_work ends at 3 s.
+        assert!(
+            t.starts_with(
+                "INCOMPLETE  incident (sim, seed 1): interrupted by a signal (SIGINT, SIGTERM or \
+                 SIGHUP) at 3.000 s, before its end: what was recorded up to then, no verdict\n"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("\nBudgets (of the part that ran: no verdict)\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("\nINCOMPLETE: the run was interrupted by a signal"),
+            "{t}"
+        );
+        assert!(t.contains("no pass or fail verdict (exit code 3)."), "{t}");
+    }
+
+    #[test]
+    fn every_crash_is_named() {
+        let mut r = ack_before_work();
+        for (i, at) in [1u64, 2].into_iter().enumerate() {
+            r.events.push(crate::record::Event {
+                at: at * 1_000_000_000,
+                kind: crate::record::EventKind::WorkerCrashed {
+                    worker: i as u32 + 1,
+                    exit: crate::record::WorkerExit::Status(i as i32),
+                },
+            });
+        }
+        r.events.sort_by_key(|e| e.at);
+        let s = summarise(&info(), &r, &budgets());
+        assert_eq!(s.worker_crashes, 2);
+        let t = table(&s);
+        // ack_before_work has one kill of its own; the two crashes are ours.
+        assert!(
+            t.contains("\n  worker kills / crashes           1 / 2\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "CRASHES: 2 times a worker died by itself, not by a kill rule: worker 1 at \
+                 1.000 s (exit status 0), worker 2 at 2.000 s (exit status 1)."
+            ),
+            "{t}"
+        );
+        // Past 10, the note names the first 10 and counts the rest.
+        let mut many = s.clone();
+        many.crashes = (0..12).map(|_| s.crashes[0].clone()).collect();
+        let t = table(&many);
+        assert_eq!(t.matches("(exit status 0)").count(), CRASHES_NAMED, "{t}");
+        assert!(
+            t.contains("; and 2 more (summary.json lists every one)."),
+            "{t}"
+        );
     }
 
     #[test]

@@ -6,10 +6,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::charts::axis::duration;
-use super::console::{count_rows, notes, number, plural};
+use super::console::{count_rows, notes, number, plural, verdict_detail};
 use super::{write_file, Format, Renderer, ReportData, ReportError};
 use crate::metrics::LatencySummary;
-use crate::verdict::Verdict;
 
 /// The file's name inside the report folder.
 pub const FILE: &str = "report.html";
@@ -55,10 +54,12 @@ h2 { font-size: 1.25em; margin: 32px 0 8px; border-bottom: 1px solid #ccc; paddi
 .verdict { margin: 20px 0 0; padding: 16px 20px; border: 3px solid; border-radius: 6px; }
 .verdict.pass { background: #e8f5e9; border-color: #1b5e20; }
 .verdict.fail { background: #fdecea; border-color: #8b0000; border-style: double; border-width: 6px; }
+.verdict.incomplete { background: #fff4e0; border-color: #8a4b00; border-style: dashed; border-width: 4px; }
 .badge { display: inline-block; padding: 2px 10px; margin-right: 8px; border-radius: 4px;
   color: #fff; font-weight: bold; letter-spacing: 0.05em; }
 .pass .badge, td.pass { background: #1b5e20; }
 .fail .badge, td.fail { background: #8b0000; }
+.incomplete .badge { background: #8a4b00; }
 td.pass, td.fail { color: #fff; font-weight: bold; text-align: center; }
 .muted { color: #555; }
 ul.notes li { margin: 6px 0; }
@@ -78,10 +79,7 @@ footer { margin-top: 40px; color: #555; font-size: 0.9em; }
 pub fn page(data: &ReportData) -> Result<String, ReportError> {
     let s = &data.summary;
     let r = &data.run;
-    let verdict = match s.verdict {
-        Verdict::Pass => "pass",
-        Verdict::Fail => "fail",
-    };
+    let verdict = s.verdict.as_str();
     let word = verdict.to_uppercase();
     let mut h = String::new();
     let _ = write!(
@@ -94,15 +92,7 @@ pub fn page(data: &ReportData) -> Result<String, ReportError> {
     );
 
     // The verdict first.
-    let failed = s.budgets.iter().filter(|b| !b.pass).count();
-    let detail = match (s.budgets.len(), failed) {
-        (0, _) => "no budgets set".to_string(),
-        (n, 0) => format!("all {n} {} hold", plural(n as u64, "budget", "budgets")),
-        (n, f) => format!(
-            "{f} of {n} {} failed",
-            plural(n as u64, "budget", "budgets")
-        ),
-    };
+    let detail = verdict_detail(s);
     let _ = write!(
         h,
         "<header class=\"verdict {verdict}\">\n<h1><span class=\"badge\">{word}</span>{}</h1>\n\
@@ -226,6 +216,24 @@ fn summary(h: &mut String, data: &ReportData) {
                 escape(label),
                 escape(&value),
                 escape(&note)
+            );
+        }
+    }
+    if !s.crashes.is_empty() {
+        let _ = writeln!(
+            h,
+            "</table>\n<h3 id=\"crashes\">Worker crashes</h3>\n\
+             <p class=\"muted\">Every time a worker died by itself (not by a kill rule): {}.</p>\n\
+             <table>\n<tr><th>worker</th><th>at (s)</th><th>how it ended</th></tr>",
+            s.crashes.len()
+        );
+        for c in &s.crashes {
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"num\">{}</td><td class=\"num\">{:.3}</td><td>{}</td></tr>",
+                c.worker,
+                c.at_s,
+                escape(&c.exit)
             );
         }
     }

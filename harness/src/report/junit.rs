@@ -61,6 +61,19 @@ pub fn junit_xml(data: &ReportData) -> Result<String, quick_junit::SerializeErro
             .set_system_out(line);
         suite.add_test_case(case);
     }
+    // An interrupted run is an error of its own: the budgets above judged only a part of it.
+    if !s.complete {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status
+            .set_message(format!(
+                "the run is incomplete: {}",
+                super::console::incomplete_reason(s)
+            ))
+            .set_type("run incomplete");
+        let mut case = TestCase::new("complete", status);
+        case.set_classname(format!("ackbench.{}", s.profile));
+        suite.add_test_case(case);
+    }
     let notes = notes(s);
     if !notes.is_empty() {
         suite.set_system_out(notes.join("\n"));

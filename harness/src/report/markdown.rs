@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::charts::axis::{duration, LatencyUnit};
-use super::console::{notes, number, plural};
+use super::console::{notes, number, verdict_detail};
 use super::{write_file, Format, Renderer, ReportData, ReportError};
 use crate::verdict::Verdict;
 
@@ -59,16 +59,9 @@ pub fn markdown(data: &ReportData) -> String {
     let (icon, word) = match s.verdict {
         Verdict::Pass => ("✅", "PASS"),
         Verdict::Fail => ("❌", "FAIL"),
+        Verdict::Incomplete => ("⚠️", "INCOMPLETE"),
     };
-    let failed = s.budgets.iter().filter(|b| !b.pass).count();
-    let detail = match (s.budgets.len(), failed) {
-        (0, _) => "no budgets set".to_string(),
-        (n, 0) => format!("all {n} {} hold", plural(n as u64, "budget", "budgets")),
-        (n, f) => format!(
-            "{f} of {n} {} failed",
-            plural(n as u64, "budget", "budgets")
-        ),
-    };
+    let detail = verdict_detail(s);
     let _ = writeln!(md, "### {icon} {word}: {}\n", escape(&s.profile));
     let _ = writeln!(
         md,

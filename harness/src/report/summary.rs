@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use super::Exporter;
-use crate::metrics::{analyse, seconds, IngressSummary, LatencySummary, Metrics, Sample};
+use crate::metrics::{analyse, seconds, Crash, IngressSummary, LatencySummary, Metrics, Sample};
 use crate::profile::Budgets;
 use crate::record::{nanos, RunRecord};
 use crate::verdict::{evaluate, BudgetResult, Verdict};
@@ -39,6 +39,14 @@ pub struct Summary {
     pub mode: String,
     pub seed: u64,
     pub verdict: Verdict,
+    /// False for a run that stopped before its end (interrupted): everything below is what was
+    /// recorded up to then, and the verdict is `incomplete`. Folders written before this field
+    /// existed read back as complete.
+    #[serde(default = "complete_by_default")]
+    pub complete: bool,
+    /// Why the run is incomplete; absent for a complete run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete_reason: Option<String>,
     /// Virtual (sim) or wall (live) seconds from the start of the run to its stop.
     pub virtual_s: f64,
     pub wall_s: f64,
@@ -74,6 +82,9 @@ pub struct Summary {
     pub redriven: u64,
     /// Duplicate effects the redrive itself caused: replaying a DLQ with effect repeats the work.
     pub redrive_duplicate_effects: u64,
+    /// Every worker crash, named: worker, instant, how it ended (`worker_crashes` of them).
+    #[serde(default)]
+    pub crashes: Vec<Crash>,
     /// The HTTP ingress load (`workload.ingress`); absent for runs without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingress: Option<IngressSummary>,
@@ -87,7 +98,9 @@ impl Summary {
             profile: info.profile.clone(),
             mode: info.mode.clone(),
             seed: info.seed,
-            verdict: Verdict::of(&budgets),
+            verdict: Verdict::of_run(&budgets, m.incomplete.is_none()),
+            complete: m.incomplete.is_none(),
+            incomplete_reason: m.incomplete.clone(),
             virtual_s: seconds(m.end),
             wall_s: round_secs(info.wall_s),
             messages: m.messages,
@@ -119,9 +132,14 @@ impl Summary {
             unknown_key_effects: m.unknown_key_effects,
             redriven: m.redriven,
             redrive_duplicate_effects: m.redrive_duplicate_effects,
+            crashes: m.crashes.clone(),
             ingress: m.ingress.clone(),
         }
     }
+}
+
+fn complete_by_default() -> bool {
+    true
 }
 
 /// Analyses the record, checks the budgets and sums the run up.
@@ -191,6 +209,7 @@ mod tests {
         "mode",
         "seed",
         "verdict",
+        "complete",
         "virtual_s",
         "wall_s",
         "messages",
@@ -222,6 +241,7 @@ mod tests {
         "unknown_key_effects",
         "redriven",
         "redrive_duplicate_effects",
+        "crashes",
     ];
 
     fn info() -> RunInfo {
@@ -294,6 +314,27 @@ mod tests {
         let json = to_json(&s);
         assert!(json.contains("\"verdict\": \"fail\","));
         assert!(json.contains("\"p99_over_visibility\": 1.1333333333333333,"));
+    }
+
+    #[test]
+    fn an_incomplete_run_says_so_right_after_the_verdict() {
+        let mut r = slow_handler(StaleAck::Reject);
+        let complete = to_json(&summarise(&info(), &r, &budgets()));
+        assert!(complete.contains("\"verdict\": \"fail\",\n  \"complete\": true,\n  \"virtual_s\""));
+        assert!(!complete.contains("incomplete_reason"));
+        r.incomplete = Some("interrupted".into());
+        let s = summarise(&info(), &r, &budgets());
+        let json = to_json(&s);
+        assert!(
+            json.contains(
+                "\"verdict\": \"incomplete\",\n  \"complete\": false,\n  \"incomplete_reason\": \"interrupted\",\n  \"virtual_s\""
+            ),
+            "{json}"
+        );
+        // It reads back incomplete; a folder from before the fields existed reads as complete.
+        assert_eq!(from_json(&json).map(|b| b == s).ok(), Some(true));
+        let old = complete.replace("  \"complete\": true,\n", "");
+        assert_eq!(from_json(&old).map(|b| b.complete).ok(), Some(true));
     }
 
     #[test]

@@ -4,8 +4,11 @@
 //! - [`sim`]: virtual time, one process, deterministic (DESIGN's ordering at one instant).
 //! - [`live`]: wall time, real sockets, the consumer as worker processes.
 
+pub mod interrupt;
 pub mod live;
 pub mod sim;
+
+pub use interrupt::Interrupt;
 
 use crate::profile::{Mode, Scenario};
 use crate::record::RunRecord;
@@ -32,17 +35,20 @@ pub struct Progress {
 
 /// Runs `scenario` to its end.
 pub fn run(scenario: &Scenario) -> Result<RunRecord, RunError> {
-    run_with_progress(scenario, &mut |_| {})
+    run_with_progress(scenario, &mut |_| {}, &Interrupt::new())
 }
 
-/// Runs `scenario` to its end, reporting progress every few thousand steps.
+/// Runs `scenario` to its end, reporting progress every few thousand steps, or until
+/// `interrupt` is triggered: the record then holds what happened up to that moment and says why
+/// it is incomplete ([`RunRecord::incomplete`]).
 pub fn run_with_progress(
     scenario: &Scenario,
     progress: &mut dyn FnMut(Progress),
+    interrupt: &Interrupt,
 ) -> Result<RunRecord, RunError> {
     match scenario.mode {
-        Mode::Sim => sim::run(scenario, progress),
-        Mode::Live => live::run(scenario, progress),
+        Mode::Sim => sim::run(scenario, progress, interrupt),
+        Mode::Live => live::run(scenario, progress, interrupt),
     }
 }
 

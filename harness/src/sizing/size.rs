@@ -248,11 +248,11 @@ fn size(args: &SizeArgs) -> Result<(), SizingError> {
 
     let md = markdown::render(&plan);
     let written = write(&out, &plan, &md)?;
-    print!("{md}");
-    println!();
-    println!("sizing: {}", out.display());
+    crate::out!("{md}");
+    crate::outln!();
+    crate::outln!("sizing: {}", out.display());
     for f in written {
-        println!("  {}", f.display());
+        crate::outln!("  {}", f.display());
     }
     Ok(())
 }

@@ -93,7 +93,7 @@ fn sweep(args: &SweepArgs) -> Result<(), SizingError> {
     let jobs = args
         .jobs
         .map_or_else(parallel::default_jobs, |j| j as usize);
-    println!(
+    crate::outln!(
         "ackbench sweep: {} ({} points, {} jobs, at most {MAX_POINTS} points)",
         base.name,
         points.len(),
@@ -110,10 +110,10 @@ fn sweep(args: &SweepArgs) -> Result<(), SizingError> {
 
     let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
     let written = write(&out, &axes, &paths, &metrics, &points, &outcomes)?;
-    print!("{}", sweep_table::table(&paths, &metrics, &outcomes));
-    println!("sweep: {}", out.display());
+    crate::out!("{}", sweep_table::table(&paths, &metrics, &outcomes));
+    crate::outln!("sweep: {}", out.display());
     for f in written {
-        println!("  {}", f.display());
+        crate::outln!("  {}", f.display());
     }
     Ok(())
 }

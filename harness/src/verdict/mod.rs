@@ -17,7 +17,8 @@ pub mod exit {
     /// Bad usage or an invalid profile (the message names the file, line, column and field):
     /// nothing ran.
     pub const BAD_INPUT: i32 = 2;
-    /// The run itself could not complete (e.g. the broker was unreachable): there is no verdict.
+    /// The run itself could not complete (e.g. the broker was unreachable, or it was
+    /// interrupted): there is no pass or fail verdict.
     pub const RUN_FAILED: i32 = 3;
 }
 
@@ -62,12 +63,14 @@ impl BudgetResult {
     }
 }
 
-/// Pass when every budget that is set holds.
+/// Pass when every budget that is set holds; incomplete when the run stopped before its end
+/// (interrupted), whatever the budgets say about the part that ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Pass,
     Fail,
+    Incomplete,
 }
 
 impl Verdict {
@@ -80,19 +83,31 @@ impl Verdict {
         }
     }
 
-    /// `"pass"` or `"fail"`, as in summary.json.
+    /// The verdict of a run: [`Verdict::of`] its budget results if it ran to its end,
+    /// [`Verdict::Incomplete`] if it did not (a part of a run passes or fails nothing).
+    pub fn of_run(results: &[BudgetResult], complete: bool) -> Self {
+        if complete {
+            Verdict::of(results)
+        } else {
+            Verdict::Incomplete
+        }
+    }
+
+    /// `"pass"`, `"fail"` or `"incomplete"`, as in summary.json.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
             Verdict::Fail => "fail",
+            Verdict::Incomplete => "incomplete",
         }
     }
 
-    /// The process exit code of a run that completed with this verdict.
+    /// The process exit code of a run with this verdict.
     pub fn exit_code(self) -> i32 {
         match self {
             Verdict::Pass => exit::PASS,
             Verdict::Fail => exit::BUDGET_FAILED,
+            Verdict::Incomplete => exit::RUN_FAILED,
         }
     }
 }
@@ -274,6 +289,18 @@ mod tests {
         let b = &evaluate(&late(29_999), &m)[0];
         assert_eq!((b.actual, b.pass), (1.0, false));
         assert!(evaluate(&late(30_000), &m)[0].pass);
+    }
+
+    #[test]
+    fn an_incomplete_run_has_no_pass_or_fail() {
+        let pass = [BudgetResult::new("lost", 0.0, 0.0)];
+        let fail = [BudgetResult::new("lost", 0.0, 1.0)];
+        assert_eq!(Verdict::of_run(&pass, true), Verdict::Pass);
+        assert_eq!(Verdict::of_run(&fail, true), Verdict::Fail);
+        assert_eq!(Verdict::of_run(&pass, false), Verdict::Incomplete);
+        assert_eq!(Verdict::of_run(&fail, false), Verdict::Incomplete);
+        assert_eq!(Verdict::Incomplete.exit_code(), exit::RUN_FAILED);
+        assert_eq!(Verdict::Incomplete.to_string(), "incomplete");
     }
 
     #[test]

@@ -159,9 +159,9 @@ pub fn run_standalone(listen: SocketAddr, config: SqsConfig) -> io::Result<()> {
     rt.block_on(async move {
         let names: Vec<String> = config.queues.iter().map(|(n, _)| n.clone()).collect();
         let server = SqsServer::bind(listen, config).await?;
-        println!("ackbench broker: SQS endpoint at {}", server.endpoint_url());
+        crate::outln!("ackbench broker: SQS endpoint at {}", server.endpoint_url());
         for n in &names {
-            println!("  queue {n}: {}", server.queue_url(n));
+            crate::outln!("  queue {n}: {}", server.queue_url(n));
         }
         let trimmer = tokio::spawn(crate::serving::trim::keep_trimming(Duration::from_secs(1)));
         stop_signal().await;

@@ -15,13 +15,17 @@
 //! one. A worker's handler is taken to run from a hand-out to its next `ReceiveMessage`.
 //!
 //! Every exit path stops the workers: the run kills every process group it started, and the
-//! processes are also killed when their handles drop (an early return or a panic).
+//! processes are also killed when their handles drop (an early return or a panic), and by the
+//! kernel when ackbench itself dies, even by SIGKILL ([`spawn`]). SIGINT, SIGTERM and SIGHUP
+//! end the run like its end does, and what was recorded up to then is the record, marked
+//! incomplete.
 
 mod assemble;
+mod backoff;
 mod client;
 mod ingress;
-mod interrupt;
 mod published;
+mod spawn;
 mod state;
 mod supervisor;
 
@@ -36,35 +40,47 @@ use crate::profile::Scenario;
 use crate::provider::http::{HttpProvider, LiveClock};
 use crate::provider::ProviderModel;
 use crate::record::{nanos, MessageRecord, RunRecord, Seq};
-use crate::runner::{Progress, RunError};
+use crate::runner::{interrupt, Interrupt, Progress, RunError};
 use crate::workload;
 
 use assemble::{merge, Timebase};
 use ingress::IngressRun;
 use published::Published;
+use spawn::Spawner;
 use state::{Hooks, LiveState};
 use supervisor::{supervise, WorkerEnv};
 
 const QUEUE: &str = "ackbench";
 
-/// Runs `scenario` live and returns what it recorded (in profile time).
-pub fn run(scenario: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<RunRecord, RunError> {
+/// Runs `scenario` live and returns what it recorded (in profile time); stops early, with the
+/// record marked incomplete, when `interrupt` is triggered.
+pub fn run(
+    scenario: &Scenario,
+    progress: &mut dyn FnMut(Progress),
+    interrupt: &Interrupt,
+) -> Result<RunRecord, RunError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| RunError::Live(format!("cannot start the async runtime: {e}")))?;
-    rt.block_on(run_live(scenario, progress))
+    rt.block_on(run_live(scenario, progress, interrupt))
 }
 
-async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<RunRecord, RunError> {
+async fn run_live(
+    s: &Scenario,
+    progress: &mut dyn FnMut(Progress),
+    interrupt: &Interrupt,
+) -> Result<RunRecord, RunError> {
     let scale = s.run.time_scale;
     let wall = |d: Duration| d.mul_f64(scale);
     let plan = workload::plan(s);
     let loopback: SocketAddr = "127.0.0.1:0".parse().expect("a socket address");
-    // Ctrl-C ends the run the same way as its end does: every worker stopped first. Listening
-    // starts now, before an ingress load's goose could claim SIGINT for itself.
-    let mut interrupted = interrupt::listen()
-        .map_err(|e| RunError::Live(format!("cannot listen for Ctrl-C: {e}")))?;
+    // An interruption ends the run the same way as its end does: every worker stopped first.
+    let mut interruptions = interrupt.subscribe();
+    let mut interrupted = interrupt.requested();
+    // Every program the run starts is started from this one thread, and dies with ackbench.
+    let spawner = Spawner::new(tokio::runtime::Handle::current())
+        .map_err(|e| RunError::Live(format!("cannot start the spawning thread: {e}")))?;
 
     // The broker over the SQS API, its queue configured from the profile in wall time.
     let b = &s.broker;
@@ -146,7 +162,8 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             });
             for w in 1..=s.consumer.workers {
                 let (env, state, stop) = (env.clone(), state.clone(), stop_rx.clone());
-                supervisors.spawn(supervise(w, env, state, restart_after, stop));
+                let spawner = spawner.clone();
+                supervisors.spawn(supervise(w, env, state, spawner, restart_after, stop));
             }
         }
         // A built-in target, one task per worker, over aws-sdk-sqs and reqwest.
@@ -199,14 +216,18 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             time_scale: scale,
             log_dir: &log_dir,
             publish_for: nanos(s.run.duration),
+            spawner: &spawner,
         };
-        // Ctrl-C while the service starts drops it half-started: its group is killed on drop.
-        tokio::select! {
-            started = IngressRun::start(spec, &plan, p.clone(), state.clock, at) => match started {
-                Ok(run) => ingress = Some(run),
-                Err(e) => failure = Some(RunError::Live(e.to_string())),
-            },
-            _ = interrupted.changed() => failure = Some(interrupted_error()),
+        // An interruption while the service starts drops it half-started: its group is killed
+        // on drop.
+        if !interrupted {
+            tokio::select! {
+                started = IngressRun::start(spec, &plan, p.clone(), state.clock, at) => match started {
+                    Ok(run) => ingress = Some(run),
+                    Err(e) => failure = Some(RunError::Live(e.to_string())),
+                },
+                _ = interruptions.changed() => interrupted = true,
+            }
         }
     }
 
@@ -221,7 +242,7 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
         0
     };
     let mut last_progress = Instant::now();
-    while failure.is_none() {
+    while failure.is_none() && !interrupted {
         let now = state.clock.now();
         while next < plan.len() && plan.at[next] <= now {
             let seq = (next + 1) as u32;
@@ -276,8 +297,8 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .unwrap_or(Duration::MAX);
         tokio::select! {
             _ = tokio::time::sleep(until_publish.min(Duration::from_millis(5))) => {}
-            _ = interrupted.changed() => {
-                failure = Some(interrupted_error());
+            _ = interruptions.changed() => {
+                interrupted = true;
                 break;
             }
         }
@@ -285,12 +306,12 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
     let end = state.clock.now();
 
     // Stop every worker, then the servers; assemble the record in profile time.
+    state.stopping(end);
     let _ = stop_tx.send(true);
-    state.kill_all();
     while supervisors.join_next().await.is_some() {}
     let mut ingress_record = None;
     if let Some(run) = ingress {
-        match run.finish().await {
+        match run.finish(interrupted).await {
             Ok((published, record)) => {
                 messages = published;
                 ingress_record = Some(record);
@@ -326,9 +347,6 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
             .collect(),
         ingress: ingress_record,
+        incomplete: interrupted.then(|| interrupt::REASON.to_string()),
     })
-}
-
-fn interrupted_error() -> RunError {
-    RunError::Live("interrupted (Ctrl-C): the workers were stopped".into())
 }

@@ -11,7 +11,7 @@ use crate::broker::sqs::SqsHooks;
 use crate::chaos::{KillSchedule, PointHit};
 use crate::profile::KillPoint;
 use crate::provider::http::{LiveClock, LiveHooks};
-use crate::record::{Event, EventKind, HandlerEnd, Nanos, Seq, WorkerId};
+use crate::record::{Event, EventKind, HandlerEnd, Nanos, Seq, WorkerExit, WorkerId};
 
 /// How a running worker is stopped.
 #[derive(Debug, Clone)]
@@ -61,6 +61,9 @@ pub struct LiveState {
     me: Weak<LiveState>,
     /// With an ingress load: what the system published itself.
     published: OnceLock<Arc<Published>>,
+    /// When the run stopped its workers (profile time), once it has: what happens to a worker
+    /// from then on is the run's doing, and nothing is recorded later than this instant.
+    stopped_at: OnceLock<Nanos>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -79,6 +82,7 @@ impl LiveState {
             runtime: tokio::runtime::Handle::current(),
             me: me.clone(),
             published: OnceLock::new(),
+            stopped_at: OnceLock::new(),
         })
     }
 
@@ -88,7 +92,8 @@ impl LiveState {
     }
 
     pub fn record(&self, kind: EventKind) {
-        let at = self.clock.now();
+        let now = self.clock.now();
+        let at = self.stopped_at.get().map_or(now, |&end| now.min(end));
         lock(&self.events).push(Event { at, kind });
     }
 
@@ -118,25 +123,40 @@ impl LiveState {
         s.incarnation
     }
 
-    /// The process of `w` exited; records a crash unless a kill rule caused it.
-    pub fn exited(&self, w: WorkerId) {
+    /// The current incarnation of `w` ended as `exit`. Records a crash (and returns true)
+    /// unless a kill rule caused it, or the run did while stopping its workers (SIGKILL).
+    pub fn exited(&self, w: WorkerId, exit: WorkerExit) -> bool {
+        let ours =
+            self.stopped_at.get().is_some() && exit == WorkerExit::Signal(Signal::SIGKILL as i32);
         let (was_killed, handling) = {
             let mut ws = lock(&self.workers);
             let s = &mut ws[(w - 1) as usize];
             s.running = None;
-            (s.killed, s.handling.take())
-        };
-        if !was_killed {
-            if let Some((seq, delivery)) = handling {
-                self.record(EventKind::HandlerEnded {
-                    seq,
-                    worker: w,
-                    delivery,
-                    how: HandlerEnd::Crashed,
-                });
+            if s.killed || ours {
+                (true, None)
+            } else {
+                (false, s.handling.take())
             }
-            self.record(EventKind::WorkerCrashed { worker: w });
+        };
+        if was_killed {
+            return false;
         }
+        if let Some((seq, delivery)) = handling {
+            self.record(EventKind::HandlerEnded {
+                seq,
+                worker: w,
+                delivery,
+                how: HandlerEnd::Crashed,
+            });
+        }
+        self.record(EventKind::WorkerCrashed { worker: w, exit });
+        true
+    }
+
+    /// The current incarnation of `w` was stopped by the run itself (a built-in target's task
+    /// aborted by a kill rule or at the end): nothing to record.
+    pub fn ended(&self, w: WorkerId) {
+        lock(&self.workers)[(w - 1) as usize].running = None;
     }
 
     /// Kills the current incarnation of `w` (SIGKILL to its process group) for rule `rule`.
@@ -164,12 +184,11 @@ impl LiveState {
         }
     }
 
-    /// Kills every worker process at the end of the run (not recorded: the run is over).
-    pub fn kill_all(&self) {
-        let ws = lock(&self.workers);
-        for handle in ws.iter().filter_map(|s| s.running.as_ref()) {
-            handle.kill();
-        }
+    /// The run stops its workers at `end` (profile time): from now on a worker's death by the
+    /// run's SIGKILL is no crash, and nothing is recorded after `end` (a crash noticed while
+    /// stopping happened before it). Each supervisor then kills its own worker.
+    pub fn stopping(&self, end: Nanos) {
+        let _ = self.stopped_at.set(end);
     }
 
     /// Checks the kill rules at a handler point of `w`; kills now, or later after the rule's
@@ -297,5 +316,63 @@ impl LiveHooks for Hooks {
     fn at_point(&self, point: &KillPoint, worker: WorkerId, seq: Option<Seq>) -> bool {
         let delivery = self.delivery(worker);
         self.0.at_point(point, worker, seq, delivery)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crashes(events: &[Event]) -> Vec<WorkerExit> {
+        events
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::WorkerCrashed { exit, .. } => Some(exit),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A handle that stops nothing real (a finished task): these tests signal no process.
+    fn task() -> Handle {
+        Handle::Task(tokio::spawn(async {}).abort_handle())
+    }
+
+    #[tokio::test]
+    async fn the_runs_own_stop_is_no_crash_and_nothing_is_recorded_after_the_end() {
+        let s = LiveState::new(LiveClock::new(1.0), "q", 3, KillSchedule::new(&[], 1));
+        for w in 1..=3 {
+            s.started(w, task());
+        }
+        // Before the stop, any death nobody asked for is a crash, SIGKILL included (someone
+        // else's kill -9).
+        assert!(s.exited(1, WorkerExit::Signal(9)));
+        s.started(1, task());
+        // The run stops its workers at `end`: its own SIGKILL is no crash, and a task aborted
+        // by the stop is none either...
+        let end = s.clock.now();
+        s.stopping(end);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert!(!s.exited(1, WorkerExit::Signal(9)));
+        s.ended(2);
+        // ...but a worker that had exited by itself just before, and is only noticed now, did
+        // crash: recorded at the end instant, not 20 ms later.
+        assert!(s.exited(3, WorkerExit::Status(1)));
+        let events = s.take_events();
+        assert!(events.iter().all(|e| e.at <= end), "{events:?}");
+        assert_eq!(events.last().map(|e| e.at), Some(end));
+        assert_eq!(
+            crashes(&events),
+            [WorkerExit::Signal(9), WorkerExit::Status(1)]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_kill_rules_kill_is_no_crash() {
+        let s = LiveState::new(LiveClock::new(1.0), "q", 1, KillSchedule::new(&[], 1));
+        s.started(1, task());
+        s.kill(1, 0);
+        assert!(!s.exited(1, WorkerExit::Signal(9)));
+        assert!(crashes(&s.take_events()).is_empty());
     }
 }

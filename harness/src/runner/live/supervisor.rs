@@ -1,16 +1,22 @@
-//! Worker processes: start each with its environment in a process group of its own, restart it
-//! `restart_after` after it dies, and leave none behind when the run ends.
+//! Worker processes: start each with its environment in a process group of its own (dying with
+//! ackbench: [`super::spawn`]), restart it `restart_after` after it dies (later after quick
+//! crashes: [`super::backoff`]), and leave none behind when the run ends.
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
 use tokio::process::Command;
 use tokio::sync::watch;
 
+use super::backoff::Backoff;
+use super::spawn::Spawner;
 use super::state::LiveState;
-use crate::record::{EventKind, WorkerId};
+use crate::record::{EventKind, WorkerExit, WorkerId};
 
 /// Everything a worker process is told.
 #[derive(Debug, Clone)]
@@ -87,43 +93,72 @@ pub fn sqs_client_env(
         .env("ACKBENCH_TIME_SCALE", time_scale.to_string());
 }
 
-/// Runs worker `w` until `stop` turns true: start, wait for its death, wait `restart_after`
-/// (wall time), start again. A death nobody asked for is a crash (recorded by the state).
+/// Runs worker `w` until `stop` turns true: start, wait for its death, wait (`restart_after`,
+/// or longer after quick crashes: [`Backoff`]), start again. A death nobody asked for is a
+/// crash, recorded by the state with its exit status or signal.
 pub async fn supervise(
     w: WorkerId,
     env: Arc<WorkerEnv>,
     state: Arc<LiveState>,
+    spawner: Spawner,
     restart_after: Duration,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), SpawnError> {
     let mut first = true;
+    let mut backoff = Backoff::default();
+    let spawn_error = |source| SpawnError {
+        worker: w,
+        program: env.argv[0].clone(),
+        source,
+    };
     while !*stop.borrow() {
-        let mut child = command(w, &env)?.spawn().map_err(|source| SpawnError {
-            worker: w,
-            program: env.argv[0].clone(),
-            source,
-        })?;
+        let mut child = spawner
+            .spawn(command(w, &env)?)
+            .await
+            .map_err(spawn_error)?;
+        let started = Instant::now();
         let pid = child.id().map_or(0, |p| p as i32);
         state.started(w, super::state::Handle::Process(pid));
         if !first {
             state.record(EventKind::WorkerRestarted { worker: w });
         }
         first = false;
-        tokio::select! {
-            _ = child.wait() => state.exited(w),
+        // The stop first: then the child is not reaped before its group is signalled.
+        let status = tokio::select! {
+            biased;
             _ = stop.changed() => {
                 // The whole group: a worker's own children die with it.
-                let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
-                let _ = child.wait().await;
+                let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+                // Reaped: its group id may be reused from now on, so it is never signalled again.
+                // A death by anything but that SIGKILL happened before the stop: a crash.
+                if let Ok(status) = child.wait().await {
+                    state.exited(w, exit_of(status));
+                }
                 return Ok(());
             }
-        }
+            status = child.wait() => status,
+        };
+        let crashed = match status {
+            Ok(status) => state.exited(w, exit_of(status)),
+            Err(e) => return Err(spawn_error(e)),
+        };
+        let wait = backoff.next_delay(started.elapsed(), crashed, restart_after);
         tokio::select! {
-            _ = tokio::time::sleep(restart_after) => {}
+            biased;
             _ = stop.changed() => return Ok(()),
+            _ = tokio::time::sleep(wait) => {}
         }
     }
     Ok(())
+}
+
+/// How a worker process ended.
+fn exit_of(status: std::process::ExitStatus) -> WorkerExit {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => WorkerExit::Status(code),
+        (None, Some(sig)) => WorkerExit::Signal(sig),
+        (None, None) => WorkerExit::Status(-1),
+    }
 }
 
 /// A folder for the workers' shared state (e.g. a claim table), created fresh.
@@ -135,7 +170,8 @@ pub fn fresh_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Runs built-in target worker `w` as a task until `stop` turns true, restarting it
-/// `restart_after` (wall time) after it dies (a crash, or a kill that aborted the task).
+/// `restart_after` (wall time) after it dies (a crash, or a kill that aborted the task), later
+/// after quick crashes ([`Backoff`]).
 pub async fn supervise_task(
     w: WorkerId,
     target: ackbench_targets::BuiltinTarget,
@@ -144,6 +180,7 @@ pub async fn supervise_task(
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), SpawnError> {
     let mut first = true;
+    let mut backoff = Backoff::default();
     while !*stop.borrow() {
         let client = super::client::LiveClient::new(shared.clone(), w);
         let target = target.clone();
@@ -160,17 +197,31 @@ pub async fn supervise_task(
                 .record(EventKind::WorkerRestarted { worker: w });
         }
         first = false;
+        let started = Instant::now();
         let abort = task.abort_handle();
-        tokio::select! {
-            _ = task => shared.state.exited(w),
+        let ended = tokio::select! {
+            biased;
             _ = stop.changed() => {
                 abort.abort();
                 return Ok(());
             }
-        }
+            ended = task => ended,
+        };
+        let crashed = match ended {
+            // The target gave up (e.g. a poison message with `on_poison: crash`).
+            Ok(_crash) => shared.state.exited(w, WorkerExit::TargetCrashed),
+            Err(e) if e.is_panic() => shared.state.exited(w, WorkerExit::Panicked),
+            // Aborted: only a kill rule aborts a running task.
+            Err(_) => {
+                shared.state.ended(w);
+                false
+            }
+        };
+        let wait = backoff.next_delay(started.elapsed(), crashed, restart_after);
         tokio::select! {
-            _ = tokio::time::sleep(restart_after) => {}
+            biased;
             _ = stop.changed() => return Ok(()),
+            _ = tokio::time::sleep(wait) => {}
         }
     }
     Ok(())

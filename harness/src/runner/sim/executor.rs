@@ -15,8 +15,8 @@ use crate::broker::setup;
 use crate::chaos::KillSchedule;
 use crate::profile::{KillPoint, Scenario};
 use crate::provider::{EffectLedger, ProviderModel};
-use crate::record::{nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, WorkerId};
-use crate::runner::{Progress, RunError};
+use crate::record::{nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, WorkerExit, WorkerId};
+use crate::runner::{Interrupt, Progress, RunError};
 use crate::seed;
 use crate::workload;
 
@@ -33,8 +33,13 @@ struct Executor {
     tasks: Vec<Option<Task>>,
 }
 
-/// Runs `scenario` on virtual time and returns what it recorded.
-pub fn run(scenario: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<RunRecord, RunError> {
+/// Runs `scenario` on virtual time and returns what it recorded; stops after the instant during
+/// which `interrupt` is triggered, with the record marked incomplete.
+pub fn run(
+    scenario: &Scenario,
+    progress: &mut dyn FnMut(Progress),
+    interrupt: &Interrupt,
+) -> Result<RunRecord, RunError> {
     let target = setup::builtin_target(scenario)
         .ok_or_else(|| RunError::UnknownTarget(scenario.consumer.target.clone()))?;
     let b = &scenario.broker;
@@ -58,7 +63,7 @@ pub fn run(scenario: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
     };
     let publish_end = nanos(scenario.run.duration);
     let hard_end = publish_end.saturating_add(nanos(scenario.run.drain));
-    let end = ex.run_until(hard_end, progress);
+    let (end, interrupted) = ex.run_until(hard_end, progress, interrupt);
 
     // Worker tasks hold clients that point at the world: they are gone once the run ends.
     ex.tasks.clear();
@@ -81,12 +86,20 @@ pub fn run(scenario: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
             .collect(),
         ingress: None,
+        incomplete: interrupted.then(|| super::super::interrupt::REASON.to_string()),
     })
 }
 
 impl Executor {
-    /// Runs instant after instant until drained or `hard_end`; returns the end instant.
-    fn run_until(&mut self, hard_end: u64, progress: &mut dyn FnMut(Progress)) -> u64 {
+    /// Runs instant after instant until drained or `hard_end`, or until `interrupt` is
+    /// triggered (checked between instants: every instant run is run whole); returns the end
+    /// instant and whether the run was interrupted.
+    fn run_until(
+        &mut self,
+        hard_end: u64,
+        progress: &mut dyn FnMut(Progress),
+        interrupt: &Interrupt,
+    ) -> (u64, bool) {
         {
             let mut w = self.world.borrow_mut();
             let kills = w.kills.timed();
@@ -103,7 +116,12 @@ impl Executor {
             self.start(id);
         }
         let mut instants: u64 = 0;
+        let mut interrupted = false;
         loop {
+            if interrupt.requested() {
+                interrupted = true;
+                break;
+            }
             instants += 1;
             if instants.is_multiple_of(PROGRESS_EVERY) {
                 progress(self.world.borrow().progress());
@@ -126,7 +144,7 @@ impl Executor {
         }
         self.tasks.clear();
         let now = self.world.borrow().now;
-        now
+        (now, interrupted)
     }
 
     /// Everything that happens at instant `now`, in DESIGN's order.
@@ -351,7 +369,10 @@ impl Executor {
                 w.bury(
                     id,
                     HandlerEnd::Crashed,
-                    EventKind::WorkerCrashed { worker: id },
+                    EventKind::WorkerCrashed {
+                        worker: id,
+                        exit: WorkerExit::TargetCrashed,
+                    },
                 );
             }
             Poll::Pending => {

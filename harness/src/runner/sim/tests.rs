@@ -25,7 +25,7 @@ provider: { effect_at: request, latency: { dist: fixed, value: 10s } }
 }
 
 pub(super) fn run(s: &Scenario) -> RunRecord {
-    super::run(s, &mut |_| {}).expect("run completes")
+    super::run(s, &mut |_| {}, &crate::runner::Interrupt::new()).expect("run completes")
 }
 
 pub(super) fn count(r: &RunRecord, f: impl Fn(&EventKind) -> bool) -> usize {
@@ -378,4 +378,26 @@ fn a_hung_call_ends_only_by_the_clients_own_timeout() {
 
 fn nanos_of(d: Duration) -> u64 {
     crate::record::nanos(d)
+}
+
+#[test]
+fn an_interrupted_run_stops_between_instants_and_says_so() {
+    // One message a second for 100,000 s, handled in 10 s by one worker: every instant is a
+    // whole second (publishes each second, hand-outs and answers every 10 s), so instant k runs
+    // at k - 1 s. The interrupt is triggered from the progress report, which comes before
+    // instant 8192 (at 8191 s); that instant still runs whole, and the run stops before the
+    // next: end 8191 s, 8192 messages published (at 0, 1, ..., 8191 s).
+    let mut s = base();
+    s.workload.count = Some(100_000);
+    s.run.duration = secs(100_000);
+    let interrupt = crate::runner::Interrupt::new();
+    let trigger = interrupt.clone();
+    let r = super::run(&s, &mut |_| trigger.trigger(), &interrupt).expect("run completes");
+    assert_eq!(
+        r.incomplete.as_deref(),
+        Some(crate::runner::interrupt::REASON)
+    );
+    assert_eq!((r.end, r.messages.len()), (8191 * S, 8192));
+    // A run nobody interrupts is complete.
+    assert_eq!(run(&base()).incomplete, None);
 }

@@ -52,6 +52,8 @@ pub struct Endpoint<'a> {
     pub log_dir: &'a Path,
     /// How long requests may start (profile time, `run.duration`), for a load without schedule.
     pub publish_for: crate::record::Nanos,
+    /// Starts the service so that it dies with ackbench.
+    pub spawner: &'a super::spawn::Spawner,
 }
 
 impl IngressRun {
@@ -75,7 +77,7 @@ impl IngressRun {
             time_scale: at.time_scale,
             log_dir: at.log_dir,
         };
-        let service = Service::start(&env, addr).await?;
+        let service = Service::start(&env, addr, at.spawner).await?;
         let offset = clock.now();
         let planned: Vec<Planned> = (1..=plan.len() as Seq)
             .map(|seq| Planned {
@@ -111,21 +113,39 @@ impl IngressRun {
     }
 
     /// Stops the load (if still running), then the service; returns the messages the service
-    /// published and what the load recorded.
-    pub async fn finish(self) -> Result<(Vec<MessageRecord>, IngressRecord), IngressError> {
+    /// published and what the load recorded. An interrupted run stops the service first, so
+    /// it is gone at once and the load's last requests fail fast.
+    pub async fn finish(
+        self,
+        interrupted: bool,
+    ) -> Result<(Vec<MessageRecord>, IngressRecord), IngressError> {
+        let mut service = Some(self.service);
+        if interrupted {
+            if let Some(s) = service.take() {
+                s.stop().await;
+            }
+        }
         if !self.load.is_finished() {
-            goose::trigger_killswitch("the run ended (run.duration + run.drain)");
+            goose::trigger_killswitch(if interrupted {
+                "the run was interrupted"
+            } else {
+                "the run ended (run.duration + run.drain)"
+            });
         }
         let grace = load::GRACE + self.spec.timeout;
         let outcome = match tokio::time::timeout(grace, self.load).await {
             Ok(Ok(r)) => r,
             Ok(Err(join)) => Err(LoadError::from_panic(join)),
             Err(_) => {
-                self.service.stop().await;
+                if let Some(s) = service {
+                    s.stop().await;
+                }
                 return Err(IngressError::Stuck);
             }
         };
-        self.service.stop().await;
+        if let Some(s) = service {
+            s.stop().await;
+        }
         let outcome = outcome?;
         let (messages, counts) = self.published.take();
         Ok((

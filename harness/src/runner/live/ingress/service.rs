@@ -11,6 +11,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use tokio::process::{Child, Command};
 
+use crate::runner::live::spawn::Spawner;
 use crate::runner::live::supervisor::sqs_client_env;
 
 /// How long the service may take to start listening (wall time).
@@ -58,8 +59,13 @@ pub struct Service {
 }
 
 impl Service {
-    /// Starts the service and waits until `addr` accepts connections.
-    pub async fn start(e: &ServiceEnv<'_>, addr: SocketAddr) -> Result<Service, ServiceError> {
+    /// Starts the service (dying with ackbench: [`Spawner`]) and waits until `addr` accepts
+    /// connections.
+    pub async fn start(
+        e: &ServiceEnv<'_>,
+        addr: SocketAddr,
+        spawner: &Spawner,
+    ) -> Result<Service, ServiceError> {
         let log = |name: &str| {
             std::fs::OpenOptions::new()
                 .create(true)
@@ -80,7 +86,7 @@ impl Service {
             .stderr(log("err").map_err(spawn_error)?)
             .process_group(0)
             .kill_on_drop(true);
-        let child = c.spawn().map_err(spawn_error)?;
+        let child = spawner.spawn(c).await.map_err(spawn_error)?;
         let pgid = child.id().map_or(0, |p| p as i32);
         let mut service = Service { child, pgid };
         let log = e.log_dir.join("ingress.err").display().to_string();
