@@ -45,6 +45,17 @@ pub struct RunRecord {
     pub phases: Vec<(Nanos, Nanos, String)>,
     /// What an HTTP ingress load recorded (`workload.ingress`), if the run had one.
     pub ingress: Option<IngressRecord>,
+    /// The profile's chaos rules, by index (`WorkerKilled::rule`), as the report names them.
+    pub chaos: Vec<ChaosRuleRecord>,
+}
+
+/// One chaos rule of the run, described for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChaosRuleRecord {
+    /// What the rule does, as in `kill_worker at call_started (delivery 5)`.
+    pub label: String,
+    /// `optional: true`: a run in which it never fires is not a failure.
+    pub optional: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -332,6 +332,7 @@ async fn run_live(s: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
             .collect(),
         ingress: ingress_record,
+        chaos: crate::chaos::describe(&s.chaos),
     })
 }
 

@@ -87,6 +87,7 @@ pub fn run(scenario: &Scenario, progress: &mut dyn FnMut(Progress)) -> Result<Ru
             .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
             .collect(),
         ingress: None,
+        chaos: crate::chaos::describe(&scenario.chaos),
     })
 }
 
