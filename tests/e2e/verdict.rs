@@ -344,3 +344,35 @@ fn the_backlog_run_fails_and_its_columns_fit_their_numbers() {
         "{out}"
     );
 }
+
+#[test]
+fn a_live_heartbeat_is_measured_against_the_lease_it_asked_the_endpoint_for() {
+    // Ten orders, 31-40 s calls on a 30 s lease, the built-in heartbeat over the SQS API at
+    // 20x: every extension reaches the endpoint as ChangeMessageVisibility.
+    let (_dir, path) = temp_profile(
+        "name: live-heartbeat\nmode: live\nseed: 3\n\
+         run: { duration: 500s, drain: 10m, time_scale: 0.05 }\n\
+         broker: { visibility_timeout: 30s, max_receives: 3, stale_ack: reject }\n\
+         workload: { arrival: { every: 50s }, count: 10 }\n\
+         consumer: { target: heartbeat, workers: 4, restart_after: 1s }\n\
+         provider:\n  latency: { dist: uniform, min: 31s, max: 40s }\n\
+         budgets: { duplicate_rate: 0, dlq: 0 }\n",
+    );
+    let (code, s, out, _) = run(path.to_str().unwrap_or_default(), &[]);
+    assert_eq!(code, 0, "{out}");
+    let l = &s["handler_leases"];
+    assert_eq!(
+        [
+            &l["handlers"],
+            &l["extended"],
+            &l["outlived"],
+            &l["acked_in_time"]
+        ],
+        [10, 10, 0, 10],
+        "{out}"
+    );
+    assert!(s["effective_lease_ms"]["max"].as_f64().unwrap_or(0.0) > 30_000.0);
+    let ratio = s["p99_over_visibility"].as_f64().unwrap_or(f64::NAN);
+    assert!(ratio < 1.0, "{ratio}");
+    assert!(!out.contains("TIMEOUT:"), "{out}");
+}
