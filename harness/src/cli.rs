@@ -150,7 +150,7 @@ Examples:
 
 Metrics: any number of summary.json (nested ones dotted: end_to_end_ms.p99), plus
 worker_busy_fraction, recovery_time_s, recovery_deaths, recovery_unrecovered. The default set:
-duplicate_rate, lost, dlq, end_to_end_ms.p99, max_oldest_age_s, worker_busy_fraction,
+duplicate_rate, lost, dlq, time_to_done_ms.p99, max_oldest_age_s, worker_busy_fraction,
 recovery_time_s. Recovery time is the worst wait from a worker's death to the next delivery of
 its message; without deaths it is the lease (recovery_time_source says which).
 
@@ -254,7 +254,7 @@ pub struct SweepArgs {
     #[arg(long = "vary", value_name = "PATH=V1,V2,...", required = true)]
     pub vary: Vec<String>,
     /// A metric to report and chart; repeatable [default: duplicate_rate, lost, dlq,
-    /// end_to_end_ms.p99, max_oldest_age_s, worker_busy_fraction, recovery_time_s].
+    /// time_to_done_ms.p99, max_oldest_age_s, worker_busy_fraction, recovery_time_s].
     #[arg(long = "metric", value_name = "NAME")]
     pub metrics: Vec<String>,
     /// Output folder [default: reports/<profile name>-sweep/]; checked before the

@@ -49,6 +49,17 @@ pub struct RunRecord {
     /// what happened up to [`RunRecord::end`] and nothing after. `None` for a run that ran to its
     /// end (drained, or at `run.duration + run.drain`).
     pub incomplete: Option<String>,
+    /// The profile's chaos rules, by index (`WorkerKilled::rule`), as the report names them.
+    pub chaos: Vec<ChaosRuleRecord>,
+}
+
+/// One chaos rule of the run, described for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChaosRuleRecord {
+    /// What the rule does, as in `kill_worker at call_started (delivery 5)`.
+    pub label: String,
+    /// `optional: true`: a run in which it never fires is not a failure.
+    pub optional: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

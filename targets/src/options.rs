@@ -76,6 +76,8 @@ pub struct TargetInfo {
     pub name: &'static str,
     pub summary: &'static str,
     pub options: &'static [&'static str],
+    /// The checkpoints its handler reaches (`Runtime::checkpoint`), where a chaos rule can kill.
+    pub checkpoints: &'static [&'static str],
 }
 
 const COMMON: &[&str] = &["on_poison", "http_timeout", "retry"];
@@ -86,31 +88,37 @@ pub const TARGETS: &[TargetInfo] = &[
         name: "ack-after-work",
         summary: "at-least-once: call the provider, then ack (duplicates when the lease runs out)",
         options: COMMON,
+        checkpoints: &[],
     },
     TargetInfo {
         name: "ack-before-work",
         summary: "at-most-once: ack, then call the provider (loses the work when the handler dies)",
         options: COMMON,
+        checkpoints: &[],
     },
     TargetInfo {
         name: "dedupe-table",
         summary: "exactly-once: insert the key into handled_messages and write the effect row in one transaction, then ack",
         options: &["on_poison"],
+        checkpoints: &["committed"],
     },
     TargetInfo {
         name: "status-fence",
         summary: "exactly-once: a conditional update (held -> sold) is the effect; zero rows matched is success",
         options: &["on_poison"],
+        checkpoints: &["committed"],
     },
     TargetInfo {
         name: "claim-then-send",
         summary: "claim a row, call the provider, stamp it; an unstamped claim younger than claim_window is handed back",
         options: &["on_poison", "http_timeout", "retry", "claim_window"],
+        checkpoints: &["claimed"],
     },
     TargetInfo {
         name: "heartbeat",
         summary: "ack after the work, extending the lease every extend_every while the call runs",
         options: &["on_poison", "http_timeout", "retry", "extend_every", "max_extension"],
+        checkpoints: &[],
     },
 ];
 
@@ -121,6 +129,28 @@ pub fn target_info(name: &str) -> Option<&'static TargetInfo> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_checkpoint_a_target_reaches_is_declared() {
+        let sources = [
+            ("ack-after-work", include_str!("ack_after_work.rs")),
+            ("ack-before-work", include_str!("ack_before_work.rs")),
+            ("dedupe-table", include_str!("dedupe_table.rs")),
+            ("status-fence", include_str!("status_fence.rs")),
+            ("claim-then-send", include_str!("claim_then_send.rs")),
+            ("heartbeat", include_str!("heartbeat.rs")),
+        ];
+        assert_eq!(sources.len(), TARGETS.len());
+        for (name, source) in sources {
+            let reached: Vec<&str> = source
+                .split("checkpoint(\"")
+                .skip(1)
+                .filter_map(|rest| rest.split('"').next())
+                .collect();
+            let info = target_info(name).unwrap_or_else(|| panic!("{name} is a target"));
+            assert_eq!(reached, info.checkpoints, "{name}");
+        }
+    }
 
     #[test]
     fn retry_delay_doubles_up_to_cap_and_jitter_shrinks_it() {

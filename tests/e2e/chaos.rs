@@ -58,7 +58,15 @@ fn kill_after_effect_with_each_target() {
     );
     assert_eq!(lost, 0);
     for target in ["dedupe-table", "status-fence"] {
-        let (code, s, _, _) = run(p, &["--set", &format!("consumer.target={target}")]);
+        let (code, s, _, _) = run(
+            p,
+            &[
+                "--set",
+                &format!("consumer.target={target}"),
+                "--set",
+                "chaos.0.kill_worker.point=committed",
+            ],
+        );
         let c = counts(
             &s,
             &[

@@ -170,6 +170,11 @@ fn summary_has_every_contract_field_in_order() {
         "handler_latency_ms",
         "end_to_end_ms",
         "p99_over_visibility",
+        "effective_lease_ms",
+        "handler_leases",
+        "time_to_done_ms",
+        "messages_done",
+        "chaos_rules",
         "budgets",
     ];
     // Key order as written (serde_json's Map would sort): keys of the pretty-printed text at
@@ -184,7 +189,12 @@ fn summary_has_every_contract_field_in_order() {
     let top = keys_at("  ");
     assert_eq!(&top[..contract.len()], &contract[..]);
     let v: Value = serde_json::from_str(&text).unwrap();
-    for k in ["handler_latency_ms", "end_to_end_ms"] {
+    for k in [
+        "handler_latency_ms",
+        "end_to_end_ms",
+        "effective_lease_ms",
+        "time_to_done_ms",
+    ] {
         let mut inner: Vec<&str> = v[k]
             .as_object()
             .unwrap()

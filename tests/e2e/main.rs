@@ -18,3 +18,4 @@ mod sqs_boto3;
 mod sqs_sdk;
 mod sqs_support;
 mod sqs_wire;
+mod verdict;

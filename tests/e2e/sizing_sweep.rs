@@ -68,7 +68,7 @@ fn duplicates_stop_above_the_providers_forty_seconds_and_recovery_grows_with_the
     assert_eq!(
         lines.next(),
         Some(
-            "point,seed,broker.visibility_timeout,duplicate_rate,lost,dlq,end_to_end_ms.p99,\
+            "point,seed,broker.visibility_timeout,duplicate_rate,lost,dlq,time_to_done_ms.p99,\
              max_oldest_age_s,worker_busy_fraction,recovery_time_s,recovery_time_source,verdict"
         )
     );

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::handlers::for_each_span;
 use super::place::{index_of, Place, Places};
-use crate::record::{EventKind, Nanos, RunRecord};
+use crate::record::{AckOutcome, EventKind, Nanos, RunRecord};
 
 /// What happened to one published message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -21,6 +21,9 @@ pub struct MessageAccount {
     pub left_queue_at: Option<Nanos>,
     /// The target refused it (`on_poison: dead_letter`) at least once.
     pub rejected: bool,
+    /// The first time an ack deleted it (a current receipt, or a stale one under
+    /// `stale_ack: delete`).
+    pub acked_at: Option<Nanos>,
 }
 
 impl MessageAccount {
@@ -33,6 +36,12 @@ impl MessageAccount {
     /// Still in the main queue (visible or leased) when the run stopped, or never published.
     pub fn is_unfinished(&self) -> bool {
         !matches!(self.place, Place::Deleted | Place::DeadLettered)
+    }
+
+    /// When the message was done: its first effect had happened and an ack had deleted it (the
+    /// later of the two); `None` if either never happened.
+    pub fn done_at(&self) -> Option<Nanos> {
+        Some(self.first_effect?.max(self.acked_at?))
     }
 
     /// The longest this message waited in the main queue, measured from its publish: to the last
@@ -62,10 +71,22 @@ pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
     }
     let mut places = Places::new(n);
     for e in &record.events {
-        if let EventKind::Rejected { seq, .. } = e.kind {
-            if let Some(i) = index_of(seq, n) {
-                acc[i].rejected = true;
+        match e.kind {
+            EventKind::Rejected { seq, .. } => {
+                if let Some(i) = index_of(seq, n) {
+                    acc[i].rejected = true;
+                }
             }
+            EventKind::Acked {
+                seq,
+                outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted,
+                ..
+            } => {
+                if let Some(a) = index_of(seq, n).map(|i| &mut acc[i]) {
+                    a.acked_at = a.acked_at.or(Some(e.at));
+                }
+            }
+            _ => {}
         }
         if let Some(m) = places.apply(&e.kind) {
             if m.from.in_main_queue() && !m.to.in_main_queue() {
@@ -275,7 +296,7 @@ mod tests {
     use super::*;
     use crate::metrics::testkit::{ack_before_work, s, slow_handler, Rec};
     use crate::profile::StaleAck;
-    use crate::record::{AckOutcome, CallOutcome, HandlerEnd};
+    use crate::record::{CallOutcome, HandlerEnd};
 
     fn counts(r: &RunRecord, late_after: Nanos) -> Accounting {
         account(r, &per_message(r), late_after)
@@ -465,6 +486,29 @@ mod tests {
             Accepted,
         );
         assert_eq!(handler_retries(&r.finish(100.0)), 3);
+    }
+
+    #[test]
+    fn a_message_is_done_once_it_had_its_effect_and_an_ack_deleted_it() {
+        // Slow handler under reject: three effects, every ack stale, the message in the DLQ:
+        // never done. Under delete: delivery 1's stale ack at 34 s deletes it after the email
+        // at 0 s: done at 34 s.
+        let per = per_message(&slow_handler(StaleAck::Reject));
+        assert_eq!((per[0].acked_at, per[0].done_at()), (None, None));
+        let per = per_message(&slow_handler(StaleAck::Delete));
+        assert_eq!(per[0].done_at(), Some(s(34.0)));
+        // Ack before work: message 1 acked at 0 s but lost (no effect): not done; message 2
+        // acked at 1 s, email at 1 s: done at 1 s; the refused poison message has no effect.
+        let per = per_message(&ack_before_work());
+        let done: Vec<_> = per.iter().map(MessageAccount::done_at).collect();
+        assert_eq!(done, vec![None, Some(s(1.0)), None]);
+        // An effect after the ack (ack first, email 5 s later): done at the effect.
+        let mut r = Rec::new(30.0, 1);
+        let m = r.publish(0.0);
+        r.deliver(2.0, m, 1, 1)
+            .ack(2.0, m, 1, 1, AckOutcome::Deleted)
+            .effect(7.0, Some(m), 1, 1);
+        assert_eq!(per_message(&r.finish(10.0))[0].done_at(), Some(s(7.0)));
     }
 
     #[test]

@@ -8,12 +8,16 @@
 //! - [`place`]: where each message is, replayed from the broker's events.
 //! - [`handlers`]: handler spans, from a delivery to the end of its handler.
 //! - [`ingress`]: an HTTP ingress load's requests joined with the published messages by key.
+//! - [`leases`]: each handler against the lease it actually held, and what it did with it.
+//! - [`mod@chaos`]: how often each chaos rule fired.
 
 pub mod accounting;
+pub mod chaos;
 pub mod crashes;
 pub mod handlers;
 pub mod ingress;
 pub mod latency;
+pub mod leases;
 pub mod place;
 pub mod redrive;
 pub mod timeseries;
@@ -22,9 +26,11 @@ pub mod timeseries;
 pub(crate) mod testkit;
 
 pub use accounting::{Accounting, MessageAccount};
+pub use chaos::RuleFires;
 pub use crashes::Crash;
 pub use ingress::IngressSummary;
 pub use latency::{Latencies, LatencyHistogram, LatencySummary};
+pub use leases::HandlerLeases;
 pub use timeseries::{default_interval, timeseries, Sample};
 
 use crate::record::{Nanos, RunRecord};
@@ -48,9 +54,20 @@ pub struct Metrics {
     pub handler: LatencySummary,
     /// Publish to first effect, ms.
     pub end_to_end: LatencySummary,
-    /// Handler p99 over the visibility timeout.
+    /// p99 over the handlers of the time each held its message over the lease it held
+    /// ([`leases`]).
     pub p99_over_visibility: f64,
-    /// The raw histograms behind `handler` and `end_to_end`.
+    /// The lease each handler held (extensions and per-receive timeouts included), ms.
+    pub effective_lease: LatencySummary,
+    /// What the handlers did with their leases.
+    pub handler_leases: HandlerLeases,
+    /// Publish to done (effect happened and an ack deleted the message), ms.
+    pub time_to_done: LatencySummary,
+    /// Messages that were done.
+    pub messages_done: u64,
+    /// Every chaos rule with how often it fired.
+    pub chaos: Vec<RuleFires>,
+    /// The raw histograms behind `handler`, `end_to_end` and `time_to_done`.
     pub latencies: Latencies,
     /// The HTTP ingress load against what reached the queue, if the run had one.
     pub ingress: Option<IngressSummary>,
@@ -91,13 +108,16 @@ pub fn seconds(n: Nanos) -> f64 {
 /// late (`budgets.late.after`).
 pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
     let accounts = accounting::per_message(record);
-    // Counting and the latency histograms read the same record independently: side by side.
-    let (a, latencies) = std::thread::scope(|s| {
+    // Counting, the latency histograms and the leases read the same record independently: side
+    // by side.
+    let (a, latencies, leases) = std::thread::scope(|s| {
         let latencies = s.spawn(|| Latencies::of(record, &accounts));
+        let leases = s.spawn(|| leases::analyse(record));
         let a = accounting::account(record, &accounts, late_after);
         (
             a,
             latencies.join().expect("latency histograms do not panic"),
+            leases.join().expect("measuring leases does not panic"),
         )
     });
     let handler = latencies.handler.summary();
@@ -110,7 +130,12 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
         end: record.end,
         handler,
         end_to_end: latencies.end_to_end.summary(),
-        p99_over_visibility: latency::p99_over_visibility(&handler, record.visibility_timeout),
+        p99_over_visibility: leases.p99_hold_over_lease,
+        effective_lease: leases.effective_lease.summary(),
+        handler_leases: leases.counts,
+        time_to_done: latencies.time_to_done.summary(),
+        messages_done: latencies.time_to_done.len(),
+        chaos: chaos::fires(record),
         latencies,
         counts: a,
         ingress: ingress::account(record),

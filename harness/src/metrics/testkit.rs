@@ -63,6 +63,48 @@ impl Rec {
         )
     }
 
+    /// Delivery `delivery` of `seq` to `worker` with a lease of `lease_s` seconds (a receive
+    /// that names its own visibility timeout).
+    pub fn deliver_for(
+        &mut self,
+        at: f64,
+        seq: Seq,
+        worker: WorkerId,
+        delivery: u32,
+        lease_s: f64,
+    ) -> &mut Self {
+        self.ev(
+            at,
+            EventKind::Delivered {
+                seq,
+                worker,
+                delivery,
+                lease_end: s(at + lease_s),
+            },
+        )
+    }
+
+    /// The holder of delivery `delivery` sets its lease to end at `lease_end` seconds (`at`
+    /// itself: a release).
+    pub fn change_visibility(
+        &mut self,
+        at: f64,
+        seq: Seq,
+        worker: WorkerId,
+        delivery: u32,
+        lease_end: f64,
+    ) -> &mut Self {
+        self.ev(
+            at,
+            EventKind::VisibilityChanged {
+                seq,
+                worker,
+                delivery,
+                lease_end: s(lease_end),
+            },
+        )
+    }
+
     pub fn ack(
         &mut self,
         at: f64,

@@ -324,7 +324,7 @@ pub struct RawChaosRule {
 #[serde(
     deny_unknown_fields,
     expecting = "a mapping with keys point, at, every, delivery, probability, keys, worker, \
-                 from, to, times, delay"
+                 from, to, times, delay, optional"
 )]
 pub struct RawKill {
     pub point: Option<Text>,
@@ -338,6 +338,7 @@ pub struct RawKill {
     pub to: Option<DurationText>,
     pub times: Option<u64>,
     pub delay: Option<DurationText>,
+    pub optional: Option<bool>,
 }
 
 /// `redrive`: an operator moves every DLQ entry back to the main queue.
@@ -366,6 +367,7 @@ pub struct RawBudgets {
     pub worker_busy_fraction: Option<f64>,
     pub rejected: Option<u64>,
     pub ingress_lost: Option<u64>,
+    pub unfinished: Option<u64>,
 }
 
 /// `budgets.late`.

@@ -367,6 +367,8 @@ pub struct KillRule {
     pub times: Option<u64>,
     /// Kill this long after the point (default 0).
     pub delay: Duration,
+    /// A run in which the rule never fires is not a failure (`optional: true`).
+    pub optional: bool,
 }
 
 impl KillRule {
@@ -382,6 +384,7 @@ impl KillRule {
             to: None,
             times: None,
             delay: Duration::ZERO,
+            optional: false,
         }
     }
 }
@@ -421,6 +424,9 @@ pub struct Budgets {
     pub rejected: Option<u64>,
     /// Orders an HTTP ingress accepted (2xx) that never reached the queue.
     pub ingress_lost: Option<u64>,
+    /// Messages still in the main queue when the run stopped (a profile gets 0 unless it sets
+    /// another limit).
+    pub unfinished: Option<u64>,
     /// When a first effect counts as late (`budgets.late.after`, default 5m), even without a
     /// `late` budget: `summary.late` always uses it.
     pub late_after: Duration,

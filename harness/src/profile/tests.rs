@@ -58,6 +58,7 @@ fn a_minimal_profile_gets_every_default() {
         redrive: None,
         budgets: Budgets {
             late_after: secs(300),
+            unfinished: Some(0),
             ..Budgets::default()
         },
     };
@@ -276,7 +277,7 @@ fn an_unknown_budget_lists_the_valid_budget_names() {
         "p.yaml:7:3: budgets.duplicate_rat: unknown field `duplicate_rat`, expected one of \
          `duplicate_rate`, `duplicate_effects`, `lost`, `late`, `dlq`, `dlq_with_effect`, \
          `p99_over_visibility`, `p999_handler_latency`, `max_oldest_age`, `worker_busy_fraction`, \
-         `rejected`, `ingress_lost`"
+         `rejected`, `ingress_lost`, `unfinished`"
     );
 }
 

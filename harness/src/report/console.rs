@@ -7,11 +7,12 @@ use std::fmt::Write;
 use super::summary::Summary;
 use crate::metrics::LatencySummary;
 
-/// Width of a row's label.
+/// Narrowest label column of a table (labels are left-aligned, values right-aligned, every
+/// column as wide as its longest cell).
 const LABEL: usize = 26;
-/// Width of a row's value (right-aligned).
+/// Narrowest value column.
 const VALUE: usize = 12;
-/// Width of a latency column.
+/// Narrowest latency column.
 const COLUMN: usize = 11;
 
 /// The summary as an aligned plain-text table, ending with a newline.
@@ -21,9 +22,7 @@ pub fn table(s: &Summary) -> String {
     counts(&mut out, s);
     if let Some(i) = &s.ingress {
         out.push_str("\nIngress (HTTP load by goose)\n");
-        for (label, value, note) in super::ingress::rows(i) {
-            row(&mut out, label, value, &note);
-        }
+        rows(&mut out, &super::ingress::rows(i));
     }
     latency(&mut out, s);
     budgets(&mut out, s);
@@ -72,16 +71,24 @@ fn verdict(out: &mut String, s: &Summary) {
     );
 }
 
-fn row(out: &mut String, label: &str, value: impl std::fmt::Display, note: &str) {
-    let line = format!("  {label:<LABEL$}{value:>VALUE$}  {note}");
-    let _ = writeln!(out, "{}", line.trim_end());
+/// Rows of (label, value, note), the label and value columns as wide as their longest cell.
+fn rows(out: &mut String, rows: &[(&str, String, String)]) {
+    let label_w = widest(rows.iter().map(|r| r.0), LABEL - 1) + 1;
+    let value_w = widest(rows.iter().map(|r| r.1.as_str()), VALUE);
+    for (label, value, note) in rows {
+        let line = format!("  {label:<label_w$}{value:>value_w$}  {note}");
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+/// The length of the longest of `cells`, at least `min`.
+fn widest<'a>(cells: impl Iterator<Item = &'a str>, min: usize) -> usize {
+    cells.map(|c| c.chars().count()).fold(min, usize::max)
 }
 
 fn counts(out: &mut String, s: &Summary) {
     out.push_str("\nMessages\n");
-    for (label, value, note) in count_rows(s) {
-        row(out, label, value, &note);
-    }
+    rows(out, &count_rows(s));
 }
 
 /// The rows of the "Messages" table: (label, value, note). report.html shows the same rows.
@@ -182,27 +189,94 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
     rows
 }
 
-fn latency(out: &mut String, s: &Summary) {
-    let _ = writeln!(
-        out,
-        "\n{:<18}{:>COLUMN$}{:>COLUMN$}{:>COLUMN$}{:>COLUMN$}{:>COLUMN$}",
-        "Latency (ms)", "p50", "p90", "p99", "p99.9", "max"
-    );
-    let line = |out: &mut String, label: &str, l: &LatencySummary| {
-        let _ = writeln!(
-            out,
-            "  {label:<16}{:>COLUMN$.3}{:>COLUMN$.3}{:>COLUMN$.3}{:>COLUMN$.3}{:>COLUMN$.3}",
-            l.p50, l.p90, l.p99, l.p999, l.max
-        );
-    };
-    line(out, "handler", &s.handler_latency_ms);
-    line(out, "end to end", &s.end_to_end_ms);
-    let _ = writeln!(
-        out,
-        "  visibility timeout {:.3} ms; handler p99 / timeout = {:.3}",
+/// The latency rows every output shows: (label, percentiles), ms.
+pub(crate) fn latency_rows(s: &Summary) -> [(&'static str, &LatencySummary); 4] {
+    [
+        ("handler", &s.handler_latency_ms),
+        ("end to end", &s.end_to_end_ms),
+        ("time to done", &s.time_to_done_ms),
+        ("lease held", &s.effective_lease_ms),
+    ]
+}
+
+/// What the latency rows measure, in one sentence each; report.html and summary.md say the same.
+pub(crate) fn latency_definitions(s: &Summary) -> Vec<String> {
+    vec![
+        "handler: from a delivery to the end of its handler.".to_string(),
+        "end to end: from publish to the message's first effect (with effect_at: request and an \
+         idle queue, 0)."
+            .to_string(),
+        format!(
+            "time to done: from publish to the moment the message had its effect and an ack had \
+             deleted it; {} of {} {} done.",
+            s.messages_done,
+            s.messages,
+            plural(s.messages, "message", "messages")
+        ),
+        "lease held: the lease each handler had, the visibility timeout moved by its own \
+         visibility changes (a heartbeat's extensions)."
+            .to_string(),
+    ]
+}
+
+/// The line under the latency table: the lease against what the handlers held.
+pub(crate) fn lease_line(s: &Summary) -> String {
+    format!(
+        "visibility timeout {:.3} ms; p99 of (time held before settling / lease held) = {:.3}",
         s.visibility_timeout_s * 1000.0,
         s.p99_over_visibility
+    )
+}
+
+fn latency(out: &mut String, s: &Summary) {
+    let heads = ["p50", "p90", "p99", "p99.9", "max"];
+    let rows = latency_rows(s);
+    let cells: Vec<[String; 5]> = rows
+        .iter()
+        .map(|(label, l)| latency_cells(s, label, l))
+        .collect();
+    let title = "Latency (ms)";
+    let label_w = widest(rows.iter().map(|r| r.0), 15) + 1;
+    let first_w = (label_w + 2).max(title.len() + 1);
+    let widths: Vec<usize> = (0..heads.len())
+        .map(|i| {
+            widest(
+                cells.iter().map(|c| c[i].as_str()).chain([heads[i]]),
+                COLUMN - 2,
+            ) + 2
+        })
+        .collect();
+    let mut head = format!("\n{title:<first_w$}");
+    for (h, w) in heads.iter().zip(&widths) {
+        let _ = write!(head, "{h:>w$}");
+    }
+    let _ = writeln!(out, "{head}");
+    for ((label, _), row) in rows.iter().zip(&cells) {
+        let mut line = format!("  {label:<w$}", w = first_w - 2);
+        for (v, w) in row.iter().zip(&widths) {
+            let _ = write!(line, "{v:>w$}");
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(out, "  {}", lease_line(s));
+    let _ = writeln!(
+        out,
+        "  end to end: publish to first effect; time to done: publish to the effect and the ack \
+         that deleted the message ({} of {} done)",
+        s.messages_done, s.messages
     );
+}
+
+/// A latency row's cells, ms with 3 decimals; `-` for time to done when no message was done.
+pub(crate) fn latency_cells(s: &Summary, label: &str, l: &LatencySummary) -> [String; 5] {
+    let none = label == "time to done" && s.messages_done == 0;
+    [l.p50, l.p90, l.p99, l.p999, l.max].map(|v| {
+        if none {
+            "-".to_string()
+        } else {
+            format!("{v:.3}")
+        }
+    })
 }
 
 fn budgets(out: &mut String, s: &Summary) {
@@ -215,19 +289,22 @@ fn budgets(out: &mut String, s: &Summary) {
         out.push_str("  (none set)\n");
         return;
     }
+    let limits: Vec<String> = s.budgets.iter().map(|b| number(b.limit)).collect();
+    let actuals: Vec<String> = s.budgets.iter().map(|b| number(b.actual)).collect();
+    let name_w = widest(s.budgets.iter().map(|b| b.name.as_str()), 23) + 1;
+    let limit_w = widest(limits.iter().map(String::as_str), 12) + 2;
+    let actual_w = widest(actuals.iter().map(String::as_str), 12) + 2;
     let _ = writeln!(
         out,
-        "  {:<24}{:>14}{:>14}  result",
+        "  {:<name_w$}{:>limit_w$}{:>actual_w$}  result",
         "budget", "limit", "actual"
     );
-    for b in &s.budgets {
+    for ((b, limit), actual) in s.budgets.iter().zip(&limits).zip(&actuals) {
         let result = if b.pass { "PASS" } else { "FAIL" };
         let _ = writeln!(
             out,
-            "  {:<24}{:>14}{:>14}  {result}",
-            b.name,
-            number(b.limit),
-            number(b.actual)
+            "  {:<name_w$}{limit:>limit_w$}{actual:>actual_w$}  {result}",
+            b.name
         );
     }
 }
@@ -275,6 +352,19 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
             named.join(", "),
         ));
     }
+    if s.messages > 0 && s.deliveries == 0 {
+        notes.push(format!(
+            "NEVER RAN: the consumer never ran: not one of the {} published {} was ever received \
+             ({} worker {}, {} {}).",
+            s.messages,
+            plural(s.messages, "message", "messages"),
+            s.worker_crashes,
+            plural(s.worker_crashes, "crash", "crashes"),
+            s.worker_kills,
+            plural(s.worker_kills, "kill", "kills"),
+        ));
+    }
+    notes.extend(chaos_notes(s));
     if s.lost > 0 {
         notes.push(format!(
             "LOST: {} {} deleted from the queue and never had an effect: nothing will ever do {}.",
@@ -302,15 +392,7 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
             plural(s.dlq, "message", "messages"),
         ));
     }
-    let timeout_ms = s.visibility_timeout_s * 1000.0;
-    if timeout_ms > 0.0 && s.handler_latency_ms.p99 > timeout_ms {
-        notes.push(format!(
-            "TIMEOUT: handler p99 ({:.3} ms) is longer than the visibility timeout ({timeout_ms:.3} ms): \
-             every handler that ran past the timeout had its message redelivered while it was still \
-             being worked on.",
-            s.handler_latency_ms.p99,
-        ));
-    }
+    notes.extend(lease_note(s));
     if s.unfinished > 0 {
         notes.push(format!(
             "UNFINISHED: {} {} still in the queue when the run stopped.",
@@ -322,6 +404,84 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
         notes.extend(super::ingress::notes(i));
     }
     notes
+}
+
+/// A warning for every chaos rule that never fired.
+fn chaos_notes(s: &Summary) -> Vec<String> {
+    s.chaos_rules
+        .iter()
+        .filter(|r| r.fired == 0)
+        .map(|r| {
+            if r.optional {
+                format!(
+                    "CHAOS: optional rule {} ({}) never fired in this run.",
+                    r.rule, r.label
+                )
+            } else {
+                format!(
+                    "CHAOS: rule {} ({}) never fired: the run did not test what the rule \
+                     describes, so the verdict fails on it (a rule that may not fire says \
+                     optional: true).",
+                    r.rule, r.label
+                )
+            }
+        })
+        .collect()
+}
+
+/// What the handlers did with their leases, when it matters: some outlived the lease they held
+/// (and what the broker did then), or they ran past the visibility timeout and still did not.
+fn lease_note(s: &Summary) -> Option<String> {
+    let l = &s.handler_leases;
+    let timeout_ms = s.visibility_timeout_s * 1000.0;
+    if l.outlived > 0 {
+        let neither = l
+            .outlived
+            .saturating_sub(l.outlived_redelivered + l.outlived_dead_lettered);
+        let mut what = vec![
+            format!(
+                "{} had {} redelivered while still being worked on",
+                l.outlived_redelivered,
+                plural(l.outlived_redelivered, "its message", "their message")
+            ),
+            format!(
+                "{} had {} moved to the DLQ",
+                l.outlived_dead_lettered,
+                plural(l.outlived_dead_lettered, "its message", "their message")
+            ),
+        ];
+        if neither > 0 {
+            what.push(format!("{neither} neither"));
+        }
+        return Some(format!(
+            "TIMEOUT: {} of {} handlers still held their message when the lease they held ran out \
+             (visibility timeout {timeout_ms:.3} ms, handler p99 {:.3} ms): {}.",
+            l.outlived,
+            l.handlers,
+            s.handler_latency_ms.p99,
+            what.join(", ")
+        ));
+    }
+    if timeout_ms > 0.0 && s.handler_latency_ms.p99 > timeout_ms {
+        let mut how = vec![format!(
+            "{} of {} acked in time",
+            l.acked_in_time, l.handlers
+        )];
+        if l.extended > 0 {
+            how.push(format!("{} after extending their lease", l.extended));
+        }
+        if l.released > 0 {
+            how.push(format!("{} handed their message back", l.released));
+        }
+        return Some(format!(
+            "LEASE: handler p99 ({:.3} ms) is longer than the visibility timeout ({timeout_ms:.3} \
+             ms), yet no handler outlived the lease it held: {}; no message was redelivered \
+             while being worked on.",
+            s.handler_latency_ms.p99,
+            how.join(", ")
+        ));
+    }
+    None
 }
 
 pub(crate) fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
@@ -420,15 +580,24 @@ mod tests {
         assert!(t.contains(
             "DLQ: 1 of 1 dead-lettered message already had its effect: replaying the DLQ would duplicate those effects."
         ));
-        assert!(t.contains("TIMEOUT: handler p99 (34000.000 ms) is longer than the visibility timeout (30000.000 ms)"));
-        assert!(t.contains("redelivered while it was still being worked on."));
+        // Deliveries 1 and 2 outlived their lease and the message went to the next worker;
+        // delivery 3's lease ended in the DLQ.
+        assert!(
+            t.contains(
+                "TIMEOUT: 3 of 3 handlers still held their message when the lease they held ran \
+                 out (visibility timeout 30000.000 ms, handler p99 34000.000 ms): 2 had their \
+                 message redelivered while still being worked on, 1 had its message moved to the \
+                 DLQ."
+            ),
+            "{t}"
+        );
         assert!(
             t.contains(
                 "\n  handler           34000.000  34000.000  34000.000  34000.000  34000.000\n"
             ),
             "{t}"
         );
-        assert!(t.contains("handler p99 / timeout = 1.133\n"));
+        assert!(t.contains("p99 of (time held before settling / lease held) = 1.133\n"));
         assert!(
             t.contains("\n  duplicate_rate                       0             2  FAIL\n"),
             "{t}"
@@ -522,6 +691,89 @@ mod tests {
             t.contains("; and 2 more (summary.json lists every one)."),
             "{t}"
         );
+    }
+
+    #[test]
+    fn handlers_that_kept_their_lease_are_no_timeout() {
+        // The slow handler's counts, as a heartbeat would have them: 3 handlers past the 30 s
+        // timeout, all acked in time after extending.
+        let mut s = summarise(&info(), &slow_handler(StaleAck::Reject), &budgets());
+        s.handler_leases = crate::metrics::HandlerLeases {
+            handlers: 3,
+            acked_in_time: 3,
+            extended: 3,
+            ..Default::default()
+        };
+        let t = table(&s);
+        assert!(!t.contains("TIMEOUT:"), "{t}");
+        assert!(t.contains(
+            "LEASE: handler p99 (34000.000 ms) is longer than the visibility timeout (30000.000 \
+             ms), yet no handler outlived the lease it held: 3 of 3 acked in time, 3 after \
+             extending their lease; no message was redelivered while being worked on."
+        ));
+    }
+
+    #[test]
+    fn a_consumer_that_never_received_is_said_in_words() {
+        let mut s = summarise(&info(), &RunRecord::default(), &budgets());
+        (s.messages, s.unfinished, s.worker_crashes) = (10, 10, 7632);
+        let t = table(&s);
+        assert!(t.contains(
+            "NEVER RAN: the consumer never ran: not one of the 10 published messages was ever \
+             received (7632 worker crashes, 0 kills)."
+        ));
+        assert!(t.contains("UNFINISHED: 10 messages were still in the queue"));
+    }
+
+    #[test]
+    fn a_chaos_rule_that_never_fired_is_warned_about() {
+        let mut s = summarise(&info(), &ack_before_work(), &budgets());
+        let rule = |rule, fired, optional| crate::metrics::RuleFires {
+            rule,
+            label: format!("kill_worker at call_answered (delivery {})", rule + 4),
+            optional,
+            fired,
+        };
+        s.chaos_rules = vec![rule(0, 3, false), rule(1, 0, false), rule(2, 0, true)];
+        let t = table(&s);
+        assert!(t.contains(
+            "CHAOS: rule 1 (kill_worker at call_answered (delivery 5)) never fired: the run did \
+             not test what the rule describes, so the verdict fails on it (a rule that may not \
+             fire says optional: true)."
+        ));
+        assert!(t.contains(
+            "CHAOS: optional rule 2 (kill_worker at call_answered (delivery 6)) never fired in \
+             this run."
+        ));
+        assert!(!t.contains("rule 0"));
+    }
+
+    #[test]
+    fn columns_grow_with_their_content() {
+        // 898006 unfinished of 1000000 and a 9-digit latency: every column widens to its
+        // longest cell, so values never run into each other.
+        let mut s = summarise(&info(), &ack_before_work(), &budgets());
+        (s.messages, s.unfinished) = (1_000_000_000_000, 898_006);
+        s.time_to_done_ms.max = 123_456_789.5;
+        s.messages_done = 1;
+        let t = table(&s);
+        // The label column is the longest label (24) plus a space, at least 26; the value
+        // column the 13 digits.
+        let messages = format!("\n  {:<26}{}  published\n", "messages", "1000000000000");
+        assert!(t.contains(&messages), "{t}");
+        let unfinished = format!("\n  {:<26}{:>13}  still", "unfinished", "898006");
+        assert!(t.contains(&unfinished), "{t}");
+        let head = t
+            .lines()
+            .find(|l| l.starts_with("Latency (ms)"))
+            .unwrap_or_default();
+        let done = t
+            .lines()
+            .find(|l| l.starts_with("  time to done"))
+            .unwrap_or_default();
+        assert!(done.ends_with(" 123456789.500"), "{t}");
+        assert_eq!(head.len(), done.len(), "{t}");
+        assert!(head.ends_with("   max"), "{t}");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 
 use super::charts::{self, RenderedSvg};
 use super::deliveries::{self, Delivery};
-use super::hlog::{read_latency_log, END_TO_END_LOG, HANDLER_LATENCY_LOG};
+use super::hlog::{read_latency_log, END_TO_END_LOG, HANDLER_LATENCY_LOG, TIME_TO_DONE_LOG};
 use super::run_json::RunJson;
 use super::summary::{from_json, Summary};
 use super::timeseries_csv::read_csv;
@@ -33,6 +33,8 @@ pub struct ReportData {
     pub handler_latency: Histogram<u64>,
     /// Publish to first effect, microseconds.
     pub end_to_end: Histogram<u64>,
+    /// Publish to done, microseconds (empty for a folder written before it was recorded).
+    pub time_to_done: Histogram<u64>,
     /// The worker timeline; only for small runs.
     pub deliveries: Option<Vec<Delivery>>,
     svgs: OnceCell<Vec<RenderedSvg>>,
@@ -63,6 +65,7 @@ impl ReportData {
             samples,
             handler_latency: read_latency_log(&dir.join(HANDLER_LATENCY_LOG))?,
             end_to_end: read_latency_log(&dir.join(END_TO_END_LOG))?,
+            time_to_done: read_optional_log(&dir.join(TIME_TO_DONE_LOG))?,
             deliveries,
             svgs: OnceCell::new(),
         })
@@ -77,6 +80,15 @@ impl ReportData {
         let svgs = charts::render_svgs(self)?;
         Ok(self.svgs.get_or_init(|| svgs))
     }
+}
+
+/// A latency log that older report folders do not have: empty when the file is missing.
+fn read_optional_log(path: &Path) -> Result<Histogram<u64>, ReportError> {
+    if path.exists() {
+        return read_latency_log(path);
+    }
+    Histogram::new(crate::metrics::latency::SIGNIFICANT_DIGITS)
+        .map_err(|e| ReportError::invalid(path.to_path_buf(), "HdrHistogram interval log", e))
 }
 
 fn read_text(dir: &Path, name: &str) -> Result<String, ReportError> {

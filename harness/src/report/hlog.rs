@@ -1,5 +1,6 @@
 //! Latency logs: the raw HDR histograms of a run as HdrHistogram interval logs
-//! (`handler-latency.hlog`, `end-to-end.hlog`), V2 compressed, values in microseconds.
+//! (`handler-latency.hlog`, `end-to-end.hlog`, `time-to-done.hlog`), V2 compressed, values in
+//! microseconds.
 //!
 //! Each log holds one interval covering the whole run, so the standard HdrHistogram tools read it
 //! and `ackbench` can chart or size from it later without rerunning.
@@ -22,6 +23,9 @@ use crate::record::Nanos;
 pub const HANDLER_LATENCY_LOG: &str = "handler-latency.hlog";
 /// End-to-end latency (publish to first effect), microseconds.
 pub const END_TO_END_LOG: &str = "end-to-end.hlog";
+/// Time to done (publish to the moment the message had its effect and an ack had deleted it),
+/// microseconds.
+pub const TIME_TO_DONE_LOG: &str = "time-to-done.hlog";
 
 /// Writes `histogram` (microseconds) as an interval log with one interval, from 0 to the run's
 /// `end`. `what` goes in a comment. No wall-clock start time is written: the same run gives the

@@ -6,9 +6,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::charts::axis::duration;
-use super::console::{count_rows, notes, number, plural, verdict_detail};
+use super::console::{
+    count_rows, latency_cells, latency_definitions, latency_rows, lease_line, notes, number,
+    plural, verdict_detail,
+};
 use super::{write_file, Format, Renderer, ReportData, ReportError};
-use crate::metrics::LatencySummary;
 
 /// The file's name inside the report folder.
 pub const FILE: &str = "report.html";
@@ -159,7 +161,7 @@ pub fn page(data: &ReportData) -> Result<String, ReportError> {
     let _ = write!(
         h,
         "<footer>Written by ackbench {} from this folder's run.json, summary.json, timeseries.csv, \
-         handler-latency.hlog, end-to-end.hlog{}.</footer>\n</body>\n</html>\n",
+         handler-latency.hlog, end-to-end.hlog, time-to-done.hlog{}.</footer>\n</body>\n</html>\n",
         env!("CARGO_PKG_VERSION"),
         if r.deliveries_recorded {
             " and deliveries.csv"
@@ -238,21 +240,57 @@ fn summary(h: &mut String, data: &ReportData) {
         }
     }
     h.push_str("</table>\n<table>\n<tr><th>latency (ms)</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
-    let row = |h: &mut String, label: &str, l: &LatencySummary| {
+    for (label, l) in latency_rows(s) {
         let _ = write!(h, "<tr><th>{label}</th>");
-        for v in [l.p50, l.p90, l.p99, l.p999, l.max] {
-            let _ = write!(h, "<td class=\"num\">{v:.3}</td>");
+        for v in latency_cells(s, label, l) {
+            let _ = write!(h, "<td class=\"num\">{v}</td>");
         }
         h.push_str("</tr>\n");
-    };
-    row(h, "handler", &s.handler_latency_ms);
-    row(h, "end to end", &s.end_to_end_ms);
+    }
+    h.push_str("</table>\n<ul class=\"muted\">\n");
+    for d in latency_definitions(s) {
+        let _ = writeln!(h, "<li>{}</li>", escape(&d));
+    }
     let _ = writeln!(
         h,
-        "</table>\n<p>Visibility timeout {:.3} ms; handler p99 / timeout = {}.</p>",
-        s.visibility_timeout_s * 1000.0,
-        escape(&number(s.p99_over_visibility))
+        "</ul>\n<p>{}. The ratio is each handler's time holding its message before it acked or \
+         released it, over the lease it held; above 1, more than 1% of handlers still held their \
+         message when their lease ended.</p>",
+        escape(&upper_first(&lease_line(s)))
     );
+    chaos_rules(h, s);
+}
+
+/// The chaos rules and how often each fired.
+fn chaos_rules(h: &mut String, s: &super::Summary) {
+    if s.chaos_rules.is_empty() {
+        return;
+    }
+    h.push_str("<table>\n<tr><th>chaos rule</th><th>what it does</th><th>optional</th><th>fired</th></tr>\n");
+    for r in &s.chaos_rules {
+        let class = if r.fired > 0 || r.optional {
+            "num"
+        } else {
+            "fail"
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"num\">{}</td><td><code>{}</code></td><td>{}</td><td class=\"{class}\">{}</td></tr>",
+            r.rule,
+            escape(&r.label),
+            if r.optional { "yes" } else { "no" },
+            r.fired
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+/// `text` with its first letter upper-case.
+fn upper_first(text: &str) -> String {
+    let mut c = text.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 fn charts(h: &mut String, data: &ReportData) -> Result<(), ReportError> {

@@ -123,17 +123,42 @@ pub fn markdown(data: &ReportData) -> String {
     }
     let l = &s.handler_latency_ms;
     let unit = LatencyUnit::for_max(l.max);
+    let lease = &s.effective_lease_ms;
     let _ = writeln!(
         md,
-        "Handler latency p50 {}, p99 {}, p99.9 {}, max {} against a {} visibility timeout \
-         (p99 / timeout = {}).\n",
+        "Handler latency p50 {}, p99 {}, p99.9 {}, max {} against a {} visibility timeout; lease \
+         held p50 {}, max {}; p99 of (time held before settling / lease held) = {}.\n",
         unit.show(l.p50),
         unit.show(l.p99),
         unit.show(l.p999),
         unit.show(l.max),
         duration(s.visibility_timeout_s),
+        LatencyUnit::for_max(lease.max).show(lease.p50),
+        LatencyUnit::for_max(lease.max).show(lease.max),
         number(s.p99_over_visibility)
     );
+    let done = &s.time_to_done_ms;
+    if s.messages_done > 0 {
+        let unit = LatencyUnit::for_max(done.max);
+        let _ = writeln!(
+            md,
+            "Time to done (publish to the effect and the ack that deleted the message) p50 {}, \
+             p99 {}, max {}, over {} of {} messages; end to end (publish to first effect) p99 {}.\n",
+            unit.show(done.p50),
+            unit.show(done.p99),
+            unit.show(done.max),
+            s.messages_done,
+            s.messages,
+            LatencyUnit::for_max(s.end_to_end_ms.max).show(s.end_to_end_ms.p99)
+        );
+    } else {
+        let _ = writeln!(
+            md,
+            "Time to done (publish to the effect and the ack that deleted the message): no message \
+             of {} was done.\n",
+            s.messages
+        );
+    }
     let _ = write!(
         md,
         "<details><summary>Reproduce (seed {})</summary>\n\n{}\n</details>\n",

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use super::data::RUN_JSON;
 use super::deliveries::{self, deliveries};
-use super::hlog::{write_latency_log, END_TO_END_LOG, HANDLER_LATENCY_LOG};
+use super::hlog::{write_latency_log, END_TO_END_LOG, HANDLER_LATENCY_LOG, TIME_TO_DONE_LOG};
 use super::run_json::RunJson;
 use super::{charts, folder, write_file, ReportError, RunOutputs, EXPORTERS};
 
-/// Writes summary.json, timeseries.csv, run.json, the two latency logs and, for a small run,
+/// Writes summary.json, timeseries.csv, run.json, the three latency logs and, for a small run,
 /// deliveries.csv into `dir` (created if needed); returns the files written.
 ///
 /// A worker timeline left in the folder by an earlier, smaller run (deliveries.csv,
@@ -42,6 +42,11 @@ pub fn write(dir: &Path, out: &RunOutputs<'_>) -> Result<Vec<PathBuf>, ReportErr
             END_TO_END_LOG,
             &out.metrics.latencies.end_to_end.histogram,
             "end-to-end latency (publish to first effect)",
+        ),
+        (
+            TIME_TO_DONE_LOG,
+            &out.metrics.latencies.time_to_done.histogram,
+            "time to done (publish to the effect and the ack that deleted the message)",
         ),
     ];
     for (name, histogram, what) in logs {

@@ -1,7 +1,7 @@
 //! summary.json: one object per run, the contract users' CI scripts read (DESIGN.md).
 //!
 //! Field names, their order and their units are fixed: times in seconds, latencies in
-//! milliseconds. Fields are only ever added at the end; renaming or dropping one bumps
+//! milliseconds. Fields are only ever added; renaming or dropping one bumps
 //! [`SCHEMA_VERSION`]. The same record gives the same bytes: counts are integers, times are
 //! rounded to the microsecond (seconds with 6 decimals, milliseconds with 3), and ratios are
 //! computed from those integers the same way every time.
@@ -11,7 +11,10 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use super::Exporter;
-use crate::metrics::{analyse, seconds, Crash, IngressSummary, LatencySummary, Metrics, Sample};
+use crate::metrics::{
+    analyse, seconds, Crash, HandlerLeases, IngressSummary, LatencySummary, Metrics, RuleFires,
+    Sample,
+};
 use crate::profile::Budgets;
 use crate::record::{nanos, RunRecord};
 use crate::verdict::{evaluate, BudgetResult, Verdict};
@@ -71,7 +74,25 @@ pub struct Summary {
     pub visibility_timeout_s: f64,
     pub handler_latency_ms: LatencySummary,
     pub end_to_end_ms: LatencySummary,
+    /// p99 over the handlers of (time holding the message before settling it) / (lease held).
     pub p99_over_visibility: f64,
+    // Added to schema 1 (absent from summaries written before them, read back as zero).
+    /// The lease each handler held: its delivery's, moved by its visibility changes.
+    #[serde(default)]
+    pub effective_lease_ms: LatencySummary,
+    /// What the handlers did with their leases: acked in time, extended, outlived (and then
+    /// redelivered or dead-lettered).
+    #[serde(default)]
+    pub handler_leases: HandlerLeases,
+    /// From publish to done: the effect happened and an ack deleted the message.
+    #[serde(default)]
+    pub time_to_done_ms: LatencySummary,
+    /// Messages that were done (the count behind `time_to_done_ms`).
+    #[serde(default)]
+    pub messages_done: u64,
+    /// Every chaos rule and how often it fired.
+    #[serde(default)]
+    pub chaos_rules: Vec<RuleFires>,
     pub budgets: Vec<BudgetResult>,
     // Added after schema 1's first fields; new fields go below.
     pub worker_crashes: u64,
@@ -125,6 +146,11 @@ impl Summary {
             handler_latency_ms: m.handler,
             end_to_end_ms: m.end_to_end,
             p99_over_visibility: m.p99_over_visibility,
+            effective_lease_ms: m.effective_lease,
+            handler_leases: m.handler_leases,
+            time_to_done_ms: m.time_to_done,
+            messages_done: m.messages_done,
+            chaos_rules: m.chaos.clone(),
             budgets,
             worker_crashes: m.worker_crashes,
             rejected: m.rejected,
@@ -234,6 +260,11 @@ mod tests {
         "handler_latency_ms",
         "end_to_end_ms",
         "p99_over_visibility",
+        "effective_lease_ms",
+        "handler_leases",
+        "time_to_done_ms",
+        "messages_done",
+        "chaos_rules",
         "budgets",
         "worker_crashes",
         "rejected",

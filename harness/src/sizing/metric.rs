@@ -16,7 +16,7 @@ pub const DEFAULT_METRICS: &[&str] = &[
     "duplicate_rate",
     "lost",
     "dlq",
-    "end_to_end_ms.p99",
+    "time_to_done_ms.p99",
     "max_oldest_age_s",
     "worker_busy_fraction",
     "recovery_time_s",

@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::chaos::unfired_required;
 use crate::metrics::{seconds, Metrics};
 use crate::profile::Budgets;
 use crate::record::nanos;
@@ -23,11 +24,12 @@ pub mod exit {
 }
 
 /// The budgets a profile may set under `budgets:`, in the order they are evaluated and reported.
-/// `late` takes `{ after, max }`.
+/// `late` takes `{ after, max }`. `unfinished` is 0 unless the profile sets it.
 pub const BUDGET_NAMES: &[&str] = &[
     "duplicate_rate",
     "duplicate_effects",
     "lost",
+    "unfinished",
     "late",
     "dlq",
     "dlq_with_effect",
@@ -38,6 +40,11 @@ pub const BUDGET_NAMES: &[&str] = &[
     "rejected",
     "ingress_lost",
 ];
+
+/// The budget every run with a chaos rule that is not `optional: true` gets, reported after the
+/// profile's: how many of those rules never fired (limit 0). A rule that never fired tested
+/// nothing, so the run cannot pass on it.
+pub const UNFIRED_CHAOS_RULES: &str = "unfired_chaos_rules";
 
 /// One budget against the run: it holds when `actual <= limit`.
 ///
@@ -131,7 +138,8 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// Every budget that is set, against the metrics, in the order of [`BUDGET_NAMES`].
+/// Every budget that is set, against the metrics, in the order of [`BUDGET_NAMES`]; then
+/// [`UNFIRED_CHAOS_RULES`] when the run has a chaos rule that must fire.
 pub fn evaluate(budgets: &Budgets, m: &Metrics) -> Vec<BudgetResult> {
     let count = |n: u64| n as f64;
     let mut out = Vec::new();
@@ -149,6 +157,9 @@ pub fn evaluate(budgets: &Budgets, m: &Metrics) -> Vec<BudgetResult> {
         &|| count(m.duplicate_effects),
     );
     check("lost", budgets.lost.map(count), &|| count(m.lost));
+    check("unfinished", budgets.unfinished.map(count), &|| {
+        count(m.unfinished)
+    });
     let late_after = budgets.late.as_ref().map_or(0, |l| nanos(l.after));
     check("late", budgets.late.as_ref().map(|l| count(l.max)), &|| {
         count(m.late_count(late_after))
@@ -184,6 +195,10 @@ pub fn evaluate(budgets: &Budgets, m: &Metrics) -> Vec<BudgetResult> {
     check("ingress_lost", budgets.ingress_lost.map(count), &|| {
         count(m.ingress.as_ref().map_or(0, |i| i.lost))
     });
+    if m.chaos.iter().any(|r| !r.optional) {
+        let unfired = unfired_required(&m.chaos).count() as u64;
+        out.push(BudgetResult::new(UNFIRED_CHAOS_RULES, 0.0, count(unfired)));
+    }
     out
 }
 
@@ -201,6 +216,7 @@ mod tests {
             duplicate_rate: Some(0.0),
             duplicate_effects: Some(2),
             lost: Some(0),
+            unfinished: Some(0),
             late: Some(LateBudget {
                 after: Duration::from_secs(60),
                 max: 0,
@@ -219,7 +235,8 @@ mod tests {
 
     #[test]
     fn the_slow_handler_against_every_budget() {
-        // 2 duplicates (rate 2), 1 DLQ entry with effect, p99 34 s over a 30 s lease, p99.9
+        // 2 duplicates (rate 2), 1 DLQ entry with effect, nothing left in the queue, every
+        // handler held its message 34 s on a 30 s lease, p99.9
         // 34000 ms, oldest message 90 s, 102 s busy of 3 workers x 94 s.
         let m = analyse(&slow_handler(StaleAck::Reject), s(60.0));
         let got = evaluate(&every_budget(), &m);
@@ -235,6 +252,7 @@ mod tests {
                 r("duplicate_rate", 0.0, 2.0, false),
                 r("duplicate_effects", 2.0, 2.0, true),
                 r("lost", 0.0, 0.0, true),
+                r("unfinished", 0.0, 0.0, true),
                 r("late", 0.0, 0.0, true),
                 r("dlq", 0.0, 1.0, false),
                 r("dlq_with_effect", 1.0, 1.0, true),
@@ -301,6 +319,64 @@ mod tests {
         assert_eq!(Verdict::of_run(&fail, false), Verdict::Incomplete);
         assert_eq!(Verdict::Incomplete.exit_code(), exit::RUN_FAILED);
         assert_eq!(Verdict::Incomplete.to_string(), "incomplete");
+    }
+
+    #[test]
+    fn a_run_that_leaves_messages_behind_fails_its_default_budget() {
+        // The slow handler's message is in the DLQ; a second one was published and never
+        // delivered: 1 unfinished against the default limit of 0.
+        let mut r = slow_handler(StaleAck::Reject);
+        r.messages.push(crate::record::MessageRecord {
+            key: "msg-2".into(),
+            published_at: 0,
+            poison: false,
+        });
+        let m = analyse(&r, s(300.0));
+        assert_eq!(m.unfinished, 1);
+        let budgets = Budgets {
+            unfinished: Some(0),
+            ..Budgets::default()
+        };
+        let got = evaluate(&budgets, &m);
+        assert_eq!(
+            got,
+            vec![BudgetResult {
+                name: "unfinished".into(),
+                limit: 0.0,
+                actual: 1.0,
+                pass: false
+            }]
+        );
+        assert_eq!(Verdict::of(&got), Verdict::Fail);
+    }
+
+    #[test]
+    fn a_chaos_rule_that_never_fired_fails_unless_optional() {
+        // Three rules: rule 0 fired twice, rules 1 and 2 never; rule 2 is optional. One
+        // required rule unfired: actual 1 against a limit of 0.
+        let mut m = analyse(&ack_before_work(), s(300.0));
+        let rule = |rule: u32, fired: u64, optional: bool| crate::metrics::RuleFires {
+            rule,
+            label: format!("rule {rule}"),
+            optional,
+            fired,
+        };
+        m.chaos = vec![rule(0, 2, false), rule(1, 0, false), rule(2, 0, true)];
+        let got = evaluate(&Budgets::default(), &m);
+        assert_eq!(
+            got,
+            vec![BudgetResult {
+                name: UNFIRED_CHAOS_RULES.into(),
+                limit: 0.0,
+                actual: 1.0,
+                pass: false
+            }]
+        );
+        // Only optional rules unfired: passes; no rule that must fire: no such budget.
+        m.chaos = vec![rule(0, 2, false), rule(2, 0, true)];
+        assert!(evaluate(&Budgets::default(), &m)[0].pass);
+        m.chaos = vec![rule(2, 0, true)];
+        assert!(evaluate(&Budgets::default(), &m).is_empty());
     }
 
     #[test]

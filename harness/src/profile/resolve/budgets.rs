@@ -1,4 +1,5 @@
-//! `budgets`: the limits a run must stay within to pass. All optional.
+//! `budgets`: the limits a run must stay within to pass. All optional but `unfinished`, which is 0
+//! unless the profile sets it: a run that leaves messages in the queue fails.
 
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
@@ -6,6 +7,9 @@ use crate::profile::raw::RawBudgets;
 use crate::profile::scenario::{Budgets, LateBudget, DEFAULT_LATE_AFTER};
 
 use super::checks::{non_negative, positive, required, unit_interval};
+
+/// The `unfinished` budget of a profile that sets none: nothing may be left in the queue.
+pub const DEFAULT_UNFINISHED: u64 = 0;
 
 pub fn resolve(raw: RawBudgets, path: &FieldPath) -> Result<Budgets, Problem> {
     let ratio = |x: Option<f64>, key: &str| x.map(|x| non_negative(x, &path.key(key))).transpose();
@@ -48,6 +52,7 @@ pub fn resolve(raw: RawBudgets, path: &FieldPath) -> Result<Budgets, Problem> {
             .transpose()?,
         rejected: raw.rejected,
         ingress_lost: raw.ingress_lost,
+        unfinished: Some(raw.unfinished.unwrap_or(DEFAULT_UNFINISHED)),
     })
 }
 
@@ -63,7 +68,8 @@ mod tests {
         let s = scenario(&with(
             "budgets:\n  duplicate_rate: 2\n  duplicate_effects: 3\n  lost: 0\n  late: { after: 2m, max: 4 }\n  \
              dlq: 5\n  dlq_with_effect: 6\n  p99_over_visibility: 0.5\n  p999_handler_latency: 10s\n  \
-             max_oldest_age: 1m\n  worker_busy_fraction: 0.8\n  rejected: 7\n  ingress_lost: 8\n",
+             max_oldest_age: 1m\n  worker_busy_fraction: 0.8\n  rejected: 7\n  ingress_lost: 8\n  \
+             unfinished: 9\n",
         ));
         assert_eq!(
             s.budgets,
@@ -83,8 +89,22 @@ mod tests {
                 worker_busy_fraction: Some(0.8),
                 rejected: Some(7),
                 ingress_lost: Some(8),
+                unfinished: Some(9),
                 late_after: Duration::from_secs(120),
             }
+        );
+    }
+
+    #[test]
+    fn nothing_may_be_left_unfinished_unless_the_profile_says_so() {
+        let s = scenario(&with(""));
+        assert_eq!(s.budgets.unfinished, Some(0));
+        assert_eq!(s.budgets.lost, None);
+        let s = scenario(&with("budgets: { unfinished: 25 }\n"));
+        assert_eq!(s.budgets.unfinished, Some(25));
+        assert_eq!(
+            error(&with("budgets: { unfinished: -1 }\n")),
+            "p.yaml:6:24: budgets.unfinished: invalid value: integer `-1`, expected a whole number from 0 to 18446744073709551615"
         );
     }
 

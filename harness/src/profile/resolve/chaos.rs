@@ -14,8 +14,10 @@ use super::checks::{
 };
 use super::keys::KeyUniverse;
 
-const POINTS: &str =
-    "received, call_started, call_answered or a checkpoint the target declares (e.g. claimed)";
+use ackbench_targets::options::target_info;
+
+/// The points every consumer reaches: ackbench sees them at the broker and the provider.
+const BUILT_IN_POINTS: [&str; 3] = ["received", "call_started", "call_answered"];
 
 pub fn resolve(
     raw: Vec<RawChaosRule>,
@@ -59,7 +61,7 @@ fn kill_rule(
         "{ point: call_started }, { at: 10m } or { every: 5m }",
     )?;
     let trigger = if let Some(p) = raw.point {
-        KillTrigger::Point(point(&p.0, &path.key("point"))?)
+        KillTrigger::Point(point(&p.0, consumer, &path.key("point"))?)
     } else if let Some(at) = raw.at {
         KillTrigger::At(at.0)
     } else {
@@ -125,28 +127,49 @@ fn kill_rule(
         to: raw.to.map(|d| d.0),
         times,
         delay: raw.delay.map(|d| d.0).unwrap_or_default(),
+        optional: raw.optional.unwrap_or(false),
     })
 }
 
-/// A handler point: a built-in one, or a checkpoint name the target declares.
-fn point(name: &str, path: &FieldPath) -> Result<KillPoint, Problem> {
+/// A handler point: a built-in one, or a checkpoint the consumer's target declares. A point no
+/// handler of this consumer reaches could never fire, so it is refused with the valid ones.
+fn point(name: &str, consumer: &ConsumerSpec, path: &FieldPath) -> Result<KillPoint, Problem> {
     match name {
-        "received" => Ok(KillPoint::Received),
-        "call_started" => Ok(KillPoint::CallStarted),
-        "call_answered" => Ok(KillPoint::CallAnswered),
-        other if is_identifier(other) => Ok(KillPoint::Checkpoint(other.to_string())),
-        other => Err(Problem::new(
-            path.clone(),
-            format!("must be {POINTS}, got {other:?}"),
-        )),
+        "received" => return Ok(KillPoint::Received),
+        "call_started" => return Ok(KillPoint::CallStarted),
+        "call_answered" => return Ok(KillPoint::CallAnswered),
+        _ => {}
     }
-}
-
-/// A checkpoint name: a letter, then letters, digits, `_` or `-`.
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    let quoted = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let builtin = quoted(&BUILT_IN_POINTS);
+    let message = match (&consumer.command, target_info(&consumer.target)) {
+        (None, Some(info)) if info.checkpoints.contains(&name) => {
+            return Ok(KillPoint::Checkpoint(name.to_string()))
+        }
+        (None, Some(info)) if info.checkpoints.is_empty() => format!(
+            "no handler of target `{}` reaches {name:?}: the points are {builtin} (it declares \
+             no checkpoint)",
+            info.name
+        ),
+        (None, Some(info)) => format!(
+            "no handler of target `{}` reaches {name:?}: the points are {builtin} and the \
+             checkpoints it declares, {}",
+            info.name,
+            quoted(info.checkpoints)
+        ),
+        _ => format!(
+            "ackbench cannot see {name:?} in a consumer program (consumer.command): it sees \
+             {builtin}, at the broker and the provider; checkpoints exist only in built-in \
+             targets"
+        ),
+    };
+    Err(Problem::new(path.clone(), message))
 }
 
 #[cfg(test)]
@@ -183,13 +206,19 @@ mod tests {
                 to: None,
                 times: None,
                 delay: Duration::ZERO,
+                optional: false,
             }
         );
+        assert!(rule("{ point: received, optional: true }").optional);
     }
 
     #[test]
     fn every_trigger_and_selector_reads() {
-        let r = rule("{ point: claimed, delivery: 2, probability: 0.5, keys: [msg-1], worker: 1, from: 1m, to: 2m, times: 3, delay: 1s }");
+        let text = profile("{ point: claimed, delivery: 2, probability: 0.5, keys: [msg-1], worker: 1, from: 1m, to: 2m, times: 3, delay: 1s }")
+            .replace("target: ack-after-work", "target: claim-then-send");
+        let [ChaosRule::KillWorker(r)] = scenario(&text).chaos.try_into().unwrap_or_else(|c| {
+            panic!("one rule expected, got {c:?}");
+        });
         assert_eq!(
             r.trigger,
             KillTrigger::Point(KillPoint::Checkpoint("claimed".into()))
@@ -251,11 +280,46 @@ mod tests {
     }
 
     #[test]
-    fn a_point_is_a_known_point_or_a_checkpoint_name() {
+    fn a_point_is_a_built_in_point_or_a_checkpoint_the_target_declares() {
+        // A misspelt point could never fire: refused, naming the points this target reaches.
         assert_eq!(
-            error(&profile("{ point: 'after send' }")),
-            "p.yaml:7:27: chaos.0.kill_worker.point: must be received, call_started, \
-             call_answered or a checkpoint the target declares (e.g. claimed), got \"after send\""
+            error(&profile("{ point: call_startd, probability: 1 }")),
+            "p.yaml:7:27: chaos.0.kill_worker.point: no handler of target `ack-after-work` \
+             reaches \"call_startd\": the points are `received`, `call_started`, \
+             `call_answered` (it declares no checkpoint)"
+        );
+        // Another target's checkpoint is not this one's.
+        assert_eq!(
+            error(&profile("{ point: claimed }").replace("ack-after-work", "dedupe-table")),
+            "p.yaml:7:27: chaos.0.kill_worker.point: no handler of target `dedupe-table` \
+             reaches \"claimed\": the points are `received`, `call_started`, `call_answered` \
+             and the checkpoints it declares, `committed`"
+        );
+        let committed =
+            scenario(&profile("{ point: committed }").replace("ack-after-work", "status-fence"));
+        assert_eq!(
+            committed.chaos,
+            vec![ChaosRule::KillWorker(KillRule::new(KillTrigger::Point(
+                KillPoint::Checkpoint("committed".into())
+            )))]
+        );
+    }
+
+    #[test]
+    fn a_consumer_program_reaches_only_the_points_ackbench_sees() {
+        let live = "name: t\nmode: live\nrun: { duration: 10m }\nworkload:\n  arrival: { every: 50s }\n\
+                    consumer: { command: [python3, c.py] }\nchaos:\n  - kill_worker: { point: claimed }\n";
+        assert_eq!(
+            error(live),
+            "p.yaml:8:27: chaos.0.kill_worker.point: ackbench cannot see \"claimed\" in a consumer \
+             program (consumer.command): it sees `received`, `call_started`, `call_answered`, at \
+             the broker and the provider; checkpoints exist only in built-in targets"
+        );
+        assert!(
+            scenario(&live.replace("claimed", "call_answered"))
+                .chaos
+                .len()
+                == 1
         );
     }
 

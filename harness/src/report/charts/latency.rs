@@ -1,7 +1,9 @@
 //! Handler latency against the visibility timeout: the HDR percentile curve (x on a "nines"
-//! scale: 0, 90, 99, 99.9 %...), the lease as a line, p50 / p99 / p99.9 / max marked, and the
-//! share of handlers that outlived their lease. A curve that crosses the line is a duplicate
-//! effect waiting to happen at that percentile.
+//! scale: 0, 90, 99, 99.9 %...), the lease as a line (and the longest lease a handler held, when
+//! handlers extended theirs), p50 / p99 / p99.9 / max marked, and in words what the handlers did
+//! with the lease they held: acked in time, extended it, or outlived it (and then had their
+//! message redelivered or dead-lettered). A curve that crosses the visibility timeout is a
+//! duplicate effect waiting to happen only for a handler that neither acks first nor extends.
 
 use hdrhistogram::Histogram;
 use plotters::coord::Shift;
@@ -10,16 +12,19 @@ use plotters::prelude::*;
 use super::axis::{duration, short, LatencyUnit, Ticks};
 use super::frame::{frame, Header, LegendItem};
 use super::style::{
-    draw_line, draw_markers, text, Line, Marker, AXIS_SIZE, BLUE, GREY, INK, LABEL_SIZE, VERMILLION,
+    draw_line, draw_markers, text, Line, Marker, AXIS_SIZE, BLUE, GREY, INK, LABEL_SIZE, SKY,
+    VERMILLION,
 };
 use super::{Chart, DrawResult};
 use crate::report::data::ReportData;
+use crate::report::Summary;
 
 /// The latency chart (`charts/latency.*`).
 pub struct Latency;
 
 const CURVE: Line = Line::solid(BLUE, 3, Marker::None);
 const LEASE: Line = Line::dashed(VERMILLION, 3, Marker::None);
+const HELD: Line = Line::dashed(SKY, 3, Marker::None);
 
 /// The percentiles marked on the curve: (label, quantile, marker); the max is marked at the
 /// right end.
@@ -65,6 +70,48 @@ pub fn outlived(h: &Histogram<u64>, timeout_us: u64) -> (u64, u64) {
     (total.saturating_sub(within), total)
 }
 
+/// The chart's sentence: what the `total` handlers did with the lease they held.
+pub fn caption(s: &Summary, total: u64) -> String {
+    let l = &s.handler_leases;
+    if total == 0 || l.handlers == 0 {
+        return "No handler finished: no latency to show".to_string();
+    }
+    if l.outlived > 0 {
+        let mut what = vec![format!(
+            "{} redelivered while still working",
+            l.outlived_redelivered
+        )];
+        if l.outlived_dead_lettered > 0 {
+            what.push(format!("{} dead-lettered", l.outlived_dead_lettered));
+        }
+        return format!(
+            "{} of {} handlers ({}%) outlived the lease they held: {}",
+            l.outlived,
+            l.handlers,
+            short(l.outlived as f64 * 100.0 / l.handlers as f64),
+            what.join(", ")
+        );
+    }
+    let mut what = vec![format!(
+        "{} of {} acked in time",
+        l.acked_in_time, l.handlers
+    )];
+    if l.extended > 0 {
+        what.push(format!(
+            "{} after extending it (up to {})",
+            l.extended,
+            duration(s.effective_lease_ms.max / 1000.0)
+        ));
+    }
+    if l.released > 0 {
+        what.push(format!("{} handed back", l.released));
+    }
+    format!(
+        "No handler outlived the lease it held: {}; none redelivered",
+        what.join(", ")
+    )
+}
+
 /// The curve: (nines, latency in ms) at every quantile tick of the histogram, capped at the exact
 /// max; O(buckets).
 fn curve(h: &Histogram<u64>, max_ms: f64, end: f64) -> Vec<(f64, f64)> {
@@ -105,20 +152,20 @@ impl Chart for Latency {
         let l = &data.summary.handler_latency_ms;
         let lease_ms = data.run.visibility_timeout_s * 1000.0;
         let unit = LatencyUnit::for_max(l.max.max(lease_ms));
-        let (over, total) = outlived(h, (lease_ms * 1000.0).round() as u64);
-        let subtitle = if total == 0 {
-            "No handler finished: no latency to show".to_string()
-        } else {
-            format!(
-                "{over} of {total} handlers ({}%) outlived their {} lease: each was redelivered while still working",
-                short(over as f64 * 100.0 / total as f64),
-                duration(data.run.visibility_timeout_s)
-            )
-        };
+        let (_, total) = outlived(h, (lease_ms * 1000.0).round() as u64);
+        let subtitle = caption(&data.summary, total);
+        let held_ms = data.summary.effective_lease_ms.max;
+        let extended = data.summary.handler_leases.extended > 0 && held_ms > lease_ms;
         let mut legend = vec![
             LegendItem::line("handler latency", CURVE),
             LegendItem::line(format!("visibility timeout {}", unit.show(lease_ms)), LEASE),
         ];
+        if extended {
+            legend.push(LegendItem::line(
+                format!("longest lease held {}", unit.show(held_ms)),
+                HELD,
+            ));
+        }
         let values = [l.p50, l.p99, l.p999];
         for ((label, _, m), v) in MARKS.iter().zip(values) {
             let line = Line::solid(INK, 0, *m);
@@ -139,7 +186,8 @@ impl Chart for Latency {
         let ticks: Vec<f64> = std::iter::once(nines(0.5))
             .chain((0..=end as u32).map(f64::from))
             .collect();
-        let y_top = unit.of_ms(l.max.max(lease_ms) * 1.15).max(unit.of_ms(1.0));
+        let top_ms = if extended { held_ms } else { lease_ms };
+        let y_top = unit.of_ms(l.max.max(top_ms) * 1.15).max(unit.of_ms(1.0));
         let mut chart = ChartBuilder::on(&body)
             .margin(14)
             .margin_right(48)
@@ -160,6 +208,10 @@ impl Chart for Latency {
 
         let lease_y = unit.of_ms(lease_ms);
         draw_line(&mut chart, &[(0.0, lease_y), (end, lease_y)], &LEASE, 0.0)?;
+        if extended {
+            let held_y = unit.of_ms(held_ms);
+            draw_line(&mut chart, &[(0.0, held_y), (end, held_y)], &HELD, 0.0)?;
+        }
         let points: Vec<(f64, f64)> = curve(h, l.max, end)
             .into_iter()
             .map(|(x, ms)| (x, unit.of_ms(ms)))

@@ -348,5 +348,6 @@ async fn run_live(
             .collect(),
         ingress: ingress_record,
         incomplete: interrupted.then(|| interrupt::REASON.to_string()),
+        chaos: crate::chaos::describe(&s.chaos),
     })
 }

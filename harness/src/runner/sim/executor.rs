@@ -87,6 +87,7 @@ pub fn run(
             .collect(),
         ingress: None,
         incomplete: interrupted.then(|| super::super::interrupt::REASON.to_string()),
+        chaos: crate::chaos::describe(&scenario.chaos),
     })
 }
 

@@ -35,6 +35,7 @@ fn rule() -> impl Strategy<Value = ChaosRule> {
                 to: Some(secs(200)),
                 times: None,
                 delay: Duration::from_millis(delay_ms),
+                optional: false,
             })
         })
 }

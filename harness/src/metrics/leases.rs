@@ -1,0 +1,371 @@
+//! Each handler against the lease it actually held, not the queue's configured visibility
+//! timeout: the lease of its delivery (a receive may name its own timeout), moved by its own
+//! visibility changes (a heartbeat's extensions); and what it did with the message before that
+//! lease ended (acked it, handed it back) or what the broker did when it ended first (delivered
+//! the message again while the handler still worked, or moved it to the DLQ).
+//!
+//! A handler **holds** its message from the delivery until it settles it: its first ack of that
+//! delivery, or a release (visibility 0); a handler that ends without either held it to its end.
+//! It **outlived its lease** when the lease ended before that. The **hold ratio** is the time held
+//! over the lease held (the last lease end it had, minus the delivery); `p99_over_visibility` is
+//! its p99 over the handlers: above 1 means more than 1% of handlers still held their message
+//! when their lease ran out. An ack-before-work handler settles at once (ratio 0); a heartbeat
+//! handler's lease grows with it.
+//!
+//! Handlers still working when the run stopped are not measured (as for handler latency).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::latency::LatencyHistogram;
+use crate::record::{AckOutcome, EventKind, Nanos, RunRecord, Seq, WorkerId};
+
+/// What the handlers did with their leases: counts over the handlers that ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct HandlerLeases {
+    /// Handlers measured: every handler that ended (finished, killed or crashed).
+    pub handlers: u64,
+    /// Settled by an ack while their lease was still theirs (the message deleted).
+    pub acked_in_time: u64,
+    /// Handed their message back (visibility 0) while their lease was still theirs.
+    pub released: u64,
+    /// Moved the end of their lease later at least once before settling (a heartbeat).
+    pub extended: u64,
+    /// Their lease ended while they still held the message.
+    pub outlived: u64,
+    /// Of those, the message was delivered again while the handler still held it.
+    pub outlived_redelivered: u64,
+    /// Of those, the lease's end moved the message to the DLQ.
+    pub outlived_dead_lettered: u64,
+}
+
+/// The run's handlers against their leases.
+#[derive(Debug, Clone, Default)]
+pub struct LeaseAnalysis {
+    pub counts: HandlerLeases,
+    /// The lease each handler held (its last lease end minus its delivery), microseconds.
+    pub effective_lease: LatencyHistogram,
+    /// p99 over the handlers of (time held) / (lease held); 0 without handlers.
+    pub p99_hold_over_lease: f64,
+}
+
+/// One handler in progress.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    worker: WorkerId,
+    delivery: u32,
+    start: Nanos,
+    /// The end of its lease as it stands (moved by its visibility changes).
+    lease_end: Nanos,
+    extended: bool,
+    /// When the lease ended, if it did while the handler was running.
+    lease_ended: Option<Nanos>,
+    dead_lettered: bool,
+    /// When it settled the message, and how.
+    settled: Option<(Nanos, Settled)>,
+    /// Delivered again after the lease ended, while this handler still held it.
+    redelivered: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settled {
+    /// An ack that deleted the message: the receipt was current.
+    AckedInTime,
+    /// An ack the broker found stale.
+    AckedLate,
+    Released,
+}
+
+impl Open {
+    fn holds(&self) -> bool {
+        self.settled.is_none()
+    }
+}
+
+/// Measures every handler of `record` against the lease it held.
+pub fn analyse(record: &RunRecord) -> LeaseAnalysis {
+    let mut open: HashMap<Seq, Vec<Open>> = HashMap::new();
+    let mut out = LeaseAnalysis::default();
+    let mut ratios: Vec<f64> = Vec::new();
+    for e in &record.events {
+        let at = e.at;
+        match e.kind {
+            EventKind::Delivered {
+                seq,
+                worker,
+                delivery,
+                lease_end,
+            } => {
+                let list = open.entry(seq).or_default();
+                for o in list.iter_mut() {
+                    if o.holds() && o.lease_ended.is_some() {
+                        o.redelivered = true;
+                    }
+                }
+                list.retain(|o| (o.worker, o.delivery) != (worker, delivery));
+                list.push(Open {
+                    worker,
+                    delivery,
+                    start: at,
+                    lease_end,
+                    extended: false,
+                    lease_ended: None,
+                    dead_lettered: false,
+                    settled: None,
+                    redelivered: false,
+                });
+            }
+            EventKind::VisibilityChanged {
+                seq,
+                delivery,
+                lease_end,
+                ..
+            } => {
+                if let Some(o) = current_lease(&mut open, seq, delivery) {
+                    if lease_end <= at {
+                        o.settled = Some((at, Settled::Released));
+                    } else {
+                        o.extended |= lease_end > o.lease_end;
+                        o.lease_end = lease_end;
+                    }
+                }
+            }
+            EventKind::LeaseExpired { seq, delivery }
+            | EventKind::DeadLettered { seq, delivery } => {
+                if let Some(o) = current_lease(&mut open, seq, delivery) {
+                    o.lease_ended = Some(at);
+                    if o.holds() {
+                        o.lease_end = o.lease_end.min(at);
+                        o.dead_lettered = matches!(e.kind, EventKind::DeadLettered { .. });
+                    }
+                }
+            }
+            EventKind::Acked {
+                seq,
+                worker,
+                delivery,
+                outcome,
+            } => {
+                let found = open.get_mut(&seq).and_then(|list| {
+                    list.iter_mut()
+                        .find(|o| (o.worker, o.delivery) == (worker, delivery))
+                });
+                if let Some(o) = found.filter(|o| o.holds()) {
+                    let how = if outcome == AckOutcome::Deleted {
+                        Settled::AckedInTime
+                    } else {
+                        Settled::AckedLate
+                    };
+                    o.settled = Some((at, how));
+                }
+            }
+            EventKind::HandlerEnded {
+                seq,
+                worker,
+                delivery,
+                ..
+            } => {
+                let Some(list) = open.get_mut(&seq) else {
+                    continue;
+                };
+                let Some(i) = list
+                    .iter()
+                    .position(|o| (o.worker, o.delivery) == (worker, delivery))
+                else {
+                    continue;
+                };
+                let o = list.swap_remove(i);
+                if list.is_empty() {
+                    open.remove(&seq);
+                }
+                ratios.push(finish(&o, at, &mut out));
+            }
+            _ => {}
+        }
+    }
+    out.p99_hold_over_lease = nearest_rank(&mut ratios, 0.99);
+    out
+}
+
+/// The handler of (seq, delivery) whose lease is still running, if one is.
+fn current_lease(open: &mut HashMap<Seq, Vec<Open>>, seq: Seq, delivery: u32) -> Option<&mut Open> {
+    open.get_mut(&seq)?
+        .iter_mut()
+        .find(|o| o.delivery == delivery && o.lease_ended.is_none())
+}
+
+/// Counts a handler that ended at `end`; returns its hold ratio.
+fn finish(o: &Open, end: Nanos, out: &mut LeaseAnalysis) -> f64 {
+    let c = &mut out.counts;
+    c.handlers += 1;
+    let (held_until, how) = match o.settled {
+        Some((t, how)) => (t, Some(how)),
+        None => (end, None),
+    };
+    match how {
+        Some(Settled::AckedInTime) => c.acked_in_time += 1,
+        Some(Settled::Released) => c.released += 1,
+        _ => {}
+    }
+    c.extended += u64::from(o.extended);
+    let outlived = how != Some(Settled::AckedInTime)
+        && how != Some(Settled::Released)
+        && o.lease_ended.is_some_and(|t| t <= held_until);
+    if outlived {
+        c.outlived += 1;
+        c.outlived_redelivered += u64::from(o.redelivered);
+        c.outlived_dead_lettered += u64::from(o.dead_lettered);
+    }
+    let lease = o.lease_end.saturating_sub(o.start);
+    out.effective_lease.record(lease);
+    let held = held_until.saturating_sub(o.start);
+    held as f64 / lease.max(1) as f64
+}
+
+/// The `q`-quantile by nearest rank: the `ceil(q * n)`-th smallest value; 0 for none.
+fn nearest_rank(values: &mut [f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len());
+    let (_, v, _) = values.select_nth_unstable_by(rank - 1, f64::total_cmp);
+    *v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::testkit::{ack_before_work, slow_handler, Rec};
+    use crate::profile::StaleAck;
+    use crate::record::HandlerEnd;
+
+    #[test]
+    fn the_slow_handler_outlives_every_lease() {
+        // Deliveries at 0, 30 and 60 s, each with a 30 s lease and 34 s of work. Delivery 1's
+        // lease ends at 30 s and delivery 2 starts at once: outlived, redelivered. Same for
+        // delivery 2 (delivery 3 at 60 s). Delivery 3's lease ends at 90 s in the DLQ: outlived,
+        // dead-lettered, not redelivered. Each held its message 34 s on a 30 s lease.
+        let l = analyse(&slow_handler(StaleAck::Reject));
+        assert_eq!(
+            l.counts,
+            HandlerLeases {
+                handlers: 3,
+                acked_in_time: 0,
+                released: 0,
+                extended: 0,
+                outlived: 3,
+                outlived_redelivered: 2,
+                outlived_dead_lettered: 1,
+            }
+        );
+        assert_eq!(l.p99_hold_over_lease, 34.0 / 30.0);
+        assert_eq!(l.effective_lease.summary().max, 30000.0);
+    }
+
+    #[test]
+    fn ack_before_work_settles_at_once() {
+        // Three handlers, each acks the instant it receives (held 0 s of a 30 s lease); the
+        // kill at 0.5 s and the work after the ack do not hold the message.
+        let l = analyse(&ack_before_work());
+        assert_eq!(
+            (l.counts.handlers, l.counts.acked_in_time, l.counts.outlived),
+            (3, 3, 0)
+        );
+        assert_eq!(l.p99_hold_over_lease, 0.0);
+    }
+
+    /// One message, a heartbeat handler: delivered at 0 s with a 30 s lease, extended at 10, 20
+    /// and 30 s to end 30 s later each time, acked at 35 s.
+    fn heartbeat() -> Rec {
+        let mut r = Rec::new(30.0, 1);
+        let m = r.publish(0.0);
+        r.deliver(0.0, m, 1, 1);
+        for t in [10.0, 20.0, 30.0] {
+            r.change_visibility(t, m, 1, 1, t + 30.0);
+        }
+        r.ack(35.0, m, 1, 1, AckOutcome::Deleted)
+            .end_handler(35.0, m, 1, 1, HandlerEnd::Finished);
+        r
+    }
+
+    #[test]
+    fn a_heartbeat_holds_the_lease_it_extended() {
+        // The lease held ends at 60 s: 35 s held of 60 s, in time, extended.
+        let l = analyse(&heartbeat().finish(40.0));
+        assert_eq!(
+            l.counts,
+            HandlerLeases {
+                handlers: 1,
+                acked_in_time: 1,
+                extended: 1,
+                ..HandlerLeases::default()
+            }
+        );
+        assert_eq!(l.p99_hold_over_lease, 35.0 / 60.0);
+        assert_eq!(l.effective_lease.summary().max, 60000.0);
+    }
+
+    #[test]
+    fn a_release_settles_and_a_handler_that_lets_go_holds_to_its_end() {
+        let mut r = Rec::new(30.0, 2);
+        let (m1, m2) = (r.publish(0.0), r.publish(0.0));
+        // Message 1: handed back at 3 s (a release ends the lease at once: 3 s held of 30 s).
+        r.deliver(0.0, m1, 1, 1)
+            .change_visibility(3.0, m1, 1, 1, 3.0)
+            .expire(3.0, m1, 1)
+            .end_handler(3.0, m1, 1, 1, HandlerEnd::Finished);
+        // Message 2: the worker is killed at 6 s without an ack (6 s held of 30 s); its lease
+        // runs out at 30 s, after the handler: not outlived.
+        r.deliver(0.0, m2, 2, 1)
+            .kill(6.0, 2)
+            .end_handler(6.0, m2, 2, 1, HandlerEnd::Killed)
+            .expire(30.0, m2, 1);
+        let l = analyse(&r.finish(40.0));
+        assert_eq!(
+            l.counts,
+            HandlerLeases {
+                handlers: 2,
+                released: 1,
+                ..HandlerLeases::default()
+            }
+        );
+        // Ratios 0.1 and 0.2: the p99 of two is the larger.
+        assert_eq!(l.p99_hold_over_lease, 6.0 / 30.0);
+    }
+
+    #[test]
+    fn a_lease_shortened_by_the_receive_is_the_one_held() {
+        // A receive that asked for a 5 s lease and work of 8 s: outlived, not redelivered (no
+        // other worker), the ack stale; 8 s held of 5 s.
+        let mut r = Rec::new(30.0, 1);
+        let m = r.publish(0.0);
+        r.deliver_for(0.0, m, 1, 1, 5.0)
+            .expire(5.0, m, 1)
+            .ack(8.0, m, 1, 1, AckOutcome::StaleRejected)
+            .end_handler(8.0, m, 1, 1, HandlerEnd::Finished);
+        let l = analyse(&r.finish(10.0));
+        assert_eq!((l.counts.outlived, l.counts.outlived_redelivered), (1, 0));
+        assert_eq!(l.p99_hold_over_lease, 8.0 / 5.0);
+        assert_eq!(l.effective_lease.summary().max, 5000.0);
+    }
+
+    #[test]
+    fn the_p99_is_the_nearest_rank() {
+        // 200 values 1..=200: rank ceil(0.99 * 200) = 198.
+        let mut v: Vec<f64> = (1..=200).rev().map(f64::from).collect();
+        assert_eq!(nearest_rank(&mut v, 0.99), 198.0);
+        assert_eq!(nearest_rank(&mut [], 0.99), 0.0);
+        assert_eq!(nearest_rank(&mut [7.0], 0.99), 7.0);
+    }
+
+    #[test]
+    fn handlers_still_running_are_not_measured() {
+        let mut r = Rec::new(30.0, 1);
+        let m = r.publish(0.0);
+        r.deliver(0.0, m, 1, 1).expire(30.0, m, 1);
+        let l = analyse(&r.finish(100.0));
+        assert_eq!(l.counts, HandlerLeases::default());
+        assert_eq!(l.p99_hold_over_lease, 0.0);
+    }
+}
