@@ -91,8 +91,9 @@ impl Chart for Latency {
 
     fn title(&self, data: &ReportData) -> String {
         format!(
-            "{}: handler latency against the visibility timeout",
-            data.run.profile
+            "{}: handler latency against the {}",
+            data.run.profile,
+            data.run.lease_words()
         )
     }
 
@@ -117,7 +118,10 @@ impl Chart for Latency {
         };
         let mut legend = vec![
             LegendItem::line("handler latency", CURVE),
-            LegendItem::line(format!("visibility timeout {}", unit.show(lease_ms)), LEASE),
+            LegendItem::line(
+                format!("{} {}", data.run.lease_words(), unit.show(lease_ms)),
+                LEASE,
+            ),
         ];
         let values = [l.p50, l.p99, l.p999];
         for ((label, _, m), v) in MARKS.iter().zip(values) {
