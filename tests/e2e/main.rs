@@ -2,6 +2,7 @@
 //! writes (summary.json) and its exit code.
 
 mod broker_memory;
+mod broker_kinds;
 mod chaos;
 mod common;
 mod engine;

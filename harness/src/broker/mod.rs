@@ -36,4 +36,12 @@ pub use state::{Counts, MessageState};
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
+mod proptests_kinds;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_nats;
+#[cfg(test)]
+mod tests_rabbitmq;
+#[cfg(test)]
+mod tests_redis_streams;

@@ -101,8 +101,9 @@ impl BrokerModel {
     }
 
     /// Hands the message back, to be delivered again after `delay` (0: at once). SQS: change
-    /// visibility; RabbitMQ: nack with requeue (no delay exists); NATS: nak with a delay; Redis:
-    /// the owner makes the entry claimable (XCLAIM ... IDLE, JUSTID).
+    /// visibility; RabbitMQ: nack with requeue, or with a delay the retry-queue idiom (RabbitMQ
+    /// has no delayed redelivery); NATS: nak with a delay; Redis: the owner makes the entry
+    /// claimable (XCLAIM ... IDLE, JUSTID).
     pub fn release(
         &mut self,
         now: Nanos,
@@ -115,7 +116,7 @@ impl BrokerModel {
             BrokerModel::Sqs(b) => b
                 .change_visibility(now, receipt, worker, delay, log)
                 .map(|_| ()),
-            BrokerModel::RabbitMq(b) => b.nack(now, receipt, worker, log),
+            BrokerModel::RabbitMq(b) => b.release(now, receipt, worker, delay, log),
             BrokerModel::Nats(b) => b.nak(now, receipt, worker, delay, log),
             BrokerModel::RedisStreams(b) => b.release(now, receipt, worker, delay, log),
         }

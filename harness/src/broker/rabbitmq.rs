@@ -14,6 +14,10 @@
 //!   DLX to the dead-letter queue, or drops it when `dead_letter` is off). Classic queues put a
 //!   returned message back at its original position and have no delivery limit.
 //! - A nack with requeue returns the message at once: RabbitMQ has no "hand back with a delay".
+//!   A consumer that must hand a message back for a while uses the retry-queue idiom instead:
+//!   it publishes the message to a wait queue whose per-message TTL dead-letters it back to this
+//!   queue, and acks the delivery. The message re-enters at the tail after the delay, as a new
+//!   message: its delivery count (and so `delivery_limit`) starts again from zero.
 //! - `prefetch` bounds the unacked deliveries one consumer holds; a sim consumer takes one
 //!   message at a time, so a delivery it left without ack or nack keeps counting against it.
 
@@ -115,6 +119,11 @@ pub struct RabbitMq {
     timeouts: BTreeSet<(Nanos, Seq)>,
     /// Unacked deliveries per consumer (index worker - 1), in delivery order.
     held: Vec<Vec<Seq>>,
+    /// (back at, seq) of messages in the retry queue's TTL.
+    waiting: BTreeSet<(Nanos, Seq)>,
+    /// Per message (index seq - 1): deliveries made before it last re-entered the queue from
+    /// the retry queue; its returns are counted from there.
+    returns_from: Vec<u32>,
     dlq: Vec<Seq>,
 }
 
@@ -137,6 +146,8 @@ impl RabbitMq {
             ready,
             timeouts: BTreeSet::new(),
             held: Vec::new(),
+            waiting: BTreeSet::new(),
+            returns_from: Vec::new(),
             dlq: Vec::new(),
         }
     }
@@ -148,6 +159,7 @@ impl RabbitMq {
     pub fn publish(&mut self, now: Nanos, log: &mut Vec<Event>) -> Seq {
         let seq = self.messages.publish(now, log);
         self.ready.push_new(seq);
+        self.returns_from.push(0);
         seq
     }
 
@@ -160,11 +172,31 @@ impl RabbitMq {
     }
 
     pub fn next_due(&self) -> Option<Nanos> {
-        self.timeouts.first().map(|&(t, _)| t)
+        let t = self.timeouts.first().map(|&(t, _)| t);
+        let w = self.waiting.first().map(|&(t, _)| t);
+        match (t, w) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// Consumer timeouts due by `now`: each closes its holder's channel, requeueing all it held.
+    /// Messages whose retry-queue TTL ended re-enter at the tail; consumer timeouts due by
+    /// `now` each close their holder's channel, requeueing all it held.
     pub fn advance(&mut self, now: Nanos, log: &mut Vec<Event>) {
+        while let Some(&(t, seq)) = self.waiting.first() {
+            if t > now {
+                break;
+            }
+            self.waiting.pop_first();
+            let delivery = self.messages.msg(seq).deliveries;
+            self.returns_from[(seq - 1) as usize] = delivery;
+            self.messages.set_state(seq, MessageState::Visible);
+            self.ready.push_new(seq);
+            log.push(Event {
+                at: t,
+                kind: EventKind::LeaseExpired { seq, delivery },
+            });
+        }
         while let Some(&(t, seq)) = self.timeouts.first() {
             if t > now {
                 break;
@@ -238,21 +270,32 @@ impl RabbitMq {
         }
     }
 
-    /// Nack with requeue: the message returns at once (the holder only).
-    pub fn nack(
+    /// The holder hands the message back: with no delay, nack with requeue (a return, at
+    /// once); with a delay, the retry-queue idiom (published to a TTL queue that dead-letters it
+    /// back after `delay`, and the delivery acked).
+    pub fn release(
         &mut self,
         now: Nanos,
         receipt: Receipt,
         worker: WorkerId,
+        delay: Nanos,
         log: &mut Vec<Event>,
     ) -> Result<(), VisibilityError> {
         if !self.messages.is_current(receipt, worker) {
             return Err(VisibilityError::StaleReceipt);
         }
-        let delivery = self.messages.msg(receipt.seq).deliveries;
-        log_lease_moved(log, now, receipt.seq, worker, delivery, now);
-        self.settle(receipt.seq, worker);
-        self.give_back(now, receipt.seq, log);
+        let seq = receipt.seq;
+        let delivery = self.messages.msg(seq).deliveries;
+        let back = now.saturating_add(delay);
+        log_lease_moved(log, now, seq, worker, delivery, back);
+        self.settle(seq, worker);
+        if delay == 0 {
+            self.give_back(now, seq, log);
+        } else {
+            self.messages
+                .set_state(seq, MessageState::Delayed { until: back });
+            self.waiting.insert((back, seq));
+        }
         Ok(())
     }
 
@@ -295,12 +338,14 @@ impl RabbitMq {
     /// A return: requeued, or past the delivery limit dead-lettered (dropped without a DLX).
     fn give_back(&mut self, at: Nanos, seq: Seq, log: &mut Vec<Event>) {
         let delivery = self.messages.msg(seq).deliveries;
+        let returns = delivery - self.returns_from[(seq - 1) as usize];
         let limit = match self.config.queue_type {
             QueueType::Quorum => self.config.delivery_limit,
             QueueType::Classic => 0,
         };
-        // Every delivery ends in an ack or a return, so this is return number `delivery`.
-        if limit > 0 && delivery > limit {
+        // Every delivery since the message (re-)entered the queue ended in a return, so this is
+        // return number `returns`.
+        if limit > 0 && returns > limit {
             if self.config.dead_letter {
                 self.messages.set_state(seq, MessageState::DeadLettered);
                 self.dlq.push(seq);
@@ -330,6 +375,7 @@ impl RabbitMq {
         let entries = std::mem::take(&mut self.dlq);
         for &seq in &entries {
             self.messages.redriven(now, seq, log);
+            self.returns_from[(seq - 1) as usize] = 0;
             self.ready.push_new(seq);
         }
         entries.len()

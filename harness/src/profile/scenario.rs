@@ -112,6 +112,16 @@ impl BrokerKind {
     }
 }
 
+/// The lease of broker kind `kind` (as [`BrokerKind::name`] spells it) in that kind's words.
+pub fn lease_words(kind: &str) -> &'static str {
+    match kind {
+        "rabbitmq" => "consumer timeout",
+        "nats" => "AckWait",
+        "redis-streams" => "min idle",
+        _ => "visibility timeout",
+    }
+}
+
 impl BrokerSpec {
     /// The profile key that sets [`BrokerSpec::visibility_timeout`] for this kind.
     pub fn lease_key(&self) -> &'static str {
@@ -125,12 +135,7 @@ impl BrokerSpec {
 
     /// The lease in the kind's own words, for reports.
     pub fn lease_words(&self) -> &'static str {
-        match self.kind {
-            BrokerKind::Sqs => "visibility timeout",
-            BrokerKind::RabbitMq(_) => "consumer timeout",
-            BrokerKind::Nats(_) => "AckWait",
-            BrokerKind::RedisStreams(_) => "min idle",
-        }
+        lease_words(self.kind.name())
     }
 
     /// The profile key of the delivery limit for this kind; `None` when it has none (a

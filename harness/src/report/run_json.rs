@@ -35,6 +35,10 @@ pub struct RunJson {
     pub max_receives: u32,
     /// `reject`, `delete` or `ignore`.
     pub stale_ack: String,
+    /// The broker kind (`sqs`, `rabbitmq`, `nats`, `redis-streams`); left out for `sqs`, as in
+    /// folders written before there were kinds.
+    #[serde(default = "sqs", skip_serializing_if = "is_sqs")]
+    pub broker_kind: String,
     /// When publishing stopped.
     pub publish_end_s: f64,
     /// When the run stopped.
@@ -61,7 +65,21 @@ pub struct PhaseJson {
     pub label: String,
 }
 
+fn sqs() -> String {
+    "sqs".to_string()
+}
+
+fn is_sqs(kind: &str) -> bool {
+    kind == "sqs"
+}
+
 impl RunJson {
+    /// The lease in the broker kind's own words (visibility timeout, consumer timeout, AckWait,
+    /// min idle).
+    pub fn lease_words(&self) -> &'static str {
+        crate::profile::lease_words(&self.broker_kind)
+    }
+
     /// run.json of a finished run.
     pub fn of(out: &RunOutputs<'_>, deliveries_recorded: bool) -> Self {
         let s = out.scenario;
@@ -87,6 +105,7 @@ impl RunJson {
                 StaleAck::Ignore => "ignore",
             }
             .to_string(),
+            broker_kind: s.broker.kind.name().to_string(),
             publish_end_s: seconds(out.record.publish_end),
             end_s: seconds(out.record.end),
             sample_every_s: seconds(out.sample_every),

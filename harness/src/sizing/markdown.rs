@@ -58,7 +58,8 @@ pub fn render(p: &Plan) -> String {
     let _ = writeln!(o, "| target | {} | {} |", c.target, r.target);
     let _ = writeln!(
         o,
-        "| visibility timeout | {} | **{}** |",
+        "| {} | {} | **{}** |",
+        crate::profile::lease_words(&c.broker_kind),
         t(c.visibility_timeout_s),
         t(r.visibility_timeout_s)
     );
@@ -76,10 +77,17 @@ pub fn render(p: &Plan) -> String {
             format_duration(max_extension)
         );
     }
+    // In the kind's own terms: RabbitMQ's delivery_limit counts returns, one fewer than
+    // deliveries.
+    let limit = |n: u32| match c.broker_kind.as_str() {
+        "rabbitmq" => n.saturating_sub(1),
+        _ => n,
+    };
     let _ = writeln!(
         o,
         "| delivery limit | {} | **{}** |",
-        c.max_receives, r.max_receives
+        limit(c.max_receives),
+        limit(r.max_receives)
     );
     let _ = writeln!(o, "| workers | {} | **{}** |", c.workers, r.workers);
     let _ = writeln!(
@@ -109,8 +117,15 @@ pub fn render(p: &Plan) -> String {
             format_duration(max_extension)
         ),
     };
+    // The lease section is titled in the broker kind's words ("Visibility timeout", "AckWait").
+    let words = crate::profile::lease_words(&p.current.broker_kind);
+    let mut first = words.chars();
+    let lease_title: String = first
+        .next()
+        .map(|f| f.to_uppercase().chain(first).collect())
+        .unwrap_or_default();
     let sections = [
-        ("Visibility timeout", lease_head, &p.lease.reason),
+        (lease_title.as_str(), lease_head, &p.lease.reason),
         (
             "Duplicates",
             format!(

@@ -6,7 +6,7 @@ use std::time::Duration;
 use ackbench_targets::options::target_info;
 use serde::Serialize;
 
-use crate::profile::{RetrySpec, Scenario};
+use crate::profile::{BrokerKind, RetrySpec, Scenario};
 use crate::record::{CallOutcome, RunRecord};
 
 /// What the sizing rules and the consistency checks read.
@@ -14,10 +14,20 @@ use crate::record::{CallOutcome, RunRecord};
 pub struct Settings {
     /// The target's name (`claim-then-send`, ...).
     pub target: String,
-    /// `broker.visibility_timeout`.
+    /// The broker kind (`sqs`, `rabbitmq`, `nats`, `redis-streams`).
+    pub kind: &'static str,
+    /// The lease by meaning (`broker.visibility_timeout`, `consumer_timeout`, `ack_wait`,
+    /// `min_idle`).
     pub lease: Duration,
-    /// `broker.max_receives` (0 = no limit).
+    /// The profile key of the lease for this kind.
+    pub lease_key: &'static str,
+    /// Deliveries allowed by meaning (0 = no limit): `broker.max_receives`, `max_deliver`,
+    /// `max_deliveries`, RabbitMQ `delivery_limit` + 1.
     pub limit: u32,
+    /// The profile key of the delivery limit; `None` when the kind has none (a classic queue).
+    pub limit_key: Option<&'static str>,
+    /// RabbitMQ: the tick on which the consumer timeout is checked.
+    pub check_every: Option<Duration>,
     pub workers: u32,
     /// The target's client timeout on the provider call.
     pub http_timeout: Option<Duration>,
@@ -40,8 +50,15 @@ impl Settings {
         let o = &s.consumer.options;
         Settings {
             target: s.consumer.target.clone(),
+            kind: s.broker.kind.name(),
             lease: s.broker.visibility_timeout,
+            lease_key: s.broker.lease_key(),
             limit: s.broker.max_receives,
+            limit_key: s.broker.limit_key(),
+            check_every: match &s.broker.kind {
+                BrokerKind::RabbitMq(r) => Some(r.timeout_check_every),
+                _ => None,
+            },
             workers: s.consumer.workers,
             http_timeout: o.http_timeout,
             retry: o.retry.clone(),
@@ -51,6 +68,21 @@ impl Settings {
             dlq_alarm: s.budgets.dlq.is_some() || s.budgets.dlq_with_effect.is_some(),
             worst_call,
         }
+    }
+
+    /// The value of the kind's delivery-limit key that allows `deliveries` deliveries:
+    /// RabbitMQ counts returns, one fewer than deliveries.
+    pub fn limit_value(&self, deliveries: u32) -> u32 {
+        match self.kind {
+            "rabbitmq" => deliveries.saturating_sub(1),
+            _ => deliveries,
+        }
+    }
+
+    /// Whether the holder can extend its lease (a heartbeat): every kind but RabbitMQ, whose
+    /// consumer timeout nothing extends.
+    pub fn can_extend(&self) -> bool {
+        self.kind != "rabbitmq"
     }
 
     /// Whether the target calls the provider (and so has a client timeout to set).
@@ -63,6 +95,8 @@ impl Settings {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SettingsView {
     pub target: String,
+    /// The broker kind; the lease and limit below are by meaning, in this kind's keys.
+    pub broker_kind: String,
     pub visibility_timeout_s: f64,
     pub max_receives: u32,
     pub workers: u32,
@@ -75,6 +109,7 @@ impl From<&Settings> for SettingsView {
     fn from(s: &Settings) -> Self {
         SettingsView {
             target: s.target.clone(),
+            broker_kind: s.kind.to_string(),
             visibility_timeout_s: s.lease.as_secs_f64(),
             max_receives: s.limit,
             workers: s.workers,

@@ -156,14 +156,19 @@ fn size(args: &SizeArgs) -> Result<(), SizingError> {
         }
     };
     let now = Settings::of(&current, worst_call(&before.record), inputs.dedup_window);
-    let lease =
-        size_lease(&hist, &inputs.rule, now.target == "heartbeat", now.lease).ok_or_else(|| {
-            SizingError::NoLatency(format!(
+    let lease = size_lease(
+        &hist,
+        &inputs.rule,
+        now.target == "heartbeat" && now.can_extend(),
+        now.lease,
+    )
+    .ok_or_else(|| {
+        SizingError::NoLatency(format!(
             "{}: no handler finished in the run, so there is no latency to size the lease from: \
              give one with --latency-from",
             file.display()
         ))
-        })?;
+    })?;
 
     // The recommendation.
     let new_lease = lease.advice.visibility_timeout();
@@ -209,7 +214,7 @@ fn size(args: &SizeArgs) -> Result<(), SizingError> {
     let mut curve_ok = Vec::new();
     for l in &curve_leases {
         let mut with = sets.clone();
-        with.push(format!("broker.visibility_timeout={}", format_duration(*l)));
+        with.push(format!("broker.{}={}", now.lease_key, format_duration(*l)));
         if let Ok(s) = profile::load(file, &with) {
             batch.push(s);
             curve_ok.push(*l);
@@ -296,12 +301,22 @@ fn recommendation_sets(
     notes: &mut Vec<String>,
 ) -> Vec<String> {
     let t = format_duration;
+    let key = now.lease_key;
     let mut sets = Vec::new();
+    if let Some(every) = now.check_every {
+        notes.push(format!(
+            "RabbitMQ checks the consumer timeout every {} (timeout_check_every): a delivery \
+             times out at the first check after it, so a hung handler holds its message for up \
+             to consumer_timeout + {}; a consumer that dies gives its message back at once",
+            t(every),
+            t(every)
+        ));
+    }
     match *advice {
         LeaseAdvice::Lease { visibility_timeout } => {
             if visibility_timeout != now.lease {
                 let lease = t(visibility_timeout);
-                sets.push(format!("broker.visibility_timeout={lease}"));
+                sets.push(format!("broker.{key}={lease}"));
             }
         }
         LeaseAdvice::Heartbeat {
@@ -312,7 +327,7 @@ fn recommendation_sets(
             if matches!(now.target.as_str(), "ack-after-work" | "heartbeat") {
                 if visibility_timeout != now.lease {
                     let lease = t(visibility_timeout);
-                    sets.push(format!("broker.visibility_timeout={lease}"));
+                    sets.push(format!("broker.{key}={lease}"));
                 }
                 if now.target != "heartbeat" {
                     sets.push("consumer.target=heartbeat".into());
@@ -330,12 +345,14 @@ fn recommendation_sets(
                     now.target,
                     t(lease)
                 ));
-                sets.push(format!("broker.visibility_timeout={}", t(lease)));
+                sets.push(format!("broker.{key}={}", t(lease)));
             }
         }
     }
-    if limit != now.limit {
-        sets.push(format!("broker.max_receives={limit}"));
+    if let Some(limit_key) = now.limit_key {
+        if limit != now.limit {
+            sets.push(format!("broker.{limit_key}={}", now.limit_value(limit)));
+        }
     }
     if workers != now.workers {
         sets.push(format!("consumer.workers={workers}"));

@@ -48,7 +48,10 @@ impl Chart for InFlight {
             LegendItem::line("in flight (leased)", IN_FLIGHT),
             LegendItem::line("waiting (visible)", VISIBLE),
             LegendItem::line("age of the oldest message", OLDEST),
-            LegendItem::line(format!("visibility timeout ({})", duration(lease_s)), LEASE),
+            LegendItem::line(
+                format!("{} ({})", data.run.lease_words(), duration(lease_s)),
+                LEASE,
+            ),
         ];
         legend.extend(time::phase_legend(data));
         let header = Header {

@@ -138,8 +138,9 @@ impl Chart for Latency {
 
     fn title(&self, data: &ReportData) -> String {
         format!(
-            "{}: handler latency against the visibility timeout",
-            data.run.profile
+            "{}: handler latency against the {}",
+            data.run.profile,
+            data.run.lease_words()
         )
     }
 
@@ -158,7 +159,10 @@ impl Chart for Latency {
         let extended = data.summary.handler_leases.extended > 0 && held_ms > lease_ms;
         let mut legend = vec![
             LegendItem::line("handler latency", CURVE),
-            LegendItem::line(format!("visibility timeout {}", unit.show(lease_ms)), LEASE),
+            LegendItem::line(
+                format!("{} {}", data.run.lease_words(), unit.show(lease_ms)),
+                LEASE,
+            ),
         ];
         if extended {
             legend.push(LegendItem::line(

@@ -3,7 +3,8 @@
 //! A small executor of the project's own (not tokio's paused clock) so that the order of events
 //! at one instant is exact and cheap:
 //!
-//! 1. publishes due now; then lease expiries and DLQ moves ([`crate::broker::Broker::advance`]);
+//! 1. publishes due now; then the broker's timers (lease expiries and DLQ moves, consumer
+//!    timeouts, entries becoming claimable: [`crate::broker::BrokerModel::advance`]);
 //! 2. timers due now in (class, order of creation): worker restarts and timed kills, then handler
 //!    steps (provider answers, sleeps ending, delayed kills). Each wakes one worker, which runs
 //!    until it waits again; steps that do no I/O (acks, visibility changes, store access) take no
@@ -26,5 +27,7 @@ pub use executor::run;
 mod proptests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_kinds;
 #[cfg(test)]
 mod tests_targets;

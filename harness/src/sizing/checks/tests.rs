@@ -12,8 +12,12 @@ fn s(x: u64) -> Duration {
 fn email() -> Settings {
     Settings {
         target: "ack-after-work".into(),
+        kind: "sqs",
         lease: s(30),
+        lease_key: "visibility_timeout",
         limit: 3,
+        limit_key: Some("max_receives"),
+        check_every: None,
         workers: 4,
         http_timeout: Some(s(10)),
         retry: None,

@@ -1,0 +1,124 @@
+//! The broker kinds: the Thursday on each kind (profiles/brokers/) and the errors of a kind's
+//! keys.
+
+use serde_json::Value;
+
+use crate::common::{ackbench, stderr, temp_profile};
+
+/// Runs a profile into a temp folder; returns (exit code, summary.json).
+fn run(profile: &str) -> (i32, Value) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("report");
+    let o = ackbench(&["run", profile, "--out", out.to_str().expect("utf-8 path")]);
+    let text = std::fs::read_to_string(out.join("summary.json"))
+        .unwrap_or_else(|e| panic!("summary.json written ({e}); stderr: {}", stderr(&o)));
+    let v = serde_json::from_str(&text).expect("summary.json is JSON");
+    (o.status.code().expect("exit code"), v)
+}
+
+fn counts(s: &Value) -> [u64; 6] {
+    [
+        "messages",
+        "deliveries",
+        "effects",
+        "duplicate_effects",
+        "dlq",
+        "lost",
+    ]
+    .map(|k| s[k].as_u64().unwrap_or_else(|| panic!("{k}: {}", s[k])))
+}
+
+#[test]
+fn the_thursday_on_nats_and_redis_streams_sends_two_emails_per_order() {
+    // Delivery 2 at 30 s (AckWait / min idle), delivery 1's late ack accepted: see the
+    // profiles' header comments.
+    for p in [
+        "profiles/brokers/nats.yaml",
+        "profiles/brokers/redis-streams.yaml",
+    ] {
+        let (code, s) = run(p);
+        assert_eq!(code, 1, "{p}: duplicate_rate fails");
+        assert_eq!(counts(&s), [108, 216, 216, 108, 0, 0], "{p}");
+        assert_eq!(s["stale_acks"], 216, "{p}");
+    }
+}
+
+#[test]
+fn the_thursday_on_rabbitmq_sends_one_email_per_order() {
+    let (code, s) = run("profiles/brokers/rabbitmq.yaml");
+    assert_eq!(code, 0, "every budget holds");
+    assert_eq!(counts(&s), [108, 108, 108, 0, 0, 0]);
+    assert_eq!(s["stale_acks"], 0);
+}
+
+#[test]
+fn the_thursday_on_sqs_is_the_reference_incident() {
+    let (code, s) = run("profiles/brokers/sqs.yaml");
+    assert_eq!(code, 1);
+    assert_eq!(counts(&s), [108, 324, 324, 216, 108, 0]);
+}
+
+/// `ackbench check` on `text`: exit 2 and stderr containing `expected` (`{path}` = the file).
+fn refused(text: &str, expected: &str) {
+    let (_dir, path) = temp_profile(text);
+    let path = path.display().to_string();
+    let out = ackbench(&["check", &path]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    let expected = expected.replace("{path}", &path);
+    assert!(
+        err.contains(&expected),
+        "stderr lacks\n  {expected}\nit is\n  {err}"
+    );
+}
+
+const BASE: &str = "\
+name: e2e
+run: { duration: 10m }
+workload: { arrival: { every: 50s } }
+consumer: { target: ack-after-work }
+";
+
+#[test]
+fn a_key_of_another_kind_is_refused_naming_the_kinds_keys() {
+    refused(
+        &format!("{BASE}broker:\n  kind: nats\n  visibility_timeout: 30s\n"),
+        "{path}:7:3: broker.visibility_timeout: `visibility_timeout` is a key of broker kind sqs, \
+         not of nats; the keys of nats are: ack_wait, max_deliver, backoff, max_ack_pending",
+    );
+    refused(
+        &format!("{BASE}broker: {{ kind: rabbitmq, min_idle: 30s }}\n"),
+        "{path}:5:27: broker.min_idle: `min_idle` is a key of broker kind redis-streams, not of \
+         rabbitmq; the keys of rabbitmq are: queue_type, consumer_timeout, timeout_check_every, \
+         delivery_limit, prefetch, dead_letter",
+    );
+    refused(
+        &format!("{BASE}broker: {{ stale_ack: delete, kind: redis-streams }}\n"),
+        "broker.stale_ack: `stale_ack` is a key of broker kind sqs, not of redis-streams",
+    );
+}
+
+#[test]
+fn a_kinds_keys_are_checked() {
+    refused(
+        &format!("{BASE}broker: {{ kind: rabbitmq, queue_type: classic, delivery_limit: 3 }}\n"),
+        "broker.delivery_limit: a classic queue has no delivery limit",
+    );
+    refused(
+        &format!("{BASE}broker: {{ kind: nats, backoff: [1s, 5s], max_deliver: 2 }}\n"),
+        "broker.max_deliver: must be more than the number of backoff values (2)",
+    );
+    refused(
+        &format!("{BASE}broker: {{ kind: kafka }}\n"),
+        "broker.kind: unknown variant `kafka`, expected one of `embedded`, `sqs`, `rabbitmq`, \
+         `nats`, `redis-streams`",
+    );
+}
+
+#[test]
+fn a_live_run_on_another_kind_than_sqs_is_refused() {
+    refused(
+        &format!("{BASE}mode: live\nbroker: {{ kind: nats }}\n"),
+        "broker.kind: live runs support only broker kind sqs for now; nats runs in sim mode",
+    );
+}
