@@ -310,3 +310,39 @@ fn a_run_with_overrides_gets_a_report_folder_of_its_own() {
         stdout(&o)
     );
 }
+
+#[test]
+fn the_providers_ledger_and_time_scale_are_checked_before_it_serves() {
+    let started = Instant::now();
+    let o = ackbench(&[
+        "provider",
+        "profiles/healthy.yaml",
+        "--listen",
+        "127.0.0.1:0",
+        "--ledger",
+        "/proc/ackbench-nope/ledger.csv",
+        "--for",
+        "30s",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error: --ledger /proc/ackbench-nope/ledger.csv: cannot write it:"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let o = ackbench(&[
+        "provider",
+        "profiles/healthy.yaml",
+        "--listen",
+        "127.0.0.1:0",
+        "--time-scale",
+        "1e-300",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--time-scale 1e-300: must be from 0.001 to 1"),
+        "{}",
+        stderr(&o)
+    );
+}
