@@ -479,3 +479,30 @@ fn a_name_from_a_file_name_that_cannot_name_a_folder_is_refused() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_deeply_nested_override_value_is_refused() {
+    let value = format!("{}{}", "[".repeat(5_000), "]".repeat(5_000));
+    let out = ackbench(&[
+        "check",
+        "profiles/healthy.yaml",
+        "--set",
+        &format!("run.drain={value}"),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the value is nested more than 64 levels deep"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_name_too_long_for_a_folder_is_refused() {
+    expect_error(
+        &BASE.replace("name: e2e", &format!("name: {}", "n".repeat(101))),
+        &[],
+        "{path}:1:7: name: must be one plain folder name: no /, \\ or control characters, not \
+         empty, . or .., at most 100 bytes (it names the report folder)",
+    );
+}

@@ -346,3 +346,25 @@ fn the_providers_ledger_and_time_scale_are_checked_before_it_serves() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_file_where_the_report_folder_should_be_is_refused() {
+    let (dir, profile) = temp_profile(SMALL);
+    let taken = dir.path().join("taken");
+    std::fs::write(&taken, "mine\n").unwrap();
+    let out = taken.display().to_string();
+    let o = ackbench(&[
+        "run",
+        &profile.display().to_string(),
+        "--out",
+        &out,
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("error: --out {out}: exists and is not a folder")),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(read(&taken), "mine\n");
+}
