@@ -121,7 +121,8 @@ pub struct ProviderArgs {
     /// `header:Idempotency-Key`, or `segment:N` (N-th path segment below the base URL).
     #[arg(long, default_value = "pointer:/key", value_name = "SOURCE")]
     pub key: String,
-    /// Compress every profile duration by this factor (0.05 turns 40 s calls into 2 s).
+    /// Compress every profile duration by this factor, from 0.001 to 1 (0.05 turns 40 s calls
+    /// into 2 s).
     #[arg(long, default_value_t = 1.0, value_name = "SCALE")]
     pub time_scale: f64,
     /// Stop by itself after this long (wall time, e.g. 90s); default: until Ctrl-C.

@@ -9,6 +9,7 @@ mod engine;
 mod live;
 mod live_ingress;
 mod profile_errors;
+mod report_folder;
 mod report_html;
 mod report_rerender;
 mod report_run;

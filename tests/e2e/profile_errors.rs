@@ -302,7 +302,7 @@ fn live_settings_are_checked() {
     expect_error(
         BASE,
         &["run.time_scale=0"],
-        "--set run.time_scale=0: run.time_scale: wall seconds per profile second: above 0 and at most 1",
+        "--set run.time_scale=0: run.time_scale: wall seconds per profile second: from 0.001 to 1",
     );
     expect_error(
         &with("provider: { key: body }\n"),
@@ -363,5 +363,146 @@ fn ingress_mistakes_are_placed_and_explained() {
         &["workload.ingress.rate_per_s=0"],
         "--set workload.ingress.rate_per_s=0: workload.ingress.rate_per_s: must be a positive \
          number of requests per second, got 0",
+    );
+}
+
+#[test]
+fn a_sample_interval_past_the_cap_is_refused_with_the_count_and_the_cap() {
+    // 10m + the default 30m drain at 1ns: 2.4e12 intervals, 2400000000001 samples.
+    expect_error(
+        &BASE.replace("duration: 10m", "duration: 10m, sample_every: 1ns"),
+        &[],
+        "{path}:2:37: run.sample_every: 1ns gives 2400000000001 samples over run.duration + \
+         run.drain (40m), more than the 100000 a run keeps: sample every 24ms or more",
+    );
+}
+
+#[test]
+fn a_time_scale_below_a_thousandth_is_refused() {
+    expect_error(
+        BASE,
+        &["run.time_scale=1e-300"],
+        "--set run.time_scale=1e-300: run.time_scale: wall seconds per profile second: from \
+         0.001 to 1",
+    );
+}
+
+#[test]
+fn a_run_too_big_to_hold_is_refused_with_the_estimate_and_the_limit() {
+    // One message per microsecond for 10 minutes: 6e8 messages (the count of 1e10 is never
+    // reached), plus 1e8 workers: 6e8 x 400 B + 1e8 x 1024 B + 1000 x 400 B = 318.9 GiB.
+    expect_error(
+        BASE,
+        &[
+            "workload.count=10000000000",
+            "workload.arrival={every: 1us}",
+            "consumer.workers=100000000",
+        ],
+        "--set workload.arrival={every: 1us}: workload.arrival: a run of this profile would hold \
+         about 318.9 GiB in memory (600000000 planned messages x 400 B + 100000000 workers x \
+         1024 B + 1000 samples x 400 B), more than the 16.0 GiB a run may hold",
+    );
+    expect_error(
+        BASE,
+        &["consumer.workers=100000000"],
+        "--set consumer.workers=100000000: consumer.workers: a run of this profile would hold \
+         about 95.4 GiB in memory",
+    );
+}
+
+#[test]
+fn deep_nesting_is_refused_at_once() {
+    let deep = format!(
+        "{BASE}budgets: {}{}\n",
+        "[".repeat(20_000),
+        "]".repeat(20_000)
+    );
+    let started = std::time::Instant::now();
+    // `budgets:` (line 6) is level 1; the 64th `[`, at column 10 + 63, is level 65.
+    expect_error(
+        &deep,
+        &[],
+        "{path}:6:73: not valid YAML: nested more than 64 levels deep",
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_repeated_key_is_placed_at_its_own_line() {
+    expect_error(
+        &with("run: { duration: 5m }\n"),
+        &[],
+        "{path}:6:1: not valid YAML: duplicate entry with key \"run\"",
+    );
+}
+
+#[test]
+fn a_long_key_list_is_checked_quickly() {
+    // 80,000 keys, the last repeating the first: found in one pass.
+    let mut keys: String = (0..80_000).map(|i| format!("k{i},")).collect();
+    keys.push_str("k0");
+    let text = BASE.replace(
+        "  arrival: { every: 50s }\n",
+        &format!("  arrival: {{ every: 50s }}\n  keys: [{keys}]\n"),
+    );
+    let started = std::time::Instant::now();
+    expect_error(
+        &text,
+        &[],
+        "workload.keys.80000: duplicate key `k0` (also workload.keys.0)",
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_name_from_a_file_name_that_cannot_name_a_folder_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("...yaml");
+    std::fs::write(&path, BASE.replace("name: e2e\n", "")).expect("write profile");
+    let path = path.display().to_string();
+    let out = ackbench(&["check", &path]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "{path}:1:1: name: the profile has no name, so it is named after its file, and the \
+             file's name gives \"..\", which cannot name the report folder"
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_deeply_nested_override_value_is_refused() {
+    let value = format!("{}{}", "[".repeat(5_000), "]".repeat(5_000));
+    let out = ackbench(&[
+        "check",
+        "profiles/healthy.yaml",
+        "--set",
+        &format!("run.drain={value}"),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the value is nested more than 64 levels deep"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_name_too_long_for_a_folder_is_refused() {
+    expect_error(
+        &BASE.replace("name: e2e", &format!("name: {}", "n".repeat(101))),
+        &[],
+        "{path}:1:7: name: must be one plain folder name: no /, \\ or control characters, not \
+         empty, . or .., at most 100 bytes (it names the report folder)",
     );
 }

@@ -22,12 +22,20 @@ pub fn provider(args: ProviderArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    if !(args.time_scale > 0.0 && args.time_scale <= 1.0) {
+    if !(profile::defaults::MIN_TIME_SCALE..=1.0).contains(&args.time_scale) {
         eprintln!(
-            "error: --time-scale {}: must be above 0 and at most 1",
-            args.time_scale
+            "error: --time-scale {}: must be from {} to 1",
+            profile::number_text(args.time_scale),
+            profile::defaults::MIN_TIME_SCALE
         );
         return exit::BAD_INPUT;
+    }
+    // The ledger is written at exit: check now that it can be.
+    if let Some(path) = &args.ledger {
+        if let Err(e) = std::fs::File::create(path) {
+            eprintln!("error: --ledger {}: cannot write it: {e}", path.display());
+            return exit::BAD_INPUT;
+        }
     }
     let run_for = match args
         .run_for

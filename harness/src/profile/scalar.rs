@@ -90,6 +90,15 @@ impl Visitor<'_> for TextVisitor {
     }
 }
 
+/// A number as a person writes it: `0.5`, `2`, and `1e-300` rather than 300 zeros.
+pub fn number_text(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-6..1e9).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +120,14 @@ mod tests {
         assert!(duration("[1s]")
             .unwrap_err()
             .contains("expected a duration such as 250ms"));
+    }
+
+    #[test]
+    fn numbers_read_as_written() {
+        assert_eq!(number_text(0.05), "0.05");
+        assert_eq!(number_text(2.0), "2");
+        assert_eq!(number_text(1e-300), "1e-300");
+        assert_eq!(number_text(f64::NAN), "NaN");
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{ModeName, RawProfile, RawRedrive, RawRun};
 use crate::profile::scenario::{Mode, RunSpec, Scenario};
+use crate::profile::scalar::number_text;
 
 use checks::{positive, required};
 
@@ -151,15 +152,6 @@ fn run(raw: RawRun, path: &FieldPath) -> Result<RunSpec, Problem> {
         sample_every,
         time_scale,
     })
-}
-
-/// A number as a person writes it: `0.5`, `2`, and `1e-300` rather than 300 zeros.
-fn number_text(x: f64) -> String {
-    if x != 0.0 && x.is_finite() && !(1e-6..1e9).contains(&x.abs()) {
-        format!("{x:e}")
-    } else {
-        x.to_string()
-    }
 }
 
 /// When an operator redrives the DLQ: an instant before the run's end (duration + drain).
