@@ -25,6 +25,7 @@ use std::path::Path;
 
 pub use duration::{format_duration, parse_duration};
 pub use error::{Origin, ProfileError};
+pub use resolve::BROKER_KINDS;
 pub use scenario::*;
 
 use document::Document;
