@@ -3,12 +3,30 @@
 //! `cargo bench -p ackbench --bench sim_throughput` (release build). Each size runs in a child
 //! process of its own so its peak RSS (VmHWM) is its own. Workload: 64 workers, provider latency
 //! a mix of 99% lognormal(240 ms, p99 900 ms) and 1% uniform(31 s, 40 s), lease 30 s, limit 5,
-//! 80 messages/s (Poisson). `-- 100000` runs one size only.
+//! 80 messages/s (Poisson). Each size runs on every broker kind, the lease and limit the same by
+//! meaning (30 s AckWait / min idle; RabbitMQ has no lease and keeps its 30-minute consumer
+//! timeout, its delivery_limit 4 allowing the same 5 deliveries). `-- 100000` runs one size
+//! only; `-- nats` one kind only.
 
 use std::process::Command;
 use std::time::Instant;
 
 const PROFILE: &str = include_str!("bench-workload.yaml");
+
+/// The workload's broker line, and the same lease and delivery limit on each kind.
+const SQS_BROKER: &str = "broker: { visibility_timeout: 30s, max_receives: 5, stale_ack: reject }";
+const KINDS: &[(&str, &str)] = &[
+    ("sqs", SQS_BROKER),
+    ("rabbitmq", "broker: { kind: rabbitmq, delivery_limit: 4 }"),
+    (
+        "nats",
+        "broker: { kind: nats, ack_wait: 30s, max_deliver: 5 }",
+    ),
+    (
+        "redis-streams",
+        "broker: { kind: redis-streams, min_idle: 30s, max_deliveries: 5 }",
+    ),
+];
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -19,34 +37,66 @@ fn main() {
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
     {
-        child(n);
+        let kind = std::env::var("ACKBENCH_BENCH_KIND").unwrap_or_else(|_| "sqs".into());
+        child(n, &kind);
         return;
     }
-    let sizes: Vec<u64> = if args.is_empty() {
-        vec![10_000, 100_000, 1_000_000]
+    let mut sizes: Vec<u64> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    if sizes.is_empty() {
+        sizes = vec![10_000, 100_000, 1_000_000];
+    }
+    let named: Vec<&str> = KINDS
+        .iter()
+        .map(|(k, _)| *k)
+        .filter(|k| args.iter().any(|a| a == k))
+        .collect();
+    let kinds: Vec<&str> = if named.is_empty() {
+        KINDS.iter().map(|(k, _)| *k).collect()
     } else {
-        args.iter().filter_map(|a| a.parse().ok()).collect()
+        named
     };
     println!(
-        "{:>10} {:>11} {:>9} {:>14} {:>12} {:>13} {:>10}",
-        "messages", "deliveries", "run_s", "deliveries/s", "ns/message", "summarise_s", "peak_MiB"
+        "{:>14} {:>10} {:>11} {:>9} {:>14} {:>12} {:>13} {:>10}",
+        "kind",
+        "messages",
+        "deliveries",
+        "run_s",
+        "deliveries/s",
+        "ns/message",
+        "summarise_s",
+        "peak_MiB"
     );
     for n in sizes {
-        let exe = std::env::current_exe().expect("own path");
-        let out = Command::new(exe)
-            .env("ACKBENCH_BENCH_CHILD", n.to_string())
-            .output()
-            .expect("child runs");
-        print!("{}", String::from_utf8_lossy(&out.stdout));
-        if !out.status.success() {
-            eprintln!("{}", String::from_utf8_lossy(&out.stderr));
-            std::process::exit(1);
+        for kind in &kinds {
+            run_child(n, kind);
         }
     }
 }
 
-fn child(n: u64) {
-    let text = PROFILE.replace("COUNT", &n.to_string());
+/// Runs one size on one kind in a child process of its own (its peak RSS its own).
+fn run_child(n: u64, kind: &str) {
+    let exe = std::env::current_exe().expect("own path");
+    let out = Command::new(exe)
+        .env("ACKBENCH_BENCH_CHILD", n.to_string())
+        .env("ACKBENCH_BENCH_KIND", kind)
+        .output()
+        .expect("child runs");
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    if !out.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+        std::process::exit(1);
+    }
+}
+
+fn child(n: u64, kind: &str) {
+    let broker = KINDS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map_or(SQS_BROKER, |(_, b)| *b);
+    assert!(PROFILE.contains(SQS_BROKER), "the workload's broker line");
+    let text = PROFILE
+        .replace("COUNT", &n.to_string())
+        .replace(SQS_BROKER, broker);
     let scenario =
         ackbench::profile::load_str("bench.yaml", &text, &[]).expect("bench profile is valid");
     let t = Instant::now();
@@ -71,7 +121,8 @@ fn child(n: u64) {
     assert_eq!(summary.messages, n);
     std::hint::black_box(samples);
     println!(
-        "{:>10} {:>11} {:>9.3} {:>14.0} {:>12.0} {:>13.3} {:>10.1}",
+        "{:>14} {:>10} {:>11} {:>9.3} {:>14.0} {:>12.0} {:>13.3} {:>10.1}",
+        kind,
         n,
         deliveries,
         run_s,

@@ -18,6 +18,7 @@ pub mod duplicates;
 pub mod error;
 pub mod grid;
 pub mod hlog;
+pub mod kinds;
 pub mod lease;
 pub mod limit;
 pub mod markdown;

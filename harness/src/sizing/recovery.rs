@@ -21,6 +21,9 @@ pub enum RecoverySource {
     Kills,
     /// The run had no death that was followed by a delivery: the worst case is the lease.
     Lease,
+    /// No measured death, on a broker that requeues a dead consumer's deliveries at once
+    /// (RabbitMQ): the worst case is no wait at all.
+    Requeue,
 }
 
 impl RecoverySource {
@@ -28,6 +31,7 @@ impl RecoverySource {
         match self {
             RecoverySource::Kills => "kills",
             RecoverySource::Lease => "lease",
+            RecoverySource::Requeue => "requeue",
         }
     }
 }

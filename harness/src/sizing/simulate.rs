@@ -10,7 +10,7 @@ use crate::report::{RunInfo, Summary};
 use crate::runner::{self, RunError};
 use crate::verdict::evaluate;
 
-use super::recovery::{recovery, Recovery};
+use super::recovery::{recovery, Recovery, RecoverySource};
 
 /// A finished, analysed sim run.
 #[derive(Debug, Clone)]
@@ -31,6 +31,10 @@ impl Simulated {
 /// Runs `scenario` in sim mode and analyses it (a `mode: live` profile is run in sim mode too:
 /// sweeps and sizing are simulations).
 pub fn simulate(scenario: &Scenario) -> Result<Simulated, RunError> {
+    let requeues_on_death = matches!(
+        scenario.broker.kind,
+        crate::profile::BrokerKind::RabbitMq(_)
+    );
     let mut s = scenario.clone();
     s.mode = Mode::Sim;
     let started = Instant::now();
@@ -44,7 +48,11 @@ pub fn simulate(scenario: &Scenario) -> Result<Simulated, RunError> {
         wall_s,
     };
     let summary = Summary::new(&info, &metrics, evaluate(&s.budgets, &metrics));
-    let recovery = recovery(&record);
+    let mut recovery = recovery(&record);
+    if requeues_on_death && recovery.source == RecoverySource::Lease {
+        recovery.time_s = 0.0;
+        recovery.source = RecoverySource::Requeue;
+    }
     Ok(Simulated {
         record,
         metrics,

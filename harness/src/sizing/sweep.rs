@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use super::chart::{self, LineChart, Series, XAxis};
 use super::error::{needs_sim, reason, SizingError};
 use super::grid::{self, Point, MAX_POINTS};
+use super::kinds;
 use super::metric::{self, Derived};
 use super::outcome::PointOutcome;
 use super::parallel;
@@ -53,6 +54,10 @@ fn sweep(args: &SweepArgs) -> Result<(), SizingError> {
     let origin = file.display().to_string();
     let load = |extra: &[String]| {
         let mut sets = args.profile.sets.clone();
+        // Another broker kind: the profile's lease and delivery limit carried over by meaning.
+        if let Some(kind) = extra.iter().find_map(|s| s.strip_prefix("broker.kind=")) {
+            sets.extend(kinds::carried_over(&base.broker, kind));
+        }
         sets.extend_from_slice(extra);
         profile::load_str(&origin, &text, &sets)
     };
@@ -75,7 +80,19 @@ fn sweep(args: &SweepArgs) -> Result<(), SizingError> {
                 reason: reason(&e),
             })?;
             if !seed_varied {
-                s.seed = grid::point_seed(base.seed, &p.params);
+                // Points that differ only in broker kind share a seed: the same incident on each
+                // kind (the profile's own seed when the kind is all that varies).
+                let params: Vec<(String, String)> = p
+                    .params
+                    .iter()
+                    .filter(|(path, _)| path != "broker.kind")
+                    .cloned()
+                    .collect();
+                s.seed = if params.is_empty() && !p.params.is_empty() {
+                    base.seed
+                } else {
+                    grid::point_seed(base.seed, &params)
+                };
             }
             Ok(s)
         })

@@ -26,6 +26,9 @@ use crate::profile::scalar::number_text;
 
 use checks::{positive, required};
 
+/// Every broker kind: its name and its keys (besides `kind`), as a profile writes them.
+pub use broker::KINDS as BROKER_KINDS;
+
 /// Resolves a raw profile; `default_name` is used when it has no `name`.
 pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem> {
     let top = FieldPath::root();
