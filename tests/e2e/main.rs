@@ -3,9 +3,12 @@
 
 mod chaos;
 mod common;
+mod crashes;
 mod engine;
+mod interrupt;
 mod live;
 mod live_ingress;
+mod pipes;
 mod profile_errors;
 mod report_html;
 mod report_rerender;
