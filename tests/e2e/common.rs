@@ -44,3 +44,44 @@ pub fn refused(base: &[&str], args: &[&str]) -> String {
     assert_eq!(o.status.code(), Some(2), "{all:?}: {}", stderr(&o));
     stderr(&o)
 }
+
+/// Starts `ackbench ARGS...` from the workspace root, stdout piped (stderr kept for messages).
+pub fn start(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_ackbench"))
+        .args(args)
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the ackbench binary starts")
+}
+
+/// Sends `signal` to `child`.
+pub fn signal(child: &std::process::Child, signal: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal)
+        .expect("the signal is sent");
+}
+
+/// Waits up to `limit` for `child` to exit; its exit code (None: killed by a signal), or a
+/// panic if it is still running (it is killed first).
+pub fn wait_within(child: &mut std::process::Child, limit: std::time::Duration) -> Option<i32> {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("the child can be waited for") {
+            return status.code();
+        }
+        if started.elapsed() >= limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ackbench did not exit within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Reads a report folder's summary.json.
+pub fn summary_of(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("summary.json"))
+        .unwrap_or_else(|e| panic!("no summary.json in {}: {e}", dir.display()));
+    serde_json::from_str(&text).expect("summary.json is JSON")
+}
