@@ -146,6 +146,7 @@ fn summary_has_every_contract_field_in_order() {
         "mode",
         "seed",
         "verdict",
+        "complete",
         "virtual_s",
         "wall_s",
         "messages",
