@@ -59,10 +59,19 @@ fn marlow_thursday_duplicates_everything_and_dead_letters_every_order() {
     assert!(s["p99_over_visibility"].as_f64().unwrap() > 1.0);
     // The printed table shows the same counts and the command that reproduces the run.
     assert!(out.contains("324"), "{out}");
-    assert!(
-        out.contains("reproduce: ackbench run profiles/marlow-thursday.yaml --seed 1"),
-        "{out}"
-    );
+    // The reproduce line can be pasted as it is: its first word runs this very binary from the
+    // folder the run was started in (the workspace root here), on PATH or not.
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix("reproduce: "))
+        .unwrap_or_else(|| panic!("no reproduce line: {out}"));
+    let (program, rest) = line.split_once(' ').unwrap();
+    assert_eq!(rest, "run profiles/marlow-thursday.yaml --seed 1", "{out}");
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_ackbench"));
+    if program != "ackbench" {
+        let named = crate::common::root().join(program).canonicalize().unwrap();
+        assert_eq!(named, exe.canonicalize().unwrap(), "{out}");
+    }
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! End-to-end tests: run the real `ackbench` binary on profiles and check what it prints,
 //! writes (summary.json) and its exit code.
 
-mod broker_memory;
 mod broker_kinds;
+mod broker_memory;
 mod chaos;
 mod common;
 mod crashes;

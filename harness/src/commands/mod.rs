@@ -4,6 +4,7 @@
 mod broker;
 mod check;
 mod default_folder;
+mod program;
 mod provider;
 mod rerender;
 mod run;

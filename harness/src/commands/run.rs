@@ -86,7 +86,7 @@ pub fn run(args: RunArgs) -> i32 {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: the run could not complete: {e}");
-            eprintln!("reproduce: {reproduce}");
+            eprintln!("reproduce: {}", super::program::pasteable(&reproduce));
             return exit::RUN_FAILED;
         }
     };
@@ -163,7 +163,7 @@ pub fn run(args: RunArgs) -> i32 {
             Prepared::New | Prepared::Forced => "",
         };
         crate::outln!("report: {}{partial}{replaced}", out.display());
-        crate::outln!("reproduce: {reproduce}");
+        crate::outln!("reproduce: {}", super::program::pasteable(&reproduce));
     }
 
     // Exit code: 0 pass, 1 a budget failed, 3 incomplete.

@@ -29,8 +29,8 @@ use std::path::Path;
 pub use duration::{format_duration, parse_duration};
 pub use error::{Origin, ProfileError};
 pub use key_source::KeySource;
-pub use scalar::number_text;
 pub use resolve::BROKER_KINDS;
+pub use scalar::number_text;
 pub use scenario::*;
 
 use document::Document;

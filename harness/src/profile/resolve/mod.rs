@@ -21,8 +21,8 @@ use crate::profile::duration::format_duration;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{ModeName, RawProfile, RawRedrive, RawRun};
-use crate::profile::scenario::{Mode, RunSpec, Scenario};
 use crate::profile::scalar::number_text;
+use crate::profile::scenario::{Mode, RunSpec, Scenario};
 
 use checks::{positive, required};
 
