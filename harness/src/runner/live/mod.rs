@@ -217,16 +217,14 @@ async fn run_live(
             log_dir: &log_dir,
             publish_for: nanos(s.run.duration),
             spawner: &spawner,
+            interrupt,
         };
-        // An interruption while the service starts drops it half-started: its group is killed
-        // on drop.
+        // An interruption while the service starts stops it there (killed and reaped).
         if !interrupted {
-            tokio::select! {
-                started = IngressRun::start(spec, &plan, p.clone(), state.clock, at) => match started {
-                    Ok(run) => ingress = Some(run),
-                    Err(e) => failure = Some(RunError::Live(e.to_string())),
-                },
-                _ = interruptions.changed() => interrupted = true,
+            match IngressRun::start(spec, &plan, p.clone(), state.clock, at).await {
+                Ok(run) => ingress = Some(run),
+                Err(e) if e.is_interrupted() => interrupted = true,
+                Err(e) => failure = Some(RunError::Live(e.to_string())),
             }
         }
     }

@@ -35,6 +35,13 @@ pub enum IngressError {
     Port(std::io::Error),
 }
 
+impl IngressError {
+    /// The run was interrupted while the service started (no error of the service's).
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, IngressError::Service(ServiceError::Interrupted))
+    }
+}
+
 /// A running ingress service and the load against it.
 pub struct IngressRun {
     spec: IngressSpec,
@@ -54,6 +61,8 @@ pub struct Endpoint<'a> {
     pub publish_for: crate::record::Nanos,
     /// Starts the service so that it dies with ackbench.
     pub spawner: &'a super::spawn::Spawner,
+    /// Ends the service's start-up early.
+    pub interrupt: &'a crate::runner::Interrupt,
 }
 
 impl IngressRun {
@@ -77,7 +86,7 @@ impl IngressRun {
             time_scale: at.time_scale,
             log_dir: at.log_dir,
         };
-        let service = Service::start(&env, addr, at.spawner).await?;
+        let service = Service::start(&env, addr, at.spawner, at.interrupt).await?;
         let offset = clock.now();
         let planned: Vec<Planned> = (1..=plan.len() as Seq)
             .map(|seq| Planned {

@@ -13,6 +13,7 @@ use tokio::process::{Child, Command};
 
 use crate::runner::live::spawn::Spawner;
 use crate::runner::live::supervisor::sqs_client_env;
+use crate::runner::Interrupt;
 
 /// How long the service may take to start listening (wall time).
 pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -50,6 +51,8 @@ pub enum ServiceError {
         READY_TIMEOUT.as_secs()
     )]
     NotReady { addr: SocketAddr, log: String },
+    #[error("the run was interrupted while the ingress service started")]
+    Interrupted,
 }
 
 /// A running ingress service; dropping it kills its process group.
@@ -60,11 +63,13 @@ pub struct Service {
 
 impl Service {
     /// Starts the service (dying with ackbench: [`Spawner`]) and waits until `addr` accepts
-    /// connections.
+    /// connections, or until `interrupt` is triggered. A service that does not get ready is
+    /// stopped and reaped before the error returns.
     pub async fn start(
         e: &ServiceEnv<'_>,
         addr: SocketAddr,
         spawner: &Spawner,
+        interrupt: &Interrupt,
     ) -> Result<Service, ServiceError> {
         let log = |name: &str| {
             std::fs::OpenOptions::new()
@@ -96,12 +101,20 @@ impl Service {
                 return Ok(service);
             }
             if let Ok(Some(status)) = service.child.try_wait() {
+                // Reaped: never signalled again.
+                service.pgid = 0;
                 return Err(ServiceError::Exited { status, addr, log });
             }
-            if started.elapsed() >= READY_TIMEOUT {
-                return Err(ServiceError::NotReady { addr, log });
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            let error = if interrupt.requested() {
+                ServiceError::Interrupted
+            } else if started.elapsed() >= READY_TIMEOUT {
+                ServiceError::NotReady { addr, log }
+            } else {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            };
+            service.stop().await;
+            return Err(error);
         }
     }
 
