@@ -11,6 +11,7 @@ mod profile_errors;
 mod report_html;
 mod report_rerender;
 mod report_run;
+mod servers_connections;
 mod servers_support;
 mod sizing_size;
 mod sizing_sweep;

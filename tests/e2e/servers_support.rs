@@ -28,10 +28,12 @@ impl Server {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("the ackbench binary starts");
+        let mut out = BufReader::new(child.stdout.take().expect("stdout"));
         let mut first = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut first)
+        out.read_line(&mut first)
             .expect("the server prints its address");
+        // The rest is read and dropped, so that the server never writes into a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
         let addr = first
             .split("http://")
             .nth(1)
