@@ -20,9 +20,14 @@ impl Server {
     /// Starts `ackbench ARGS... --listen 127.0.0.1:0` and reads the address it printed first
     /// (`... http://127.0.0.1:PORT...`).
     pub fn start(args: &[&str]) -> Server {
+        Server::start_on(args, "127.0.0.1:0")
+    }
+
+    /// Starts `ackbench ARGS... --listen LISTEN`.
+    pub fn start_on(args: &[&str], listen: &str) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
             .args(args)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", listen])
             .current_dir(super::common::root())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
