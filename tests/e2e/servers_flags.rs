@@ -32,7 +32,12 @@ fn an_invalid_queue_name_is_refused_with_exit_2() {
 fn bad_connection_limits_are_refused_with_exit_2() {
     let provider: &[&str] = &["provider", "profiles/healthy.yaml"];
     for (base, flag, value, says) in [
-        (&["broker"][..], "--idle-timeout", "0s", "--idle-timeout must be above 0"),
+        (
+            &["broker"][..],
+            "--idle-timeout",
+            "0s",
+            "--idle-timeout must be above 0",
+        ),
         (
             &["broker"][..],
             "--header-read-timeout",
