@@ -52,6 +52,9 @@ fn main() {
                 "127.0.0.1:0",
                 "--for",
                 "150s",
+                // Every call holds its own connection: none may wait behind the limit.
+                "--max-connections",
+                &(n + 100).to_string(),
             ])
             .stdout(Stdio::piped())
             .spawn()

@@ -16,6 +16,8 @@ mod report_folder;
 mod report_html;
 mod report_rerender;
 mod report_run;
+mod servers_connections;
+mod servers_flags;
 mod servers_support;
 mod sizing_size;
 mod sizing_sweep;

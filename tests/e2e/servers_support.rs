@@ -20,18 +20,25 @@ impl Server {
     /// Starts `ackbench ARGS... --listen 127.0.0.1:0` and reads the address it printed first
     /// (`... http://127.0.0.1:PORT...`).
     pub fn start(args: &[&str]) -> Server {
+        Server::start_on(args, "127.0.0.1:0")
+    }
+
+    /// Starts `ackbench ARGS... --listen LISTEN`.
+    pub fn start_on(args: &[&str], listen: &str) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
             .args(args)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", listen])
             .current_dir(super::common::root())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("the ackbench binary starts");
+        let mut out = BufReader::new(child.stdout.take().expect("stdout"));
         let mut first = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut first)
+        out.read_line(&mut first)
             .expect("the server prints its address");
+        // The rest is read and dropped, so that the server never writes into a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
         let addr = first
             .split("http://")
             .nth(1)

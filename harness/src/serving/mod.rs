@@ -16,11 +16,13 @@
 
 mod accept;
 mod activity;
+mod bind;
 mod body;
 mod limits;
 mod listen;
 pub mod trim;
 
 pub use accept::serve;
+pub use bind::{listen, ACCEPT_BACKLOG};
 pub use limits::{LimitsError, ServeLimits};
 pub use listen::parse_listen;

@@ -71,7 +71,11 @@
 //! ```
 //! [`run_standalone`] serves until Ctrl-C or SIGTERM: it is what `ackbench broker --listen ADDR`
 //! runs (default [`DEFAULT_LISTEN`], loopback only). A broker whose events nobody takes should
-//! set [`SqsConfig::record_events`] to false.
+//! set [`SqsConfig::record_events`] to false, and a long-running one
+//! [`SqsConfig::forget_settled`] to true (both are what `ackbench broker` does): its memory then
+//! holds what its queues hold, not what they carried. Connections are served within
+//! [`SqsConfig::limits`] (header-read and idle timeouts, a connection limit; see
+//! [`crate::serving`]); a long poll in progress is never cut.
 //!
 //! # Tests and tools
 //! `tests/e2e/sqs_*.rs` (aws-sdk-sqs conformance, malformed-request corpus, query protocol,

@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -32,7 +31,7 @@ impl SqsServer {
     /// Binds `addr` (port 0: any free port) and starts serving on the current tokio runtime,
     /// with the queues of `config.queues` created.
     pub async fn bind(addr: SocketAddr, config: SqsConfig) -> io::Result<SqsServer> {
-        let listener = TcpListener::bind(addr).await?;
+        let listener = crate::serving::listen(addr)?;
         let addr = listener.local_addr()?;
         let clock = Clock::start();
         let mut registry = Registry::new(

@@ -11,7 +11,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::{Json, Router};
 use serde_json::json;
-use tokio::net::{TcpListener, TcpSocket};
 use tokio::task::JoinHandle;
 
 use super::{KeySource, LiveClock};
@@ -102,7 +101,7 @@ impl HttpProvider {
         hooks: Arc<dyn LiveHooks>,
         limits: ServeLimits,
     ) -> std::io::Result<HttpProvider> {
-        let listener = listen(addr)?;
+        let listener = crate::serving::listen(addr)?;
         let addr = listener.local_addr()?;
         let effect_at = model.effect_at;
         let shared = Arc::new(Shared {
@@ -172,22 +171,6 @@ impl HttpProvider {
         ledger.ledger().clone()
     }
 }
-
-/// A listener with a deep accept queue: a fleet of workers (or a load test) may open thousands
-/// of connections at once, and a shallow queue turns that burst into connect timeouts.
-fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
-    let socket = if addr.is_ipv4() {
-        TcpSocket::new_v4()?
-    } else {
-        TcpSocket::new_v6()?
-    };
-    socket.set_reuseaddr(true)?;
-    socket.bind(addr)?;
-    socket.listen(ACCEPT_BACKLOG)
-}
-
-/// Requested accept-queue depth (the kernel caps it at net.core.somaxconn).
-const ACCEPT_BACKLOG: u32 = 16_384;
 
 async fn not_found() -> Response {
     error(
