@@ -169,3 +169,23 @@ fn a_sweep_over_kinds_carries_the_lease_over_and_matches_the_per_kind_profiles()
         }
     }
 }
+
+#[test]
+fn rabbitmq_without_a_dead_letter_exchange_drops_at_the_limit() {
+    // delivery_limit 1: every delivery's worker is killed at `received`; its connection closes
+    // and the delivery returns. Return 1 requeues (delivery 2 at once), return 2 is past the
+    // limit: with a DLX the message is dead-lettered, without one it is dropped, and a message
+    // the broker no longer holds that has no effect is lost.
+    for (dead_letter, dlq, lost) in [(true, 1, 0), (false, 0, 1)] {
+        let (_dir, path) = temp_profile(&format!(
+            "name: drop\nrun: {{ duration: 1s, drain: 10m }}\nbroker: {{ kind: rabbitmq, \
+             delivery_limit: 1, dead_letter: {dead_letter} }}\nworkload: {{ arrival: {{ every: \
+             1s }}, count: 1 }}\nconsumer: {{ target: ack-after-work, workers: 2 }}\nchaos:\n  - \
+             kill_worker: {{ point: received }}\n"
+        ));
+        let (_, s) = run(path.to_str().expect("utf-8 path"));
+        assert_eq!(s["deliveries"], 2, "dead_letter: {dead_letter}");
+        assert_eq!(s["dlq"], dlq, "dead_letter: {dead_letter}");
+        assert_eq!(s["lost"], lost, "dead_letter: {dead_letter}");
+    }
+}
