@@ -17,7 +17,8 @@ fn crashes_in_timeseries(dir: &std::path::Path) -> u64 {
     last.split(',').nth(col).unwrap().parse().unwrap()
 }
 
-fn run(profile: &str) -> (Option<i32>, Value, u64) {
+/// Runs a profile quietly: exit code, summary.json, the time series' crash count and summary.md.
+fn run(profile: &str) -> (Option<i32>, Value, u64, String) {
     let (dir, path) = temp_profile(profile);
     let out = dir.path().join("r");
     let o = ackbench(&[
@@ -32,6 +33,7 @@ fn run(profile: &str) -> (Option<i32>, Value, u64) {
         o.status.code(),
         summary_of(&out),
         crashes_in_timeseries(&out),
+        std::fs::read_to_string(out.join("summary.md")).unwrap(),
     )
 }
 
@@ -55,7 +57,7 @@ consumer: { command: [/bin/true], workers: 2, restart_after: 0s }
 provider: { latency: { dist: fixed, value: 10ms } }
 "#;
     let started = std::time::Instant::now();
-    let (_code, s, in_timeseries) = run(profile);
+    let (code, s, in_timeseries, md) = run(profile);
     assert!(started.elapsed() < Duration::from_secs(60));
     let crashes = s["worker_crashes"].as_u64().unwrap();
     assert!((6..=12).contains(&crashes), "worker_crashes {crashes}");
@@ -74,6 +76,21 @@ provider: { latency: { dist: fixed, value: 10ms } }
         (s["deliveries"].as_u64(), s["unfinished"].as_u64()),
         (Some(0), Some(10))
     );
+    // The verdict fails, on the default `unfinished` budget (10 left against 0), and the report
+    // names the cause.
+    assert_eq!(code, Some(1), "{s}");
+    assert_eq!(s["verdict"], "fail");
+    let unfinished = s["budgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "unfinished")
+        .unwrap_or_else(|| panic!("no unfinished budget: {s}"));
+    assert_eq!(
+        (unfinished["actual"].as_f64(), unfinished["pass"].as_bool()),
+        (Some(10.0), Some(false))
+    );
+    assert!(md.contains("the consumer never ran"), "{md}");
 }
 
 #[test]
@@ -95,7 +112,7 @@ provider:
 budgets: { lost: 0, duplicate_rate: 0 }
 "#;
     for _ in 0..3 {
-        let (code, s, in_timeseries) = run(profile);
+        let (code, s, in_timeseries, _) = run(profile);
         assert_eq!(code, Some(0), "{s}");
         assert_eq!(s["effects"], 20);
         assert_eq!(s["worker_crashes"], 0, "{s}");
