@@ -25,8 +25,8 @@ fn deleted_renderings_come_back_identical() {
         .collect();
     assert_eq!(
         renderings.len(),
-        13,
-        "5 charts x 2 formats, html, junit, md"
+        15,
+        "6 charts x 2 formats, html, junit, md"
     );
     fs::remove_dir_all(dir.join("charts")).expect("charts removed");
     for n in ["report.html", "junit.xml", "summary.md"] {

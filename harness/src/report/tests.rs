@@ -139,7 +139,7 @@ fn every_chart_is_a_real_image_with_its_title() {
     let dir = tempdir();
     let written = run.write(dir.path(), Format::ALL);
     let data = ReportData::load(dir.path()).unwrap_or_else(|e| panic!("{e}"));
-    for name in ["latency", "effects", "dlq", "inflight", "workers"] {
+    for name in ["latency", "done", "effects", "dlq", "inflight", "workers"] {
         let png = charts::path(dir.path(), name, "png");
         let svg = charts::path(dir.path(), name, "svg");
         assert!(written.contains(&png) && written.contains(&svg), "{name}");
@@ -165,7 +165,7 @@ fn every_chart_is_a_real_image_with_its_title() {
         );
     }
     let html = text(&dir.path().join("report.html"));
-    assert_eq!(html.matches("<svg").count(), 5);
+    assert_eq!(html.matches("<svg").count(), 6);
     assert!(!html.contains("<script"));
     assert!(
         !html.contains("http://")

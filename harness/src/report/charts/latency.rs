@@ -51,7 +51,7 @@ pub fn x_end(count: u64) -> f64 {
 }
 
 /// The label of a tick on the nines scale: `0%`, `50%`, `90%`, `99.9%`.
-fn tick_label(x: f64) -> String {
+pub fn tick_label(x: f64) -> String {
     if x <= 0.0 {
         return "0%".into();
     }
@@ -114,7 +114,7 @@ pub fn caption(s: &Summary, total: u64) -> String {
 
 /// The curve: (nines, latency in ms) at every quantile tick of the histogram, capped at the exact
 /// max; O(buckets).
-fn curve(h: &Histogram<u64>, max_ms: f64, end: f64) -> Vec<(f64, f64)> {
+pub fn curve(h: &Histogram<u64>, max_ms: f64, end: f64) -> Vec<(f64, f64)> {
     let mut points = Vec::new();
     if h.is_empty() {
         return points;

@@ -1,6 +1,7 @@
 //! The report's charts, one per file, each drawn as PNG and SVG with the embedded font:
 //!
 //! - [`latency`]: handler latency percentiles against the visibility timeout;
+//! - [`done`]: time to done (and end to end) percentiles over the messages;
 //! - [`effects`]: effects and duplicate effects over time, with the provider's phases shaded;
 //! - [`dlq`]: DLQ depth over time, with and without effect;
 //! - [`inflight`]: messages in flight and the age of the oldest message over time;
@@ -12,6 +13,7 @@
 
 pub mod axis;
 pub mod dlq;
+pub mod done;
 pub mod effects;
 pub mod font;
 pub mod frame;
@@ -65,6 +67,7 @@ pub trait ChartVisitor {
 /// Visits every chart, in the order the report shows them.
 pub fn for_each<V: ChartVisitor>(v: &mut V) -> Result<(), ReportError> {
     v.visit(&latency::Latency)?;
+    v.visit(&done::Done)?;
     v.visit(&effects::Effects)?;
     v.visit(&dlq::Dlq)?;
     v.visit(&inflight::InFlight)?;
