@@ -5,7 +5,9 @@ mod broker_memory;
 mod chaos;
 mod common;
 mod engine;
+#[cfg(feature = "live")]
 mod live;
+#[cfg(feature = "live")]
 mod live_ingress;
 mod profile_errors;
 mod report_html;

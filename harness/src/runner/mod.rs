@@ -4,6 +4,7 @@
 //! - [`sim`]: virtual time, one process, deterministic (DESIGN's ordering at one instant).
 //! - [`live`]: wall time, real sockets, the consumer as worker processes.
 
+#[cfg(feature = "live")]
 pub mod live;
 pub mod sim;
 
@@ -42,7 +43,12 @@ pub fn run_with_progress(
 ) -> Result<RunRecord, RunError> {
     match scenario.mode {
         Mode::Sim => sim::run(scenario, progress),
+        #[cfg(feature = "live")]
         Mode::Live => live::run(scenario, progress),
+        #[cfg(not(feature = "live"))]
+        Mode::Live => Err(RunError::Live(
+            "this ackbench was built without live mode (cargo feature `live`): build it with the default features".to_string(),
+        )),
     }
 }
 
