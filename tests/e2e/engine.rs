@@ -233,6 +233,29 @@ fn summary_has_every_contract_field_in_order() {
     }
 }
 
+/// Built without live mode, a live profile is refused with the reason.
+#[cfg(not(feature = "live"))]
+#[test]
+fn a_live_profile_needs_the_live_feature() {
+    let (_dir, path) = crate::common::temp_profile(
+        "name: live-without-live\nmode: live\nrun: { duration: 10s, time_scale: 0.1 }\n\
+         workload: { arrival: { every: 1s } }\nconsumer: { target: ack-after-work, workers: 2 }\n",
+    );
+    let o = ackbench(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        _dir.path().join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("built without live mode"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[cfg(feature = "live")]
 #[test]
 fn a_live_consumer_that_cannot_start_ends_the_run_with_exit_3() {
     let (_dir, path) = crate::common::temp_profile(

@@ -5,10 +5,14 @@ mod broker_kinds;
 mod broker_memory;
 mod chaos;
 mod common;
+#[cfg(feature = "live")]
 mod crashes;
 mod engine;
+#[cfg(feature = "live")]
 mod interrupt;
+#[cfg(feature = "live")]
 mod live;
+#[cfg(feature = "live")]
 mod live_ingress;
 mod pipes;
 mod profile_errors;

@@ -5,6 +5,7 @@
 //! - [`live`]: wall time, real sockets, the consumer as worker processes.
 
 pub mod interrupt;
+#[cfg(feature = "live")]
 pub mod live;
 pub mod sim;
 
@@ -48,7 +49,12 @@ pub fn run_with_progress(
 ) -> Result<RunRecord, RunError> {
     match scenario.mode {
         Mode::Sim => sim::run(scenario, progress, interrupt),
+        #[cfg(feature = "live")]
         Mode::Live => live::run(scenario, progress, interrupt),
+        #[cfg(not(feature = "live"))]
+        Mode::Live => Err(RunError::Live(
+            "this ackbench was built without live mode (cargo feature `live`): build it with the default features".to_string(),
+        )),
     }
 }
 

@@ -211,7 +211,7 @@ fn url(text: Option<String>, path: &FieldPath) -> Result<Template, Problem> {
         body: "",
         port: 1,
     });
-    let parsed = reqwest::Url::parse(&sample)
+    let parsed = url::Url::parse(&sample)
         .map_err(|e| Problem::new(at.clone(), format!("not a URL ({e}): {text}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(Problem::new(
