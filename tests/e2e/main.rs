@@ -23,6 +23,7 @@ mod report_run;
 mod servers_connections;
 mod servers_flags;
 mod servers_support;
+mod signals;
 mod sizing_size;
 mod sizing_sweep;
 mod sqs_boto3;

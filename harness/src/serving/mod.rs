@@ -20,6 +20,7 @@ mod bind;
 mod body;
 mod limits;
 mod listen;
+pub mod stop;
 pub mod trim;
 
 pub use accept::serve;

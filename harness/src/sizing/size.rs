@@ -39,6 +39,7 @@ use crate::verdict::exit;
 
 /// Runs the sizing the arguments describe; returns the process exit code.
 pub fn size_command(args: &SizeArgs) -> i32 {
+    crate::runner::interrupt::exit_on_signals("ackbench size:");
     match size(args) {
         Ok(()) => exit::PASS,
         Err(e) => {

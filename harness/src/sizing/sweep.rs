@@ -31,6 +31,7 @@ use crate::verdict::exit;
 
 /// Runs the sweep the arguments describe; returns the process exit code.
 pub fn sweep_command(args: &SweepArgs) -> i32 {
+    crate::runner::interrupt::exit_on_signals("ackbench sweep:");
     match sweep(args) {
         Ok(()) => exit::PASS,
         Err(e) => {

@@ -163,25 +163,9 @@ pub fn run_standalone(listen: SocketAddr, config: SqsConfig) -> io::Result<()> {
             crate::outln!("  queue {n}: {}", server.queue_url(n));
         }
         let trimmer = tokio::spawn(crate::serving::trim::keep_trimming(Duration::from_secs(1)));
-        stop_signal().await;
+        crate::serving::stop::stop_signal().await;
         trimmer.abort();
         server.shutdown().await;
         Ok(())
     })
-}
-
-/// Ctrl-C, or SIGTERM on Unix.
-async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

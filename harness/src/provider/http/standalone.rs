@@ -43,10 +43,10 @@ pub async fn serve(
     match run_for {
         Some(d) => tokio::select! {
             _ = tokio::time::sleep(d) => {}
-            _ = tokio::signal::ctrl_c() => {}
+            _ = crate::serving::stop::stop_signal() => {}
         },
         None => {
-            let _ = tokio::signal::ctrl_c().await;
+            crate::serving::stop::stop_signal().await;
         }
     }
     trimmer.abort();
