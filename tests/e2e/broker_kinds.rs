@@ -189,3 +189,27 @@ fn rabbitmq_without_a_dead_letter_exchange_drops_at_the_limit() {
         assert_eq!(s["lost"], lost, "dead_letter: {dead_letter}");
     }
 }
+
+#[test]
+fn a_sweep_varies_a_kinds_own_lease_key() {
+    // The Thursday on NATS: an AckWait of 45 s outlasts every 31-40 s call (one delivery per
+    // order, no duplicate); 20 s does not (delivery 2 at 20 s, 2 emails per order).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("sweep");
+    let o = ackbench(&[
+        "sweep",
+        "profiles/brokers/nats.yaml",
+        "--vary",
+        "broker.ack_wait=20s,45s",
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = std::fs::read_to_string(out.join("sweep.json")).expect("sweep.json");
+    let points: Vec<Value> = serde_json::from_str(&text).expect("sweep.json is JSON");
+    let rates: Vec<f64> = points
+        .iter()
+        .map(|p| p["summary"]["duplicate_rate"].as_f64().expect("a rate"))
+        .collect();
+    assert_eq!(rates, vec![1.0, 0.0]);
+}
