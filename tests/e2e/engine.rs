@@ -277,3 +277,36 @@ fn a_live_consumer_that_cannot_start_ends_the_run_with_exit_3() {
         stderr(&o)
     );
 }
+
+#[test]
+fn messages_that_go_round_without_time_passing_stop_the_run_instead_of_hanging() {
+    // A poison message released at once (`on_poison: release`, no delay) with no delivery limit
+    // is redelivered at the same virtual instant for ever. The run stops after a bounded number
+    // of rounds at that instant: a partial report, verdict incomplete, exit 3, and the reason.
+    let started = std::time::Instant::now();
+    let (code, s, _, out) = run(
+        "profiles/healthy.yaml",
+        &[
+            "--set",
+            "broker.max_receives=0",
+            "--set",
+            "workload.poison={first: 1}",
+            "--set",
+            "consumer.options.on_poison=release",
+        ],
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(120));
+    assert_eq!(code, 3, "{out}");
+    assert_eq!(s["verdict"], "incomplete");
+    assert_eq!(s["complete"], false);
+    let why = s["incomplete_reason"].as_str().unwrap();
+    assert!(why.contains("virtual time could not pass"), "{why}");
+    assert!(
+        out.contains("INCOMPLETE: the run was stopped because virtual time could not pass"),
+        "{out}"
+    );
+    // The poison message is the one left; it was delivered over and over at 0 s, about once
+    // a round (a round that hands nothing out runs the timers that free the worker).
+    assert_eq!(u(&s, "unfinished"), 1);
+    assert!(u(&s, "deliveries") > 100_000, "{}", s["deliveries"]);
+}

@@ -183,7 +183,7 @@ fn ends_the_run_with_a_partial_report(sig: Signal) {
         printed.contains("INCOMPLETE  live-interrupted (live, seed 5): interrupted by a signal"),
         "{printed}"
     );
-    assert!(printed.contains("(partial: what was recorded up to the interruption)"));
+    assert!(printed.contains("(partial: what was recorded up to the stop)"));
 
     // The partial report: summary.json marked incomplete, and `ackbench report` re-renders
     // the folder, still marked incomplete everywhere.

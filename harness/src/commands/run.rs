@@ -156,7 +156,7 @@ pub fn run(args: RunArgs) -> i32 {
         let partial = if summary.complete {
             ""
         } else {
-            " (partial: what was recorded up to the interruption)"
+            " (partial: what was recorded up to the stop)"
         };
         let replaced = match prepared {
             Prepared::Replacing => " (replaced the earlier report there)",

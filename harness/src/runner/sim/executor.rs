@@ -33,6 +33,11 @@ struct Executor {
     tasks: Vec<Option<Task>>,
 }
 
+/// Rounds of timers and hand-outs at one instant after which a run is stopped as one that
+/// cannot go on: a real run's instants take a few rounds (one per message handed back and taken
+/// again); only messages that go round without time passing reach this.
+const MAX_ROUNDS_AT_ONE_INSTANT: u64 = 1_000_000;
+
 /// Runs `scenario` on virtual time and returns what it recorded; stops after the instant during
 /// which `interrupt` is triggered, with the record marked incomplete.
 pub fn run(
@@ -63,7 +68,7 @@ pub fn run(
     };
     let publish_end = nanos(scenario.run.duration);
     let hard_end = publish_end.saturating_add(nanos(scenario.run.drain));
-    let (end, interrupted) = ex.run_until(hard_end, progress, interrupt);
+    let (end, stopped) = ex.run_until(hard_end, progress, interrupt);
 
     // Worker tasks hold clients that point at the world: they are gone once the run ends.
     ex.tasks.clear();
@@ -86,7 +91,7 @@ pub fn run(
             .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
             .collect(),
         ingress: None,
-        incomplete: interrupted.then(|| super::super::interrupt::REASON.to_string()),
+        incomplete: stopped,
         chaos: crate::chaos::describe(&scenario.chaos),
     })
 }
@@ -94,13 +99,14 @@ pub fn run(
 impl Executor {
     /// Runs instant after instant until drained or `hard_end`, or until `interrupt` is
     /// triggered (checked between instants: every instant run is run whole); returns the end
-    /// instant and whether the run was interrupted.
+    /// instant and, for a run that stopped before its end, why (an interruption, or an
+    /// instant that never ends).
     fn run_until(
         &mut self,
         hard_end: u64,
         progress: &mut dyn FnMut(Progress),
         interrupt: &Interrupt,
-    ) -> (u64, bool) {
+    ) -> (u64, Option<String>) {
         {
             let mut w = self.world.borrow_mut();
             let kills = w.kills.timed();
@@ -117,10 +123,10 @@ impl Executor {
             self.start(id);
         }
         let mut instants: u64 = 0;
-        let mut interrupted = false;
+        let mut stopped = None;
         loop {
             if interrupt.requested() {
-                interrupted = true;
+                stopped = Some(super::super::interrupt::REASON.to_string());
                 break;
             }
             instants += 1;
@@ -138,18 +144,22 @@ impl Executor {
                 self.world.borrow_mut().now = hard_end;
                 break;
             }
-            self.instant(next);
+            if let Err(why) = self.instant(next) {
+                stopped = Some(why);
+                break;
+            }
             if self.world.borrow().is_drained() {
                 break;
             }
         }
         self.tasks.clear();
         let now = self.world.borrow().now;
-        (now, interrupted)
+        (now, stopped)
     }
 
-    /// Everything that happens at instant `now`, in DESIGN's order.
-    fn instant(&mut self, now: u64) {
+    /// Everything that happens at instant `now`, in DESIGN's order; an error when the instant
+    /// would never end (see [`MAX_ROUNDS_AT_ONE_INSTANT`]).
+    fn instant(&mut self, now: u64) -> Result<(), String> {
         {
             let mut w = self.world.borrow_mut();
             let w = &mut *w;
@@ -157,7 +167,17 @@ impl Executor {
             w.publish_due();
             w.broker.advance(now, &mut w.events);
         }
+        let mut rounds: u64 = 0;
         loop {
+            rounds += 1;
+            if rounds > MAX_ROUNDS_AT_ONE_INSTANT {
+                return Err(format!(
+                    "stopped because virtual time could not pass: more than \
+                     {MAX_ROUNDS_AT_ONE_INSTANT} rounds of hand-outs came at one instant \
+                     (a consumer that hands a message back at once, as `on_poison: release` \
+                     does, with no delivery limit to end it)"
+                ));
+            }
             loop {
                 let timer = self.world.borrow_mut().pop_timer_due(now);
                 let Some(timer) = timer else { break };
@@ -170,6 +190,7 @@ impl Executor {
                 }
             }
         }
+        Ok(())
     }
 
     /// One round of hand-outs: each idle worker in ascending id gets the front visible message,
