@@ -51,6 +51,9 @@ pub struct RunRecord {
     pub incomplete: Option<String>,
     /// The profile's chaos rules, by index (`WorkerKilled::rule`), as the report names them.
     pub chaos: Vec<ChaosRuleRecord>,
+    /// The broker kind the run modelled (`broker.kind`: `sqs`, `rabbitmq`, `nats`,
+    /// `redis-streams`), so reports use its words; empty reads as `sqs`.
+    pub broker_kind: String,
 }
 
 /// One chaos rule of the run, described for the report.

@@ -75,6 +75,8 @@ pub struct Metrics {
     pub crashes: Vec<Crash>,
     /// Why the run stopped before its end, if it did ([`RunRecord::incomplete`]).
     pub incomplete: Option<String>,
+    /// The broker kind of the run ([`RunRecord::broker_kind`]; `sqs` when the record has none).
+    pub broker_kind: String,
 }
 
 impl std::ops::Deref for Metrics {
@@ -141,6 +143,10 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
         ingress: ingress::account(record),
         crashes: crashes::crashes(record),
         incomplete: record.incomplete.clone(),
+        broker_kind: match record.broker_kind.as_str() {
+            "" => "sqs".to_string(),
+            k => k.to_string(),
+        },
     }
 }
 

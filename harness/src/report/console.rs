@@ -130,8 +130,10 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
             "DLQ",
             s.dlq.to_string(),
             format!(
-                "{} with effect, {} without",
-                s.dlq_with_effect, s.dlq_without_effect
+                "{}{} with effect, {} without",
+                s.dlq_row_words(),
+                s.dlq_with_effect,
+                s.dlq_without_effect
             ),
         ),
         (
@@ -213,16 +215,19 @@ pub(crate) fn latency_definitions(s: &Summary) -> Vec<String> {
             s.messages,
             plural(s.messages, "message", "messages")
         ),
-        "lease held: the lease each handler had, the visibility timeout moved by its own \
-         visibility changes (a heartbeat's extensions)."
-            .to_string(),
+        format!(
+            "lease held: the lease each handler had, the {} moved by its own visibility changes \
+             (a heartbeat's extensions).",
+            s.lease_words()
+        ),
     ]
 }
 
 /// The line under the latency table: the lease against what the handlers held.
 pub(crate) fn lease_line(s: &Summary) -> String {
     format!(
-        "visibility timeout {:.3} ms; p99 of (time held before settling / lease held) = {:.3}",
+        "{} {:.3} ms; p99 of (time held before settling / lease held) = {:.3}",
+        s.lease_words(),
         s.visibility_timeout_s * 1000.0,
         s.p99_over_visibility
     )
@@ -445,9 +450,10 @@ fn lease_note(s: &Summary) -> Option<String> {
                 plural(l.outlived_redelivered, "its message", "their message")
             ),
             format!(
-                "{} had {} moved to the DLQ",
+                "{} had {} {}",
                 l.outlived_dead_lettered,
-                plural(l.outlived_dead_lettered, "its message", "their message")
+                plural(l.outlived_dead_lettered, "its message", "their message"),
+                s.dlq_words()
             ),
         ];
         if neither > 0 {
@@ -455,9 +461,10 @@ fn lease_note(s: &Summary) -> Option<String> {
         }
         return Some(format!(
             "TIMEOUT: {} of {} handlers still held their message when the lease they held ran out \
-             (visibility timeout {timeout_ms:.3} ms, handler p99 {:.3} ms): {}.",
+             ({} {timeout_ms:.3} ms, handler p99 {:.3} ms): {}.",
             l.outlived,
             l.handlers,
+            s.lease_words(),
             s.handler_latency_ms.p99,
             what.join(", ")
         ));
@@ -474,10 +481,11 @@ fn lease_note(s: &Summary) -> Option<String> {
             how.push(format!("{} handed their message back", l.released));
         }
         return Some(format!(
-            "LEASE: handler p99 ({:.3} ms) is longer than the visibility timeout ({timeout_ms:.3} \
-             ms), yet no handler outlived the lease it held: {}; no message was redelivered \
-             while being worked on.",
+            "LEASE: handler p99 ({:.3} ms) is longer than the {} ({timeout_ms:.3} ms), yet no \
+             handler outlived the lease it held: {}; no message was redelivered while being \
+             worked on.",
             s.handler_latency_ms.p99,
+            s.lease_words(),
             how.join(", ")
         ));
     }

@@ -111,10 +111,11 @@ pub fn page(data: &ReportData) -> Result<String, ReportError> {
     }
     let _ = writeln!(
         h,
-        "<p class=\"muted\">target <code>{}</code>, {} {}, visibility timeout {}, {}, stale acks: {}</p>",
+        "<p class=\"muted\">target <code>{}</code>, {} {}, {} {}, {}, stale acks: {}</p>",
         escape(&r.target),
         r.workers,
         plural(u64::from(r.workers), "worker", "workers"),
+        r.lease_words(),
         escape(&duration(r.visibility_timeout_s)),
         if r.max_receives == 0 {
             "no delivery limit".to_string()

@@ -126,13 +126,14 @@ pub fn markdown(data: &ReportData) -> String {
     let lease = &s.effective_lease_ms;
     let _ = writeln!(
         md,
-        "Handler latency p50 {}, p99 {}, p99.9 {}, max {} against a {} visibility timeout; lease \
+        "Handler latency p50 {}, p99 {}, p99.9 {}, max {} against a {} {}; lease \
          held p50 {}, max {}; p99 of (time held before settling / lease held) = {}.\n",
         unit.show(l.p50),
         unit.show(l.p99),
         unit.show(l.p999),
         unit.show(l.max),
         duration(s.visibility_timeout_s),
+        s.lease_words(),
         LatencyUnit::for_max(lease.max).show(lease.p50),
         LatencyUnit::for_max(lease.max).show(lease.max),
         number(s.p99_over_visibility)

@@ -106,6 +106,10 @@ pub struct Summary {
     /// Every worker crash, named: worker, instant, how it ended (`worker_crashes` of them).
     #[serde(default)]
     pub crashes: Vec<Crash>,
+    /// The broker kind the run modelled; left out for `sqs`, so a run on the SQS model writes
+    /// the same bytes as before kinds existed (and an absent field reads as `sqs`).
+    #[serde(default = "sqs", skip_serializing_if = "is_sqs")]
+    pub broker_kind: String,
     /// The HTTP ingress load (`workload.ingress`); absent for runs without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingress: Option<IngressSummary>,
@@ -159,7 +163,45 @@ impl Summary {
             redriven: m.redriven,
             redrive_duplicate_effects: m.redrive_duplicate_effects,
             crashes: m.crashes.clone(),
+            broker_kind: m.broker_kind.clone(),
             ingress: m.ingress.clone(),
+        }
+    }
+}
+
+fn sqs() -> String {
+    "sqs".to_string()
+}
+
+fn is_sqs(kind: &str) -> bool {
+    kind == "sqs"
+}
+
+impl Summary {
+    /// The kind's word for the lease (`visibility timeout`, `AckWait`, `consumer timeout`,
+    /// `min idle`).
+    pub fn lease_words(&self) -> &'static str {
+        crate::profile::lease_words(&self.broker_kind)
+    }
+
+    /// What happened to a message the kind gave up on, after "had its message" (`dlq` counts
+    /// them whatever the kind calls it).
+    pub fn dlq_words(&self) -> &'static str {
+        match self.broker_kind.as_str() {
+            "nats" => "stop being delivered (MaxDeliver reached: it stays in the stream)",
+            "redis-streams" => "moved to the dead stream by the consumer's delivery rule",
+            "rabbitmq" => "dead-lettered through the DLX",
+            _ => "moved to the DLQ",
+        }
+    }
+
+    /// The DLQ row's note: what the kind calls it.
+    pub fn dlq_row_words(&self) -> &'static str {
+        match self.broker_kind.as_str() {
+            "nats" => "MaxDeliver reached, ",
+            "redis-streams" => "dead stream, ",
+            "rabbitmq" => "dead-lettered via the DLX, ",
+            _ => "",
         }
     }
 }

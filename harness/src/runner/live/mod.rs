@@ -347,5 +347,6 @@ async fn run_live(
         ingress: ingress_record,
         incomplete: interrupted.then(|| interrupt::REASON.to_string()),
         chaos: crate::chaos::describe(&s.chaos),
+        broker_kind: s.broker.kind.name().to_string(),
     })
 }

@@ -93,6 +93,7 @@ pub fn run(
         ingress: None,
         incomplete: stopped,
         chaos: crate::chaos::describe(&scenario.chaos),
+        broker_kind: scenario.broker.kind.name().to_string(),
     })
 }
 
