@@ -103,6 +103,7 @@ impl RunJson {
                 StaleAck::Reject => "reject",
                 StaleAck::Delete => "delete",
                 StaleAck::Ignore => "ignore",
+                StaleAck::Sqs => "sqs",
             }
             .to_string(),
             broker_kind: s.broker.kind.name().to_string(),

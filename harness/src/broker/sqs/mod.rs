@@ -30,14 +30,17 @@
 //! `stale_ack` policy:
 //! - `reject`: the delete fails with `ReceiptHandleIsInvalid` and the message is untouched
 //!   (what a consumer sees from a broker that refuses late acks);
-//! - `ignore`: the delete succeeds and deletes nothing (what SQS documents; the default for
-//!   queues created with `CreateQueue`);
+//! - `sqs` (what SQS does; the default for queues created with `CreateQueue`): the latest
+//!   handle of a message whose lease ended, nobody having received it since, deletes it; an
+//!   older handle succeeds and deletes nothing;
+//! - `ignore`: the delete succeeds and deletes nothing;
 //! - `delete`: the delete succeeds and deletes the message although another worker holds it.
 //!
 //! A `ChangeMessageVisibility` with a receipt that is not current fails with
 //! `InvalidParameterValue` ("Message does not exist or is not available for visibility timeout
-//! change"), as SQS does, whatever the policy. Every stale delete is recorded as such in the
-//! event log, whatever the policy.
+//! change"), as SQS does, except under `sqs` with the latest handle of a message nobody
+//! received since its lease ended: that succeeds (the message is hidden again). Every stale
+//! delete is recorded as such in the event log, whatever the policy.
 //!
 //! **Workers** are told apart by the access key id of their SigV4 credentials (signatures are not
 //! verified): `3` or `worker-3` is worker 3; other ids get worker numbers from 10001 upward (see

@@ -217,7 +217,9 @@ impl SqsQueue {
 
     /// `DeleteMessage`, with the broker's `stale_ack` policy for a receipt that is no longer
     /// current: `reject` answers `ReceiptHandleIsInvalid`; `ignore` answers success and leaves the
-    /// message (what SQS documents); `delete` answers success and deletes it.
+    /// message; `delete` answers success and deletes it; `sqs` (what SQS does) answers success
+    /// and deletes it when the handle is the latest and nobody received the message since its
+    /// lease ended, and leaves it otherwise.
     pub fn delete(
         &mut self,
         now: Nanos,
@@ -227,7 +229,7 @@ impl SqsQueue {
     ) -> Result<(), SqsError> {
         let receipt = self.receipt(codec, handle)?;
         match self.broker.ack(now, receipt, worker, &mut self.events) {
-            Ok(AckOutcome::Deleted | AckOutcome::StaleDeleted) => {
+            Ok(AckOutcome::Deleted | AckOutcome::StaleDeleted | AckOutcome::LateDeleted) => {
                 self.forget(receipt.seq);
                 Ok(())
             }
@@ -237,7 +239,9 @@ impl SqsQueue {
     }
 
     /// `ChangeMessageVisibility`: a new lease end `timeout_s` from now (0 ends it at once). A
-    /// receipt that is not current is refused, as SQS does for a message not in flight.
+    /// receipt that is not current is refused, as SQS does for a message not in flight, except
+    /// under `stale_ack: sqs` the latest handle of a message nobody received since its lease
+    /// ended: accepted, as SQS does (the message is hidden again for `timeout_s`).
     pub fn change_visibility(
         &mut self,
         now: Nanos,
@@ -374,11 +378,13 @@ pub fn message_id(queue: u32, seq: Seq) -> String {
 }
 
 /// The broker configuration of queues created over the API when nothing else is said: SQS's
-/// 30 s visibility timeout, no delivery limit, and SQS's documented stale-ack behaviour.
+/// 30 s visibility timeout, no delivery limit, and SQS's stale-ack behaviour (`stale_ack: sqs`:
+/// the latest receipt handle still deletes after its lease ended while nobody received the
+/// message since; an older one succeeds and leaves the message).
 pub fn default_broker_config() -> BrokerConfig {
     BrokerConfig {
         visibility_timeout: 30 * S,
         max_receives: 0,
-        stale_ack: StaleAck::Ignore,
+        stale_ack: StaleAck::Sqs,
     }
 }
