@@ -13,8 +13,10 @@
 //! `GetQueueAttributes`, `SetQueueAttributes`, `SendMessage`, `SendMessageBatch`,
 //! `ReceiveMessage` (long polling that wakes on a send, a lease expiry or a delay's end),
 //! `DeleteMessage`, `DeleteMessageBatch`, `ChangeMessageVisibility`,
-//! `ChangeMessageVisibilityBatch`. Tags, permissions, message-move tasks and FIFO queues answer
-//! `UnsupportedOperation`.
+//! `ChangeMessageVisibilityBatch`, `TagQueue`, `UntagQueue`, `ListQueueTags` (and `CreateQueue`
+//! `tags`), `ListDeadLetterSourceQueues`. Permissions, message-move tasks and FIFO queues answer
+//! `UnsupportedOperation`. A second `PurgeQueue` of a queue within 60 s answers
+//! `PurgeQueueInProgress`, as SQS does.
 //!
 //! # Semantics
 //! Each queue is one [`crate::broker::Broker`] (the same state machine as sim mode) driven by the
@@ -52,7 +54,8 @@
 //! header that SDKs use to name the error, or an XML `ErrorResponse` with the query code.
 //! Malformed requests (not JSON, wrong member types, missing members, bodies over the size limit,
 //! unknown actions, wrong content types) are answered 400; nothing a client sends panics the
-//! server. A message over `MaximumMessageSize` (256 KiB) is `InvalidParameterValue`, as in SQS.
+//! server. A message over `MaximumMessageSize` (default and largest 1 MiB) is `InvalidParameterValue`, as in SQS;
+//! a batch whose messages together exceed it is `BatchRequestTooLong`.
 //!
 //! Not modelled: message retention (`MessageRetentionPeriod` is reported, never enforced),
 //! FIFO queues, encryption, `PurgeQueue`'s 60 s rate limit, purges in the event log (purged
@@ -99,6 +102,7 @@ mod request;
 mod response;
 mod server;
 mod service;
+mod tags;
 mod timer;
 mod validate;
 mod wire;
