@@ -71,7 +71,9 @@ pub enum Command {
     /// Any SQS client (an AWS SDK in any language, the AWS CLI) can use it: point its endpoint
     /// URL at the address printed. With a PROFILE, a queue (default name `ackbench`) is created
     /// with the profile's broker section (visibility timeout, delivery limit with a `-dlq` queue,
-    /// stale-ack policy); other queues can be created over the API. The access key id names the
+    /// stale-ack policy); other queues can be created over the API, with SQS's own late-ack rule
+    /// (`stale_ack: sqs`: the latest receipt handle still deletes after its visibility timeout
+    /// ended if nobody received the message since). The access key id names the
     /// worker (`3` or `worker-3`). Runs until Ctrl-C or SIGTERM.
     ///
     /// Example: ackbench broker profiles/marlow-thursday.yaml --listen 127.0.0.1:9324

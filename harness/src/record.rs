@@ -128,6 +128,9 @@ pub enum AckOutcome {
     StaleIgnored,
     /// Stale receipt, `stale_ack: delete`: success reported, message deleted.
     StaleDeleted,
+    /// Stale receipt, `stale_ack: sqs`: the latest receipt of a message whose lease ended and
+    /// that nobody received since: success reported, message deleted (SQS accepts it).
+    LateDeleted,
     /// Stale receipt for a message already deleted or dead-lettered: nothing to do
     /// (`reject` refuses it, the others report success).
     StaleGone,

@@ -57,9 +57,11 @@ fn send_and_delete(addr: &str, url: &str, n: usize, conns: usize) {
     });
 }
 
-/// Fills queue `url` with `n` messages of `size` bytes (two per batch: a batch is at most
-/// 256 KiB), then purges it.
-fn fill_and_purge(c: &mut Conn, url: &str, n: usize, size: usize) {
+/// Creates queue `name`, fills it with `n` messages of `size` bytes (two per batch), then purges
+/// it (a new queue each time: SQS allows one purge of a queue every 60 s).
+fn fill_and_purge(c: &mut Conn, name: &str, n: usize, size: usize) {
+    let created = c.sqs("CreateQueue", &format!(r#"{{"QueueName":"{name}"}}"#));
+    let url = json_strings(&created.body, "QueueUrl")[0].to_string();
     let body = "x".repeat(size);
     let batch = format!(
         r#"{{"QueueUrl":"{url}","Entries":[{{"Id":"a","MessageBody":"{body}"}},{{"Id":"b","MessageBody":"{body}"}}]}}"#
@@ -86,7 +88,7 @@ fn warm_broker() -> (Server, Conn, String) {
     let created = c.sqs("CreateQueue", r#"{"QueueName":"soak"}"#);
     let url = json_strings(&created.body, "QueueUrl")[0].to_string();
     send_and_delete(&broker.addr, &url, 10_000, 4);
-    fill_and_purge(&mut c, &url, 10, 100 * 1024);
+    fill_and_purge(&mut c, "warm", 10, 100 * 1024);
     // The broker gives freed memory back within a second.
     std::thread::sleep(Duration::from_millis(1500));
     (broker, c, url)
@@ -137,8 +139,8 @@ fn a_long_running_broker_frees_purged_messages() {
     let n = size("SOAK_PURGED", 200);
     let t0 = Instant::now();
     let mut peak = before;
-    for _ in 0..10 {
-        fill_and_purge(&mut c, &url, n, 100 * 1024);
+    for i in 0..10 {
+        fill_and_purge(&mut c, &format!("purged-{i}"), n, 100 * 1024);
         peak = peak.max(broker.rss_kib());
     }
     std::thread::sleep(Duration::from_millis(1500));
@@ -147,9 +149,10 @@ fn a_long_running_broker_frees_purged_messages() {
         "broker RSS {before} KiB before, {peak} KiB at most right after a purge, {after} KiB after 10 purges of {n} x 100 KiB in {:.1} s",
         t0.elapsed().as_secs_f64()
     );
+    let last = url.replace("/soak", "/purged-9");
     let attrs = c.sqs(
         "GetQueueAttributes",
-        &format!(r#"{{"QueueUrl":"{url}","AttributeNames":["ApproximateNumberOfMessages"]}}"#),
+        &format!(r#"{{"QueueUrl":"{last}","AttributeNames":["ApproximateNumberOfMessages"]}}"#),
     );
     assert!(
         attrs.body.contains(r#""ApproximateNumberOfMessages":"0""#),

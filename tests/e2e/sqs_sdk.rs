@@ -12,6 +12,7 @@ use aws_sdk_sqs::operation::create_queue::CreateQueueError;
 use aws_sdk_sqs::operation::delete_message::DeleteMessageError;
 use aws_sdk_sqs::operation::get_queue_attributes::GetQueueAttributesError;
 use aws_sdk_sqs::operation::get_queue_url::GetQueueUrlError;
+use aws_sdk_sqs::operation::purge_queue::PurgeQueueError;
 use aws_sdk_sqs::operation::send_message_batch::SendMessageBatchError;
 use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
@@ -642,18 +643,18 @@ async fn errors_in_aws_shapes() {
         let e = c
             .send_message()
             .queue_url(&url)
-            .message_body("x".repeat(262_145))
+            .message_body("x".repeat(1_048_577))
             .send()
             .await
             .unwrap_err();
         assert_eq!(e.code(), Some("InvalidParameterValue"));
-        assert!(e.message().unwrap_or_default().contains("262144"), "{e:?}");
+        assert!(e.message().unwrap_or_default().contains("1048576"), "{e:?}");
         c.send_message()
             .queue_url(&url)
-            .message_body("x".repeat(262_144))
+            .message_body("x".repeat(1_048_576))
             .send()
             .await
-            .expect("256 KiB is allowed");
+            .expect("1 MiB is allowed");
         let e = c
             .send_message()
             .queue_url(&url)
@@ -682,8 +683,11 @@ async fn errors_in_aws_shapes() {
             .unwrap_err();
         assert_eq!(e.code(), Some("AWS.SimpleQueueService.NonExistentQueue"));
         let e = c
-            .list_queue_tags()
+            .add_permission()
             .queue_url(&url)
+            .label("l")
+            .aws_account_ids("111122223333")
+            .actions("SendMessage")
             .send()
             .await
             .unwrap_err();
@@ -726,7 +730,7 @@ async fn stale_ack_policies_over_sqs() {
     let srv = server().await;
     let c = client(&srv.endpoint_url(), "7");
     within(30, async {
-        for (name, policy) in [("rej", StaleAck::Reject), ("ign", StaleAck::Ignore), ("del", StaleAck::Delete)] {
+        for (name, policy) in [("rej", StaleAck::Reject), ("ign", StaleAck::Ignore), ("del", StaleAck::Delete), ("sqs", StaleAck::Sqs)] {
             let spec = QueueSpec {
                 broker: BrokerConfig { visibility_timeout: 30 * S, max_receives: 0, stale_ack: policy },
                 dead_letter_queue: None,
@@ -745,7 +749,8 @@ async fn stale_ack_policies_over_sqs() {
                     assert!(matches!(e, DeleteMessageError::ReceiptHandleIsInvalid(_)), "{e:?}");
                     assert_eq!(counts.leased, 1);
                 }
-                StaleAck::Ignore => {
+                // sqs: the old handle is not the latest (received again since): as ignore.
+                StaleAck::Ignore | StaleAck::Sqs => {
                     res.unwrap();
                     assert_eq!(counts.leased, 1);
                 }
@@ -846,6 +851,353 @@ async fn queues_configured_at_bind_dead_letter_into_their_named_dlq() {
             "events are taken once"
         );
         assert!(srv.take_events("nope").is_none());
+    })
+    .await;
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_latest_receipt_after_its_lease_ended_still_deletes_and_changes_visibility() {
+    // Queues created over the API have `stale_ack: sqs`, what SQS does.
+    let srv = server().await;
+    let c = client(&srv.endpoint_url(), "worker-1");
+    within(30, async {
+        let url = create(&c, "late").await;
+        let receive = |vt: i32| {
+            c.receive_message()
+                .queue_url(&url)
+                .visibility_timeout(vt)
+                .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+                .send()
+        };
+        // 1. A delete with the latest handle after its 1 s lease ended, nobody having received
+        //    the message since: success, and the message is deleted.
+        c.send_message()
+            .queue_url(&url)
+            .message_body("a")
+            .send()
+            .await
+            .unwrap();
+        let h = receive(1).await.unwrap().messages()[0]
+            .receipt_handle()
+            .unwrap()
+            .to_string();
+        tokio::time::sleep(Duration::from_millis(1300)).await;
+        assert_eq!(srv.counts("late").unwrap().visible, 1, "the lease ended");
+        c.delete_message()
+            .queue_url(&url)
+            .receipt_handle(&h)
+            .send()
+            .await
+            .unwrap();
+        let counts = srv.counts("late").unwrap();
+        assert_eq!((counts.visible, counts.deleted), (0, 1));
+        assert!(
+            receive(30).await.unwrap().messages().is_empty(),
+            "deleted, not redelivered"
+        );
+        // 2. A visibility change with the latest handle after its lease ended: success, and the
+        //    message is hidden again for the new timeout.
+        c.send_message()
+            .queue_url(&url)
+            .message_body("b")
+            .send()
+            .await
+            .unwrap();
+        let h = receive(1).await.unwrap().messages()[0]
+            .receipt_handle()
+            .unwrap()
+            .to_string();
+        tokio::time::sleep(Duration::from_millis(1300)).await;
+        c.change_message_visibility()
+            .queue_url(&url)
+            .receipt_handle(&h)
+            .visibility_timeout(30)
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            receive(30).await.unwrap().messages().is_empty(),
+            "hidden again"
+        );
+        assert_eq!(srv.counts("late").unwrap().leased, 1);
+        c.delete_message()
+            .queue_url(&url)
+            .receipt_handle(&h)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(srv.counts("late").unwrap().deleted, 2);
+        // 3. An older handle (received again since): success, the message is not deleted.
+        c.send_message()
+            .queue_url(&url)
+            .message_body("c")
+            .send()
+            .await
+            .unwrap();
+        let old = receive(1).await.unwrap().messages()[0]
+            .receipt_handle()
+            .unwrap()
+            .to_string();
+        tokio::time::sleep(Duration::from_millis(1300)).await;
+        let again = receive(1).await.unwrap();
+        let m = &again.messages()[0];
+        assert_eq!(
+            m.attributes().unwrap()[&MessageSystemAttributeName::ApproximateReceiveCount],
+            "2"
+        );
+        c.delete_message()
+            .queue_url(&url)
+            .receipt_handle(&old)
+            .send()
+            .await
+            .unwrap();
+        let counts = srv.counts("late").unwrap();
+        assert_eq!(
+            (counts.leased, counts.deleted),
+            (1, 2),
+            "the older handle deleted nothing"
+        );
+        let e = c
+            .change_message_visibility()
+            .queue_url(&url)
+            .receipt_handle(&old)
+            .visibility_timeout(30)
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(e.code(), Some("InvalidParameterValue"), "{e:?}");
+        let outcomes: Vec<AckOutcome> = srv
+            .take_events("late")
+            .unwrap()
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Acked { outcome, .. } => Some(outcome),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                AckOutcome::LateDeleted,
+                AckOutcome::Deleted,
+                AckOutcome::StaleIgnored
+            ]
+        );
+    })
+    .await;
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_receive_count_carries_over_into_the_dead_letter_queue() {
+    // Limit 2: two receives in `src`, then the DLQ's first receive reports 3 (SQS counts the
+    // receives of every queue).
+    let srv = server().await;
+    let c = client(&srv.endpoint_url(), "worker-1");
+    within(30, async {
+        let dlq = create(&c, "rc-dlq").await;
+        let url = c
+            .create_queue()
+            .queue_name("rc")
+            .attributes(
+                QueueAttributeName::RedrivePolicy,
+                r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:rc-dlq","maxReceiveCount":2}"#,
+            )
+            .send()
+            .await
+            .unwrap()
+            .queue_url
+            .unwrap();
+        c.send_message().queue_url(&url).message_body("p").send().await.unwrap();
+        for _ in 0..2 {
+            let r = c.receive_message().queue_url(&url).visibility_timeout(0).send().await.unwrap();
+            assert_eq!(r.messages().len(), 1);
+        }
+        assert!(c.receive_message().queue_url(&url).send().await.unwrap().messages().is_empty());
+        let count = |r: &aws_sdk_sqs::operation::receive_message::ReceiveMessageOutput| {
+            r.messages()[0].attributes().unwrap()[&MessageSystemAttributeName::ApproximateReceiveCount].clone()
+        };
+        let r = c
+            .receive_message()
+            .queue_url(&dlq)
+            .visibility_timeout(0)
+            .wait_time_seconds(2)
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(count(&r), "3");
+        let r = c
+            .receive_message()
+            .queue_url(&dlq)
+            .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(count(&r), "4");
+    })
+    .await;
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_mib_messages_and_batches_and_one_purge_a_minute() {
+    let srv = server().await;
+    let c = client(&srv.endpoint_url(), "worker-1");
+    within(60, async {
+        let url = create(&c, "big").await;
+        let attrs = c
+            .get_queue_attributes()
+            .queue_url(&url)
+            .attribute_names(QueueAttributeName::MaximumMessageSize)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            attrs.attributes().unwrap()[&QueueAttributeName::MaximumMessageSize],
+            "1048576"
+        );
+        let e = c
+            .set_queue_attributes()
+            .queue_url(&url)
+            .attributes(QueueAttributeName::MaximumMessageSize, "1048577")
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(e.code(), Some("InvalidAttributeValue"), "{e:?}");
+        // A batch of two 600,000-byte messages: each fits, together they are over 1 MiB.
+        let entry = |id: &str| {
+            SendMessageBatchRequestEntry::builder()
+                .id(id)
+                .message_body("x".repeat(600_000))
+                .build()
+                .unwrap()
+        };
+        let e = c
+            .send_message_batch()
+            .queue_url(&url)
+            .entries(entry("a"))
+            .entries(entry("b"))
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert!(
+            matches!(e, SendMessageBatchError::BatchRequestTooLong(_)),
+            "{e:?}"
+        );
+        let ok = c
+            .send_message_batch()
+            .queue_url(&url)
+            .entries(entry("a"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(ok.successful().len(), 1);
+        // One purge a minute: the second answers PurgeQueueInProgress and deletes nothing.
+        c.purge_queue().queue_url(&url).send().await.unwrap();
+        c.send_message()
+            .queue_url(&url)
+            .message_body("after")
+            .send()
+            .await
+            .unwrap();
+        let e = c
+            .purge_queue()
+            .queue_url(&url)
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert!(
+            matches!(e, PurgeQueueError::PurgeQueueInProgress(_)),
+            "{e:?}"
+        );
+        assert_eq!(
+            srv.counts("big").unwrap().visible,
+            1,
+            "the refused purge deleted nothing"
+        );
+    })
+    .await;
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queue_tags_and_dead_letter_source_queues() {
+    let srv = server().await;
+    let c = client(&srv.endpoint_url(), "worker-1");
+    within(30, async {
+        let url = c
+            .create_queue()
+            .queue_name("tagged")
+            .tags("team", "mail")
+            .tags("env", "test")
+            .send()
+            .await
+            .unwrap()
+            .queue_url
+            .unwrap();
+        let tags = |c: &aws_sdk_sqs::Client, url: String| {
+            let c = c.clone();
+            async move {
+                let out = c.list_queue_tags().queue_url(url).send().await.unwrap();
+                let mut t: Vec<(String, String)> =
+                    out.tags().into_iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect();
+                t.sort();
+                t
+            }
+        };
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(tags(&c, url.clone()).await, [pair("env", "test"), pair("team", "mail")]);
+        c.tag_queue().queue_url(&url).tags("env", "prod").tags("owner", "ops").send().await.unwrap();
+        c.untag_queue().queue_url(&url).tag_keys("team").tag_keys("absent").send().await.unwrap();
+        assert_eq!(tags(&c, url.clone()).await, [pair("env", "prod"), pair("owner", "ops")]);
+        let e = c
+            .tag_queue()
+            .queue_url(&url)
+            .tags("aws:reserved", "x")
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(e.code(), Some("InvalidParameterValue"), "{e:?}");
+        let untagged = create(&c, "plain").await;
+        assert!(tags(&c, untagged).await.is_empty());
+        // Two queues dead-letter into `dl`, one elsewhere.
+        let dl = create(&c, "dl").await;
+        create(&c, "dl-other").await;
+        for (name, target) in [("src-b", "dl"), ("src-a", "dl"), ("src-c", "dl-other")] {
+            c.create_queue()
+                .queue_name(name)
+                .attributes(
+                    QueueAttributeName::RedrivePolicy,
+                    format!(r#"{{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:{target}","maxReceiveCount":3}}"#),
+                )
+                .send()
+                .await
+                .unwrap();
+        }
+        let all = c.list_dead_letter_source_queues().queue_url(&dl).send().await.unwrap();
+        let base = srv.endpoint_url();
+        let q = |n: &str| format!("{base}/000000000000/{n}");
+        assert_eq!(all.queue_urls(), [q("src-a"), q("src-b")]);
+        let page = c.list_dead_letter_source_queues().queue_url(&dl).max_results(1).send().await.unwrap();
+        assert_eq!((page.queue_urls(), page.next_token()), (&[q("src-a")][..], Some("src-a")));
+        let next = c
+            .list_dead_letter_source_queues()
+            .queue_url(&dl)
+            .max_results(1)
+            .next_token("src-a")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!((next.queue_urls(), next.next_token()), (&[q("src-b")][..], None));
+        let none = c.list_dead_letter_source_queues().queue_url(&url).send().await.unwrap();
+        assert!(none.queue_urls().is_empty());
     })
     .await;
     srv.shutdown().await;

@@ -29,15 +29,23 @@ fn corpus(
         ("unknown action", "AmazonSQS.StealMessages", J, b"{}".to_vec(), "com.amazon.coral.service#UnknownOperationException"),
         ("other service", "AmazonSNS.Publish", J, b"{}".to_vec(), "com.amazon.coral.service#UnknownOperationException"),
         ("wrong content type", "AmazonSQS.ListQueues", "text/plain", b"{}".to_vec(), "com.amazonaws.sqs#MalformedRequest"),
-        ("huge body", "AmazonSQS.SendMessage", J, vec![b' '; 5 * 1024 * 1024], "com.amazonaws.sqs#MalformedRequest"),
-        ("message too long", "AmazonSQS.SendMessage", J, json!({"QueueUrl": q, "MessageBody": "x".repeat(262_145)}).to_string().into_bytes(), "com.amazonaws.sqs#InvalidParameterValue"),
+        ("huge body", "AmazonSQS.SendMessage", J, vec![b' '; 9 * 1024 * 1024], "com.amazonaws.sqs#MalformedRequest"),
+        ("message too long", "AmazonSQS.SendMessage", J, json!({"QueueUrl": q, "MessageBody": "x".repeat(1_048_577)}).to_string().into_bytes(), "com.amazonaws.sqs#InvalidParameterValue"),
         ("forged receipt", "AmazonSQS.DeleteMessage", J, json!({"QueueUrl": q, "ReceiptHandle": "AQAAAAEAAAABAAAAAQAAAAAAAAAAAAAAAAAAAAAAAAA"}).to_string().into_bytes(), "com.amazonaws.sqs#ReceiptHandleIsInvalid"),
         ("garbage receipt", "AmazonSQS.ChangeMessageVisibility", J, json!({"QueueUrl": q, "ReceiptHandle": "💥", "VisibilityTimeout": 5}).to_string().into_bytes(), "com.amazonaws.sqs#ReceiptHandleIsInvalid"),
         ("no such queue", "AmazonSQS.PurgeQueue", J, json!({"QueueUrl": "http://x/000000000000/none"}).to_string().into_bytes(), "com.amazonaws.sqs#QueueDoesNotExist"),
         ("too many entries", "AmazonSQS.SendMessageBatch", J, json!({"QueueUrl": q, "Entries": (0..11).map(|i| json!({"Id": format!("e{i}"), "MessageBody": "x"})).collect::<Vec<_>>()}).to_string().into_bytes(), "com.amazonaws.sqs#TooManyEntriesInBatchRequest"),
         ("empty batch", "AmazonSQS.SendMessageBatch", J, json!({"QueueUrl": q, "Entries": []}).to_string().into_bytes(), "com.amazonaws.sqs#EmptyBatchRequest"),
         ("repeated ids", "AmazonSQS.ChangeMessageVisibilityBatch", J, json!({"QueueUrl": q, "Entries": [{"Id": "a", "ReceiptHandle": "r", "VisibilityTimeout": 1}, {"Id": "a", "ReceiptHandle": "r", "VisibilityTimeout": 1}]}).to_string().into_bytes(), "com.amazonaws.sqs#BatchEntryIdsNotDistinct"),
-        ("batch over 256 KiB", "AmazonSQS.SendMessageBatch", J, json!({"QueueUrl": q, "Entries": [{"Id": "a", "MessageBody": "x".repeat(200_000)}, {"Id": "b", "MessageBody": "y".repeat(200_000)}]}).to_string().into_bytes(), "com.amazonaws.sqs#BatchRequestTooLong"),
+        ("batch over 1 MiB", "AmazonSQS.SendMessageBatch", J, json!({"QueueUrl": q, "Entries": [{"Id": "a", "MessageBody": "x".repeat(600_000)}, {"Id": "b", "MessageBody": "y".repeat(600_000)}]}).to_string().into_bytes(), "com.amazonaws.sqs#BatchRequestTooLong"),
+        ("maximum message size over 1 MiB", "AmazonSQS.SetQueueAttributes", J, json!({"QueueUrl": q, "Attributes": {"MaximumMessageSize": "1048577"}}).to_string().into_bytes(), "com.amazonaws.sqs#InvalidAttributeValue"),
+        ("missing Tags", "AmazonSQS.TagQueue", J, json!({"QueueUrl": q}).to_string().into_bytes(), "com.amazonaws.sqs#MissingParameter"),
+        ("reserved tag prefix", "AmazonSQS.TagQueue", J, json!({"QueueUrl": q, "Tags": {"aws:owner": "x"}}).to_string().into_bytes(), "com.amazonaws.sqs#InvalidParameterValue"),
+        ("tag value too long", "AmazonSQS.CreateQueue", J, json!({"QueueName": "tag-long", "tags": {"k": "v".repeat(257)}}).to_string().into_bytes(), "com.amazonaws.sqs#InvalidParameterValue"),
+        ("missing TagKeys", "AmazonSQS.UntagQueue", J, json!({"QueueUrl": q}).to_string().into_bytes(), "com.amazonaws.sqs#MissingParameter"),
+        ("tags of no queue", "AmazonSQS.ListQueueTags", J, json!({"QueueUrl": "http://x/000000000000/none"}).to_string().into_bytes(), "com.amazonaws.sqs#QueueDoesNotExist"),
+        ("sources of no queue", "AmazonSQS.ListDeadLetterSourceQueues", J, json!({"QueueUrl": "http://x/000000000000/none"}).to_string().into_bytes(), "com.amazonaws.sqs#QueueDoesNotExist"),
+        ("unsupported operation", "AmazonSQS.AddPermission", J, json!({"QueueUrl": q}).to_string().into_bytes(), "com.amazonaws.sqs#UnsupportedOperation"),
         ("bad attribute name", "AmazonSQS.GetQueueAttributes", J, json!({"QueueUrl": q, "AttributeNames": ["Colour"]}).to_string().into_bytes(), "com.amazonaws.sqs#InvalidAttributeName"),
         ("bad attribute value", "AmazonSQS.SetQueueAttributes", J, json!({"QueueUrl": q, "Attributes": {"VisibilityTimeout": "-3"}}).to_string().into_bytes(), "com.amazonaws.sqs#InvalidAttributeValue"),
         ("bad redrive policy", "AmazonSQS.SetQueueAttributes", J, json!({"QueueUrl": q, "Attributes": {"RedrivePolicy": "{\"maxReceiveCount\": 2}"}}).to_string().into_bytes(), "com.amazonaws.sqs#InvalidAttributeValue"),
@@ -230,6 +238,56 @@ async fn query_protocol_round_trip_and_errors() {
             assert_eq!(xml_text(&r.body, "Code"), Some(code), "{}", r.body);
             assert_eq!(xml_text(&r.body, "Type"), Some("Sender"));
         }
+        // Tags and dead-letter sources in the query protocol.
+        let r = query_call(
+            &endpoint,
+            &[
+                ("Action", "CreateQueue"),
+                ("QueueName", "legacy-src"),
+                ("Tag.1.Key", "team"),
+                ("Tag.1.Value", "mail"),
+                ("Attribute.1.Name", "RedrivePolicy"),
+                (
+                    "Attribute.1.Value",
+                    r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:legacy","maxReceiveCount":3}"#,
+                ),
+            ],
+        )
+        .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let src = xml_text(&r.body, "QueueUrl").unwrap().to_string();
+        let r = query_call(&endpoint, &[("Action", "TagQueue"), ("QueueUrl", &src), ("Tag.1.Key", "env"), ("Tag.1.Value", "prod")]).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let r = query_call(&endpoint, &[("Action", "ListQueueTags"), ("QueueUrl", &src)]).await;
+        assert!(
+            r.body.contains("<ListQueueTagsResult><Tag><Key>env</Key><Value>prod</Value></Tag><Tag><Key>team</Key><Value>mail</Value></Tag></ListQueueTagsResult>"),
+            "{}",
+            r.body
+        );
+        let r = query_call(&endpoint, &[("Action", "UntagQueue"), ("QueueUrl", &src), ("TagKey.1", "team")]).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let r = query_call(&endpoint, &[("Action", "ListQueueTags"), ("QueueUrl", &src)]).await;
+        assert!(!r.body.contains("<Key>team</Key>"), "{}", r.body);
+        let r = query_call(&endpoint, &[("Action", "ListDeadLetterSourceQueues"), ("QueueUrl", &url)]).await;
+        assert!(
+            r.body.contains(&format!("<ListDeadLetterSourceQueuesResult><QueueUrl>{src}</QueueUrl></ListDeadLetterSourceQueuesResult>")),
+            "{}",
+            r.body
+        );
+        // One purge a minute: the second answers PurgeQueueInProgress.
+        let purge = [("Action", "PurgeQueue"), ("QueueUrl", src.as_str())];
+        assert_eq!(query_call(&endpoint, &purge).await.status, 200);
+        let r = query_call(&endpoint, &purge).await;
+        assert_eq!(r.status, 400, "{}", r.body);
+        assert_eq!(
+            xml_text(&r.body, "Code"),
+            Some("AWS.SimpleQueueService.PurgeQueueInProgress"),
+            "{}",
+            r.body
+        );
+        let r = json_call(&endpoint, "PurgeQueue", &json!({"QueueUrl": src})).await;
+        assert_eq!(r.json()["__type"], "com.amazonaws.sqs#PurgeQueueInProgress", "{}", r.body);
+
         // A GET with the form in the query string (older SDKs) works too.
         let r = reqwest::Client::new()
             .get(format!("{endpoint}/?Action=ListQueues&QueueNamePrefix=leg"))

@@ -105,9 +105,21 @@ def main():
         lambda: sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=11),
     )
     raises(
-        "message over 256 KiB is InvalidParameterValue",
+        "message over 1 MiB is InvalidParameterValue",
         "InvalidParameterValue",
-        lambda: sqs.send_message(QueueUrl=url, MessageBody="x" * 262_145),
+        lambda: sqs.send_message(QueueUrl=url, MessageBody="x" * 1_048_577),
+    )
+    big = sqs.send_message(QueueUrl=url, MessageBody="x" * 1_048_576)
+    check("a 1 MiB message is accepted", "MessageId" in big, big)
+    sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)  # leases it: out of later checks' way
+    size = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["MaximumMessageSize"])["Attributes"]
+    check("MaximumMessageSize defaults to 1 MiB", size["MaximumMessageSize"] == "1048576", size)
+    raises(
+        "a batch over 1 MiB in total is BatchRequestTooLong",
+        "BatchRequestTooLong",
+        lambda: sqs.send_message_batch(
+            QueueUrl=url, Entries=[{"Id": "a", "MessageBody": "x" * 600_000}, {"Id": "b", "MessageBody": "y" * 600_000}]
+        ),
     )
 
     # Long polling wakes on a send from another thread.
@@ -139,6 +151,7 @@ def main():
     sqs.purge_queue(QueueUrl=purge_url)
     n = sqs.get_queue_attributes(QueueUrl=purge_url, AttributeNames=["All"])["Attributes"]
     check("PurgeQueue", n["ApproximateNumberOfMessages"] == "0" and n["ApproximateNumberOfMessagesNotVisible"] == "0", n)
+    raises("a second purge within 60 s", "PurgeQueueInProgress", lambda: sqs.purge_queue(QueueUrl=purge_url))
 
     # Redrive policy: after 2 deliveries the message is receivable from the DLQ.
     dlq = sqs.create_queue(QueueName="py-dlq")["QueueUrl"]
@@ -151,8 +164,39 @@ def main():
     for _ in range(2):
         sqs.receive_message(QueueUrl=main_q, VisibilityTimeout=0)
     check("gone from the main queue", "Messages" not in sqs.receive_message(QueueUrl=main_q))
-    dead = sqs.receive_message(QueueUrl=dlq, WaitTimeSeconds=2).get("Messages", [])
+    dead = sqs.receive_message(QueueUrl=dlq, WaitTimeSeconds=2, AttributeNames=["ApproximateReceiveCount"]).get("Messages", [])
     check("dead letter receivable from the DLQ", len(dead) == 1 and dead[0]["Body"] == "poison", dead)
+    check("receive count carries over into the DLQ", dead[0]["Attributes"]["ApproximateReceiveCount"] == "3", dead)
+    sources = sqs.list_dead_letter_source_queues(QueueUrl=dlq)["queueUrls"]
+    check("ListDeadLetterSourceQueues", sources == [main_q], sources)
+
+    # The latest receipt handle after its lease ended, nobody having received the message since.
+    late = sqs.create_queue(QueueName="py-late")["QueueUrl"]
+    sqs.send_message(QueueUrl=late, MessageBody="late")
+    h = sqs.receive_message(QueueUrl=late, VisibilityTimeout=1)["Messages"][0]["ReceiptHandle"]
+    time.sleep(1.3)
+    sqs.change_message_visibility(QueueUrl=late, ReceiptHandle=h, VisibilityTimeout=30)
+    check("visibility change with the latest handle after expiry hides it again", "Messages" not in sqs.receive_message(QueueUrl=late))
+    sqs.send_message(QueueUrl=late, MessageBody="late 2")
+    h2 = sqs.receive_message(QueueUrl=late, VisibilityTimeout=1)["Messages"][0]["ReceiptHandle"]
+    time.sleep(1.3)
+    sqs.delete_message(QueueUrl=late, ReceiptHandle=h2)
+    sqs.delete_message(QueueUrl=late, ReceiptHandle=h)
+    n = sqs.get_queue_attributes(QueueUrl=late, AttributeNames=["All"])["Attributes"]
+    check(
+        "delete with the latest handle after expiry deletes",
+        n["ApproximateNumberOfMessages"] == "0" and n["ApproximateNumberOfMessagesNotVisible"] == "0",
+        n,
+    )
+
+    # Tags.
+    tagged = sqs.create_queue(QueueName="py-tagged", tags={"team": "mail"})["QueueUrl"]
+    check("CreateQueue tags", sqs.list_queue_tags(QueueUrl=tagged).get("Tags") == {"team": "mail"})
+    sqs.tag_queue(QueueUrl=tagged, Tags={"env": "prod", "team": "ops"})
+    sqs.untag_queue(QueueUrl=tagged, TagKeys=["env"])
+    tags = sqs.list_queue_tags(QueueUrl=tagged).get("Tags")
+    check("TagQueue / UntagQueue / ListQueueTags", tags == {"team": "ops"}, tags)
+    raises("the aws: tag prefix is reserved", "InvalidParameterValue", lambda: sqs.tag_queue(QueueUrl=tagged, Tags={"aws:x": "1"}))
 
     # Batches.
     b = sqs.send_message_batch(

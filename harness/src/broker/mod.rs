@@ -45,3 +45,5 @@ mod tests_nats;
 mod tests_rabbitmq;
 #[cfg(test)]
 mod tests_redis_streams;
+#[cfg(test)]
+mod tests_sqs_policy;

@@ -319,9 +319,17 @@ impl Broker {
                 AckOutcome::Deleted
             }
             MessageState::Deleted | MessageState::DeadLettered => AckOutcome::StaleGone,
+            MessageState::Visible
+                if self.config.stale_ack == StaleAck::Sqs && self.is_latest(receipt) =>
+            {
+                // The lease ended and nobody received the message since: SQS accepts the
+                // latest receipt. Its entry in `visible` is skipped lazily on receive.
+                self.set_state(receipt.seq, MessageState::Deleted);
+                AckOutcome::LateDeleted
+            }
             _ => match self.config.stale_ack {
                 StaleAck::Reject => AckOutcome::StaleRejected,
-                StaleAck::Ignore => AckOutcome::StaleIgnored,
+                StaleAck::Ignore | StaleAck::Sqs => AckOutcome::StaleIgnored,
                 StaleAck::Delete => {
                     match state {
                         MessageState::Leased { lease_end, .. } => {
@@ -337,7 +345,10 @@ impl Broker {
                 }
             },
         };
-        if matches!(outcome, AckOutcome::Deleted | AckOutcome::StaleDeleted) {
+        if matches!(
+            outcome,
+            AckOutcome::Deleted | AckOutcome::StaleDeleted | AckOutcome::LateDeleted
+        ) {
             self.messages.forget(receipt.seq);
         }
         log.push(Event {
@@ -361,8 +372,18 @@ impl Broker {
         }
     }
 
+    /// True when `receipt` is the message's latest delivery and the message has been received
+    /// since its last redrive (a redrive makes it a new message: every earlier receipt is old).
+    fn is_latest(&self, receipt: Receipt) -> bool {
+        self.msg(receipt.seq)
+            .is_some_and(|m| m.nonce == receipt.nonce && m.receive_count > 0)
+    }
+
     /// Sets the current lease to end `timeout` from now; 0 ends it at once (the message goes
     /// back to the front of the queue, or to the DLQ if this was its last allowed delivery).
+    /// Under `stale_ack: sqs` the latest receipt of a message whose lease ended, nobody having
+    /// received it since, is accepted too, as SQS does: the message is hidden again for
+    /// `timeout` (held by `worker`); with 0 it stays visible.
     pub fn change_visibility(
         &mut self,
         now: Nanos,
@@ -374,6 +395,12 @@ impl Broker {
         let Some(m) = self.msg(receipt.seq) else {
             return Err(VisibilityError::StaleReceipt);
         };
+        if m.state == MessageState::Visible
+            && self.config.stale_ack == StaleAck::Sqs
+            && self.is_latest(receipt)
+        {
+            return Ok(self.lease_again(now, receipt, worker, timeout, log));
+        }
         let MessageState::Leased {
             nonce,
             lease_end,
@@ -411,6 +438,45 @@ impl Broker {
             self.leases.insert((new_end, receipt.seq));
         }
         Ok(new_end)
+    }
+
+    /// A visibility change with the latest receipt of a visible message (`stale_ack: sqs`): the
+    /// message leaves the visible queue for `timeout` (0: it stays visible).
+    fn lease_again(
+        &mut self,
+        now: Nanos,
+        receipt: Receipt,
+        worker: WorkerId,
+        timeout: Nanos,
+        log: &mut Vec<Event>,
+    ) -> Nanos {
+        let new_end = now.saturating_add(timeout);
+        if timeout == 0 {
+            return new_end; // visible already: nothing changes, nothing to record
+        }
+        let delivery = self.message(receipt.seq).receive_count;
+        log.push(Event {
+            at: now,
+            kind: EventKind::VisibilityChanged {
+                seq: receipt.seq,
+                worker,
+                delivery,
+                lease_end: new_end,
+            },
+        });
+        if let Some(i) = self.visible.iter().position(|&s| s == receipt.seq) {
+            self.visible.remove(i);
+        }
+        self.set_state(
+            receipt.seq,
+            MessageState::Leased {
+                worker,
+                nonce: receipt.nonce,
+                lease_end: new_end,
+            },
+        );
+        self.leases.insert((new_end, receipt.seq));
+        new_end
     }
 
     /// Replaces the configuration. A new visibility timeout applies to the leases handed out from

@@ -79,7 +79,7 @@ pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
             }
             EventKind::Acked {
                 seq,
-                outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted,
+                outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted | AckOutcome::LateDeleted,
                 ..
             } => {
                 if let Some(a) = index_of(seq, n).map(|i| &mut acc[i]) {

@@ -85,9 +85,12 @@ impl Places {
             EventKind::LeaseExpired { seq, .. } => (seq, Place::Visible),
             EventKind::Acked {
                 seq,
-                outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted,
+                outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted | AckOutcome::LateDeleted,
                 ..
             } => (seq, Place::Deleted),
+            // From a visible message only: `stale_ack: sqs` leases it again to the latest
+            // receipt's holder (from a leased one it is no move).
+            EventKind::VisibilityChanged { seq, .. } => (seq, Place::InFlight),
             EventKind::DeadLettered { seq, .. } => (seq, Place::DeadLettered),
             EventKind::Dropped { seq, .. } => (seq, Place::Deleted),
             EventKind::Redriven { seq } => (seq, Place::Visible),
@@ -99,6 +102,7 @@ impl Places {
             (EventKind::Published { .. }, Place::Unpublished) => true,
             (EventKind::LeaseExpired { .. }, Place::InFlight) => true,
             (EventKind::Redriven { .. }, Place::DeadLettered) => true,
+            (EventKind::VisibilityChanged { .. }, Place::Visible) => true,
             (
                 EventKind::Delivered { .. }
                 | EventKind::Acked { .. }

@@ -249,7 +249,8 @@ pub fn slow_handler(policy: crate::profile::StaleAck) -> RunRecord {
         .call(30.0, Some(64.0), Some(m), 2, 2, CallOutcome::Accepted)
         .effect(30.0, Some(m), 2, 2);
     match policy {
-        StaleAck::Reject | StaleAck::Ignore => {
+        // sqs: every late ack comes after another delivery: the ignore outcome.
+        StaleAck::Reject | StaleAck::Ignore | StaleAck::Sqs => {
             let stale = if policy == StaleAck::Reject {
                 AckOutcome::StaleRejected
             } else {

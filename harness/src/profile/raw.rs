@@ -110,6 +110,7 @@ pub enum StaleAckName {
     Reject,
     Delete,
     Ignore,
+    Sqs,
 }
 
 /// `workload`: what is published, and when.

@@ -170,6 +170,10 @@ pub enum StaleAck {
     Delete,
     /// Report success and leave the message (what SQS documents for an old receipt handle).
     Ignore,
+    /// What SQS does: the latest receipt of a message whose lease ended and that nobody has
+    /// received since deletes it; an older receipt reports success and leaves the message. A
+    /// change of visibility with that latest receipt succeeds too (the holder leases it again).
+    Sqs,
 }
 
 #[derive(Debug, Clone, PartialEq)]

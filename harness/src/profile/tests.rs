@@ -294,7 +294,7 @@ fn a_wrong_type_is_placed_at_the_value() {
     assert_eq!(
         error(&with("broker: { stale_ack: drop }\n")),
         "p.yaml:6:22: broker.stale_ack: unknown variant `drop`, expected one of `reject`, \
-         `delete`, `ignore`"
+         `delete`, `ignore`, `sqs`"
     );
     assert_eq!(
         error(&with("mode: fast\n")),

@@ -33,7 +33,7 @@ pub struct RunJson {
     pub visibility_timeout_s: f64,
     /// Deliveries before the DLQ (0 = no limit).
     pub max_receives: u32,
-    /// `reject`, `delete` or `ignore`.
+    /// `reject`, `delete`, `ignore` or `sqs`.
     pub stale_ack: String,
     /// The broker kind (`sqs`, `rabbitmq`, `nats`, `redis-streams`); left out for `sqs`, as in
     /// folders written before there were kinds.
@@ -103,6 +103,7 @@ impl RunJson {
                 StaleAck::Reject => "reject",
                 StaleAck::Delete => "delete",
                 StaleAck::Ignore => "ignore",
+                StaleAck::Sqs => "sqs",
             }
             .to_string(),
             broker_kind: s.broker.kind.name().to_string(),

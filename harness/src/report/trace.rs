@@ -156,6 +156,9 @@ fn event_line(kind: &EventKind, seq: Seq) -> Option<(u8, String)> {
                 AckOutcome::StaleRejected => "STALE: refused",
                 AckOutcome::StaleIgnored => "STALE: reported ok, message left",
                 AckOutcome::StaleDeleted => "STALE: deleted a message another worker holds",
+                AckOutcome::LateDeleted => {
+                    "LATE: deleted (its lease had ended, nobody received it since)"
+                }
                 AckOutcome::StaleGone => "STALE: message already gone",
             };
             (

@@ -114,7 +114,7 @@ pub fn outcome(target: &str, record: &RunRecord, limit: u32) -> Option<ProbeOutc
             EventKind::Acked {
                 seq: s,
                 delivery,
-                outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted,
+                outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted | AckOutcome::LateDeleted,
                 ..
             } if s == seq => {
                 fate = "acked";

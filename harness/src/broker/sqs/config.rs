@@ -45,9 +45,9 @@ impl Default for SqsConfig {
             region: "us-east-1".to_string(),
             account_id: "000000000000".to_string(),
             default_broker: default_broker_config(),
-            // Ten 256 KiB messages JSON-escaped at worst 6 bytes a byte would need more; a batch
-            // over 256 KiB in total is refused anyway (`BatchRequestTooLong`).
-            max_request_bytes: 4 * 1024 * 1024,
+            // A batch over 1 MiB in total is refused (`BatchRequestTooLong`); 1 MiB of bodies
+            // JSON-escaped at worst 6 bytes a byte fits in 8 MiB.
+            max_request_bytes: 8 * 1024 * 1024,
             queues: Vec::new(),
             record_events: true,
             forget_settled: false,

@@ -25,7 +25,7 @@ pub enum ErrorCode {
     InvalidAction,
     /// JSON protocol: `X-Amz-Target` names no operation.
     UnknownOperation,
-    /// An operation SQS has that this broker does not implement (tags, permissions, FIFO, ...).
+    /// An operation SQS has that this broker does not implement (permissions, message moves, FIFO).
     UnsupportedOperation,
     /// A queue attribute name that does not exist (or that cannot be set).
     InvalidAttributeName,
@@ -43,6 +43,8 @@ pub enum ErrorCode {
     InvalidBatchEntryId,
     /// The messages of one batch add up to more than the maximum message size.
     BatchRequestTooLong,
+    /// A `PurgeQueue` within 60 s of the queue's last purge.
+    PurgeQueueInProgress,
     /// JSON protocol: the body is not JSON, or a member has the wrong type.
     SerializationException,
     /// The request is not an SQS request at all: wrong content type, unreadable form, body over
@@ -72,6 +74,7 @@ impl ErrorCode {
             ErrorCode::BatchEntryIdsNotDistinct => "BatchEntryIdsNotDistinct",
             ErrorCode::InvalidBatchEntryId => "InvalidBatchEntryId",
             ErrorCode::BatchRequestTooLong => "BatchRequestTooLong",
+            ErrorCode::PurgeQueueInProgress => "PurgeQueueInProgress",
             ErrorCode::SerializationException => "SerializationException",
             ErrorCode::MalformedRequest => "MalformedRequest",
             ErrorCode::InternalFailure => "InternalFailure",
@@ -104,6 +107,7 @@ impl ErrorCode {
             }
             ErrorCode::InvalidBatchEntryId => "AWS.SimpleQueueService.InvalidBatchEntryId",
             ErrorCode::BatchRequestTooLong => "AWS.SimpleQueueService.BatchRequestTooLong",
+            ErrorCode::PurgeQueueInProgress => "AWS.SimpleQueueService.PurgeQueueInProgress",
             ErrorCode::UnknownOperation => "InvalidAction",
             ErrorCode::SerializationException => "MalformedInput",
             other => other.name(),

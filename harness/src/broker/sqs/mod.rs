@@ -13,8 +13,10 @@
 //! `GetQueueAttributes`, `SetQueueAttributes`, `SendMessage`, `SendMessageBatch`,
 //! `ReceiveMessage` (long polling that wakes on a send, a lease expiry or a delay's end),
 //! `DeleteMessage`, `DeleteMessageBatch`, `ChangeMessageVisibility`,
-//! `ChangeMessageVisibilityBatch`. Tags, permissions, message-move tasks and FIFO queues answer
-//! `UnsupportedOperation`.
+//! `ChangeMessageVisibilityBatch`, `TagQueue`, `UntagQueue`, `ListQueueTags` (and `CreateQueue`
+//! `tags`), `ListDeadLetterSourceQueues`. Permissions, message-move tasks and FIFO queues answer
+//! `UnsupportedOperation`. A second `PurgeQueue` of a queue within 60 s answers
+//! `PurgeQueueInProgress`, as SQS does.
 //!
 //! # Semantics
 //! Each queue is one [`crate::broker::Broker`] (the same state machine as sim mode) driven by the
@@ -30,14 +32,17 @@
 //! `stale_ack` policy:
 //! - `reject`: the delete fails with `ReceiptHandleIsInvalid` and the message is untouched
 //!   (what a consumer sees from a broker that refuses late acks);
-//! - `ignore`: the delete succeeds and deletes nothing (what SQS documents; the default for
-//!   queues created with `CreateQueue`);
+//! - `sqs` (what SQS does; the default for queues created with `CreateQueue`): the latest
+//!   handle of a message whose lease ended, nobody having received it since, deletes it; an
+//!   older handle succeeds and deletes nothing;
+//! - `ignore`: the delete succeeds and deletes nothing;
 //! - `delete`: the delete succeeds and deletes the message although another worker holds it.
 //!
 //! A `ChangeMessageVisibility` with a receipt that is not current fails with
 //! `InvalidParameterValue` ("Message does not exist or is not available for visibility timeout
-//! change"), as SQS does, whatever the policy. Every stale delete is recorded as such in the
-//! event log, whatever the policy.
+//! change"), as SQS does, except under `sqs` with the latest handle of a message nobody
+//! received since its lease ended: that succeeds (the message is hidden again). Every stale
+//! delete is recorded as such in the event log, whatever the policy.
 //!
 //! **Workers** are told apart by the access key id of their SigV4 credentials (signatures are not
 //! verified): `3` or `worker-3` is worker 3; other ids get worker numbers from 10001 upward (see
@@ -49,7 +54,8 @@
 //! header that SDKs use to name the error, or an XML `ErrorResponse` with the query code.
 //! Malformed requests (not JSON, wrong member types, missing members, bodies over the size limit,
 //! unknown actions, wrong content types) are answered 400; nothing a client sends panics the
-//! server. A message over `MaximumMessageSize` (256 KiB) is `InvalidParameterValue`, as in SQS.
+//! server. A message over `MaximumMessageSize` (default and largest 1 MiB) is `InvalidParameterValue`, as in SQS;
+//! a batch whose messages together exceed it is `BatchRequestTooLong`.
 //!
 //! Not modelled: message retention (`MessageRetentionPeriod` is reported, never enforced),
 //! FIFO queues, encryption, `PurgeQueue`'s 60 s rate limit, purges in the event log (purged
@@ -100,6 +106,7 @@ mod request;
 mod response;
 mod server;
 mod service;
+mod tags;
 mod timer;
 mod validate;
 mod wire;

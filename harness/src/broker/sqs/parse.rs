@@ -16,10 +16,6 @@ const TARGET_PREFIX: &str = "AmazonSQS.";
 const UNSUPPORTED: &[&str] = &[
     "AddPermission",
     "RemovePermission",
-    "TagQueue",
-    "UntagQueue",
-    "ListQueueTags",
-    "ListDeadLetterSourceQueues",
     "StartMessageMoveTask",
     "CancelMessageMoveTask",
     "ListMessageMoveTasks",
@@ -109,6 +105,23 @@ pub(crate) fn action(protocol: Protocol, name: &str, mut w: Wire) -> Result<Acti
         "CreateQueue" => Action::CreateQueue {
             name: v::queue_name(w.queue_name)?,
             attributes: w.attributes.unwrap_or_default(),
+            tags: w.tags.unwrap_or_default(),
+        },
+        "TagQueue" => Action::TagQueue {
+            queue: v::queue_of_url(w.queue_url)?,
+            tags: required(w.tags, "Tags")?,
+        },
+        "UntagQueue" => Action::UntagQueue {
+            queue: v::queue_of_url(w.queue_url)?,
+            keys: required(w.tag_keys, "TagKeys")?,
+        },
+        "ListQueueTags" => Action::ListQueueTags {
+            queue: v::queue_of_url(w.queue_url)?,
+        },
+        "ListDeadLetterSourceQueues" => Action::ListDeadLetterSourceQueues {
+            queue: v::queue_of_url(w.queue_url)?,
+            max_results: v::opt_in_range(w.max_results, 1, 1000, "MaxResults")?,
+            next_token: w.next_token,
         },
         "GetQueueUrl" => Action::GetQueueUrl {
             name: required(w.queue_name, "QueueName")?,

@@ -2,7 +2,8 @@
 //! translated to the JSON protocol's member shape ([`Wire`]), so both share one decoder.
 //!
 //! Flattened lists and maps become JSON ones: `AttributeName.N` -> `AttributeNames`,
-//! `Attribute.N.{Name,Value}` -> `Attributes`, `MessageAttribute.N.{Name,Value.*}` ->
+//! `Attribute.N.{Name,Value}` -> `Attributes`, `Tag.N.{Key,Value}` -> `Tags`, `TagKey.N` ->
+//! `TagKeys`, `MessageAttribute.N.{Name,Value.*}` ->
 //! `MessageAttributes`, `<Action>RequestEntry.N.*` -> `Entries`. Integer members become JSON
 //! numbers when they parse as one (and fail decoding, as a wrong type, when they do not).
 
@@ -136,8 +137,21 @@ fn object(map: BTreeMap<String, Node>) -> Result<Map<String, Value>, SqsError> {
                 }
                 out.insert("Attributes".into(), Value::Object(attrs));
             }
+            ("Tag", Node::Branch(items)) => {
+                let mut tags = Map::new();
+                for item in indexed(&k, items)? {
+                    let Node::Branch(mut item) = item else {
+                        return Err(malformed(&k));
+                    };
+                    let key =
+                        leaf(item.remove("Key")).ok_or_else(|| SqsError::missing("Tag.N.Key"))?;
+                    let value = leaf(item.remove("Value")).unwrap_or_default();
+                    tags.insert(key, Value::String(value));
+                }
+                out.insert("Tags".into(), Value::Object(tags));
+            }
             (
-                "AttributeName" | "MessageAttributeName" | "MessageSystemAttributeName",
+                "AttributeName" | "MessageAttributeName" | "MessageSystemAttributeName" | "TagKey",
                 Node::Branch(items),
             ) => {
                 let list = indexed(&k, items)?

@@ -20,6 +20,8 @@ use crate::profile::StaleAck;
 use crate::record::{AckOutcome, Event, Nanos, Seq, WorkerId};
 
 const S: Nanos = 1_000_000_000;
+/// SQS allows one `PurgeQueue` per queue every 60 s.
+const PURGE_EVERY: Nanos = 60 * S;
 
 /// A message as the queue keeps it beside the broker.
 #[derive(Debug, Clone)]
@@ -34,6 +36,9 @@ pub struct StoredMessage {
     pub first_receive_ms: Option<u64>,
     /// The ARN of the queue it was dead-lettered from.
     pub dead_letter_source: Option<String>,
+    /// Receives in the queues it was dead-lettered from: `ApproximateReceiveCount` counts the
+    /// receives of every queue, as SQS does.
+    pub earlier_receives: u32,
 }
 
 impl StoredMessage {
@@ -61,6 +66,10 @@ pub struct SqsQueue {
     pub waiters: Arc<Notify>,
     pub created_s: u64,
     pub modified_s: u64,
+    /// When the queue was last purged: SQS allows one purge every 60 s.
+    pub purged_at: Option<Nanos>,
+    /// The queue's tags (`CreateQueue` `tags`, `TagQueue`, `UntagQueue`, `ListQueueTags`).
+    pub tags: BTreeMap<String, String>,
 }
 
 impl SqsQueue {
@@ -91,6 +100,8 @@ impl SqsQueue {
             waiters: Arc::new(Notify::new()),
             created_s: epoch_s,
             modified_s: epoch_s,
+            purged_at: None,
+            tags: BTreeMap::new(),
         }
     }
 
@@ -132,6 +143,7 @@ impl SqsQueue {
             sent_ms: epoch_ms,
             first_receive_ms: None,
             dead_letter_source: None,
+            earlier_receives: 0,
         };
         let sent = Sent {
             message_id: stored.message_id.clone(),
@@ -177,7 +189,10 @@ impl SqsQueue {
                     attributes.insert(name.to_string(), value);
                 }
             };
-            put("ApproximateReceiveCount", h.receive_count.to_string());
+            put(
+                "ApproximateReceiveCount",
+                (m.earlier_receives + h.receive_count).to_string(),
+            );
             put("SentTimestamp", m.sent_ms.to_string());
             put("ApproximateFirstReceiveTimestamp", first.to_string());
             put("SenderId", "000000000000".to_string());
@@ -217,7 +232,9 @@ impl SqsQueue {
 
     /// `DeleteMessage`, with the broker's `stale_ack` policy for a receipt that is no longer
     /// current: `reject` answers `ReceiptHandleIsInvalid`; `ignore` answers success and leaves the
-    /// message (what SQS documents); `delete` answers success and deletes it.
+    /// message; `delete` answers success and deletes it; `sqs` (what SQS does) answers success
+    /// and deletes it when the handle is the latest and nobody received the message since its
+    /// lease ended, and leaves it otherwise.
     pub fn delete(
         &mut self,
         now: Nanos,
@@ -227,7 +244,7 @@ impl SqsQueue {
     ) -> Result<(), SqsError> {
         let receipt = self.receipt(codec, handle)?;
         match self.broker.ack(now, receipt, worker, &mut self.events) {
-            Ok(AckOutcome::Deleted | AckOutcome::StaleDeleted) => {
+            Ok(AckOutcome::Deleted | AckOutcome::StaleDeleted | AckOutcome::LateDeleted) => {
                 self.forget(receipt.seq);
                 Ok(())
             }
@@ -237,7 +254,9 @@ impl SqsQueue {
     }
 
     /// `ChangeMessageVisibility`: a new lease end `timeout_s` from now (0 ends it at once). A
-    /// receipt that is not current is refused, as SQS does for a message not in flight.
+    /// receipt that is not current is refused, as SQS does for a message not in flight, except
+    /// under `stale_ack: sqs` the latest handle of a message nobody received since its lease
+    /// ended: accepted, as SQS does (the message is hidden again for `timeout_s`).
     pub fn change_visibility(
         &mut self,
         now: Nanos,
@@ -280,12 +299,20 @@ impl SqsQueue {
 
     /// Messages the broker dead-lettered since the last call, ready to publish into the DLQ.
     pub fn take_dead_letters(&mut self) -> Vec<StoredMessage> {
-        let taken = self.broker.take_dlq();
-        let letters = taken
+        // Receive counts before the broker forgets what it takes.
+        let counts: Vec<(Seq, u32)> = self
+            .broker
+            .dlq()
+            .iter()
+            .map(|&seq| (seq, self.broker.receive_count(seq).unwrap_or(0)))
+            .collect();
+        self.broker.take_dlq();
+        let letters = counts
             .into_iter()
-            .filter_map(|seq| self.messages.remove(&seq))
-            .map(|mut m| {
+            .filter_map(|(seq, receives)| self.messages.remove(&seq).map(|m| (m, receives)))
+            .map(|(mut m, receives)| {
                 m.dead_letter_source = Some(self.arn.clone());
+                m.earlier_receives += receives;
                 m
             })
             .collect();
@@ -357,14 +384,30 @@ impl SqsQueue {
         Ok((config, settings))
     }
 
-    /// Deletes every message the queue holds; in-flight receipts become stale.
-    /// Bodies go with them; dead letters not yet moved stay.
-    pub fn purge(&mut self) {
+    /// `PurgeQueue`: deletes every message the queue holds; in-flight receipts become stale.
+    /// Bodies go with them; dead letters not yet moved stay. A second purge within 60 s of the
+    /// last one is refused with `PurgeQueueInProgress`, as SQS does.
+    pub fn purge(&mut self, now: Nanos) -> Result<(), SqsError> {
+        if let Some(at) = self
+            .purged_at
+            .filter(|&at| now < at.saturating_add(PURGE_EVERY))
+        {
+            let left_s = (at + PURGE_EVERY - now).div_ceil(S);
+            return Err(SqsError::new(
+                ErrorCode::PurgeQueueInProgress,
+                format!(
+                    "Only one PurgeQueue operation on {} is allowed every 60 seconds (the next in {left_s} s).",
+                    self.name
+                ),
+            ));
+        }
+        self.purged_at = Some(now);
         self.broker.purge();
         let broker = &self.broker;
         self.messages
             .retain(|&seq, _| broker.state(seq) == Some(MessageState::DeadLettered));
         self.messages.shrink_to_fit();
+        Ok(())
     }
 }
 
@@ -374,11 +417,13 @@ pub fn message_id(queue: u32, seq: Seq) -> String {
 }
 
 /// The broker configuration of queues created over the API when nothing else is said: SQS's
-/// 30 s visibility timeout, no delivery limit, and SQS's documented stale-ack behaviour.
+/// 30 s visibility timeout, no delivery limit, and SQS's stale-ack behaviour (`stale_ack: sqs`:
+/// the latest receipt handle still deletes after its lease ended while nobody received the
+/// message since; an older one succeeds and leaves the message).
 pub fn default_broker_config() -> BrokerConfig {
     BrokerConfig {
         visibility_timeout: 30 * S,
         max_receives: 0,
-        stale_ack: StaleAck::Ignore,
+        stale_ack: StaleAck::Sqs,
     }
 }

@@ -9,8 +9,8 @@ use crate::record::Nanos;
 
 const S: Nanos = 1_000_000_000;
 
-/// Default and largest `MaximumMessageSize` (256 KiB).
-pub const MAX_MESSAGE_BYTES: usize = 262_144;
+/// Default and largest `MaximumMessageSize` (1 MiB, SQS's limit; it was 256 KiB until 2025).
+pub const MAX_MESSAGE_BYTES: usize = 1_048_576;
 
 /// Every attribute name `GetQueueAttributes` accepts, in the order `All` reports them.
 pub const NAMES: &[&str] = &[

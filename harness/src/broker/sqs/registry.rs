@@ -92,6 +92,7 @@ impl Registry {
         &mut self,
         name: &str,
         attributes: &BTreeMap<String, String>,
+        tags: &BTreeMap<String, String>,
         epoch_s: u64,
     ) -> Result<String, SqsError> {
         if let Some(q) = self.queues.get(name) {
@@ -108,7 +109,10 @@ impl Registry {
         let (config, settings) =
             SqsQueue::with_attributes(self.default_broker, &QueueSettings::default(), attributes)?;
         self.check_redrive(name, settings.redrive.as_ref())?;
+        let mut queue_tags = BTreeMap::new();
+        super::tags::add(name, &mut queue_tags, tags)?;
         self.insert(name, config, settings, epoch_s);
+        self.get(name)?.tags = queue_tags;
         Ok(self.url(name))
     }
 
@@ -221,6 +225,39 @@ impl Registry {
             None
         };
         (names.into_iter().map(|n| self.url(n)).collect(), token)
+    }
+
+    /// `ListDeadLetterSourceQueues`: the queues whose redrive policy names queue `name` as their
+    /// dead-letter queue, by name, paged as [`Registry::list`] pages.
+    pub fn dead_letter_sources(
+        &mut self,
+        name: &str,
+        max_results: Option<u32>,
+        next_token: Option<&str>,
+    ) -> Result<(Vec<String>, Option<String>), SqsError> {
+        let arn = self.get(name)?.arn.clone();
+        let mut names: Vec<&String> = self
+            .queues
+            .iter()
+            .filter(|(_, q)| {
+                q.settings
+                    .redrive
+                    .as_ref()
+                    .is_some_and(|p| p.dead_letter_target_arn == arn)
+            })
+            .map(|(n, _)| n)
+            .filter(|n| next_token.is_none_or(|t| n.as_str() > t))
+            .collect();
+        names.sort();
+        let page = max_results.map_or(LIST_PAGE, |m| m as usize);
+        let more = max_results.is_some() && names.len() > page;
+        names.truncate(page);
+        let token = if more {
+            names.last().map(|n| n.to_string())
+        } else {
+            None
+        };
+        Ok((names.into_iter().map(|n| self.url(n)).collect(), token))
     }
 
     /// Ends due delays and leases of every queue, then moves new dead letters.

@@ -61,6 +61,17 @@ pub fn response(r: &Response) -> String {
                 failed: failed.iter().map(FailureJson).collect(),
             },
         ),
+        Response::ListQueueTags(tags) => serde_json::to_writer(&mut buf, &QueueTags { tags }),
+        Response::ListDeadLetterSourceQueues {
+            queue_urls,
+            next_token,
+        } => serde_json::to_writer(
+            &mut buf,
+            &DeadLetterSources {
+                queue_urls,
+                next_token: next_token.as_deref(),
+            },
+        ),
         Response::Empty => {
             buf.extend_from_slice(b"{}");
             Ok(())
@@ -90,6 +101,22 @@ struct ListQueues<'a> {
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     queue_urls: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
+    next_token: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct QueueTags<'a> {
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    tags: &'a BTreeMap<String, String>,
+}
+
+/// SQS's model spells this list `queueUrls` (required, so present even when empty).
+#[derive(Serialize)]
+struct DeadLetterSources<'a> {
+    #[serde(rename = "queueUrls")]
+    queue_urls: &'a [String],
+    #[serde(rename = "NextToken", skip_serializing_if = "Option::is_none")]
     next_token: Option<&'a str>,
 }
 

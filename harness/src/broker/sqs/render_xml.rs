@@ -29,6 +29,10 @@ pub fn response(action: &str, r: &Response, request_id: &str) -> String {
         Response::ListQueues {
             queue_urls,
             next_token,
+        }
+        | Response::ListDeadLetterSourceQueues {
+            queue_urls,
+            next_token,
         } => {
             for u in queue_urls {
                 el(&mut x, "QueueUrl", u);
@@ -92,6 +96,14 @@ pub fn response(action: &str, r: &Response, request_id: &str) -> String {
                 let _ = write!(x, "</{action}ResultEntry>");
             }
             failures(&mut x, failed);
+        }
+        Response::ListQueueTags(tags) => {
+            for (k, v) in tags {
+                x.push_str("<Tag>");
+                el(&mut x, "Key", k);
+                el(&mut x, "Value", v);
+                x.push_str("</Tag>");
+            }
         }
         Response::Empty => {}
     }

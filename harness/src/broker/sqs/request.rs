@@ -31,6 +31,8 @@ pub enum Action {
     CreateQueue {
         name: String,
         attributes: BTreeMap<String, String>,
+        /// Tags of a queue it creates (an existing queue keeps its own).
+        tags: BTreeMap<String, String>,
     },
     GetQueueUrl {
         name: String,
@@ -81,6 +83,23 @@ pub enum Action {
     PurgeQueue {
         queue: String,
     },
+    TagQueue {
+        queue: String,
+        tags: BTreeMap<String, String>,
+    },
+    UntagQueue {
+        queue: String,
+        keys: Vec<String>,
+    },
+    ListQueueTags {
+        queue: String,
+    },
+    /// The queues whose redrive policy names `queue` as their dead-letter queue.
+    ListDeadLetterSourceQueues {
+        queue: String,
+        max_results: Option<u32>,
+        next_token: Option<String>,
+    },
 }
 
 impl Action {
@@ -101,6 +120,10 @@ impl Action {
             Action::ChangeMessageVisibility { .. } => "ChangeMessageVisibility",
             Action::ChangeMessageVisibilityBatch { .. } => "ChangeMessageVisibilityBatch",
             Action::PurgeQueue { .. } => "PurgeQueue",
+            Action::TagQueue { .. } => "TagQueue",
+            Action::UntagQueue { .. } => "UntagQueue",
+            Action::ListQueueTags { .. } => "ListQueueTags",
+            Action::ListDeadLetterSourceQueues { .. } => "ListDeadLetterSourceQueues",
         }
     }
 }

@@ -25,6 +25,13 @@ pub enum Response {
         successful: Vec<String>,
         failed: Vec<BatchFailure>,
     },
+    /// `ListQueueTags`.
+    ListQueueTags(BTreeMap<String, String>),
+    /// `ListDeadLetterSourceQueues`.
+    ListDeadLetterSourceQueues {
+        queue_urls: Vec<String>,
+        next_token: Option<String>,
+    },
     /// Operations that answer nothing but success.
     Empty,
 }

@@ -100,8 +100,34 @@ impl Service {
     ) -> Result<Response, SqsError> {
         let epoch_ms = self.clock.epoch_ms(now);
         Ok(match action {
-            Action::CreateQueue { name, attributes } => {
-                Response::QueueUrl(st.create(&name, &attributes, self.epoch_s(now))?)
+            Action::CreateQueue {
+                name,
+                attributes,
+                tags,
+            } => Response::QueueUrl(st.create(&name, &attributes, &tags, self.epoch_s(now))?),
+            Action::TagQueue { queue, tags } => {
+                let q = st.get(&queue)?;
+                super::tags::add(&queue, &mut q.tags, &tags)?;
+                Response::Empty
+            }
+            Action::UntagQueue { queue, keys } => {
+                super::tags::remove(&mut st.get(&queue)?.tags, &keys);
+                Response::Empty
+            }
+            Action::ListQueueTags { queue } => {
+                Response::ListQueueTags(st.get(&queue)?.tags.clone())
+            }
+            Action::ListDeadLetterSourceQueues {
+                queue,
+                max_results,
+                next_token,
+            } => {
+                let (queue_urls, next_token) =
+                    st.dead_letter_sources(&queue, max_results, next_token.as_deref())?;
+                Response::ListDeadLetterSourceQueues {
+                    queue_urls,
+                    next_token,
+                }
             }
             Action::GetQueueUrl { name } => {
                 st.get(&name)?;
@@ -125,7 +151,7 @@ impl Service {
                 Response::Empty
             }
             Action::PurgeQueue { queue } => {
-                st.get(&queue)?.purge();
+                st.get(&queue)?.purge(now)?;
                 crate::serving::trim::released();
                 Response::Empty
             }

@@ -31,6 +31,10 @@ pub struct Wire {
     pub message_group_id: Option<String>,
     pub message_deduplication_id: Option<String>,
     pub entries: Option<Vec<WireEntry>>,
+    /// `TagQueue` `Tags`; `CreateQueue` spells it `tags`.
+    #[serde(alias = "tags")]
+    pub tags: Option<BTreeMap<String, String>>,
+    pub tag_keys: Option<Vec<String>>,
 }
 
 /// The members of a message to send (`SendMessage` and each `SendMessageBatch` entry).

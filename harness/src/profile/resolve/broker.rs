@@ -148,6 +148,7 @@ fn sqs(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
             None | Some(StaleAckName::Reject) => StaleAck::Reject,
             Some(StaleAckName::Delete) => StaleAck::Delete,
             Some(StaleAckName::Ignore) => StaleAck::Ignore,
+            Some(StaleAckName::Sqs) => StaleAck::Sqs,
         },
     })
 }

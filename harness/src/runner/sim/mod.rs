@@ -30,4 +30,6 @@ mod tests;
 #[cfg(test)]
 mod tests_kinds;
 #[cfg(test)]
+mod tests_sqs_policy;
+#[cfg(test)]
 mod tests_targets;

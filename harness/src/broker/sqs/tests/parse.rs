@@ -82,6 +82,42 @@ fn both_protocols_parse_to_the_same_action() {
 }
 
 #[test]
+fn tags_parse_alike_in_both_protocols() {
+    let tags: std::collections::BTreeMap<String, String> = [("team", "mail"), ("env", "")]
+        .map(|(k, v)| (k.into(), v.into()))
+        .into();
+    let j = json(
+        "TagQueue",
+        r#"{"QueueUrl":"q","Tags":{"team":"mail","env":""}}"#,
+    );
+    let q = query("Action=TagQueue&QueueUrl=q&Tag.1.Key=team&Tag.1.Value=mail&Tag.2.Key=env");
+    let want = Action::TagQueue {
+        queue: "q".into(),
+        tags: tags.clone(),
+    };
+    assert_eq!((j, q), (Ok(want.clone()), Ok(want)));
+    let want = Action::UntagQueue {
+        queue: "q".into(),
+        keys: vec!["team".into(), "env".into()],
+    };
+    let j = json("UntagQueue", r#"{"QueueUrl":"q","TagKeys":["team","env"]}"#);
+    let q = query("Action=UntagQueue&QueueUrl=q&TagKey.2=env&TagKey.1=team");
+    assert_eq!((j, q), (Ok(want.clone()), Ok(want)));
+    // CreateQueue's member is `tags` in JSON, `Tag.N` in the query protocol.
+    let want = Action::CreateQueue {
+        name: "jobs".into(),
+        attributes: Default::default(),
+        tags,
+    };
+    let j = json(
+        "CreateQueue",
+        r#"{"QueueName":"jobs","tags":{"team":"mail","env":""}}"#,
+    );
+    let q = query("Action=CreateQueue&QueueName=jobs&Tag.1.Key=team&Tag.1.Value=mail&Tag.2.Key=env&Tag.2.Value=");
+    assert_eq!((j, q), (Ok(want.clone()), Ok(want)));
+}
+
+#[test]
 fn query_requests_may_name_the_queue_in_the_path() {
     let r = parse_request("/000000000000/jobs", &form_headers(), b"Action=PurgeQueue").unwrap();
     assert_eq!(r.protocol, Protocol::Query);
@@ -192,7 +228,15 @@ fn each_malformation_gets_its_error() {
             UnsupportedOperation,
         ),
         ("NoSuchThing", "{}", UnknownOperation),
-        ("TagQueue", r#"{"QueueUrl":"q"}"#, UnsupportedOperation),
+        ("TagQueue", r#"{"QueueUrl":"q"}"#, MissingParameter),
+        ("UntagQueue", r#"{"QueueUrl":"q"}"#, MissingParameter),
+        ("ListQueueTags", "{}", MissingParameter),
+        (
+            "ListDeadLetterSourceQueues",
+            r#"{"QueueUrl":"q","MaxResults":0}"#,
+            InvalidParameterValue,
+        ),
+        ("AddPermission", r#"{"QueueUrl":"q"}"#, UnsupportedOperation),
     ];
     for (action, body, want) in cases {
         assert_eq!(json(action, body).err(), Some(*want), "{action} {body}");
