@@ -100,7 +100,7 @@ pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
     acc
 }
 
-/// The run's counts. Definitions are the summary's (see DESIGN.md).
+/// The run's counts. Definitions are the summary's (README.md, "summary.json").
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Accounting {
     /// Published messages.

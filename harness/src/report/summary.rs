@@ -1,4 +1,4 @@
-//! summary.json: one object per run, the contract users' CI scripts read (DESIGN.md).
+//! summary.json: one object per run, the contract users' CI scripts read (README.md, "summary.json").
 //!
 //! Field names, their order and their units are fixed: times in seconds, latencies in
 //! milliseconds. Fields are only ever added; renaming or dropping one bumps
@@ -270,7 +270,7 @@ mod tests {
     use crate::metrics::testkit::slow_handler;
     use crate::profile::StaleAck;
 
-    /// summary.json's fields, in the contract's order (DESIGN.md), then the added ones.
+    /// summary.json's fields, in the contract's order (README.md), then the added ones.
     const CONTRACT: &[&str] = &[
         "schema_version",
         "profile",

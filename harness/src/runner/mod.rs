@@ -1,7 +1,7 @@
 //! Wires a run together: plan the workload, start the workers, run to the end, hand back the
 //! [`RunRecord`].
 //!
-//! - [`sim`]: virtual time, one process, deterministic (DESIGN's ordering at one instant).
+//! - [`sim`]: virtual time, one process, deterministic (a fixed order of events at one instant: ARCHITECTURE.md, "The sim executor").
 //! - [`live`]: wall time, real sockets, the consumer as worker processes.
 
 pub mod interrupt;

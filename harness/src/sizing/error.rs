@@ -1,5 +1,5 @@
 //! What can go wrong in a sweep or a sizing, said so that the user can fix it, and the exit code
-//! each deserves (DESIGN.md: 2 bad usage, 3 a run could not complete).
+//! each deserves (README.md, "Exit codes": 2 bad usage, 3 a run could not complete).
 
 use std::path::PathBuf;
 
@@ -95,7 +95,7 @@ pub enum SizingError {
 }
 
 impl SizingError {
-    /// The process exit code (DESIGN.md's contract).
+    /// The process exit code (README.md, "Exit codes").
     pub fn exit_code(&self) -> i32 {
         match self {
             SizingError::Run(_) | SizingError::Write { .. } => exit::RUN_FAILED,

@@ -2,7 +2,7 @@
 //!
 //! A worker that dies holding a message spends one delivery; the target's recovery then takes
 //! however many deliveries its code needs before one does the work. For most targets that is one
-//! more (2 in all). `claim-then-send` is the case DOMAIN.md warns about: a death right after
+//! more (2 in all). `claim-then-send` is the case docs/domain.md warns about: a death right after
 //! the claim leaves a claim that is young for `claim_window`; the next delivery comes when the
 //! lease ends and, while `lease < claim_window`, finds the claim in flight and hands the message
 //! back for a whole window; the delivery after that finds the claim stale and sends. So

@@ -158,7 +158,7 @@ impl Executor {
         (now, stopped)
     }
 
-    /// Everything that happens at instant `now`, in DESIGN's order; an error when the instant
+    /// Everything that happens at instant `now`, in the documented order (ARCHITECTURE.md, "The sim executor"); an error when the instant
     /// would never end (see [`MAX_ROUNDS_AT_ONE_INSTANT`]).
     fn instant(&mut self, now: u64) -> Result<(), String> {
         {

@@ -213,7 +213,7 @@ fn per_message_latencies_with_several_workers() {
 
 #[test]
 fn reference_incident_counts() {
-    // DOMAIN.md's incident: 108 orders every 50 s, 4 workers, lease 30 s, limit 3, 31-40 s.
+    // The reference incident (docs/domain.md): 108 orders every 50 s, 4 workers, lease 30 s, limit 3, 31-40 s.
     let mut s = base();
     s.run = RunSpec {
         duration: secs(5400),

@@ -160,7 +160,7 @@ fn kills_after_the_answer_duplicate_exactly_once_each_with_ack_after_work() {
 
 #[test]
 fn kill_right_after_the_claim_recovers_on_the_last_delivery() {
-    // DOMAIN.md: claim window 2m, lease 30 s, limit 3, a kill 1 s after the claim. d1 at 0 claims,
+    // docs/domain.md, "Three kinds of effect": claim window 2m, lease 30 s, limit 3, a kill 1 s after the claim. d1 at 0 claims,
     // dies at 1 s; lease ends 30 s; d2 at 30 s: claim 30 s old, handed back for 2m; d3 at 150 s:
     // claim 150 s old: the first attempt died, claim again and send. The last allowed delivery.
     let mut s = base();

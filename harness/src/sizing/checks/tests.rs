@@ -147,7 +147,7 @@ fn a_claim_window_outlives_the_providers_worst_latency() {
 
 #[test]
 fn the_limit_leaves_a_spare_delivery() {
-    // DOMAIN.md: a 2-minute window, a 30 s lease and a limit of 3 leave no room for one more try.
+    // docs/domain.md: a 2-minute window, a 30 s lease and a limit of 3 leave no room for one more try.
     let c = &all(&claim())[3];
     assert_eq!(c.name, "limit_leaves_a_spare");
     assert_eq!(c.status, Status::Fail);
