@@ -425,16 +425,30 @@ fn assemble(a: Assembly) -> Plan {
     let lease_reason = match a.lease.advice {
         LeaseAdvice::Lease { visibility_timeout } => format!(
             "Fewer than {} of the {} {measured} handlers outlive {}, so with the {}x margin ({}) \
-             the lease is {}, rounded up to a readable value; the price is recovery time: a \
-             worker that dies right after receiving leaves its message hidden for {} (now {}).",
+             the lease is {}, rounded up to a readable value; {}",
             rule.target_risk,
             a.lease.handlers,
             ms_text(tail),
             rule.margin,
             ms_text(a.lease.with_margin),
             t(visibility_timeout),
-            t(visibility_timeout),
-            t(now.lease)
+            match now.kind {
+                // A dead consumer's connection closes and RabbitMQ requeues at once: the
+                // consumer timeout only ends a holder that is alive but stuck.
+                "rabbitmq" => format!(
+                    "a consumer that dies hands its messages back at once (its connection \
+                     closes), so the price is only how long a stuck but living consumer holds \
+                     its message: {} (now {}).",
+                    t(visibility_timeout),
+                    t(now.lease)
+                ),
+                _ => format!(
+                    "the price is recovery time: a worker that dies right after receiving \
+                     leaves its message hidden for {} (now {}).",
+                    t(visibility_timeout),
+                    t(now.lease)
+                ),
+            }
         ),
         LeaseAdvice::Heartbeat {
             visibility_timeout,
