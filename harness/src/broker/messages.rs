@@ -15,6 +15,24 @@ pub(crate) struct Msg {
     pub nonce: u32,
 }
 
+/// What the RabbitMQ, NATS and Redis models answer from their [`Messages`] alone: counts, a
+/// message's state and delivery count.
+pub(crate) trait MessageTable {
+    fn messages(&self) -> &Messages;
+
+    fn counts(&self) -> Counts {
+        self.messages().counts()
+    }
+
+    fn state(&self, seq: Seq) -> Option<MessageState> {
+        self.messages().get(seq).map(|m| m.state)
+    }
+
+    fn receive_count(&self, seq: Seq) -> Option<u32> {
+        self.messages().get(seq).map(|m| m.deliveries)
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Messages {
     msgs: Vec<Msg>,
@@ -121,11 +139,6 @@ impl Messages {
             at: now,
             kind: EventKind::Redriven { seq },
         });
-    }
-
-    /// Messages published so far.
-    pub fn len(&self) -> usize {
-        self.msgs.len()
     }
 }
 

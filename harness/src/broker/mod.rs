@@ -19,6 +19,8 @@
 //! call `advance`.
 
 mod messages;
+#[cfg(test)]
+use messages::MessageTable;
 mod model;
 pub mod nats;
 mod queue;

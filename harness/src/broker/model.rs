@@ -10,6 +10,7 @@
 //! Every operation takes `now` and appends what happened to the run's event log; no model reads
 //! a clock. [`BrokerModel::next_due`] tells the executor when to call [`BrokerModel::advance`].
 
+use super::messages::MessageTable;
 use super::nats::Nats;
 use super::queue::{AckRefused, Broker, Handout, Receipt, VisibilityError};
 use super::rabbitmq::RabbitMq;

@@ -17,9 +17,9 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use super::messages::{log_ack, log_lease_moved, Messages};
+use super::messages::{log_ack, log_lease_moved, MessageTable, Messages};
 use super::queue::{AckRefused, Handout, Receipt, VisibilityError};
-use super::state::{Counts, MessageState};
+use super::state::MessageState;
 use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -280,25 +280,14 @@ impl Nats {
         entries.len()
     }
 
-    pub fn counts(&self) -> Counts {
-        self.messages.counts()
-    }
-
-    pub fn state(&self, seq: Seq) -> Option<MessageState> {
-        self.messages.get(seq).map(|m| m.state)
-    }
-
-    pub fn receive_count(&self, seq: Seq) -> Option<u32> {
-        self.messages.get(seq).map(|m| m.deliveries)
-    }
-
     /// Messages whose MaxDeliver was reached, in that order.
     pub fn dlq(&self) -> &[Seq] {
         &self.dlq
     }
+}
 
-    /// Messages published so far.
-    pub fn published(&self) -> usize {
-        self.messages.len()
+impl MessageTable for Nats {
+    fn messages(&self) -> &Messages {
+        &self.messages
     }
 }

@@ -23,9 +23,9 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use super::messages::{log_ack, log_lease_moved, Messages};
+use super::messages::{log_ack, log_lease_moved, MessageTable, Messages};
 use super::queue::{AckRefused, Handout, Receipt, VisibilityError};
-use super::state::{Counts, MessageState};
+use super::state::MessageState;
 use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -381,26 +381,9 @@ impl RabbitMq {
         entries.len()
     }
 
-    pub fn counts(&self) -> Counts {
-        self.messages.counts()
-    }
-
-    pub fn state(&self, seq: Seq) -> Option<MessageState> {
-        self.messages.get(seq).map(|m| m.state)
-    }
-
-    pub fn receive_count(&self, seq: Seq) -> Option<u32> {
-        self.messages.get(seq).map(|m| m.deliveries)
-    }
-
     /// Dead-lettered messages, in the order they arrived in the DLQ.
     pub fn dlq(&self) -> &[Seq] {
         &self.dlq
-    }
-
-    /// Messages published so far.
-    pub fn published(&self) -> usize {
-        self.messages.len()
     }
 
     /// The unacked deliveries `worker` holds.
@@ -408,5 +391,11 @@ impl RabbitMq {
         self.held
             .get((worker - 1) as usize)
             .map_or(&[], |v| v.as_slice())
+    }
+}
+
+impl MessageTable for RabbitMq {
+    fn messages(&self) -> &Messages {
+        &self.messages
     }
 }

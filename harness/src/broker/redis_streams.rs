@@ -19,9 +19,9 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use super::messages::{log_ack, log_lease_moved, Messages};
+use super::messages::{log_ack, log_lease_moved, MessageTable, Messages};
 use super::queue::{AckRefused, Handout, Receipt, VisibilityError};
-use super::state::{Counts, MessageState};
+use super::state::MessageState;
 use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,30 +247,19 @@ impl RedisStreams {
         entries.len()
     }
 
-    pub fn counts(&self) -> Counts {
-        self.messages.counts()
-    }
-
-    pub fn state(&self, seq: Seq) -> Option<MessageState> {
-        self.messages.get(seq).map(|m| m.state)
-    }
-
-    pub fn receive_count(&self, seq: Seq) -> Option<u32> {
-        self.messages.get(seq).map(|m| m.deliveries)
-    }
-
     /// Entries moved to `<stream>:dead`, in that order.
     pub fn dlq(&self) -> &[Seq] {
         &self.dead
     }
 
-    /// Messages published so far.
-    pub fn published(&self) -> usize {
-        self.messages.len()
-    }
-
     /// True when entry `seq` is pending and XAUTOCLAIM would take it now.
     pub fn is_claimable(&self, seq: Seq) -> bool {
         self.claimable.contains(&seq)
+    }
+}
+
+impl MessageTable for RedisStreams {
+    fn messages(&self) -> &Messages {
+        &self.messages
     }
 }
