@@ -6,10 +6,10 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::axis::{short, LatencyUnit, Ticks};
+use super::axis::LatencyUnit;
 use super::frame::{frame, Header, LegendItem};
-use super::latency::{curve, nines, tick_label, x_end};
-use super::style::{draw_line, text, Line, Marker, AXIS_SIZE, BLUE, GREY, INK, LABEL_SIZE, ORANGE};
+use super::latency::{curve, percentile_axes, x_end};
+use super::style::{draw_line, Line, Marker, BLUE, ORANGE};
 use super::{Chart, DrawResult};
 use crate::report::data::ReportData;
 
@@ -74,27 +74,14 @@ impl Chart for Done {
         };
         let body = frame(root, &header)?;
         let end = x_end(done.len().max(first.len()));
-        let ticks: Vec<f64> = std::iter::once(nines(0.5))
-            .chain((0..=end as u32).map(f64::from))
-            .collect();
         let y_top = unit.of_ms(top_ms * 1.15).max(unit.of_ms(1.0));
-        let mut chart = ChartBuilder::on(&body)
-            .margin(14)
-            .margin_right(48)
-            .x_label_area_size(52)
-            .y_label_area_size(84)
-            .build_cartesian_2d(Ticks::new(0.0..end, ticks), 0.0..y_top)?;
-        chart
-            .configure_mesh()
-            .x_desc("percentile of messages (log scale of nines)")
-            .y_desc(format!("since publish ({})", unit.unit))
-            .axis_desc_style(text(LABEL_SIZE, &INK))
-            .label_style(text(AXIS_SIZE, &INK))
-            .x_label_formatter(&|x| tick_label(*x))
-            .y_label_formatter(&|y| short(*y))
-            .bold_line_style(GREY.mix(0.25))
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
+        let mut chart = percentile_axes(
+            &body,
+            end,
+            y_top,
+            "percentile of messages (log scale of nines)",
+            format!("since publish ({})", unit.unit),
+        )?;
         for (h, max_ms, line) in [(first, e.max, FIRST_EFFECT), (done, d.max, DONE)] {
             let points: Vec<(f64, f64)> = curve(h, max_ms, end)
                 .into_iter()

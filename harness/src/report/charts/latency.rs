@@ -34,6 +34,39 @@ const MARKS: [(&str, f64, Marker); 3] = [
     ("p99.9", 0.999, Marker::Square),
 ];
 
+/// Axes of a percentile curve: x on the "nines" scale up to `end` (p50 and every nine ticked),
+/// y from 0 to `y_top`; shared by the latency and time-to-done charts.
+pub fn percentile_axes<'a, DB: DrawingBackend>(
+    body: &'a DrawingArea<DB, Shift>,
+    end: f64,
+    y_top: f64,
+    x_desc: &str,
+    y_desc: String,
+) -> DrawResult<ChartContext<'a, DB, Cartesian2d<Ticks, plotters::coord::types::RangedCoordf64>>, DB>
+{
+    let ticks: Vec<f64> = std::iter::once(nines(0.5))
+        .chain((0..=end as u32).map(f64::from))
+        .collect();
+    let mut chart = ChartBuilder::on(body)
+        .margin(14)
+        .margin_right(48)
+        .x_label_area_size(52)
+        .y_label_area_size(84)
+        .build_cartesian_2d(Ticks::new(0.0..end, ticks), 0.0..y_top)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .axis_desc_style(text(LABEL_SIZE, &INK))
+        .label_style(text(AXIS_SIZE, &INK))
+        .x_label_formatter(&|x| tick_label(*x))
+        .y_label_formatter(&|y| short(*y))
+        .bold_line_style(GREY.mix(0.25))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    Ok(chart)
+}
+
 /// A quantile on the "nines" scale: 0 -> 0, 0.9 -> 1, 0.99 -> 2, 0.999 -> 3.
 pub fn nines(q: f64) -> f64 {
     if q >= 1.0 {
@@ -187,28 +220,15 @@ impl Chart for Latency {
         let body = frame(root, &header)?;
 
         let end = x_end(total);
-        let ticks: Vec<f64> = std::iter::once(nines(0.5))
-            .chain((0..=end as u32).map(f64::from))
-            .collect();
         let top_ms = if extended { held_ms } else { lease_ms };
         let y_top = unit.of_ms(l.max.max(top_ms) * 1.15).max(unit.of_ms(1.0));
-        let mut chart = ChartBuilder::on(&body)
-            .margin(14)
-            .margin_right(48)
-            .x_label_area_size(52)
-            .y_label_area_size(84)
-            .build_cartesian_2d(Ticks::new(0.0..end, ticks), 0.0..y_top)?;
-        chart
-            .configure_mesh()
-            .x_desc("percentile of handlers (log scale of nines)")
-            .y_desc(format!("handler latency ({})", unit.unit))
-            .axis_desc_style(text(LABEL_SIZE, &INK))
-            .label_style(text(AXIS_SIZE, &INK))
-            .x_label_formatter(&|x| tick_label(*x))
-            .y_label_formatter(&|y| short(*y))
-            .bold_line_style(GREY.mix(0.25))
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
+        let mut chart = percentile_axes(
+            &body,
+            end,
+            y_top,
+            "percentile of handlers (log scale of nines)",
+            format!("handler latency ({})", unit.unit),
+        )?;
 
         let lease_y = unit.of_ms(lease_ms);
         draw_line(&mut chart, &[(0.0, lease_y), (end, lease_y)], &LEASE, 0.0)?;
