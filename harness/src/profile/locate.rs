@@ -11,6 +11,34 @@ use std::fmt;
 
 use super::path::{FieldPath, Segment};
 
+/// The scalar visits of a visitor that only walks the document's structure: a scalar has no
+/// key to find and no duplicate to report.
+macro_rules! scalars_say_nothing {
+    () => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_none<E: de::Error>(self) -> Result<(), E> {
+            Ok(())
+        }
+    };
+}
+
 /// Which part of a mapping entry a problem is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Anchor {
@@ -173,27 +201,7 @@ impl<'de> Visitor<'de> for Step<'_> {
     }
 
     // A scalar where the path goes deeper: the field is not there.
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_say_nothing!();
     fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
         let (IgnoredAny, variant) = data.variant::<IgnoredAny>()?;
         de::VariantAccess::newtype_variant::<IgnoredAny>(variant).map(|_| ())
@@ -346,27 +354,7 @@ impl<'de> Visitor<'de> for Duplicates {
         Ok(())
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_say_nothing!();
     fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
         let (IgnoredAny, variant) = data.variant::<IgnoredAny>()?;
         de::VariantAccess::newtype_variant_seed(variant, Duplicates)
