@@ -84,6 +84,10 @@ pub fn run(args: RunArgs) -> i32 {
     bar.finish();
     let record = match record {
         Ok(r) => r,
+        Err(e @ runner::RunError::BrokerSettings(_)) => {
+            eprintln!("error: {e}");
+            return exit::BAD_INPUT;
+        }
         Err(e) => {
             eprintln!("error: the run could not complete: {e}");
             eprintln!("reproduce: {}", super::program::pasteable(&reproduce));

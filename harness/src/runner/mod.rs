@@ -21,6 +21,9 @@ pub enum RunError {
     Live(String),
     #[error("unknown target `{0}`")]
     UnknownTarget(String),
+    /// The broker runs with a setting the profile contradicts (exit 2, like any bad input).
+    #[error("{0}")]
+    BrokerSettings(String),
 }
 
 /// Where a run is, for a progress display.

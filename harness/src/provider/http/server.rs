@@ -155,6 +155,12 @@ impl HttpProvider {
         );
     }
 
+    /// Effects so far and, of those, the ones beyond the first for their key (for progress: a
+    /// read of two counters, not a copy of the ledger).
+    pub fn running_counts(&self) -> (u64, u64) {
+        lock(&self.shared.ledger).running_counts()
+    }
+
     /// A copy of the ledger so far.
     pub fn ledger(&self) -> Ledger {
         lock(&self.shared.ledger).ledger().clone()

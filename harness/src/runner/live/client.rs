@@ -1,5 +1,5 @@
-//! The traits built-in targets are written against, over real sockets: the queue over the SQS
-//! API (aws-sdk-sqs), the provider over HTTP (reqwest), the clock scaled by `run.time_scale`, and
+//! The traits built-in targets are written against, over real sockets: the queue as the run's
+//! broker kind serves it ([`super::kinds`]), the provider over HTTP (reqwest), the clock scaled by `run.time_scale`, and
 //! the target's store in memory, shared by the run's workers. One client per worker.
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -10,11 +10,10 @@ use ackbench_targets::{
     Delivery, ProviderClient, ProviderError, QueueClient, QueueError, Runtime, SendRequest, Store,
     Tables,
 };
-use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
-use aws_sdk_sqs::types::MessageSystemAttributeName;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
+use super::kinds::{LiveQueue, QueueFactory};
 use super::state::LiveState;
 use crate::profile::KillPoint;
 use crate::record::{EventKind, WorkerId};
@@ -22,8 +21,8 @@ use crate::record::{EventKind, WorkerId};
 /// What every worker's client shares.
 pub struct Shared {
     pub state: Arc<LiveState>,
-    pub endpoint: String,
-    pub queue_url: String,
+    /// Each worker's queue client, for the run's broker kind.
+    pub queues: Arc<dyn QueueFactory>,
     /// The provider's root URL, `http://ADDR/`.
     pub provider_url: String,
     pub http_timeout: Option<Duration>,
@@ -37,40 +36,23 @@ pub struct Shared {
 pub struct LiveClient {
     shared: Arc<Shared>,
     worker: WorkerId,
-    sqs: aws_sdk_sqs::Client,
+    queue: Box<dyn LiveQueue>,
     http: reqwest::Client,
     rng: Mutex<ChaCha8Rng>,
 }
 
 impl LiveClient {
-    pub fn new(shared: Arc<Shared>, worker: WorkerId) -> LiveClient {
-        let conf = aws_sdk_sqs::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            .endpoint_url(&shared.endpoint)
-            .region(Region::new("us-east-1"))
-            .credentials_provider(Credentials::new(
-                format!("worker-{worker}"),
-                "ackbench",
-                None,
-                None,
-                "ackbench",
-            ))
-            .http_client(aws_smithy_http_client::Builder::new().build_http())
-            .build();
+    /// Worker `worker`'s clients, its queue connected as the run's broker kind connects one.
+    pub async fn connect(shared: Arc<Shared>, worker: WorkerId) -> Result<LiveClient, String> {
+        let queue = shared.queues.connect(worker).await?;
         let rng = crate::seed::stream(shared.seed, &format!("target-{worker}"));
-        LiveClient {
-            sqs: aws_sdk_sqs::Client::from_conf(conf),
+        Ok(LiveClient {
+            queue,
             http: reqwest::Client::new(),
             rng: Mutex::new(rng),
             shared,
             worker,
-        }
-    }
-
-    /// Whole seconds of wall time for a profile duration (SQS visibility is in seconds).
-    fn wall_secs(&self, d: Duration) -> i32 {
-        let wall = self.shared.state.clock.wall(crate::record::nanos(d));
-        i32::try_from(wall.as_secs_f64().ceil() as i64).unwrap_or(i32::MAX)
+        })
     }
 }
 
@@ -78,47 +60,11 @@ impl QueueClient for LiveClient {
     type Receipt = String;
 
     async fn receive(&self) -> Result<Delivery<String>, QueueError> {
-        loop {
-            let out = self
-                .sqs
-                .receive_message()
-                .queue_url(&self.shared.queue_url)
-                .max_number_of_messages(1)
-                .wait_time_seconds(5)
-                .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
-                .send()
-                .await
-                .map_err(|e| QueueError::Unavailable(e.to_string()))?;
-            if let Some(m) = out.messages.unwrap_or_default().into_iter().next() {
-                let receive_count = m
-                    .attributes
-                    .as_ref()
-                    .and_then(|a| a.get(&MessageSystemAttributeName::ApproximateReceiveCount))
-                    .and_then(|c| c.parse().ok())
-                    .unwrap_or(1);
-                return Ok(Delivery {
-                    receipt: m.receipt_handle.unwrap_or_default(),
-                    body: m.body.unwrap_or_default(),
-                    receive_count,
-                });
-            }
-        }
+        self.queue.receive().await
     }
 
     async fn ack(&self, receipt: &String) -> Result<(), QueueError> {
-        self.sqs
-            .delete_message()
-            .queue_url(&self.shared.queue_url)
-            .receipt_handle(receipt)
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| match e.into_service_error() {
-                aws_sdk_sqs::operation::delete_message::DeleteMessageError::ReceiptHandleIsInvalid(_) => {
-                    QueueError::StaleReceipt
-                }
-                other => QueueError::Unavailable(other.to_string()),
-            })
+        self.queue.ack(receipt).await
     }
 
     async fn change_visibility(
@@ -126,15 +72,15 @@ impl QueueClient for LiveClient {
         receipt: &String,
         timeout: Duration,
     ) -> Result<(), QueueError> {
-        self.sqs
-            .change_message_visibility()
-            .queue_url(&self.shared.queue_url)
-            .receipt_handle(receipt)
-            .visibility_timeout(self.wall_secs(timeout))
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|_| QueueError::StaleReceipt)
+        self.queue.change_visibility(receipt, timeout).await
+    }
+
+    async fn release(&self, receipt: &String, delay: Duration) -> Result<(), QueueError> {
+        self.queue.release(receipt, delay).await
+    }
+
+    async fn extend(&self, receipt: &String, lease: Duration) -> Result<(), QueueError> {
+        self.queue.extend(receipt, lease).await
     }
 }
 

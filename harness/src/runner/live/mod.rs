@@ -23,34 +23,34 @@
 mod assemble;
 mod backoff;
 mod client;
+mod drive;
 mod ingress;
+pub mod kinds;
 mod published;
 mod spawn;
 mod state;
 mod supervisor;
+mod workers;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use crate::broker::setup;
-use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer};
 use crate::chaos::KillSchedule;
 use crate::profile::Scenario;
 use crate::provider::http::{HttpProvider, LiveClock};
 use crate::provider::ProviderModel;
-use crate::record::{nanos, MessageRecord, RunRecord, Seq};
+use crate::record::{nanos, RunRecord, Seq};
 use crate::runner::{interrupt, Interrupt, Progress, RunError};
 use crate::workload;
 
-use assemble::{merge, Timebase};
+use assemble::merge;
+use drive::Drive;
 use ingress::IngressRun;
+use kinds::{Context, LiveBroker, OpenError};
 use published::Published;
 use spawn::Spawner;
 use state::{Hooks, LiveState};
-use supervisor::{supervise, WorkerEnv};
-
-const QUEUE: &str = "ackbench";
+use workers::Scratch;
 
 /// Runs `scenario` live and returns what it recorded (in profile time); stops early, with the
 /// record marked incomplete, when `interrupt` is triggered.
@@ -66,247 +66,176 @@ pub fn run(
     rt.block_on(run_live(scenario, progress, interrupt))
 }
 
+/// The run, in stages: the run's state, the broker (its kind's module opens it), then
+/// everything that uses it; whatever that ends with, the broker is finished (the run's
+/// resources removed) before the record is assembled.
 async fn run_live(
     s: &Scenario,
     progress: &mut dyn FnMut(Progress),
     interrupt: &Interrupt,
 ) -> Result<RunRecord, RunError> {
-    let scale = s.run.time_scale;
-    let wall = |d: Duration| d.mul_f64(scale);
     let plan = workload::plan(s);
-    let loopback: SocketAddr = "127.0.0.1:0".parse().expect("a socket address");
-    // An interruption ends the run the same way as its end does: every worker stopped first.
-    let mut interruptions = interrupt.subscribe();
-    let mut interrupted = interrupt.requested();
     // Every program the run starts is started from this one thread, and dies with ackbench.
     let spawner = Spawner::new(tokio::runtime::Handle::current())
         .map_err(|e| RunError::Live(format!("cannot start the spawning thread: {e}")))?;
-
-    // The broker over the SQS API, its queue configured from the profile in wall time.
-    let b = &s.broker;
-    let broker = setup::sqs_config(b, wall);
-    let dead_letter_queue = (b.max_receives > 0).then(|| format!("{QUEUE}-dlq"));
     let state = LiveState::new(
-        LiveClock::new(scale),
-        QUEUE,
+        LiveClock::new(s.run.time_scale),
+        kinds::QUEUE,
         s.consumer.workers,
         KillSchedule::new(&s.chaos, s.seed),
-    );
-    let hooks = Hooks(state.clone());
-    let config = SqsConfig {
-        queues: vec![(
-            QUEUE.to_string(),
-            QueueSpec {
-                broker,
-                dead_letter_queue,
-            },
-        )],
-        hooks: SqsHooksHandle(Some(Arc::new(hooks.clone()))),
-        ..SqsConfig::default()
-    };
-    let sqs = SqsServer::bind(loopback, config)
-        .await
-        .map_err(|e| RunError::Live(format!("cannot serve the SQS endpoint on 127.0.0.1: {e}")))?;
-
-    // The provider over HTTP, on the run's clock.
-    // The endpoint's time base, aligned with the run's clock (started a moment earlier).
-    let t0 = sqs
-        .elapsed()
-        .saturating_sub(state.clock.wall(state.clock.now()).as_nanos() as u64);
-    let timebase = Timebase { t0, scale };
-    let model = ProviderModel::new(&s.provider, s.seed);
-    let provider = Arc::new(
-        HttpProvider::bind(
-            loopback,
-            model,
-            state.clock,
-            s.provider.key.clone(),
-            s.consumer.workers,
-            Arc::new(hooks.clone()),
-        )
-        .await
-        .map_err(|e| RunError::Live(format!("cannot serve the provider on 127.0.0.1: {e}")))?,
     );
     // With an ingress load, the messages are whatever the system's ingress service publishes.
     let published = s.workload.ingress.as_ref().map(|i| {
         let planned = (1..=plan.len() as Seq).map(|q| (plan.key(q), plan.poison[(q - 1) as usize]));
         let p = Arc::new(Published::new(&i.message_key, planned, state.clock));
-        p.set_provider(provider.clone());
         state.set_published(p.clone());
         p
     });
+    let broker = kinds::open(Context {
+        scenario: s,
+        state: state.clone(),
+        run_id: kinds::run_id(),
+        published: published.clone(),
+        spawner: &spawner,
+    })
+    .await
+    .map_err(|e| match e {
+        OpenError::Settings(m) => RunError::BrokerSettings(m),
+        other => RunError::Live(other.to_string()),
+    })?;
+    let ran = use_broker(
+        s, &plan, &*broker, &state, published, &spawner, progress, interrupt,
+    )
+    .await;
+    let finished = broker.finish().await;
+    let ran = ran?;
+    if !finished.left_behind.is_empty() {
+        eprintln!(
+            "warning: could not remove from the broker: {}",
+            finished.left_behind.join(", ")
+        );
+    }
+    Ok(RunRecord {
+        messages: ran.messages,
+        events: merge(finished.events, ran.events),
+        ledger: ran.ledger,
+        end: ran.end,
+        publish_end: nanos(s.run.duration),
+        visibility_timeout: nanos(s.broker.visibility_timeout),
+        workers: s.consumer.workers,
+        phases: s
+            .provider
+            .phases
+            .iter()
+            .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
+            .collect(),
+        ingress: ran.ingress,
+        incomplete: ran.interrupted.then(|| interrupt::REASON.to_string()),
+        chaos: crate::chaos::describe(&s.chaos),
+        broker_kind: s.broker.kind.name().to_string(),
+    })
+}
 
-    // The workers.
-    let scratch = std::env::temp_dir().join(format!("ackbench-live-{}", std::process::id()));
-    let state_dir = scratch.join("state");
-    let log_dir = scratch.join("logs");
-    for d in [&state_dir, &log_dir] {
-        supervisor::fresh_dir(d)
-            .map_err(|e| RunError::Live(format!("cannot make {}: {e}", d.display())))?;
+/// What the run recorded outside the broker.
+struct Ran {
+    messages: Vec<crate::record::MessageRecord>,
+    events: Vec<crate::record::Event>,
+    ledger: crate::record::Ledger,
+    end: crate::record::Nanos,
+    ingress: Option<crate::record::IngressRecord>,
+    interrupted: bool,
+}
+
+/// The provider, the workers and the ingress load against an open broker; publish, drive,
+/// stop. Every worker and program is stopped before this returns, whatever happened.
+#[allow(clippy::too_many_arguments)]
+async fn use_broker(
+    s: &Scenario,
+    plan: &workload::Plan,
+    broker: &dyn LiveBroker,
+    state: &Arc<LiveState>,
+    published: Option<Arc<Published>>,
+    spawner: &Spawner,
+    progress: &mut dyn FnMut(Progress),
+    interrupt: &Interrupt,
+) -> Result<Ran, RunError> {
+    // An interruption ends the run the same way as its end does: every worker stopped first.
+    let mut interruptions = interrupt.subscribe();
+    let mut interrupted = interrupt.requested();
+    let loopback: SocketAddr = "127.0.0.1:0".parse().expect("a socket address");
+    // The provider over HTTP, on the run's clock.
+    let provider = Arc::new(
+        HttpProvider::bind(
+            loopback,
+            ProviderModel::new(&s.provider, s.seed),
+            state.clock,
+            s.provider.key.clone(),
+            s.consumer.workers,
+            Arc::new(Hooks(state.clone())),
+        )
+        .await
+        .map_err(|e| RunError::Live(format!("cannot serve the provider on 127.0.0.1: {e}")))?,
+    );
+    if let Some(p) = &published {
+        p.set_provider(provider.clone());
     }
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut supervisors = tokio::task::JoinSet::new();
-    let restart_after = wall(s.consumer.restart_after);
-    match &s.consumer.command {
-        // The user's program, one process per worker.
-        Some(argv) => {
-            let env = Arc::new(WorkerEnv {
-                argv: argv.clone(),
-                env: s.consumer.env.clone(),
-                endpoint: sqs.endpoint_url(),
-                queue_url: sqs.queue_url(QUEUE),
-                provider_url: format!("http://{}/", provider.local_addr()),
-                time_scale: scale,
-                state_dir,
-                log_dir: log_dir.clone(),
-            });
-            for w in 1..=s.consumer.workers {
-                let (env, state, stop) = (env.clone(), state.clone(), stop_rx.clone());
-                let spawner = spawner.clone();
-                supervisors.spawn(supervise(w, env, state, spawner, restart_after, stop));
-            }
-        }
-        // A built-in target, one task per worker, over aws-sdk-sqs and reqwest.
-        None => {
-            let target = setup::builtin_target(s)
-                .ok_or_else(|| RunError::UnknownTarget(s.consumer.target.clone()))?;
-            let shared = Arc::new(client::Shared {
-                state: state.clone(),
-                endpoint: sqs.endpoint_url(),
-                queue_url: sqs.queue_url(QUEUE),
-                provider_url: format!("http://{}/", provider.local_addr()),
-                http_timeout: s.consumer.options.http_timeout,
-                tables: std::sync::Mutex::new(ackbench_targets::Tables::default()),
-                seed: s.seed,
-                provider: provider.clone(),
-            });
-            for w in 1..=s.consumer.workers {
-                let (target, shared, stop) = (target.clone(), shared.clone(), stop_rx.clone());
-                supervisors.spawn(supervisor::supervise_task(
-                    w,
-                    target,
-                    shared,
-                    restart_after,
-                    stop,
-                ));
-            }
-        }
-    }
-    for (at, rule) in state.timed_kills() {
-        let (state, mut stop) = (state.clone(), stop_rx.clone());
-        tokio::spawn(async move {
-            let mut next = Some(at);
-            while let Some(at) = next {
-                let due = state.clock.wall(at.saturating_sub(state.clock.now()));
-                tokio::select! {
-                    _ = tokio::time::sleep(due) => next = state.fire_timed(rule),
-                    _ = stop.changed() => return,
-                }
-            }
-        });
-    }
+    let scratch = Scratch::make()?;
+    let mut workers = workers::start(s, broker, state, &provider, spawner, &scratch)?;
 
     let mut failure = None;
     // An ingress load: the system's service, then goose users sending it the plan.
     let mut ingress = None;
     if let (Some(spec), Some(p)) = (&s.workload.ingress, &published) {
-        let at = ingress::Endpoint {
-            endpoint: &sqs.endpoint_url(),
-            queue_url: &sqs.queue_url(QUEUE),
-            time_scale: scale,
-            log_dir: &log_dir,
-            publish_for: nanos(s.run.duration),
-            spawner: &spawner,
-            interrupt,
-        };
-        // An interruption while the service starts stops it there (killed and reaped).
-        if !interrupted {
-            match IngressRun::start(spec, &plan, p.clone(), state.clock, at).await {
-                Ok(run) => ingress = Some(run),
-                Err(e) if e.is_interrupted() => interrupted = true,
-                Err(e) => failure = Some(RunError::Live(e.to_string())),
+        match broker.ingress() {
+            None => {
+                failure = Some(RunError::Live(format!(
+                    "an ingress load needs broker kind sqs, not {}",
+                    s.broker.kind.name()
+                )))
             }
+            // An interruption while the service starts stops it there (killed and reaped).
+            Some(target) if !interrupted => {
+                let at = ingress::Endpoint {
+                    endpoint: &target.endpoint,
+                    queue_url: &target.queue_url,
+                    time_scale: s.run.time_scale,
+                    log_dir: &scratch.log_dir,
+                    publish_for: nanos(s.run.duration),
+                    spawner,
+                    interrupt,
+                };
+                match IngressRun::start(spec, plan, p.clone(), state.clock, at).await {
+                    Ok(run) => ingress = Some(run),
+                    Err(e) if e.is_interrupted() => interrupted = true,
+                    Err(e) => failure = Some(RunError::Live(e.to_string())),
+                }
+            }
+            Some(_) => {}
         }
     }
 
-    // Publish on the plan's schedule (or let the ingress load publish); stop when drained or at
-    // the drain limit.
-    let started = Instant::now();
-    let hard_end = wall(s.run.duration + s.run.drain);
-    let mut messages = Vec::with_capacity(plan.len());
-    let mut next = if s.workload.ingress.is_some() {
-        plan.len()
-    } else {
-        0
-    };
-    let mut last_progress = Instant::now();
-    while failure.is_none() && !interrupted {
-        let now = state.clock.now();
-        while next < plan.len() && plan.at[next] <= now {
-            let seq = (next + 1) as u32;
-            let key = plan.key(seq);
-            state
-                .keys
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(key.clone());
-            provider.publish_key(&key, seq);
-            if let Err(e) = sqs.send_message(QUEUE, plan.body(seq)) {
-                failure = Some(RunError::Live(format!("cannot publish message {seq}: {e}")));
-                break;
-            }
-            messages.push(MessageRecord {
-                key,
-                published_at: now,
-                poison: plan.poison[next],
-            });
-            next += 1;
+    let mut messages = Vec::new();
+    if failure.is_none() && !interrupted {
+        let driven = Drive {
+            scenario: s,
+            plan,
+            broker,
+            state,
+            provider: &provider,
+            ingress: ingress.as_ref(),
+            workers: &mut workers,
         }
-        if failure.is_some() {
-            break;
-        }
-        if let Some(Ok(Err(e))) = supervisors.try_join_next() {
-            failure = Some(RunError::Live(e.to_string()));
-            break;
-        }
-        let counts = sqs.counts(QUEUE).unwrap_or_default();
-        if last_progress.elapsed() >= Duration::from_millis(200) {
-            let ledger = provider.ledger();
-            let with_effect: std::collections::HashSet<_> =
-                ledger.effects.iter().map(|e| e.seq).collect();
-            progress(Progress {
-                now_s: crate::record::secs_f64(now),
-                published: ingress.as_ref().map_or(next, |i| i.published()) as u64,
-                effects: ledger.effects.len() as u64,
-                duplicate_effects: (ledger.effects.len() - with_effect.len()) as u64,
-                dlq: counts.dead_lettered,
-            });
-            last_progress = Instant::now();
-        }
-        let publishing = next < plan.len() || ingress.as_ref().is_some_and(|i| !i.load_finished());
-        let drained = !publishing && counts.in_queue() == 0 && !state.busy();
-        if drained || started.elapsed() >= hard_end {
-            break;
-        }
-        let until_publish = plan
-            .at
-            .get(next)
-            .map(|&t| state.clock.wall(t.saturating_sub(now)))
-            .unwrap_or(Duration::MAX);
-        tokio::select! {
-            _ = tokio::time::sleep(until_publish.min(Duration::from_millis(5))) => {}
-            _ = interruptions.changed() => {
-                interrupted = true;
-                break;
-            }
-        }
+        .run(progress, &mut interruptions)
+        .await;
+        messages = driven.messages;
+        interrupted = driven.interrupted;
+        failure = driven.failure;
     }
     let end = state.clock.now();
 
-    // Stop every worker, then the servers; assemble the record in profile time.
+    // Stop every worker, then the ingress load and the provider.
     state.stopping(end);
-    let _ = stop_tx.send(true);
-    while supervisors.join_next().await.is_some() {}
+    workers.stop().await;
     let mut ingress_record = None;
     if let Some(run) = ingress {
         match run.finish(interrupted).await {
@@ -318,35 +247,17 @@ async fn run_live(
         }
     }
     let ledger = provider.shutdown().await;
-    let broker_events: Vec<_> = sqs
-        .take_events(QUEUE)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|e| timebase.event(e))
-        .collect();
-    sqs.shutdown().await;
     if let Some(e) = failure {
         return Err(e);
     }
     // The workers' shared state goes; their logs stay for whoever debugs the consumer.
-    let _ = std::fs::remove_dir_all(scratch.join("state"));
-    Ok(RunRecord {
+    let _ = std::fs::remove_dir_all(&scratch.state_dir);
+    Ok(Ran {
         messages,
-        events: merge(broker_events, state.take_events()),
+        events: state.take_events(),
         ledger,
         end,
-        publish_end: nanos(s.run.duration),
-        visibility_timeout: nanos(b.visibility_timeout),
-        workers: s.consumer.workers,
-        phases: s
-            .provider
-            .phases
-            .iter()
-            .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
-            .collect(),
         ingress: ingress_record,
-        incomplete: interrupted.then(|| interrupt::REASON.to_string()),
-        chaos: crate::chaos::describe(&s.chaos),
-        broker_kind: s.broker.kind.name().to_string(),
+        interrupted,
     })
 }

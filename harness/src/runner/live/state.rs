@@ -64,6 +64,8 @@ pub struct LiveState {
     /// When the run stopped its workers (profile time), once it has: what happens to a worker
     /// from then on is the run's doing, and nothing is recorded later than this instant.
     stopped_at: OnceLock<Nanos>,
+    /// Told of every event recorded, so the run's loop wakes when something happened.
+    activity: tokio::sync::Notify,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -83,6 +85,7 @@ impl LiveState {
             me: me.clone(),
             published: OnceLock::new(),
             stopped_at: OnceLock::new(),
+            activity: tokio::sync::Notify::new(),
         })
     }
 
@@ -95,6 +98,17 @@ impl LiveState {
         let now = self.clock.now();
         let at = self.stopped_at.get().map_or(now, |&end| now.min(end));
         lock(&self.events).push(Event { at, kind });
+        self.activity.notify_one();
+    }
+
+    /// Completes when an event was recorded since the last call returned (or now, if one was).
+    pub async fn activity(&self) {
+        self.activity.notified().await;
+    }
+
+    /// The run publishes its next message, with `key` (its seq is the count published so far).
+    pub fn publishing(&self, key: &str) {
+        lock(&self.keys).push(key.to_string());
     }
 
     pub fn take_events(&self) -> Vec<Event> {

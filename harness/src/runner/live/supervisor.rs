@@ -23,8 +23,8 @@ use crate::record::{EventKind, WorkerExit, WorkerId};
 pub struct WorkerEnv {
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
-    pub endpoint: String,
-    pub queue_url: String,
+    /// How each worker reaches the broker, by worker number (index `w - 1`).
+    pub broker_env: Vec<Vec<(String, String)>>,
     pub provider_url: String,
     pub time_scale: f64,
     pub state_dir: std::path::PathBuf,
@@ -55,13 +55,9 @@ fn command(w: WorkerId, e: &WorkerEnv) -> Result<Command, SpawnError> {
     let mut c = Command::new(&e.argv[0]);
     c.args(&e.argv[1..])
         .envs(e.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    sqs_client_env(
-        &mut c,
-        &e.endpoint,
-        &format!("worker-{w}"),
-        &e.queue_url,
-        e.time_scale,
-    );
+    let broker = e.broker_env.get((w - 1) as usize).into_iter().flatten();
+    c.envs(broker.map(|(k, v)| (k.as_str(), v.as_str())))
+        .env("ACKBENCH_TIME_SCALE", e.time_scale.to_string());
     c.env("ACKBENCH_PROVIDER_URL", format!("{}w/{w}/", e.provider_url))
         .env("ACKBENCH_WORKER", w.to_string())
         .env("ACKBENCH_STATE_DIR", &e.state_dir)
@@ -71,26 +67,6 @@ fn command(w: WorkerId, e: &WorkerEnv) -> Result<Command, SpawnError> {
         .process_group(0)
         .kill_on_drop(true);
     Ok(c)
-}
-
-/// What every program a live run starts is told to reach the run's queue: the SQS endpoint,
-/// credentials whose access key id names the caller to the endpoint, a region, the queue URL and
-/// the time scale.
-pub fn sqs_client_env(
-    c: &mut Command,
-    endpoint: &str,
-    access_key_id: &str,
-    queue_url: &str,
-    time_scale: f64,
-) {
-    c.env("AWS_ENDPOINT_URL", endpoint)
-        .env("AWS_ENDPOINT_URL_SQS", endpoint)
-        .env("AWS_ACCESS_KEY_ID", access_key_id)
-        .env("AWS_SECRET_ACCESS_KEY", "ackbench")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_DEFAULT_REGION", "us-east-1")
-        .env("ACKBENCH_QUEUE_URL", queue_url)
-        .env("ACKBENCH_TIME_SCALE", time_scale.to_string());
 }
 
 /// Runs worker `w` until `stop` turns true: start, wait for its death, wait (`restart_after`,
@@ -182,7 +158,13 @@ pub async fn supervise_task(
     let mut first = true;
     let mut backoff = Backoff::default();
     while !*stop.borrow() {
-        let client = super::client::LiveClient::new(shared.clone(), w);
+        let client = super::client::LiveClient::connect(shared.clone(), w)
+            .await
+            .map_err(|e| SpawnError {
+                worker: w,
+                program: "the built-in target".to_string(),
+                source: std::io::Error::other(e),
+            })?;
         let target = target.clone();
         let task =
             tokio::spawn(

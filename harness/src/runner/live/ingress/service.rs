@@ -11,8 +11,8 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use tokio::process::{Child, Command};
 
+use crate::runner::live::kinds::client_env;
 use crate::runner::live::spawn::Spawner;
-use crate::runner::live::supervisor::sqs_client_env;
 use crate::runner::Interrupt;
 
 /// How long the service may take to start listening (wall time).
@@ -84,7 +84,9 @@ impl Service {
         let mut c = Command::new(&e.argv[0]);
         c.args(&e.argv[1..])
             .envs(e.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        sqs_client_env(&mut c, e.endpoint, "ingress", e.queue_url, e.time_scale);
+        let sqs = client_env(e.endpoint, "ingress", e.queue_url);
+        c.envs(sqs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env("ACKBENCH_TIME_SCALE", e.time_scale.to_string());
         c.env("ACKBENCH_INGRESS_PORT", e.port.to_string())
             .stdin(Stdio::null())
             .stdout(log("out").map_err(spawn_error)?)

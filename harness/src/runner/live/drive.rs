@@ -1,0 +1,136 @@
+//! The driving stage of a live run: publish on the plan's schedule (or let the ingress load
+//! publish), report progress, and stop when the run is drained, at the drain limit, on an
+//! interruption or when something failed.
+//!
+//! The loop sleeps until the next publish is due, something happens in the run (the run's
+//! state records an event), or the next look at the broker ([`LOOK_EVERY`]), whichever comes
+//! first: it does not spin, and progress reads running counters, not a copy of the ledger.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::ingress::IngressRun;
+use super::kinds::LiveBroker;
+use super::state::LiveState;
+use super::workers::Workers;
+use crate::profile::Scenario;
+use crate::provider::http::HttpProvider;
+use crate::record::{MessageRecord, Seq};
+use crate::runner::{Progress, RunError};
+use crate::workload::Plan;
+
+/// How often the loop looks at the broker when nothing else wakes it (what only the broker
+/// sees, such as a message dead-lettered at the end of its lease, is noticed this late at most).
+pub const LOOK_EVERY: Duration = Duration::from_millis(50);
+/// How often progress is reported.
+const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+
+/// What the run's loop works with.
+pub struct Drive<'a> {
+    pub scenario: &'a Scenario,
+    pub plan: &'a Plan,
+    pub broker: &'a dyn LiveBroker,
+    pub state: &'a Arc<LiveState>,
+    pub provider: &'a HttpProvider,
+    pub ingress: Option<&'a IngressRun>,
+    pub workers: &'a mut Workers,
+}
+
+/// How the loop ended.
+pub struct Driven {
+    /// The messages published, in order (the ingress load's are known only when it finishes).
+    pub messages: Vec<MessageRecord>,
+    pub interrupted: bool,
+    pub failure: Option<RunError>,
+}
+
+impl Drive<'_> {
+    pub async fn run(
+        self,
+        progress: &mut dyn FnMut(Progress),
+        interruptions: &mut watch::Receiver<u64>,
+    ) -> Driven {
+        let Drive {
+            scenario: s,
+            plan,
+            broker,
+            state,
+            provider,
+            ingress,
+            workers,
+        } = self;
+        let started = Instant::now();
+        let hard_end = state
+            .clock
+            .wall(crate::record::nanos(s.run.duration + s.run.drain));
+        let mut out = Driven {
+            messages: Vec::with_capacity(plan.len()),
+            interrupted: false,
+            failure: None,
+        };
+        // With an ingress load, the plan is the load's to send.
+        let mut next = if ingress.is_some() { plan.len() } else { 0 };
+        let mut last_progress: Option<Instant> = None;
+        loop {
+            let now = state.clock.now();
+            while next < plan.len() && plan.at[next] <= now {
+                let seq = (next + 1) as Seq;
+                let key = plan.key(seq);
+                state.publishing(&key);
+                provider.publish_key(&key, seq);
+                if let Err(e) = broker.publish(seq, plan.body(seq)).await {
+                    out.failure = Some(RunError::Live(e));
+                    return out;
+                }
+                out.messages.push(MessageRecord {
+                    key,
+                    published_at: now,
+                    poison: plan.poison[next],
+                });
+                next += 1;
+            }
+            if let Some(e) = workers.failed() {
+                out.failure = Some(e);
+                return out;
+            }
+            let counts = match broker.counts().await {
+                Ok(c) => c,
+                Err(e) => {
+                    out.failure = Some(RunError::Live(e));
+                    return out;
+                }
+            };
+            if last_progress.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) {
+                let (effects, duplicate_effects) = provider.running_counts();
+                progress(Progress {
+                    now_s: crate::record::secs_f64(now),
+                    published: ingress.map_or(next, |i| i.published()) as u64,
+                    effects,
+                    duplicate_effects,
+                    dlq: counts.dead_lettered,
+                });
+                last_progress = Some(Instant::now());
+            }
+            let publishing = next < plan.len() || ingress.is_some_and(|i| !i.load_finished());
+            let drained = !publishing && counts.unsettled == 0 && !state.busy();
+            if drained || started.elapsed() >= hard_end {
+                return out;
+            }
+            let until_publish = plan
+                .at
+                .get(next)
+                .map(|&t| state.clock.wall(t.saturating_sub(now)))
+                .unwrap_or(Duration::MAX);
+            tokio::select! {
+                _ = tokio::time::sleep(until_publish.min(LOOK_EVERY)) => {}
+                _ = state.activity() => {}
+                _ = interruptions.changed() => {
+                    out.interrupted = true;
+                    return out;
+                }
+            }
+        }
+    }
+}

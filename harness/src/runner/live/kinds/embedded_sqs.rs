@@ -1,0 +1,145 @@
+//! `broker.kind: sqs`: the embedded broker, served over the SQS API on 127.0.0.1 with the
+//! profile's queue (and its DLQ queue), configured in wall time.
+//!
+//! The endpoint's own state machine records every broker event (deliveries, acks, leases,
+//! dead-lettering), exactly, in wall time since it started; at the end they are put on the
+//! run's profile-time clock. Workers are told apart by their credentials' access key id
+//! (`worker-N`), and the endpoint's hooks tell the run's state of each hand-out, so a kill at
+//! `received` happens before the answer is written.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use super::{
+    BoxFuture, Context, Counts, Finished, IngressTarget, LiveBroker, LiveQueue, OpenError,
+    QueueFactory,
+};
+use crate::broker::setup;
+use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer};
+use crate::provider::http::LiveClock;
+use crate::record::{Seq, WorkerId};
+use crate::runner::live::assemble::Timebase;
+use crate::runner::live::state::Hooks;
+
+/// The queue's name on the endpoint (its DLQ queue is `ackbench-dlq`).
+pub const QUEUE: &str = "ackbench";
+
+pub struct EmbeddedSqs {
+    server: SqsServer,
+    timebase: Timebase,
+    clock: LiveClock,
+}
+
+impl EmbeddedSqs {
+    pub async fn open(cx: Context<'_>) -> Result<EmbeddedSqs, OpenError> {
+        let s = cx.scenario;
+        let scale = s.run.time_scale;
+        let b = &s.broker;
+        let broker = setup::sqs_config(b, |d| d.mul_f64(scale));
+        let dead_letter_queue = (b.max_receives > 0).then(|| format!("{QUEUE}-dlq"));
+        let hooks = Hooks(cx.state.clone());
+        let config = SqsConfig {
+            queues: vec![(
+                QUEUE.to_string(),
+                QueueSpec {
+                    broker,
+                    dead_letter_queue,
+                },
+            )],
+            hooks: SqsHooksHandle(Some(Arc::new(hooks))),
+            ..SqsConfig::default()
+        };
+        let loopback: SocketAddr = "127.0.0.1:0".parse().expect("a socket address");
+        let server = SqsServer::bind(loopback, config).await.map_err(|e| {
+            OpenError::Failed(format!("cannot serve the SQS endpoint on 127.0.0.1: {e}"))
+        })?;
+        // The endpoint's time base, aligned with the run's clock (started a moment earlier).
+        let clock = cx.state.clock;
+        let t0 = server
+            .elapsed()
+            .saturating_sub(clock.wall(clock.now()).as_nanos() as u64);
+        Ok(EmbeddedSqs {
+            server,
+            timebase: Timebase { t0, scale },
+            clock,
+        })
+    }
+}
+
+impl LiveBroker for EmbeddedSqs {
+    fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>> {
+        let sent = self
+            .server
+            .send_message(QUEUE, body)
+            .map(|_| ())
+            .map_err(|e| format!("cannot publish message {seq}: {e}"));
+        Box::pin(std::future::ready(sent))
+    }
+
+    fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {
+        let c = self.server.counts(QUEUE).unwrap_or_default();
+        Box::pin(std::future::ready(Ok(Counts {
+            unsettled: c.in_queue(),
+            dead_lettered: c.dead_lettered,
+        })))
+    }
+
+    fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)> {
+        super::sqs_queue::client_env(
+            &self.server.endpoint_url(),
+            &format!("worker-{worker}"),
+            &self.server.queue_url(QUEUE),
+        )
+    }
+
+    fn queues(&self) -> Arc<dyn QueueFactory> {
+        Arc::new(SqsQueues {
+            endpoint: self.server.endpoint_url(),
+            queue_url: self.server.queue_url(QUEUE),
+            clock: self.clock,
+        })
+    }
+
+    fn ingress(&self) -> Option<IngressTarget> {
+        Some(IngressTarget {
+            endpoint: self.server.endpoint_url(),
+            queue_url: self.server.queue_url(QUEUE),
+        })
+    }
+
+    fn finish(self: Box<Self>) -> BoxFuture<'static, Finished> {
+        Box::pin(async move {
+            let events = self
+                .server
+                .take_events(QUEUE)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| self.timebase.event(e))
+                .collect();
+            self.server.shutdown().await;
+            Finished {
+                events,
+                ..Finished::default()
+            }
+        })
+    }
+}
+
+/// Each worker's SQS client, named `worker-N` to the endpoint by its access key id.
+struct SqsQueues {
+    endpoint: String,
+    queue_url: String,
+    clock: LiveClock,
+}
+
+impl QueueFactory for SqsQueues {
+    fn connect(&self, worker: WorkerId) -> BoxFuture<'_, Result<Box<dyn LiveQueue>, String>> {
+        let q = super::sqs_queue::SqsQueue::new(
+            &self.endpoint,
+            &format!("worker-{worker}"),
+            &self.queue_url,
+            self.clock,
+        );
+        Box::pin(std::future::ready(Ok(Box::new(q) as Box<dyn LiveQueue>)))
+    }
+}

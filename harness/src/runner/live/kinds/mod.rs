@@ -1,0 +1,169 @@
+//! The seam between a live run and the broker it runs against: one module per broker kind,
+//! each behind [`LiveBroker`] (what the run does with the broker) and [`LiveQueue`] (what a
+//! built-in target's worker does with it).
+//!
+//! A kind's module opens the broker for one run: it creates the run's own uniquely named
+//! resources (or serves the embedded broker), tells each worker how to reach it, publishes the
+//! plan's messages, answers the counts the run's loop needs to know when it is drained, and at
+//! the end says what the broker recorded (in profile time) and removes everything it created.
+//! The run's loop ([`super::run`]) knows no kind.
+//!
+//! What a kind sees of its workers (deliveries, acks, a kill at `received` before a delivery
+//! reaches the worker) it reports to the run's state ([`super::state::LiveState`]): the
+//! embedded SQS endpoint through its hooks, the real brokers through a protocol proxy between
+//! each worker and the server.
+
+mod embedded_sqs;
+mod sqs_queue;
+
+pub use embedded_sqs::QUEUE;
+pub use sqs_queue::client_env;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ackbench_targets::{Delivery, QueueError};
+
+use super::published::Published;
+use super::spawn::Spawner;
+use super::state::LiveState;
+use crate::profile::{BrokerKind, Scenario};
+use crate::record::{Event, Seq, WorkerId};
+
+/// A boxed future, as the seam's methods return (a live run calls them a few times per message).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What the run's loop asks the broker while it runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Messages the broker still holds for the consumer: ready, delayed or delivered and not
+    /// yet acked. Zero (with every message published and no handler running) is a drained run.
+    pub unsettled: u64,
+    /// Messages the broker gave up on (its DLQ, MaxDeliver, a dead stream).
+    pub dead_lettered: u64,
+}
+
+/// What a kind hands back when the run ends.
+#[derive(Debug, Default)]
+pub struct Finished {
+    /// Events only the broker saw (leases, dead-lettering), in profile time. Events the run's
+    /// state recorded itself (worker life, and what a proxy observed) are not repeated here.
+    pub events: Vec<Event>,
+    /// What the broker could not give, or anything else the report should say about it.
+    pub notes: Vec<String>,
+    /// What could not be removed from the broker, named (the run still reports its counts).
+    pub left_behind: Vec<String>,
+}
+
+/// Why a broker could not be opened for a run.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The broker could not be reached (exit 3).
+    #[error("cannot reach the {kind} broker at {url}: {reason}")]
+    Unreachable {
+        kind: &'static str,
+        url: String,
+        reason: String,
+    },
+    /// The server runs with a setting the profile contradicts, and that ackbench cannot set per
+    /// queue (exit 2): the message names the server's value and how to change it.
+    #[error("{0}")]
+    Settings(String),
+    /// Anything else that stopped the broker's set-up (exit 3).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The broker of one live run.
+pub trait LiveBroker: Send + Sync {
+    /// Publishes message `seq` (1-based, in plan order) with `body`; done when the broker has it.
+    fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>>;
+    /// The broker's counts now.
+    fn counts(&self) -> BoxFuture<'_, Result<Counts, String>>;
+    /// The environment of worker process `worker`: how it reaches the broker (its own proxy
+    /// port, for the kinds observed through one) and the run's resource names.
+    fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)>;
+    /// How built-in target workers connect: each gets a queue client the way a worker process
+    /// of that number would (through its own proxy port, for the kinds observed through one).
+    fn queues(&self) -> Arc<dyn QueueFactory>;
+    /// Where an HTTP ingress service publishes, if this kind takes one (SQS only).
+    fn ingress(&self) -> Option<IngressTarget> {
+        None
+    }
+    /// Ends the run's use of the broker: stops its proxies, reads what only the broker knows,
+    /// and removes everything the run created, whatever happened before.
+    fn finish(self: Box<Self>) -> BoxFuture<'static, Finished>;
+}
+
+/// Where an ingress service sends its messages.
+#[derive(Debug, Clone)]
+pub struct IngressTarget {
+    pub endpoint: String,
+    pub queue_url: String,
+}
+
+/// Makes the queue client of a built-in target's worker (a new one for each incarnation).
+pub trait QueueFactory: Send + Sync {
+    fn connect(&self, worker: WorkerId) -> BoxFuture<'_, Result<Box<dyn LiveQueue>, String>>;
+}
+
+/// A built-in target's queue client, one per worker, for any kind. Receipts are the kind's own
+/// proof of a delivery, as text; durations are in profile time (the client scales them).
+pub trait LiveQueue: Send + Sync {
+    fn receive(&self) -> BoxFuture<'_, Result<Delivery<String>, QueueError>>;
+    fn ack<'a>(&'a self, receipt: &'a str) -> BoxFuture<'a, Result<(), QueueError>>;
+    /// SQS's ChangeMessageVisibility; the other kinds answer it as [`LiveQueue::release`] or
+    /// [`LiveQueue::extend`] do, as their target trait documents.
+    fn change_visibility<'a>(
+        &'a self,
+        receipt: &'a str,
+        timeout: Duration,
+    ) -> BoxFuture<'a, Result<(), QueueError>>;
+    fn release<'a>(
+        &'a self,
+        receipt: &'a str,
+        delay: Duration,
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        self.change_visibility(receipt, delay)
+    }
+    fn extend<'a>(
+        &'a self,
+        receipt: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<(), QueueError>> {
+        self.change_visibility(receipt, lease)
+    }
+}
+
+/// What every kind's set-up gets from the run.
+pub struct Context<'a> {
+    pub scenario: &'a Scenario,
+    /// The run's state: its clock, its workers, its kill rules; where observations go.
+    pub state: Arc<LiveState>,
+    /// A name unique to this run, for the resources it creates on a shared broker.
+    pub run_id: String,
+    /// With an ingress load: the messages the system publishes itself (SQS only).
+    pub published: Option<Arc<Published>>,
+    pub spawner: &'a Spawner,
+}
+
+/// Opens the scenario's broker for one run.
+pub async fn open(cx: Context<'_>) -> Result<Box<dyn LiveBroker>, OpenError> {
+    match &cx.scenario.broker.kind {
+        BrokerKind::Sqs => Ok(Box::new(embedded_sqs::EmbeddedSqs::open(cx).await?)),
+        other => Err(OpenError::Failed(format!(
+            "live runs do not support broker kind {} yet",
+            other.name()
+        ))),
+    }
+}
+
+/// A name for this run's resources on a shared broker: `ackbench-<pid>-<millis>`.
+pub fn run_id() -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("ackbench-{}-{millis}", std::process::id())
+}
