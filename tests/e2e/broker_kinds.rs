@@ -84,13 +84,18 @@ fn a_key_of_another_kind_is_refused_naming_the_kinds_keys() {
     refused(
         &format!("{BASE}broker:\n  kind: nats\n  visibility_timeout: 30s\n"),
         "{path}:7:3: broker.visibility_timeout: `visibility_timeout` is a key of broker kind sqs, \
-         not of nats; the keys of nats are: ack_wait, max_deliver, backoff, max_ack_pending",
+         not of nats; the keys of nats are: url, ack_wait, max_deliver, backoff, max_ack_pending",
     );
     refused(
         &format!("{BASE}broker: {{ kind: rabbitmq, min_idle: 30s }}\n"),
         "{path}:5:27: broker.min_idle: `min_idle` is a key of broker kind redis-streams, not of \
-         rabbitmq; the keys of rabbitmq are: queue_type, consumer_timeout, timeout_check_every, \
-         delivery_limit, prefetch, dead_letter",
+         rabbitmq; the keys of rabbitmq are: url, queue_type, consumer_timeout, \
+         timeout_check_every, delivery_limit, prefetch, dead_letter",
+    );
+    refused(
+        &format!("{BASE}broker: {{ kind: sqs, url: \"redis://127.0.0.1\" }}\n"),
+        "broker.url: `url` is a key of broker kinds rabbitmq, nats, redis-streams, not of sqs; \
+         the keys of sqs are: endpoint, visibility_timeout, max_receives, stale_ack",
     );
     refused(
         &format!("{BASE}broker: {{ stale_ack: delete, kind: redis-streams }}\n"),
@@ -212,4 +217,24 @@ fn a_sweep_varies_a_kinds_own_lease_key() {
         .map(|p| p["summary"]["duplicate_rate"].as_f64().expect("a rate"))
         .collect();
     assert_eq!(rates, vec![1.0, 0.0]);
+}
+
+#[test]
+fn a_server_url_of_the_wrong_scheme_or_no_url_at_all_is_refused() {
+    refused(
+        &format!("{BASE}broker: {{ kind: rabbitmq, url: \"redis://127.0.0.1:6379\" }}\n"),
+        "broker.url: must be a URL with scheme amqp or amqps, got `redis` in `redis://127.0.0.1:6379`",
+    );
+    refused(
+        &format!("{BASE}broker: {{ kind: nats, url: \"127.0.0.1:4222\" }}\n"),
+        "broker.url: is not a URL (relative URL without a base): `127.0.0.1:4222`",
+    );
+    refused(
+        &format!("{BASE}broker: {{ kind: redis-streams, url: \"redis://\" }}\n"),
+        "broker.url: names no host: `redis://`",
+    );
+    refused(
+        &format!("{BASE}broker: {{ kind: sqs, endpoint: \"amqp://127.0.0.1\" }}\n"),
+        "broker.endpoint: must be a URL with scheme http or https, got `amqp`",
+    );
 }

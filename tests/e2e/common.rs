@@ -85,3 +85,38 @@ pub fn summary_of(dir: &Path) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("no summary.json in {}: {e}", dir.display()));
     serde_json::from_str(&text).expect("summary.json is JSON")
 }
+
+/// True when a server answers on 127.0.0.1:`port` (`name` is what the test needs, e.g.
+/// `RabbitMQ`); otherwise the test is skipped with a printed reason, unless
+/// ACKBENCH_REQUIRE_SERVICES=1 (CI, which starts the services first), where that is a failure.
+pub fn service_up(name: &str, port: u16) -> bool {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let ok = std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(2)).is_ok();
+    if !ok {
+        assert!(
+            std::env::var("ACKBENCH_REQUIRE_SERVICES").as_deref() != Ok("1"),
+            "{name} is required on 127.0.0.1:{port} (ACKBENCH_REQUIRE_SERVICES=1); \
+             `ACKBENCH_SERVICES=... bash .ci/services.sh` starts it"
+        );
+        eprintln!("skipped: {name} does not answer on 127.0.0.1:{port}");
+    }
+    ok
+}
+
+/// True when python3 can import `module` (a PyPI package `package`); otherwise skipped with a
+/// printed reason, unless ACKBENCH_REQUIRE_SERVICES=1, where that is a failure.
+pub fn have_python_module(module: &str, package: &str) -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var("ACKBENCH_REQUIRE_SERVICES").as_deref() != Ok("1"),
+            "python3 with {package} is required (ACKBENCH_REQUIRE_SERVICES=1): pip install {package}"
+        );
+        eprintln!("skipped: python3 cannot import {module} (pip install {package})");
+    }
+    ok
+}

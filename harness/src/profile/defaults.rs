@@ -41,3 +41,8 @@ pub const RETRY_JITTER: f64 = 0.5;
 pub const KILL_PROBABILITY: f64 = 1.0;
 /// The name of a profile read from text without a file name.
 pub const NAME: &str = "profile";
+
+/// The servers a live run of each kind uses when the profile names none (`broker.url`).
+pub const RABBITMQ_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+pub const NATS_URL: &str = "nats://127.0.0.1:4222";
+pub const REDIS_URL: &str = "redis://127.0.0.1:6379";

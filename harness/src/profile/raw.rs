@@ -63,6 +63,9 @@ pub struct RawRun {
 )]
 pub struct RawBroker {
     pub kind: Option<BrokerKindName>,
+    // the real server of a live run: `url` (rabbitmq, nats, redis-streams), `endpoint` (sqs)
+    pub url: Option<String>,
+    pub endpoint: Option<String>,
     // sqs
     pub visibility_timeout: Option<DurationText>,
     pub max_receives: Option<u32>,

@@ -57,6 +57,10 @@ pub struct BrokerSpec {
     pub max_receives: u32,
     /// SQS only (the other kinds have their server's fixed behaviour).
     pub stale_ack: StaleAck,
+    /// The real server a live run uses: `broker.url` for RabbitMQ, NATS and Redis Streams
+    /// (defaulted to the kind's local server), `broker.endpoint` for SQS (`None`: the embedded
+    /// broker). Sim runs do not read it.
+    pub url: Option<String>,
 }
 
 /// The broker kind and the keys only that kind has.

@@ -16,8 +16,14 @@ use crate::profile::scenario::{
 use super::checks::{at_least_one, positive};
 
 /// The keys of each kind, as a profile writes them (besides `kind`).
-pub const SQS_KEYS: &[&str] = &["visibility_timeout", "max_receives", "stale_ack"];
+pub const SQS_KEYS: &[&str] = &[
+    "endpoint",
+    "visibility_timeout",
+    "max_receives",
+    "stale_ack",
+];
 pub const RABBITMQ_KEYS: &[&str] = &[
+    "url",
     "queue_type",
     "consumer_timeout",
     "timeout_check_every",
@@ -25,8 +31,14 @@ pub const RABBITMQ_KEYS: &[&str] = &[
     "prefetch",
     "dead_letter",
 ];
-pub const NATS_KEYS: &[&str] = &["ack_wait", "max_deliver", "backoff", "max_ack_pending"];
-pub const REDIS_STREAMS_KEYS: &[&str] = &["min_idle", "claim_every", "max_deliveries"];
+pub const NATS_KEYS: &[&str] = &[
+    "url",
+    "ack_wait",
+    "max_deliver",
+    "backoff",
+    "max_ack_pending",
+];
+pub const REDIS_STREAMS_KEYS: &[&str] = &["url", "min_idle", "claim_every", "max_deliveries"];
 
 /// Every kind: its name and its keys.
 pub const KINDS: &[(&str, &[&str])] = &[
@@ -73,19 +85,23 @@ fn kind_name(kind: BrokerKindName) -> &'static str {
 /// The keys set in `raw`, in the order [`KINDS`] lists them.
 fn keys_set(raw: &RawBroker) -> Vec<&'static str> {
     let set = [
+        raw.endpoint.is_some(),
         raw.visibility_timeout.is_some(),
         raw.max_receives.is_some(),
         raw.stale_ack.is_some(),
+        raw.url.is_some(),
         raw.queue_type.is_some(),
         raw.consumer_timeout.is_some(),
         raw.timeout_check_every.is_some(),
         raw.delivery_limit.is_some(),
         raw.prefetch.is_some(),
         raw.dead_letter.is_some(),
+        raw.url.is_some(),
         raw.ack_wait.is_some(),
         raw.max_deliver.is_some(),
         raw.backoff.is_some(),
         raw.max_ack_pending.is_some(),
+        raw.url.is_some(),
         raw.min_idle.is_some(),
         raw.claim_every.is_some(),
         raw.max_deliveries.is_some(),
@@ -108,14 +124,19 @@ fn check_keys(raw: &RawBroker, kind: BrokerKindName, path: &FieldPath) -> Result
     let Some(foreign) = keys_set(raw).into_iter().find(|k| !own.contains(k)) else {
         return Ok(());
     };
-    let owner = KINDS
+    let owners: Vec<&str> = KINDS
         .iter()
-        .find(|(_, keys)| keys.contains(&foreign))
-        .map_or("another kind", |(k, _)| k);
+        .filter(|(_, keys)| keys.contains(&foreign))
+        .map(|(k, _)| *k)
+        .collect();
+    let owner = match owners.as_slice() {
+        [one] => format!("broker kind {one}"),
+        many => format!("broker kinds {}", many.join(", ")),
+    };
     Err(Problem::at_key(
         path.key(foreign),
         format!(
-            "`{foreign}` is a key of broker kind {owner}, not of {name}; the keys of {name} are: {}",
+            "`{foreign}` is a key of {owner}, not of {name}; the keys of {name} are: {}",
             own.join(", ")
         ),
     ))
@@ -140,8 +161,13 @@ fn sqs(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
             ),
         ));
     }
+    let url = match raw.endpoint {
+        None => None,
+        Some(u) => Some(server_url(&u, &["http", "https"], &path.key("endpoint"))?),
+    };
     Ok(BrokerSpec {
         kind: BrokerKind::Sqs,
+        url,
         visibility_timeout,
         max_receives: raw.max_receives.unwrap_or(0),
         stale_ack: match raw.stale_ack {
@@ -183,7 +209,9 @@ fn rabbitmq(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
         &path.key("prefetch"),
         "a consumer with no prefetch gets nothing",
     )?;
+    let url = kind_url(raw.url, defaults::RABBITMQ_URL, &["amqp", "amqps"], path)?;
     Ok(BrokerSpec {
+        url,
         kind: BrokerKind::RabbitMq(RabbitMqSpec {
             queue_type,
             timeout_check_every,
@@ -228,7 +256,9 @@ fn nats(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
         &path.key("max_ack_pending"),
         "a consumer allowed no pending ack gets nothing",
     )?;
+    let url = kind_url(raw.url, defaults::NATS_URL, &["nats", "tls"], path)?;
     Ok(BrokerSpec {
+        url,
         // With a backoff the server takes its first value as the AckWait.
         visibility_timeout: backoff.first().copied().unwrap_or(ack_wait),
         kind: BrokerKind::Nats(NatsSpec {
@@ -245,7 +275,9 @@ fn redis_streams(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem
         duration_or(raw.min_idle, defaults::REDIS_MIN_IDLE),
         &path.key("min_idle"),
     )?;
+    let url = kind_url(raw.url, defaults::REDIS_URL, &["redis", "rediss"], path)?;
     Ok(BrokerSpec {
+        url,
         kind: BrokerKind::RedisStreams(RedisStreamsSpec {
             claim_every: duration_or(raw.claim_every, Duration::ZERO),
         }),
@@ -253,4 +285,40 @@ fn redis_streams(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem
         max_receives: raw.max_deliveries.unwrap_or(0),
         stale_ack: StaleAck::Reject,
     })
+}
+
+/// `broker.url` of a real-server kind, or the kind's local default.
+fn kind_url(
+    url: Option<String>,
+    default: &str,
+    schemes: &[&str],
+    path: &FieldPath,
+) -> Result<Option<String>, Problem> {
+    match url {
+        None => Ok(Some(default.to_string())),
+        Some(u) => server_url(&u, schemes, &path.key("url")).map(Some),
+    }
+}
+
+/// A server URL with one of `schemes` and a host.
+fn server_url(text: &str, schemes: &[&str], path: &FieldPath) -> Result<String, Problem> {
+    let u = url::Url::parse(text)
+        .map_err(|e| Problem::new(path.clone(), format!("is not a URL ({e}): `{text}`")))?;
+    if !schemes.contains(&u.scheme()) {
+        return Err(Problem::new(
+            path.clone(),
+            format!(
+                "must be a URL with scheme {}, got `{}` in `{text}`",
+                schemes.join(" or "),
+                u.scheme()
+            ),
+        ));
+    }
+    if u.host_str().is_none_or(str::is_empty) {
+        return Err(Problem::new(
+            path.clone(),
+            format!("names no host: `{text}`"),
+        ));
+    }
+    Ok(text.to_string())
 }

@@ -26,6 +26,7 @@ mod client;
 mod drive;
 mod ingress;
 pub mod kinds;
+mod proxy;
 mod published;
 mod spawn;
 mod state;

@@ -1,6 +1,8 @@
 //! What a live run knows about its workers while it runs, and the hooks through which the SQS
 //! endpoint and the HTTP provider report to it (and let it kill a worker before an answer leaves).
 
+mod observe;
+
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
 use nix::sys::signal::{killpg, Signal};

@@ -1,0 +1,220 @@
+//! A protocol proxy between each worker and a real broker: every worker connects to its own
+//! port on 127.0.0.1, and each of its connections is forwarded to the broker while a
+//! [`Connection`] of the broker's protocol reads the bytes both ways (deliveries, acks and the
+//! broker's answers to them) and reports them to the run's state.
+//!
+//! The bytes from the broker pass through [`Connection::from_server`] before they are written
+//! to the worker, so a delivery a `received` kill is decided for is never forwarded: the
+//! connection is cut ([`Flow::Cut`]) and the worker, being killed, never sees it. Both sides of a
+//! connection are closed when either side ends, as the broker would see a consumer's death.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+use crate::record::WorkerId;
+
+/// What to do after the bytes just read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Write what was produced and go on.
+    Go,
+    /// Write what was produced, then close both sides (the worker is being killed).
+    Cut,
+}
+
+/// One worker connection's reader of the broker's protocol. Both directions share it (under a
+/// lock), so an answer of the broker can be matched with the worker's request.
+pub trait Connection: Send + 'static {
+    /// Bytes the worker sent: append to `forward` what goes on to the broker (normally all).
+    fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow;
+    /// Bytes the broker sent: append to `forward` what goes on to the worker. A frame that is
+    /// not complete yet is kept until the rest arrives.
+    fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow;
+    /// The connection ended, by either side.
+    fn closed(&mut self) {}
+}
+
+/// Makes the [`Connection`] of each new worker connection.
+pub trait Protocol: Send + Sync + 'static {
+    fn connection(&self, worker: WorkerId) -> Box<dyn Connection>;
+}
+
+/// The per-worker listeners of one run.
+pub struct Proxy {
+    addrs: Vec<SocketAddr>,
+    tasks: JoinSet<()>,
+}
+
+impl Proxy {
+    /// Listens on one 127.0.0.1 port per worker (1..=`workers`), forwarding to `upstream`.
+    pub async fn start(
+        upstream: SocketAddr,
+        workers: u32,
+        protocol: Arc<dyn Protocol>,
+    ) -> std::io::Result<Proxy> {
+        let mut addrs = Vec::with_capacity(workers as usize);
+        let mut tasks = JoinSet::new();
+        for w in 1..=workers {
+            let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+            addrs.push(listener.local_addr()?);
+            let protocol = protocol.clone();
+            tasks.spawn(accept(listener, upstream, w, protocol));
+        }
+        Ok(Proxy { addrs, tasks })
+    }
+
+    /// Worker `w`'s address.
+    pub fn addr(&self, w: WorkerId) -> SocketAddr {
+        self.addrs[(w - 1) as usize]
+    }
+
+    /// Stops listening and closes every forwarded connection.
+    pub async fn stop(mut self) {
+        self.tasks.shutdown().await;
+    }
+}
+
+async fn accept(
+    listener: TcpListener,
+    upstream: SocketAddr,
+    w: WorkerId,
+    protocol: Arc<dyn Protocol>,
+) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((client, _)) = accepted else { continue };
+                let conn = protocol.connection(w);
+                connections.spawn(forward(client, upstream, conn));
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+/// Forwards one worker connection until either side closes or the connection is cut.
+async fn forward(client: TcpStream, upstream: SocketAddr, conn: Box<dyn Connection>) {
+    let Ok(server) = TcpStream::connect(upstream).await else {
+        return;
+    };
+    let _ = client.set_nodelay(true);
+    let _ = server.set_nodelay(true);
+    let conn = Arc::new(Mutex::new(conn));
+    let (mut client_rd, mut client_wr) = client.into_split();
+    let (mut server_rd, mut server_wr) = server.into_split();
+    let up = {
+        let conn = conn.clone();
+        async move {
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut out = Vec::with_capacity(64 * 1024);
+            loop {
+                let n = match client_rd.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                out.clear();
+                let flow = lock(&conn).from_worker(&buf[..n], &mut out);
+                if server_wr.write_all(&out).await.is_err() || flow == Flow::Cut {
+                    return;
+                }
+            }
+        }
+    };
+    let down = {
+        let conn = conn.clone();
+        async move {
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut out = Vec::with_capacity(64 * 1024);
+            loop {
+                let n = match server_rd.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                out.clear();
+                let flow = lock(&conn).from_server(&buf[..n], &mut out);
+                if client_wr.write_all(&out).await.is_err() || flow == Flow::Cut {
+                    return;
+                }
+            }
+        }
+    };
+    // Either side ending ends both: dropping the halves closes the sockets.
+    tokio::select! {
+        _ = up => {}
+        _ = down => {}
+    }
+    lock(&conn).closed();
+}
+
+fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Passes everything on, but cuts the connection at the broker's first `!` (as a proxy cuts
+    /// at a delivery a `received` kill was decided for), holding that byte and what follows.
+    struct CutAtBang;
+
+    impl Connection for CutAtBang {
+        fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
+            forward.extend_from_slice(bytes);
+            Flow::Go
+        }
+        fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
+            match bytes.iter().position(|&b| b == b'!') {
+                Some(i) => {
+                    forward.extend_from_slice(&bytes[..i]);
+                    Flow::Cut
+                }
+                None => {
+                    forward.extend_from_slice(bytes);
+                    Flow::Go
+                }
+            }
+        }
+    }
+
+    struct Cutting;
+    impl Protocol for Cutting {
+        fn connection(&self, _worker: WorkerId) -> Box<dyn Connection> {
+            Box::new(CutAtBang)
+        }
+    }
+
+    #[tokio::test]
+    async fn bytes_pass_both_ways_until_the_connection_is_cut_before_the_held_bytes() {
+        // An echo server stands for the broker.
+        let echo = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let upstream = echo.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut s, _) = echo.accept().await.unwrap();
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = s.read(&mut buf).await {
+                if n == 0 || s.write_all(&buf[..n]).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let proxy = Proxy::start(upstream, 2, Arc::new(Cutting)).await.unwrap();
+        assert_ne!(proxy.addr(1), proxy.addr(2));
+        let mut c = TcpStream::connect(proxy.addr(2)).await.unwrap();
+        c.write_all(b"hello").await.unwrap();
+        let mut got = [0u8; 5];
+        c.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"hello");
+        // "ab!cd" comes back as "ab", then the connection closes: "!cd" never reaches us.
+        c.write_all(b"ab!cd").await.unwrap();
+        let mut rest = Vec::new();
+        c.read_to_end(&mut rest).await.unwrap();
+        assert_eq!(rest, b"ab");
+        proxy.stop().await;
+    }
+}

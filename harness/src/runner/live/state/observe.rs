@@ -1,0 +1,126 @@
+//! What a protocol proxy reports of a worker's traffic with a real broker: each delivery (where
+//! a `received` kill happens before the worker sees it), each ack and how the broker answered
+//! it, each hand-back and heartbeat. The embedded SQS endpoint records these itself; for the
+//! real brokers they are the run's record of broker events, in profile time.
+
+use super::{lock, LiveState};
+use crate::profile::KillPoint;
+use crate::record::{AckOutcome, EventKind, HandlerEnd, Nanos, Seq, WorkerId};
+
+impl LiveState {
+    fn known_worker(&self, w: WorkerId) -> bool {
+        w >= 1 && (w as usize) <= lock(&self.workers).len()
+    }
+
+    /// Delivery number `delivery` of message `seq` is on its way to `worker`, its lease ending
+    /// at `lease_end` (profile time; `Nanos::MAX` for a kind without a lease timer). Records the
+    /// delivery, starts the worker's handler span and checks the `received` kill rules: true
+    /// means the worker is being killed and the delivery must not reach it.
+    pub fn observed_delivery(
+        &self,
+        worker: WorkerId,
+        seq: Seq,
+        delivery: u32,
+        lease_end: Nanos,
+    ) -> bool {
+        if !self.known_worker(worker) {
+            return false;
+        }
+        self.end_handler(worker, HandlerEnd::Finished);
+        self.record(EventKind::Delivered {
+            seq,
+            worker,
+            delivery,
+            lease_end,
+        });
+        lock(&self.workers)[(worker - 1) as usize].handling = Some((seq, delivery));
+        self.at_point(&KillPoint::Received, worker, Some(seq), delivery)
+    }
+
+    /// `worker` acked delivery `delivery` of `seq`, and the broker answered `outcome`
+    /// (`Deleted` when it confirmed the ack, a stale outcome when it refused or ignored it).
+    /// The worker's handler span for that delivery ends here.
+    pub fn observed_ack(&self, worker: WorkerId, seq: Seq, delivery: u32, outcome: AckOutcome) {
+        if !self.known_worker(worker) {
+            return;
+        }
+        self.record(EventKind::Acked {
+            seq,
+            worker,
+            delivery,
+            outcome,
+        });
+        self.end_handler_of(worker, seq, delivery);
+    }
+
+    /// `worker` handed delivery `delivery` of `seq` back, to be delivered again at `visible_at`
+    /// (profile time; now for a requeue): its handler span ends.
+    pub fn observed_release(&self, worker: WorkerId, seq: Seq, delivery: u32, visible_at: Nanos) {
+        if !self.known_worker(worker) {
+            return;
+        }
+        self.record(EventKind::VisibilityChanged {
+            seq,
+            worker,
+            delivery,
+            lease_end: visible_at,
+        });
+        self.end_handler_of(worker, seq, delivery);
+    }
+
+    /// `worker` extended its hold on delivery `delivery` of `seq` to `lease_end` (a heartbeat:
+    /// NATS `+WPI`, Redis XCLAIM to itself).
+    pub fn observed_extend(&self, worker: WorkerId, seq: Seq, delivery: u32, lease_end: Nanos) {
+        if !self.known_worker(worker) {
+            return;
+        }
+        self.record(EventKind::VisibilityChanged {
+            seq,
+            worker,
+            delivery,
+            lease_end,
+        });
+    }
+
+    /// Ends `worker`'s handler span if it is the one of (`seq`, `delivery`).
+    fn end_handler_of(&self, worker: WorkerId, seq: Seq, delivery: u32) {
+        let ended = {
+            let mut ws = lock(&self.workers);
+            let s = &mut ws[(worker - 1) as usize];
+            if s.handling == Some((seq, delivery)) {
+                s.handling.take()
+            } else {
+                None
+            }
+        };
+        if ended.is_some() {
+            self.record(EventKind::HandlerEnded {
+                seq,
+                worker,
+                delivery,
+                how: HandlerEnd::Finished,
+            });
+        }
+    }
+
+    /// Ends whatever handler span `worker` has open (it moved on to another delivery).
+    fn end_handler(&self, worker: WorkerId, how: HandlerEnd) {
+        let ended = lock(&self.workers)[(worker - 1) as usize].handling.take();
+        if let Some((seq, delivery)) = ended {
+            self.record(EventKind::HandlerEnded {
+                seq,
+                worker,
+                delivery,
+                how,
+            });
+        }
+    }
+
+    /// The seq of the published message with `key`, if the run published one.
+    pub fn seq_of_key(&self, key: &str) -> Option<Seq> {
+        lock(&self.keys)
+            .iter()
+            .position(|k| k == key)
+            .map(|i| i as Seq + 1)
+    }
+}
