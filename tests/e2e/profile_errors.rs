@@ -71,7 +71,7 @@ fn an_unknown_key_lists_the_allowed_keys() {
         &with("broker:\n  visibilty_timeout: 30s\n"),
         &[],
         "{path}:7:3: broker.visibilty_timeout: unknown field `visibilty_timeout`, expected one of \
-         `kind`, `visibility_timeout`, `max_receives`, `stale_ack`",
+         `kind`, `url`, `endpoint`, `visibility_timeout`, `max_receives`, `stale_ack`",
     );
 }
 

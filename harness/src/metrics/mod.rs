@@ -12,6 +12,7 @@
 //! - [`mod@chaos`]: how often each chaos rule fired.
 
 pub mod accounting;
+pub mod anomalies;
 pub mod chaos;
 pub mod crashes;
 pub mod handlers;
@@ -77,6 +78,8 @@ pub struct Metrics {
     pub incomplete: Option<String>,
     /// The broker kind of the run ([`RunRecord::broker_kind`]; `sqs` when the record has none).
     pub broker_kind: String,
+    /// Steps no broker should take, found in the history ([`anomalies`]).
+    pub anomalies: Vec<anomalies::Anomaly>,
 }
 
 impl std::ops::Deref for Metrics {
@@ -147,6 +150,7 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
             "" => "sqs".to_string(),
             k => k.to_string(),
         },
+        anomalies: anomalies::anomalies(record),
     }
 }
 

@@ -357,6 +357,35 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
             named.join(", "),
         ));
     }
+    if !s.anomalies.is_empty() {
+        let named: Vec<String> = s
+            .anomalies
+            .iter()
+            .take(CRASHES_NAMED)
+            .map(|a| {
+                format!(
+                    "{} {} at {:.3} s (worker {}, delivery {})",
+                    a.key,
+                    a.kind.describe(),
+                    a.at_s,
+                    a.worker,
+                    a.delivery
+                )
+            })
+            .collect();
+        let more = s.anomalies.len().saturating_sub(CRASHES_NAMED);
+        let rest = if more > 0 {
+            format!("; and {more} more (summary.json lists every one)")
+        } else {
+            String::new()
+        };
+        notes.push(format!(
+            "BROKER ANOMALIES: the broker took {} {} no broker should take: {}{rest}.",
+            s.broker_anomalies,
+            plural(s.broker_anomalies, "step", "steps"),
+            named.join(", "),
+        ));
+    }
     if s.messages > 0 && s.deliveries == 0 {
         notes.push(format!(
             "NEVER RAN: the consumer never ran: not one of the {} published {} was ever received \

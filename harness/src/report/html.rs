@@ -240,6 +240,26 @@ fn summary(h: &mut String, data: &ReportData) {
             );
         }
     }
+    if !s.anomalies.is_empty() {
+        let _ = writeln!(
+            h,
+            "</table>\n<h3 id=\"anomalies\">Broker anomalies</h3>\n\
+             <p class=\"muted\">Steps no broker should take, found in the run's history: {}.</p>\n\
+             <table>\n<tr><th>message</th><th>what</th><th>at (s)</th><th>worker</th><th>delivery</th></tr>",
+            s.anomalies.len()
+        );
+        for a in &s.anomalies {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{:.3}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                escape(&a.key),
+                a.kind.describe(),
+                a.at_s,
+                a.worker,
+                a.delivery
+            );
+        }
+    }
     h.push_str("</table>\n<table>\n<tr><th>latency (ms)</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
     for (label, l) in latency_rows(s) {
         let _ = write!(h, "<tr><th>{label}</th>");

@@ -11,6 +11,7 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use super::Exporter;
+use crate::metrics::anomalies::Anomaly;
 use crate::metrics::{
     analyse, seconds, Crash, HandlerLeases, IngressSummary, LatencySummary, Metrics, RuleFires,
     Sample,
@@ -113,6 +114,13 @@ pub struct Summary {
     /// The HTTP ingress load (`workload.ingress`); absent for runs without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingress: Option<IngressSummary>,
+    /// Steps no broker should take (a delivery after a confirmed ack, a delivery count that
+    /// went down, an ack accepted for a settled message), found in the run's history.
+    #[serde(default)]
+    pub broker_anomalies: u64,
+    /// Each of them: what, which message, when, which worker and delivery.
+    #[serde(default)]
+    pub anomalies: Vec<Anomaly>,
 }
 
 impl Summary {
@@ -165,6 +173,8 @@ impl Summary {
             crashes: m.crashes.clone(),
             broker_kind: m.broker_kind.clone(),
             ingress: m.ingress.clone(),
+            broker_anomalies: m.anomalies.len() as u64,
+            anomalies: m.anomalies.clone(),
         }
     }
 }
@@ -315,6 +325,8 @@ mod tests {
         "redriven",
         "redrive_duplicate_effects",
         "crashes",
+        "broker_anomalies",
+        "anomalies",
     ];
 
     fn info() -> RunInfo {

@@ -71,3 +71,58 @@ proptest! {
         prop_assert_eq!(m.messages_with_effect + m.dlq_without_effect + m.unfinished, m.messages);
     }
 }
+
+/// The broker section of kind `kind` (0 sqs, 1 rabbitmq, 2 nats, 3 redis-streams), its lease
+/// `lease_s` and its delivery limit `limit`, as a profile would write it.
+fn broker_of_kind(kind: u8, lease_s: u64, limit: u32) -> BrokerSpec {
+    let section = match kind {
+        0 => format!("{{ kind: sqs, visibility_timeout: {lease_s}s, max_receives: {limit} }}"),
+        1 => format!(
+            "{{ kind: rabbitmq, consumer_timeout: {lease_s}s, timeout_check_every: 1s, \
+             delivery_limit: {limit} }}"
+        ),
+        2 => format!("{{ kind: nats, ack_wait: {lease_s}s, max_deliver: {limit} }}"),
+        _ => format!("{{ kind: redis-streams, min_idle: {lease_s}s, max_deliveries: {limit} }}"),
+    };
+    load_str(
+        "kinds.yaml",
+        &format!(
+            "run: {{ duration: 1m }}\nbroker: {section}\nworkload: {{ arrival: {{ every: 2s }} }}\n\
+             consumer: {{ target: ack-after-work }}\n"
+        ),
+        &[],
+    )
+    .expect("a valid broker section")
+    .broker
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// The anomaly checker finds nothing in a sim run of any kind, whatever the kills: the
+    /// models never redeliver a confirmed ack, never lower a delivery count, never accept an
+    /// ack for a settled message. (On a real server, what it finds is the server's doing.)
+    #[test]
+    fn no_model_takes_a_step_the_anomaly_checker_names(
+        kind in 0u8..4,
+        target in prop_oneof![Just("ack-after-work"), Just("ack-before-work"), Just("heartbeat")],
+        messages in 1u64..20,
+        workers in 1u32..4,
+        lease_s in 1u64..40,
+        limit in 0u32..4,
+        chaos in prop::collection::vec(rule(), 0..3),
+        seed in any::<u64>(),
+    ) {
+        let mut s = base();
+        s.seed = seed;
+        s.consumer.target = target.into();
+        s.consumer.workers = workers;
+        s.run.duration = secs(60);
+        s.workload.arrival = Arrival::Every(Duration::from_secs(2));
+        s.workload.count = Some(messages);
+        s.broker = broker_of_kind(kind, lease_s, limit);
+        s.chaos = chaos;
+        let m = analyse(&run(&s), crate::record::nanos(secs(300)));
+        prop_assert_eq!(m.anomalies, vec![]);
+    }
+}

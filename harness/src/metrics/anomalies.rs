@@ -1,0 +1,262 @@
+//! The broker anomaly checker: reads the recorded history of deliveries and acks and names
+//! every step no broker should take, whatever its kind.
+//!
+//! - **Delivered after its ack was confirmed**: a delivery of a message the broker had already
+//!   confirmed deleted (an ack it accepted as current). A redelivery of an acked message means
+//!   an ack the consumer was told succeeded did not hold (nats-server 2.9.10 can do this when a
+//!   redelivery meets an expiring pull request).
+//! - **Delivery count went down**: a message's delivery number lower than an earlier one of the
+//!   same message (a redrive, which gives the message a new delivery budget, starts it again).
+//! - **Ack accepted for a settled message**: the broker accepted an ack as current for a message
+//!   it had already deleted or dead-lettered, which nobody held any more.
+//!
+//! On the embedded broker none of these can happen (its proptests check it); on a real server
+//! each is counted in `broker_anomalies` and listed with the message and the instant.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::seconds;
+use crate::record::{AckOutcome, EventKind, RunRecord, Seq, WorkerId};
+
+/// Which step broke the rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnomalyKind {
+    DeliveredAfterConfirmedAck,
+    DeliveryCountWentDown,
+    AckAcceptedForSettledMessage,
+}
+
+impl AnomalyKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            AnomalyKind::DeliveredAfterConfirmedAck => "delivered after its ack was confirmed",
+            AnomalyKind::DeliveryCountWentDown => "delivery count went down",
+            AnomalyKind::AckAcceptedForSettledMessage => "ack accepted for a settled message",
+        }
+    }
+}
+
+/// One anomaly, as summary.json lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Anomaly {
+    pub kind: AnomalyKind,
+    /// The message's key.
+    pub key: String,
+    /// When it happened, seconds since the start of the run (profile time).
+    pub at_s: f64,
+    pub worker: WorkerId,
+    /// The delivery number the step carried.
+    pub delivery: u32,
+}
+
+/// What the history says of one message so far.
+#[derive(Debug, Default, Clone, Copy)]
+struct Seen {
+    /// The highest delivery number handed out since the message's last redrive.
+    delivery: u32,
+    /// The broker confirmed an ack as current.
+    acked: bool,
+    /// The message left the queue for good (acked, dead-lettered or dropped).
+    settled: bool,
+}
+
+/// The run's anomalies, in time order.
+pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
+    let mut seen: HashMap<Seq, Seen> = HashMap::new();
+    let mut out = Vec::new();
+    let key = |seq: Seq| {
+        record
+            .messages
+            .get((seq as usize).wrapping_sub(1))
+            .map_or_else(|| format!("#{seq}"), |m| m.key.clone())
+    };
+    for e in &record.events {
+        let mut found = |kind, seq, worker, delivery| {
+            out.push(Anomaly {
+                kind,
+                key: key(seq),
+                at_s: seconds(e.at),
+                worker,
+                delivery,
+            })
+        };
+        match e.kind {
+            EventKind::Delivered {
+                seq,
+                worker,
+                delivery,
+                ..
+            } => {
+                let s = seen.entry(seq).or_default();
+                if s.acked {
+                    found(
+                        AnomalyKind::DeliveredAfterConfirmedAck,
+                        seq,
+                        worker,
+                        delivery,
+                    );
+                }
+                if delivery < s.delivery {
+                    found(AnomalyKind::DeliveryCountWentDown, seq, worker, delivery);
+                }
+                s.delivery = s.delivery.max(delivery);
+            }
+            EventKind::Acked {
+                seq,
+                worker,
+                delivery,
+                outcome: AckOutcome::Deleted,
+            } => {
+                let s = seen.entry(seq).or_default();
+                if s.settled {
+                    found(
+                        AnomalyKind::AckAcceptedForSettledMessage,
+                        seq,
+                        worker,
+                        delivery,
+                    );
+                }
+                s.acked = true;
+                s.settled = true;
+            }
+            EventKind::Acked {
+                seq,
+                outcome: AckOutcome::StaleDeleted | AckOutcome::LateDeleted,
+                ..
+            }
+            | EventKind::DeadLettered { seq, .. }
+            | EventKind::Dropped { seq, .. } => seen.entry(seq).or_default().settled = true,
+            // A redrive puts the message back with a new delivery budget.
+            EventKind::Redriven { seq } => {
+                seen.insert(seq, Seen::default());
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Event, MessageRecord, Nanos};
+
+    fn delivered(at: Nanos, seq: Seq, worker: WorkerId, delivery: u32) -> Event {
+        Event {
+            at,
+            kind: EventKind::Delivered {
+                seq,
+                worker,
+                delivery,
+                lease_end: at + 30_000_000_000,
+            },
+        }
+    }
+
+    fn acked(at: Nanos, seq: Seq, worker: WorkerId, delivery: u32, outcome: AckOutcome) -> Event {
+        Event {
+            at,
+            kind: EventKind::Acked {
+                seq,
+                worker,
+                delivery,
+                outcome,
+            },
+        }
+    }
+
+    fn record(events: Vec<Event>) -> RunRecord {
+        let m = |key: &str| MessageRecord {
+            key: key.into(),
+            published_at: 0,
+            poison: false,
+        };
+        RunRecord {
+            messages: vec![m("order-1"), m("order-2"), m("order-3")],
+            events,
+            ..RunRecord::default()
+        }
+    }
+
+    const S: Nanos = 1_000_000_000;
+
+    #[test]
+    fn a_clean_history_has_no_anomaly() {
+        // Message 1: delivered, lease ran out, delivered again, acked; a stale ack of the first
+        // delivery refused. Message 2: dead-lettered after two deliveries, then redriven and
+        // delivered as its delivery 1 again (a new budget), then acked. Nothing is wrong.
+        let r = record(vec![
+            delivered(0, 1, 1, 1),
+            delivered(30 * S, 1, 2, 2),
+            acked(31 * S, 1, 2, 2, AckOutcome::Deleted),
+            acked(35 * S, 1, 1, 1, AckOutcome::StaleRejected),
+            delivered(40 * S, 2, 1, 1),
+            delivered(70 * S, 2, 1, 2),
+            Event {
+                at: 100 * S,
+                kind: EventKind::DeadLettered {
+                    seq: 2,
+                    delivery: 2,
+                },
+            },
+            Event {
+                at: 200 * S,
+                kind: EventKind::Redriven { seq: 2 },
+            },
+            delivered(201 * S, 2, 3, 1),
+            acked(202 * S, 2, 3, 1, AckOutcome::Deleted),
+        ]);
+        assert_eq!(anomalies(&r), []);
+    }
+
+    #[test]
+    fn each_broken_rule_is_named_with_its_message_and_instant() {
+        let r = record(vec![
+            // Message 1 acked and confirmed at 2 s, then delivered again at 5 s: one anomaly.
+            delivered(S, 1, 1, 1),
+            acked(2 * S, 1, 1, 1, AckOutcome::Deleted),
+            delivered(5 * S, 1, 2, 2),
+            // Message 2 delivered as delivery 3, then as delivery 2: the count went down.
+            delivered(6 * S, 2, 1, 3),
+            delivered(7 * S, 2, 2, 2),
+            // Message 3 dead-lettered at 8 s, then an ack accepted as current at 9 s.
+            delivered(7 * S, 3, 3, 1),
+            Event {
+                at: 8 * S,
+                kind: EventKind::DeadLettered {
+                    seq: 3,
+                    delivery: 1,
+                },
+            },
+            acked(9 * S, 3, 3, 1, AckOutcome::Deleted),
+        ]);
+        let a = anomalies(&r);
+        let named: Vec<_> = a
+            .iter()
+            .map(|a| (a.kind, a.key.as_str(), a.at_s, a.worker, a.delivery))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (
+                    AnomalyKind::DeliveredAfterConfirmedAck,
+                    "order-1",
+                    5.0,
+                    2,
+                    2
+                ),
+                (AnomalyKind::DeliveryCountWentDown, "order-2", 7.0, 2, 2),
+                (
+                    AnomalyKind::AckAcceptedForSettledMessage,
+                    "order-3",
+                    9.0,
+                    3,
+                    1
+                ),
+            ]
+        );
+    }
+}
