@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts the local services the test suite needs, if they are down. Each is probed on its
-# loopback port first; only a service that does not answer is started. Lists the services the
-# suite depends on in NEEDED (empty while no test talks to one).
+# loopback port first; only a service that does not answer is started, and then waited for (up
+# to a minute) until it answers. NEEDED lists the services the suite depends on
+# (ACKBENCH_SERVICES, e.g. "rabbitmq nats redis").
 set -uo pipefail
 
 NEEDED=${ACKBENCH_SERVICES:-}
@@ -19,7 +20,22 @@ start() {
   esac
 }
 
+port_of() {
+  case "$1" in
+    redis) echo 6379 ;; postgres) echo 5432 ;; rabbitmq) echo 5672 ;; nats) echo 4222 ;; mariadb) echo 3306 ;;
+  esac
+}
+
 for s in $NEEDED; do
   start "$s" || echo "services: could not start $s" >&2
+done
+for s in $NEEDED; do
+  port=$(port_of "$s") || continue
+  [ -n "$port" ] || continue
+  for _ in $(seq 1 60); do
+    up "$port" && break
+    sleep 1
+  done
+  up "$port" || echo "services: $s does not answer on 127.0.0.1:$port" >&2
 done
 exit 0
