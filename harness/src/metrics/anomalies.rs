@@ -8,7 +8,11 @@
 //! - **Delivery count went down**: a message's delivery number lower than an earlier one of the
 //!   same message (a redrive, which gives the message a new delivery budget, starts it again).
 //! - **Ack accepted for a settled message**: the broker accepted an ack as current for a message
-//!   it had already deleted or dead-lettered, which nobody held any more.
+//!   it had already confirmed deleted, or dead-lettered, which nobody held any more.
+//!
+//! Only acks the broker confirmed as current (`Deleted`) count as confirmations: a success
+//! reported for a stale or expired receipt (`StaleDeleted`, `LateDeleted`) is the stale-ack
+//! policy's reading of an answer SQS documents as ambiguous, so it confirms nothing.
 //!
 //! On the embedded broker none of these can happen (its proptests check it); on a real server
 //! each is counted in `broker_anomalies` and listed with the message and the instant.
@@ -122,12 +126,10 @@ pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
                 s.acked = true;
                 s.settled = true;
             }
-            EventKind::Acked {
-                seq,
-                outcome: AckOutcome::StaleDeleted | AckOutcome::LateDeleted,
-                ..
-            }
-            | EventKind::DeadLettered { seq, .. }
+            // Deletes by a stale or expired receipt are the stale-ack policy's reading of a
+            // success the server reported (SQS: "might not be deleted"), not a confirmation:
+            // they settle nothing the checker relies on.
+            EventKind::DeadLettered { seq, .. }
             | EventKind::Dropped { seq, .. } => seen.entry(seq).or_default().settled = true,
             // A redrive puts the message back with a new delivery budget.
             EventKind::Redriven { seq } => {

@@ -84,6 +84,9 @@ impl Drive<'_> {
                     out.failure = Some(RunError::Live(e));
                     return out;
                 }
+                if !broker.records_its_events() {
+                    state.record(crate::record::EventKind::Published { seq });
+                }
                 out.messages.push(MessageRecord {
                     key,
                     published_at: now,

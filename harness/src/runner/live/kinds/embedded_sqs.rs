@@ -100,6 +100,10 @@ impl LiveBroker for EmbeddedSqs {
         })
     }
 
+    fn records_its_events(&self) -> bool {
+        true
+    }
+
     fn ingress(&self) -> Option<IngressTarget> {
         Some(IngressTarget {
             endpoint: self.server.endpoint_url(),

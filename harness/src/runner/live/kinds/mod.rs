@@ -14,6 +14,7 @@
 //! each worker and the server.
 
 mod embedded_sqs;
+mod external_sqs;
 mod sqs_queue;
 
 pub use embedded_sqs::QUEUE;
@@ -88,6 +89,11 @@ pub trait LiveBroker: Send + Sync {
     /// How built-in target workers connect: each gets a queue client the way a worker process
     /// of that number would (through its own proxy port, for the kinds observed through one).
     fn queues(&self) -> Arc<dyn QueueFactory>;
+    /// True when the broker records its own events (the embedded one: publishes included);
+    /// otherwise the run records each publish itself.
+    fn records_its_events(&self) -> bool {
+        false
+    }
     /// Where an HTTP ingress service publishes, if this kind takes one (SQS only).
     fn ingress(&self) -> Option<IngressTarget> {
         None
@@ -152,6 +158,9 @@ pub struct Context<'a> {
 /// Opens the scenario's broker for one run.
 pub async fn open(cx: Context<'_>) -> Result<Box<dyn LiveBroker>, OpenError> {
     match &cx.scenario.broker.kind {
+        BrokerKind::Sqs if cx.scenario.broker.url.is_some() => {
+            Ok(Box::new(external_sqs::ExternalSqs::open(cx).await?))
+        }
         BrokerKind::Sqs => Ok(Box::new(embedded_sqs::EmbeddedSqs::open(cx).await?)),
         other => Err(OpenError::Failed(format!(
             "live runs do not support broker kind {} yet",
