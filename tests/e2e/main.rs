@@ -15,6 +15,7 @@ mod live;
 #[cfg(feature = "live")]
 mod live_ingress;
 mod pipes;
+mod producer_retries;
 mod profile_errors;
 mod report_folder;
 mod report_html;

@@ -18,6 +18,7 @@
 //! No model reads a clock: every method takes `now`, and `next_due` tells the caller when to
 //! call `advance`.
 
+pub mod dedup;
 mod messages;
 #[cfg(test)]
 use messages::MessageTable;
@@ -31,6 +32,7 @@ pub mod sqs;
 mod state;
 mod table;
 
+pub use dedup::Deduplicator;
 pub use model::BrokerModel;
 pub use queue::{AckRefused, Broker, BrokerConfig, Handout, Receipt, VisibilityError};
 pub use state::{Counts, MessageState};

@@ -54,6 +54,21 @@ impl BrokerModel {
         }
     }
 
+    /// A send with deduplication id `id` (the message key): an SQS FIFO queue drops it when it
+    /// accepted `id` within its deduplication window (`None`); every other queue publishes it.
+    #[inline]
+    pub fn publish_deduplicated(
+        &mut self,
+        now: Nanos,
+        id: &str,
+        log: &mut Vec<Event>,
+    ) -> Option<Seq> {
+        match self {
+            BrokerModel::Sqs(b) => b.publish_deduplicated(now, 0, id, log),
+            other => Some(other.publish(now, log)),
+        }
+    }
+
     /// The next instant at which a timer of the broker ends (a lease, a delay, a timeout tick,
     /// an entry becoming claimable), if any.
     #[inline]

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
+use super::dedup::Deduplicator;
 use super::state::{Counts, MessageState};
 use super::table::{Message, Table};
 use crate::profile::StaleAck;
@@ -58,6 +59,8 @@ pub struct Broker {
     /// DLQ entries in the order they arrived.
     dlq: Vec<Seq>,
     counts: Counts,
+    /// A FIFO queue's deduplication; `None` for a standard queue.
+    dedup: Option<Deduplicator>,
 }
 
 impl Broker {
@@ -87,7 +90,38 @@ impl Broker {
             leases: BTreeSet::new(),
             dlq: Vec::new(),
             counts: Counts::default(),
+            dedup: None,
         }
+    }
+
+    /// This broker as a FIFO queue that drops a send whose deduplication id it accepted less
+    /// than `window` ago ([`Deduplicator`]).
+    pub fn with_deduplication(mut self, window: Nanos) -> Broker {
+        self.dedup = Some(Deduplicator::new(window));
+        self
+    }
+
+    /// The queue's deduplication, if it is a FIFO queue.
+    pub fn deduplicator(&self) -> Option<&Deduplicator> {
+        self.dedup.as_ref()
+    }
+
+    /// A send with deduplication id `id`: published as [`Broker::publish`] does, or, on a FIFO
+    /// queue that accepted `id` within its window, dropped (`None`; nothing is logged, the
+    /// sender is told it succeeded). A standard queue publishes every send.
+    pub fn publish_deduplicated(
+        &mut self,
+        now: Nanos,
+        delay: Nanos,
+        id: &str,
+        log: &mut Vec<Event>,
+    ) -> Option<Seq> {
+        if let Some(d) = &mut self.dedup {
+            if !d.admit(now, id) {
+                return None;
+            }
+        }
+        Some(self.publish(now, delay, log))
     }
 
     pub fn config(&self) -> &BrokerConfig {

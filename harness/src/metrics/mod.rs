@@ -10,9 +10,12 @@
 //! - [`ingress`]: an HTTP ingress load's requests joined with the published messages by key.
 //! - [`leases`]: each handler against the lease it actually held, and what it did with it.
 //! - [`mod@chaos`]: how often each chaos rule fired.
+//! - [`copies`]: a key published more than once (a retrying producer), and what its sends
+//!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
 pub mod accounting;
 pub mod chaos;
+pub mod copies;
 pub mod crashes;
 pub mod handlers;
 pub mod ingress;

@@ -167,6 +167,13 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
             ),
         ));
     }
+    if let (Some(dup), Some(dropped)) = (s.duplicate_publishes, s.publishes_deduplicated) {
+        rows.push((
+            "duplicate publishes",
+            dup.to_string(),
+            format!("a retry accepted as another message; {dropped} dropped as duplicates"),
+        ));
+    }
     if s.unknown_key_effects > 0 {
         let n = s.unknown_key_effects.to_string();
         rows.push(("unknown-key effects", n, "for keys never published".into()));
@@ -403,6 +410,14 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
             "UNFINISHED: {} {} still in the queue when the run stopped.",
             s.unfinished,
             plural(s.unfinished, "message was", "messages were"),
+        ));
+    }
+    if let Some(dup) = s.duplicate_publishes.filter(|&d| d > 0) {
+        notes.push(format!(
+            "DUPLICATE PUBLISHES: the producer's retries reached the queue as {dup} more {}, \
+             past the deduplication window (or with none): each is delivered as a message of its \
+             own, and a consumer that does not deduplicate by key repeats the work.",
+            plural(dup, "message", "messages"),
         ));
     }
     if let Some(i) = &s.ingress {

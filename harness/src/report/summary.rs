@@ -113,6 +113,14 @@ pub struct Summary {
     /// The HTTP ingress load (`workload.ingress`); absent for runs without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingress: Option<IngressSummary>,
+    /// Sends the broker accepted beyond the first of their key, summed over the keys (a
+    /// retrying producer's retry that became a second message); absent for a run that does not
+    /// model the producer's sends (`workload.producer`, `broker.fifo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate_publishes: Option<u64>,
+    /// Sends a FIFO queue dropped inside its deduplication window; absent as above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publishes_deduplicated: Option<u64>,
 }
 
 impl Summary {
@@ -165,6 +173,8 @@ impl Summary {
             crashes: m.crashes.clone(),
             broker_kind: m.broker_kind.clone(),
             ingress: m.ingress.clone(),
+            duplicate_publishes: m.duplicate_publishes,
+            publishes_deduplicated: m.publishes_deduplicated,
         }
     }
 }

@@ -59,6 +59,7 @@ mod tests {
             poison: Poison::None,
             keys: None,
             ingress: None,
+            producer: None,
         }
     }
 

@@ -9,14 +9,20 @@ use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{BrokerKindName, QueueTypeName, RawBroker, StaleAckName};
 use crate::profile::scenario::{
-    BrokerKind, BrokerSpec, Mode, NatsSpec, RabbitMqSpec, RabbitQueueType, RedisStreamsSpec,
-    StaleAck,
+    BrokerKind, BrokerSpec, FifoSpec, Mode, NatsSpec, RabbitMqSpec, RabbitQueueType,
+    RedisStreamsSpec, StaleAck,
 };
 
 use super::checks::{at_least_one, positive};
 
 /// The keys of each kind, as a profile writes them (besides `kind`).
-pub const SQS_KEYS: &[&str] = &["visibility_timeout", "max_receives", "stale_ack"];
+pub const SQS_KEYS: &[&str] = &[
+    "visibility_timeout",
+    "max_receives",
+    "stale_ack",
+    "fifo",
+    "dedup_window",
+];
 pub const RABBITMQ_KEYS: &[&str] = &[
     "queue_type",
     "consumer_timeout",
@@ -58,6 +64,12 @@ pub fn check_mode(broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(
             ),
         ));
     }
+    if mode == Mode::Live && broker.fifo.is_some() {
+        return Err(Problem::new(
+            path.key("fifo"),
+            "a FIFO queue (deduplication window) runs in sim mode only for now (mode: sim)",
+        ));
+    }
     Ok(())
 }
 
@@ -76,6 +88,8 @@ fn keys_set(raw: &RawBroker) -> Vec<&'static str> {
         raw.visibility_timeout.is_some(),
         raw.max_receives.is_some(),
         raw.stale_ack.is_some(),
+        raw.fifo.is_some(),
+        raw.dedup_window.is_some(),
         raw.queue_type.is_some(),
         raw.consumer_timeout.is_some(),
         raw.timeout_check_every.is_some(),
@@ -140,6 +154,7 @@ fn sqs(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
             ),
         ));
     }
+    let fifo = fifo(raw.fifo, raw.dedup_window, path)?;
     Ok(BrokerSpec {
         kind: BrokerKind::Sqs,
         visibility_timeout,
@@ -150,7 +165,31 @@ fn sqs(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
             Some(StaleAckName::Ignore) => StaleAck::Ignore,
             Some(StaleAckName::Sqs) => StaleAck::Sqs,
         },
+        fifo,
     })
+}
+
+/// `fifo` and `dedup_window`: a deduplication window belongs to a FIFO queue only (a standard
+/// queue deduplicates nothing).
+fn fifo(
+    fifo: Option<bool>,
+    window: Option<crate::profile::scalar::DurationText>,
+    path: &FieldPath,
+) -> Result<Option<FifoSpec>, Problem> {
+    match (fifo.unwrap_or(false), window) {
+        (false, Some(_)) => Err(Problem::at_key(
+            path.key("dedup_window"),
+            "a deduplication window belongs to a FIFO queue: set fifo: true (a standard queue \
+             deduplicates nothing)",
+        )),
+        (false, None) => Ok(None),
+        (true, window) => Ok(Some(FifoSpec {
+            dedup_window: positive(
+                duration_or(window, defaults::DEDUP_WINDOW),
+                &path.key("dedup_window"),
+            )?,
+        })),
+    }
 }
 
 fn rabbitmq(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
@@ -198,6 +237,7 @@ fn rabbitmq(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
             delivery_limit.saturating_add(1)
         },
         stale_ack: StaleAck::Reject,
+        fifo: None,
     })
 }
 
@@ -237,6 +277,7 @@ fn nats(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
         }),
         max_receives: max_deliver,
         stale_ack: StaleAck::Reject,
+        fifo: None,
     })
 }
 
@@ -252,5 +293,6 @@ fn redis_streams(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem
         visibility_timeout: min_idle,
         max_receives: raw.max_deliveries.unwrap_or(0),
         stale_ack: StaleAck::Reject,
+        fifo: None,
     })
 }

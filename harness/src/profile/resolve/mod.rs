@@ -11,6 +11,7 @@ mod footprint;
 mod ingress;
 mod keys;
 mod latency;
+mod producer;
 mod provider;
 mod workload;
 
@@ -73,6 +74,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     broker::check_mode(&broker, mode, &top.key("broker"))?;
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
     ingress::check_mode(&workload, mode, &top.key("workload").key("ingress"))?;
+    producer::check_mode(&workload, mode, &top.key("workload").key("producer"))?;
     Ok(Scenario {
         name,
         description: raw.description.map(|d| d.0).unwrap_or_default(),

@@ -72,6 +72,7 @@ pub fn resolve(
         poison: Poison::None,
         keys,
         ingress: None,
+        producer: None,
     };
     if let Some(poison) = raw.poison {
         spec.poison = resolve_poison(poison, &spec, &path.key("poison"))?;
@@ -85,6 +86,9 @@ pub fn resolve(
             run.duration,
             &ingress_path,
         )?);
+    }
+    if let Some(p) = raw.producer {
+        spec.producer = Some(super::producer::resolve(p, &spec, &path.key("producer"))?);
     }
     Ok(spec)
 }

@@ -348,5 +348,6 @@ async fn run_live(
         incomplete: interrupted.then(|| interrupt::REASON.to_string()),
         chaos: crate::chaos::describe(&s.chaos),
         broker_kind: s.broker.kind.name().to_string(),
+        publishes: None,
     })
 }

@@ -30,6 +30,8 @@ mod tests;
 #[cfg(test)]
 mod tests_kinds;
 #[cfg(test)]
+mod tests_producer;
+#[cfg(test)]
 mod tests_sqs_policy;
 #[cfg(test)]
 mod tests_targets;
