@@ -75,6 +75,9 @@ pub struct PublishRecord {
     /// The producer got the broker's answer; `false`: it retries after its backoff (or gives up
     /// after its last attempt).
     pub acknowledged: bool,
+    /// Its FIFO message group (0-based; reports name it `group-<n + 1>`), when the workload
+    /// names groups (`workload.groups`); `None` otherwise.
+    pub group: Option<u32>,
 }
 
 /// One chaos rule of the run, described for the report.

@@ -172,3 +172,40 @@ fn size_names_the_attempt_outside_the_window() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_poison_head_blocks_its_message_group_only() {
+    // Four messages 1 s apart in two groups (msg-1, msg-3 in group-1; msg-2, msg-4 in group-2);
+    // msg-1 is poison: delivered at 0, 30, 60 s, dead-lettered at 90 s. group-1 is blocked from
+    // msg-3's publish at 2 s to 90 s (88 s); group-2 never waits. 3 emails, 1 DLQ entry.
+    let (_dir, path) = crate::common::temp_profile(
+        "name: groups
+run: { duration: 4s, drain: 1h }
+broker: { kind: sqs, visibility_timeout: 30s, max_receives: 3, fifo: true }
+workload: { arrival: { every: 1s }, count: 4, poison: { keys: [msg-1] }, groups: 2 }
+consumer: { target: ack-after-work, workers: 2, restart_after: 1s }
+provider: { effect_at: request, latency: { dist: fixed, value: 1s } }
+",
+    );
+    let (code, s, out) = run(path.to_str().expect("utf-8 path"), &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        counts(&s, &["messages", "deliveries", "effects", "dlq"]),
+        [4, 6, 3, 1].map(Value::from).to_vec(),
+        "{s}"
+    );
+    assert_eq!(s["virtual_s"].as_f64(), Some(91.0));
+    assert_eq!(
+        s["message_groups"],
+        serde_json::json!([
+            { "group": "group-1", "messages": 2, "max_backlog": 2, "blocked_s": 88.0 },
+            { "group": "group-2", "messages": 2, "max_backlog": 1, "blocked_s": 0.0 }
+        ])
+    );
+    assert!(out.contains("Message groups (FIFO)"), "{out}");
+    assert!(
+        out.contains("group-1")
+            && out.contains("88.000 s  blocked behind its head; 2 messages, backlog at most 2"),
+        "{out}"
+    );
+}

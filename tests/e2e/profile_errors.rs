@@ -659,3 +659,30 @@ fn a_producer_runs_in_sim_mode_only() {
         "workload.producer: the producer's retries run in sim mode only for now (mode: sim)",
     );
 }
+
+#[test]
+fn message_groups_need_a_fifo_queue_and_at_least_one_group() {
+    let text = |broker: &str, groups: &str| {
+        format!(
+            "name: e2e\nrun: {{ duration: 10m }}\nbroker: {broker}\nworkload:\n  arrival: {{ every: \
+             50s }}\n  groups: {groups}\nconsumer: {{ target: ack-after-work }}\n"
+        )
+    };
+    expect_error(
+        &text("{ kind: sqs }", "4"),
+        &[],
+        "{path}:6:3: workload.groups: message groups belong to a FIFO queue: set broker.fifo: \
+         true (a standard queue has no message groups)",
+    );
+    expect_error(
+        &text("{ kind: sqs, fifo: true }", "0"),
+        &[],
+        "{path}:6:11: workload.groups: must be at least 1, got 0 (leave groups out for one group \
+         per message key)",
+    );
+    expect_error(
+        &text("{ kind: nats }", "2"),
+        &[],
+        "workload.groups: message groups belong to a FIFO queue",
+    );
+}

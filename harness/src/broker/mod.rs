@@ -19,6 +19,7 @@
 //! call `advance`.
 
 pub mod dedup;
+pub mod groups;
 mod messages;
 #[cfg(test)]
 use messages::MessageTable;
@@ -39,6 +40,8 @@ pub use state::{Counts, MessageState};
 
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod proptests_groups;
 #[cfg(test)]
 mod proptests_kinds;
 #[cfg(test)]

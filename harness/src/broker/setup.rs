@@ -31,7 +31,9 @@ pub fn model(spec: &BrokerSpec) -> BrokerModel {
         BrokerKind::Sqs => {
             let broker = Broker::new(sqs_config(spec, |d| d));
             BrokerModel::Sqs(match &spec.fifo {
-                Some(f) => broker.with_deduplication(nanos(f.dedup_window)),
+                Some(f) => broker
+                    .with_deduplication(nanos(f.dedup_window))
+                    .with_groups(),
                 None => broker,
             })
         }

@@ -61,6 +61,7 @@ mod tests {
             attempt,
             seq,
             acknowledged: attempt == 4,
+            group: None,
         }
     }
 

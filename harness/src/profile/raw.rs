@@ -121,7 +121,7 @@ pub enum StaleAckName {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys arrival, count, poison, keys, ingress, producer"
+    expecting = "a mapping with keys arrival, count, poison, keys, ingress, producer, groups"
 )]
 pub struct RawWorkload {
     pub arrival: Option<RawArrival>,
@@ -130,6 +130,8 @@ pub struct RawWorkload {
     pub keys: Option<Vec<Text>>,
     pub ingress: Option<RawIngress>,
     pub producer: Option<RawProducer>,
+    /// FIFO message groups: messages go round-robin into this many groups.
+    pub groups: Option<u32>,
 }
 
 /// `workload.producer`: a producer whose sends are not always acknowledged, and that retries.

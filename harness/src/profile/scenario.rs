@@ -201,6 +201,11 @@ pub struct WorkloadSpec {
     /// A producer whose sends are not always acknowledged and that retries them
     /// (`workload.producer`); `None`: every send is acknowledged, one publish per message.
     pub producer: Option<ProducerSpec>,
+    /// A FIFO queue's message groups (`workload.groups: N`, needs `broker.fifo`): message i (in
+    /// plan order, from 1) goes to group `(i - 1) % N`, named `group-1` to `group-N`. `None`:
+    /// each message is a group of its own (its key is its `MessageGroupId`), so only a key's
+    /// own messages are ordered behind each other.
+    pub groups: Option<u32>,
 }
 
 /// `workload.producer`: which sends the producer gets no answer for, and when it retries them.

@@ -38,6 +38,7 @@ fn a_minimal_profile_gets_every_default() {
             keys: None,
             ingress: None,
             producer: None,
+            groups: None,
         },
         consumer: ConsumerSpec {
             target: "ack-after-work".into(),

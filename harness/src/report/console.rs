@@ -24,6 +24,15 @@ pub fn table(s: &Summary) -> String {
         out.push_str("\nIngress (HTTP load by goose)\n");
         rows(&mut out, &super::ingress::rows(i));
     }
+    let groups = super::groups::rows(s);
+    if !groups.is_empty() {
+        let _ = writeln!(out, "\n{}", super::groups::heading(s));
+        let groups: Vec<(&str, String, String)> = groups
+            .iter()
+            .map(|(g, v, n)| (g.as_str(), v.clone(), n.clone()))
+            .collect();
+        rows(&mut out, &groups);
+    }
     latency(&mut out, s);
     budgets(&mut out, s);
     let notes = notes(s);

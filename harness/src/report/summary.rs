@@ -121,6 +121,10 @@ pub struct Summary {
     /// Sends a FIFO queue dropped inside its deduplication window; absent as above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publishes_deduplicated: Option<u64>,
+    /// A FIFO queue's message groups (`workload.groups`): messages, largest backlog and
+    /// head-of-line blocking time of each; absent without groups.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub message_groups: Vec<crate::metrics::groups::GroupSummary>,
 }
 
 impl Summary {
@@ -175,6 +179,7 @@ impl Summary {
             ingress: m.ingress.clone(),
             duplicate_publishes: m.duplicate_publishes,
             publishes_deduplicated: m.publishes_deduplicated,
+            message_groups: m.groups.iter().map(Into::into).collect(),
         }
     }
 }

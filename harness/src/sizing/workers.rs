@@ -60,6 +60,7 @@ mod tests {
             keys: None,
             ingress: None,
             producer: None,
+            groups: None,
         }
     }
 

@@ -31,6 +31,8 @@ pub struct Plan {
     /// the plan may reach the broker several times, and broker messages are numbered by accepted
     /// send, not by plan. `None`: message `seq` is published once, at `at[seq - 1]`.
     pub sends: Option<Vec<Attempt>>,
+    /// `workload.groups`: message groups, round robin in plan order.
+    pub groups: Option<u32>,
 }
 
 impl Plan {
@@ -69,6 +71,15 @@ impl Plan {
         }
     }
 
+    /// The FIFO message group of plan message `seq`: round robin over `workload.groups`, or one
+    /// group per message.
+    pub fn group(&self, seq: Seq) -> u32 {
+        match self.groups {
+            Some(n) => (seq - 1) % n,
+            None => seq - 1,
+        }
+    }
+
     /// The body a consumer receives for message `seq`.
     pub fn body(&self, seq: Seq) -> String {
         ackbench_targets::message::body(
@@ -96,6 +107,7 @@ pub fn plan(scenario: &Scenario) -> Plan {
         keys,
         poison,
         sends: None,
+        groups: w.groups,
     };
     plan.sends = match &w.producer {
         Some(p) => Some(producer::attempts(

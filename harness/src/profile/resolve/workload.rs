@@ -73,6 +73,14 @@ pub fn resolve(
         keys,
         ingress: None,
         producer: None,
+        groups: match raw.groups {
+            Some(n) => Some(at_least_one(
+                n,
+                &path.key("groups"),
+                "leave groups out for one group per message key",
+            )?),
+            None => None,
+        },
     };
     if let Some(poison) = raw.poison {
         spec.poison = resolve_poison(poison, &spec, &path.key("poison"))?;

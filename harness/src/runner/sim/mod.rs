@@ -28,6 +28,8 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_groups;
+#[cfg(test)]
 mod tests_kinds;
 #[cfg(test)]
 mod tests_producer;

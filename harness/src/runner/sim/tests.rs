@@ -228,6 +228,7 @@ fn reference_incident_counts() {
         keys: None,
         ingress: None,
         producer: None,
+        groups: None,
     };
     s.broker.max_receives = 3;
     s.consumer.workers = 4;
@@ -297,6 +298,7 @@ fn same_seed_same_record_other_seed_other_latencies() {
         keys: None,
         ingress: None,
         producer: None,
+        groups: None,
     };
     s.consumer.workers = 8;
     s.provider.latency = LatencyDist::LogNormal {

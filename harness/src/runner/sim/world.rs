@@ -276,9 +276,10 @@ impl World {
             }
             self.publish_cursor += 1;
             let key = self.plan.key(a.planned);
+            let group = self.plan.group(a.planned);
             let seq = self
                 .broker
-                .publish_deduplicated(self.now, &key, &mut self.events);
+                .publish_send(self.now, &key, group, &mut self.events);
             if let Some(seq) = seq {
                 self.key_index.entry(key.clone()).or_insert(seq);
                 self.planned_of.push(a.planned);
@@ -294,6 +295,7 @@ impl World {
                 attempt: a.attempt,
                 seq,
                 acknowledged: a.acknowledged,
+                group: self.plan.groups.map(|_| group),
             });
         }
     }
