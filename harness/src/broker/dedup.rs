@@ -8,14 +8,14 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::record::Nanos;
+use crate::record::{Nanos, Seq};
 
 /// The deduplication ids seen within the window, and when each was first accepted.
 #[derive(Debug, Clone)]
 pub struct Deduplicator {
     window: Nanos,
-    /// id -> when its current interval started (its accepted send).
-    accepted_at: HashMap<String, Nanos>,
+    /// id -> the message its accepted send became (0 until [`Deduplicator::accepted`] says).
+    accepted_at: HashMap<String, Seq>,
     /// (interval end, id) in acceptance order, so expired ids are forgotten from the front.
     expiries: VecDeque<(Nanos, String)>,
     dropped: u64,
@@ -44,9 +44,21 @@ impl Deduplicator {
             return false;
         }
         let end = now.saturating_add(self.window);
-        self.accepted_at.insert(id.to_string(), now);
+        self.accepted_at.insert(id.to_string(), 0);
         self.expiries.push_back((end, id.to_string()));
         true
+    }
+
+    /// The send of `id` that [`Deduplicator::admit`] let through became message `seq`.
+    pub fn accepted(&mut self, id: &str, seq: Seq) {
+        if let Some(s) = self.accepted_at.get_mut(id) {
+            *s = seq;
+        }
+    }
+
+    /// The message the accepted send of `id` became, while `id` is remembered.
+    pub fn message_of(&self, id: &str) -> Option<Seq> {
+        self.accepted_at.get(id).copied()
     }
 
     /// Sends dropped so far.
@@ -97,7 +109,9 @@ mod tests {
         // Interval [0, 5m): a repeat at 5m - 1 ns is dropped, one at exactly 5m accepted.
         let mut d = Deduplicator::new(5 * M);
         assert!(d.admit(0, "k"));
+        d.accepted("k", 7);
         assert!(!d.admit(5 * M - 1, "k"));
+        assert_eq!(d.message_of("k"), Some(7));
         assert!(d.admit(5 * M, "k"));
     }
 

@@ -145,12 +145,29 @@ impl Broker {
         group: u32,
         log: &mut Vec<Event>,
     ) -> Option<Seq> {
+        self.send(now, delay, id, group, log).ok()
+    }
+
+    /// [`Broker::publish_send`], saying which message a dropped duplicate repeats: `Ok` with the
+    /// new message's seq, or `Err` with the seq of the message that holds `id` (0 if unknown).
+    pub fn send(
+        &mut self,
+        now: Nanos,
+        delay: Nanos,
+        id: &str,
+        group: u32,
+        log: &mut Vec<Event>,
+    ) -> Result<Seq, Seq> {
         if let Some(d) = &mut self.dedup {
             if !d.admit(now, id) {
-                return None;
+                return Err(d.message_of(id).unwrap_or(0));
             }
         }
-        Some(self.publish_in(now, delay, group, log))
+        let seq = self.publish_in(now, delay, group, log);
+        if let Some(d) = &mut self.dedup {
+            d.accepted(id, seq);
+        }
+        Ok(seq)
     }
 
     pub fn config(&self) -> &BrokerConfig {
@@ -208,7 +225,15 @@ impl Broker {
         self.publish_in(now, delay, 0, log)
     }
 
-    fn publish_in(&mut self, now: Nanos, delay: Nanos, group: u32, log: &mut Vec<Event>) -> Seq {
+    /// Publishes a message into message group `group` with no deduplication (a move into a FIFO
+    /// dead-letter queue keeps the message's group).
+    pub fn publish_in(
+        &mut self,
+        now: Nanos,
+        delay: Nanos,
+        group: u32,
+        log: &mut Vec<Event>,
+    ) -> Seq {
         let state = if delay == 0 {
             MessageState::Visible
         } else {
