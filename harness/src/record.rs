@@ -54,6 +54,30 @@ pub struct RunRecord {
     /// The broker kind the run modelled (`broker.kind`: `sqs`, `rabbitmq`, `nats`,
     /// `redis-streams`), so reports use its words; empty reads as `sqs`.
     pub broker_kind: String,
+    /// Every send of the producer that reached the broker, in time order, when the run models
+    /// the producer or the broker's deduplication (`workload.producer`, `broker.fifo`); `None`
+    /// otherwise (one send per message, each a publish). A key published more than once has
+    /// one [`MessageRecord`] per accepted send: effects are counted by key, across them.
+    pub publishes: Option<Vec<PublishRecord>>,
+}
+
+/// One send of the producer that reached the broker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PublishRecord {
+    pub at: Nanos,
+    /// The message of the workload it sends (1-based, in plan order): a key's attempts share it.
+    pub planned: u32,
+    /// 1 for the first attempt of the message, 2 for its first retry, ...
+    pub attempt: u32,
+    /// The broker message it became; `None` when the broker dropped it as a duplicate (its
+    /// deduplication id was seen within the window).
+    pub seq: Option<Seq>,
+    /// The producer got the broker's answer; `false`: it retries after its backoff (or gives up
+    /// after its last attempt).
+    pub acknowledged: bool,
+    /// Its FIFO message group (0-based; reports name it `group-<n + 1>`), when the workload
+    /// names groups (`workload.groups`); `None` otherwise.
+    pub group: Option<u32>,
 }
 
 /// One chaos rule of the run, described for the report.

@@ -17,6 +17,7 @@ mod live_ingress;
 #[cfg(feature = "live")]
 mod live_sqs_endpoint;
 mod pipes;
+mod producer_retries;
 mod profile_errors;
 mod report_folder;
 mod report_html;

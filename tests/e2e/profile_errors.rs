@@ -506,3 +506,183 @@ fn a_name_too_long_for_a_folder_is_refused() {
          empty, . or .., at most 100 bytes (it names the report folder)",
     );
 }
+
+/// A profile whose workload has `producer: <producer>` on line 6.
+fn with_producer(producer: &str) -> String {
+    format!(
+        "name: e2e\nrun: {{ duration: 10m }}\nworkload:\n  arrival: {{ every: 50s }}\n  count: 3\n  \
+         producer: {producer}\nconsumer: {{ target: ack-after-work }}\n"
+    )
+}
+
+#[test]
+fn a_dedup_window_needs_a_fifo_queue() {
+    expect_error(
+        &with("broker: { kind: sqs, dedup_window: 5m }\n"),
+        &[],
+        "{path}:6:22: broker.dedup_window: a deduplication window belongs to a FIFO queue: set \
+         fifo: true (a standard queue deduplicates nothing)",
+    );
+    expect_error(
+        &with("broker: { kind: sqs, fifo: false, dedup_window: 5m }\n"),
+        &[],
+        "broker.dedup_window: a deduplication window belongs to a FIFO queue",
+    );
+}
+
+#[test]
+fn fifo_and_dedup_window_are_sqs_keys_only() {
+    expect_error(
+        &with("broker: { kind: nats, dedup_window: 2m }\n"),
+        &[],
+        "{path}:6:23: broker.dedup_window: `dedup_window` is a key of broker kind sqs, not of \
+         nats; the keys of nats are: ack_wait, max_deliver, backoff, max_ack_pending",
+    );
+    expect_error(
+        &with("broker: { kind: rabbitmq, fifo: true }\n"),
+        &[],
+        "broker.fifo: `fifo` is a key of broker kind sqs, not of rabbitmq",
+    );
+}
+
+#[test]
+fn a_dedup_window_must_be_positive() {
+    expect_error(
+        &with("broker: { fifo: true, dedup_window: 0s }\n"),
+        &[],
+        "{path}:6:37: broker.dedup_window: must be more than 0s, got 0s",
+    );
+    expect_error(
+        &with("broker: { fifo: true, dedup_window: -5m }\n"),
+        &[],
+        "broker.dedup_window",
+    );
+}
+
+#[test]
+fn a_fifo_queue_runs_in_sim_mode_only() {
+    expect_error(
+        &with("mode: live\nbroker: { fifo: true }\n"),
+        &[],
+        "broker.fifo: a FIFO queue (deduplication window) runs in sim mode only for now (mode: sim)",
+    );
+}
+
+#[test]
+fn a_producer_probability_is_between_0_and_1() {
+    expect_error(
+        &with_producer("{ probability: 1.5, backoff: [1m] }"),
+        &[],
+        "{path}:6:28: workload.producer.probability: must be between 0 and 1, got 1.5",
+    );
+    expect_error(
+        &with_producer("{ probability: -0.1, backoff: [1m] }"),
+        &[],
+        "workload.producer.probability: must be between 0 and 1, got -0.1",
+    );
+}
+
+#[test]
+fn a_producer_says_which_sends_go_unacknowledged_once() {
+    expect_error(
+        &with_producer("{ backoff: [1m] }"),
+        &[],
+        "{path}:6:3: workload.producer: give one of probability, first_attempts, as in \
+         { first_attempts: 3 } or { probability: 0.05 } (which sends get no answer)",
+    );
+    expect_error(
+        &with_producer("{ probability: 0.5, first_attempts: 2, backoff: [1m] }"),
+        &[],
+        "workload.producer: give only one of probability, first_attempts, got probability and \
+         first_attempts",
+    );
+    expect_error(
+        &with_producer("{ first_attempts: 0, backoff: [1m] }"),
+        &[],
+        "workload.producer.first_attempts: must be at least 1, got 0 (leave workload.producer out \
+         for a producer whose every send is acknowledged)",
+    );
+}
+
+#[test]
+fn a_producer_backoff_is_a_list_of_positive_delays_or_a_retry() {
+    expect_error(
+        &with_producer("{ first_attempts: 3 }"),
+        &[],
+        "workload.producer: give one of backoff, retry, as in { backoff: [1m, 2m, 4m] }",
+    );
+    expect_error(
+        &with_producer("{ first_attempts: 3, backoff: [] }"),
+        &[],
+        "workload.producer.backoff: must not be empty: the delay before each retry",
+    );
+    expect_error(
+        &with_producer("{ first_attempts: 3, backoff: [1m, 0s] }"),
+        &[],
+        "{path}:6:48: workload.producer.backoff.1: must be more than 0s, got 0s",
+    );
+    expect_error(
+        &with_producer("{ first_attempts: 3, backoff: [-1m] }"),
+        &[],
+        "workload.producer.backoff.0",
+    );
+    expect_error(
+        &with_producer("{ first_attempts: 3, backoff: [1m], retry: { base: 1m } }"),
+        &[],
+        "workload.producer: give only one of backoff, retry, got backoff and retry",
+    );
+    expect_error(
+        &with_producer("{ first_attempts: 3, retry: { base: 2m, cap: 1m } }"),
+        &[],
+        "workload.producer.retry.cap: must be at least base (2m), got 1m",
+    );
+}
+
+#[test]
+fn a_producer_names_keys_the_workload_publishes() {
+    expect_error(
+        &with_producer("{ first_attempts: 1, keys: [msg-9], backoff: [1m] }"),
+        &[],
+        "{path}:6:41: workload.producer.keys.0: `msg-9` is never published: the workload \
+         publishes at most 3 messages (msg-1 to msg-3)",
+    );
+}
+
+#[test]
+fn a_producer_runs_in_sim_mode_only() {
+    expect_error(
+        &format!(
+            "mode: live\n{}",
+            with_producer("{ first_attempts: 1, backoff: [1m] }")
+        ),
+        &[],
+        "workload.producer: the producer's retries run in sim mode only for now (mode: sim)",
+    );
+}
+
+#[test]
+fn message_groups_need_a_fifo_queue_and_at_least_one_group() {
+    let text = |broker: &str, groups: &str| {
+        format!(
+            "name: e2e\nrun: {{ duration: 10m }}\nbroker: {broker}\nworkload:\n  arrival: {{ every: \
+             50s }}\n  groups: {groups}\nconsumer: {{ target: ack-after-work }}\n"
+        )
+    };
+    expect_error(
+        &text("{ kind: sqs }", "4"),
+        &[],
+        "{path}:6:3: workload.groups: message groups belong to a FIFO queue: set broker.fifo: \
+         true (a standard queue has no message groups)",
+    );
+    expect_error(
+        &text("{ kind: sqs, fifo: true }", "0"),
+        &[],
+        "{path}:6:11: workload.groups: must be at least 1, got 0 (leave groups out for one group \
+         per message key)",
+    );
+    expect_error(
+        &text("{ kind: nats }", "2"),
+        &[],
+        "workload.groups: message groups belong to a FIFO queue",
+    );
+}

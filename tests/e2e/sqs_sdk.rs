@@ -1202,3 +1202,210 @@ async fn queue_tags_and_dead_letter_source_queues() {
     .await;
     srv.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_queue_deduplicates_and_keeps_one_message_of_a_group_in_flight() {
+    let srv = server().await;
+    let c = client(&srv.endpoint_url(), "worker-1");
+    within(30, async {
+        // A .fifo name needs FifoQueue=true, and FifoQueue=true a .fifo name.
+        let e = c
+            .create_queue()
+            .queue_name("orders.fifo")
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(e.code(), Some("InvalidParameterValue"), "{e:?}");
+        let e = c
+            .create_queue()
+            .queue_name("orders")
+            .attributes(QueueAttributeName::FifoQueue, "true")
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(e.code(), Some("InvalidParameterValue"), "{e:?}");
+        let url = c
+            .create_queue()
+            .queue_name("orders.fifo")
+            .attributes(QueueAttributeName::FifoQueue, "true")
+            .send()
+            .await
+            .unwrap()
+            .queue_url
+            .unwrap();
+        let attrs = c
+            .get_queue_attributes()
+            .queue_url(&url)
+            .attribute_names(QueueAttributeName::All)
+            .send()
+            .await
+            .unwrap();
+        let attrs = attrs.attributes().unwrap();
+        assert_eq!(
+            attrs
+                .get(&QueueAttributeName::FifoQueue)
+                .map(String::as_str),
+            Some("true")
+        );
+        assert_eq!(
+            attrs
+                .get(&QueueAttributeName::ContentBasedDeduplication)
+                .map(String::as_str),
+            Some("false")
+        );
+        let send = |body: &str, group: &str, dedup: &str| {
+            c.send_message()
+                .queue_url(&url)
+                .message_body(body)
+                .message_group_id(group)
+                .message_deduplication_id(dedup)
+                .send()
+        };
+        // Two of group A, one of group B; a repeat of the first id is dropped and answered as
+        // the first send was.
+        let a1 = send("a1", "A", "order-1").await.unwrap();
+        let a2 = send("a2", "A", "order-2").await.unwrap();
+        let b1 = send("b1", "B", "order-3").await.unwrap();
+        let again = send("a1 again", "A", "order-1").await.unwrap();
+        assert_eq!(again.message_id(), a1.message_id());
+        assert_eq!(again.sequence_number(), a1.sequence_number());
+        let (n1, n2) = (a1.sequence_number().unwrap(), a2.sequence_number().unwrap());
+        assert!(n1.len() >= 20 && n1 < n2, "{n1} {n2}");
+        assert_ne!(b1.message_id(), a1.message_id());
+        // One receive of up to 10 gets the head of each group: a1 and b1, not a2.
+        let got = c
+            .receive_message()
+            .queue_url(&url)
+            .max_number_of_messages(10)
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .send()
+            .await
+            .unwrap();
+        let bodies: Vec<&str> = got.messages().iter().filter_map(|m| m.body()).collect();
+        assert_eq!(bodies, ["a1", "b1"]);
+        let m = &got.messages()[0];
+        let sys = m.attributes().unwrap();
+        assert_eq!(
+            sys.get(&MessageSystemAttributeName::MessageGroupId)
+                .map(String::as_str),
+            Some("A")
+        );
+        assert_eq!(
+            sys.get(&MessageSystemAttributeName::MessageDeduplicationId)
+                .map(String::as_str),
+            Some("order-1")
+        );
+        assert_eq!(
+            sys.get(&MessageSystemAttributeName::SequenceNumber)
+                .map(String::as_str),
+            Some(n1)
+        );
+        // Group A is blocked while a1 is in flight.
+        let none = c.receive_message().queue_url(&url).send().await.unwrap();
+        assert!(none.messages().is_empty());
+        c.delete_message()
+            .queue_url(&url)
+            .receipt_handle(m.receipt_handle().unwrap())
+            .send()
+            .await
+            .unwrap();
+        let next = c.receive_message().queue_url(&url).send().await.unwrap();
+        assert_eq!(next.messages()[0].body(), Some("a2"));
+        // The id is still remembered after its message was deleted.
+        let after = send("a1 once more", "A", "order-1").await.unwrap();
+        assert_eq!(after.message_id(), a1.message_id());
+        // A FIFO send needs a group, takes no delay of its own, and needs a deduplication id
+        // without content-based deduplication.
+        let e = c
+            .send_message()
+            .queue_url(&url)
+            .message_body("x")
+            .message_deduplication_id("d")
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(e.code(), Some("MissingParameter"), "{e:?}");
+        let e = c
+            .send_message()
+            .queue_url(&url)
+            .message_body("x")
+            .message_group_id("A")
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(e.code(), Some("InvalidParameterValue"), "{e:?}");
+        let e = c
+            .send_message()
+            .queue_url(&url)
+            .message_body("x")
+            .message_group_id("A")
+            .message_deduplication_id("d")
+            .delay_seconds(5)
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(e.code(), Some("InvalidParameterValue"), "{e:?}");
+        // Content-based deduplication: the same body twice is one message.
+        let cb = c
+            .create_queue()
+            .queue_name("content.fifo")
+            .attributes(QueueAttributeName::FifoQueue, "true")
+            .attributes(QueueAttributeName::ContentBasedDeduplication, "true")
+            .send()
+            .await
+            .unwrap()
+            .queue_url
+            .unwrap();
+        let one = c
+            .send_message()
+            .queue_url(&cb)
+            .message_body("same")
+            .message_group_id("g")
+            .send()
+            .await
+            .unwrap();
+        let two = c
+            .send_message()
+            .queue_url(&cb)
+            .message_body("same")
+            .message_group_id("g")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(one.message_id(), two.message_id());
+        let counts = c
+            .get_queue_attributes()
+            .queue_url(&cb)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            counts
+                .attributes()
+                .unwrap()
+                .get(&QueueAttributeName::ApproximateNumberOfMessages)
+                .map(String::as_str),
+            Some("1")
+        );
+        // A standard queue takes no deduplication id.
+        let plain = create(&c, "plain").await;
+        let e = c
+            .send_message()
+            .queue_url(&plain)
+            .message_body("x")
+            .message_deduplication_id("d")
+            .send()
+            .await
+            .unwrap_err()
+            .into_service_error();
+        assert_eq!(e.code(), Some("InvalidParameterValue"), "{e:?}");
+    })
+    .await;
+    srv.shutdown().await;
+}

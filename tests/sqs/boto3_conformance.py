@@ -228,6 +228,36 @@ def main():
         lambda: sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "a", "MessageBody": "x"}, {"Id": "a", "MessageBody": "y"}]),
     )
 
+    # FIFO queues: deduplication, message groups, sequence numbers.
+    raises("a .fifo name needs FifoQueue=true", "InvalidParameterValue", lambda: sqs.create_queue(QueueName="py-jobs.fifo"))
+    furl = sqs.create_queue(QueueName="py-jobs.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})["QueueUrl"]
+    fa = sqs.get_queue_attributes(QueueUrl=furl, AttributeNames=["All"])["Attributes"]
+    check("a FIFO queue says so", fa.get("FifoQueue") == "true" and fa.get("ContentBasedDeduplication") == "true", fa)
+    s1 = sqs.send_message(QueueUrl=furl, MessageBody="j1", MessageGroupId="A", MessageDeduplicationId="job-1")
+    s2 = sqs.send_message(QueueUrl=furl, MessageBody="j2", MessageGroupId="A", MessageDeduplicationId="job-2")
+    k1 = sqs.send_message(QueueUrl=furl, MessageBody="k1", MessageGroupId="B")  # content-based id
+    again = sqs.send_message(QueueUrl=furl, MessageBody="j1 retried", MessageGroupId="A", MessageDeduplicationId="job-1")
+    check("a repeat inside the window is answered as the first send", again["MessageId"] == s1["MessageId"] and again["SequenceNumber"] == s1["SequenceNumber"], again)
+    same = sqs.send_message(QueueUrl=furl, MessageBody="k1", MessageGroupId="B")
+    check("content-based deduplication drops the same body", same["MessageId"] == k1["MessageId"], (same, k1))
+    check("sequence numbers grow", int(s1["SequenceNumber"]) < int(s2["SequenceNumber"]), (s1, s2))
+    got = sqs.receive_message(QueueUrl=furl, MaxNumberOfMessages=10, MessageSystemAttributeNames=["All"])["Messages"]
+    check("one message of each group in flight", [m["Body"] for m in got] == ["j1", "k1"], [m["Body"] for m in got])
+    a = got[0]["Attributes"]
+    check("MessageGroupId, MessageDeduplicationId, SequenceNumber", (a.get("MessageGroupId"), a.get("MessageDeduplicationId"), a.get("SequenceNumber")) == ("A", "job-1", s1["SequenceNumber"]), a)
+    check("group A waits for its head", "Messages" not in sqs.receive_message(QueueUrl=furl))
+    sqs.delete_message(QueueUrl=furl, ReceiptHandle=got[0]["ReceiptHandle"])
+    nxt = sqs.receive_message(QueueUrl=furl, MessageSystemAttributeNames=["All"])["Messages"]
+    check("the next of group A after the delete", [m["Body"] for m in nxt] == ["j2"], nxt)
+    raises("a FIFO send needs MessageGroupId", "MissingParameter", lambda: sqs.send_message(QueueUrl=furl, MessageBody="x"))
+    raises("a standard queue takes no MessageDeduplicationId", "InvalidParameterValue", lambda: sqs.send_message(QueueUrl=url, MessageBody="x", MessageDeduplicationId="d"))
+    fb = sqs.send_message_batch(
+        QueueUrl=furl,
+        Entries=[{"Id": "c1", "MessageBody": "c1", "MessageGroupId": "C", "MessageDeduplicationId": "c-1"}, {"Id": "nogroup", "MessageBody": "x"}],
+    )
+    check("SendMessageBatch on a FIFO queue", [e["Id"] for e in fb["Successful"]] == ["c1"] and "SequenceNumber" in fb["Successful"][0] and fb["Failed"][0]["Id"] == "nogroup", fb)
+    sqs.delete_queue(QueueUrl=furl)
+
     sqs.delete_queue(QueueUrl=url)
     raises("deleted queue", "QueueDoesNotExist", lambda: sqs.send_message(QueueUrl=url, MessageBody="x"))
     print(f"{len(CHECKS)} passed, 0 failed")

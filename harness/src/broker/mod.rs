@@ -18,6 +18,8 @@
 //! No model reads a clock: every method takes `now`, and `next_due` tells the caller when to
 //! call `advance`.
 
+pub mod dedup;
+pub mod groups;
 mod messages;
 #[cfg(test)]
 use messages::MessageTable;
@@ -31,12 +33,15 @@ pub mod sqs;
 mod state;
 mod table;
 
+pub use dedup::Deduplicator;
 pub use model::BrokerModel;
 pub use queue::{AckRefused, Broker, BrokerConfig, Handout, Receipt, VisibilityError};
 pub use state::{Counts, MessageState};
 
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod proptests_groups;
 #[cfg(test)]
 mod proptests_kinds;
 #[cfg(test)]

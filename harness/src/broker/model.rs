@@ -54,6 +54,23 @@ impl BrokerModel {
         }
     }
 
+    /// A send with deduplication id `id` (the message key) in message group `group`: an SQS
+    /// FIFO queue drops it when it accepted `id` within its deduplication window (`None`), and
+    /// keeps one message of a group in flight at a time; every other queue publishes it.
+    #[inline]
+    pub fn publish_send(
+        &mut self,
+        now: Nanos,
+        id: &str,
+        group: u32,
+        log: &mut Vec<Event>,
+    ) -> Option<Seq> {
+        match self {
+            BrokerModel::Sqs(b) => b.publish_send(now, 0, id, group, log),
+            other => Some(other.publish(now, log)),
+        }
+    }
+
     /// The next instant at which a timer of the broker ends (a lease, a delay, a timeout tick,
     /// an entry becoming claimable), if any.
     #[inline]

@@ -2,6 +2,8 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
+use super::dedup::Deduplicator;
+use super::groups::Groups;
 use super::state::{Counts, MessageState};
 use super::table::{Message, Table};
 use crate::profile::StaleAck;
@@ -58,6 +60,10 @@ pub struct Broker {
     /// DLQ entries in the order they arrived.
     dlq: Vec<Seq>,
     counts: Counts,
+    /// A FIFO queue's deduplication; `None` for a standard queue.
+    dedup: Option<Deduplicator>,
+    /// A FIFO queue's message groups; `None` for a standard queue.
+    groups: Option<Groups>,
 }
 
 impl Broker {
@@ -87,7 +93,81 @@ impl Broker {
             leases: BTreeSet::new(),
             dlq: Vec::new(),
             counts: Counts::default(),
+            dedup: None,
+            groups: None,
         }
+    }
+
+    /// This broker as a FIFO queue with message groups ([`Groups`]): within a group one message
+    /// is in flight at a time and order holds. Messages name their group when published
+    /// ([`Broker::publish_send`]); [`Broker::publish`] puts them in group 0.
+    pub fn with_groups(mut self) -> Broker {
+        self.groups = Some(Groups::new());
+        self
+    }
+
+    /// The queue's message groups, if it has them.
+    pub fn groups(&self) -> Option<&Groups> {
+        self.groups.as_ref()
+    }
+
+    /// This broker as a FIFO queue that drops a send whose deduplication id it accepted less
+    /// than `window` ago ([`Deduplicator`]).
+    pub fn with_deduplication(mut self, window: Nanos) -> Broker {
+        self.dedup = Some(Deduplicator::new(window));
+        self
+    }
+
+    /// The queue's deduplication, if it is a FIFO queue.
+    pub fn deduplicator(&self) -> Option<&Deduplicator> {
+        self.dedup.as_ref()
+    }
+
+    /// A send with deduplication id `id`: published as [`Broker::publish`] does, or, on a FIFO
+    /// queue that accepted `id` within its window, dropped (`None`; nothing is logged, the
+    /// sender is told it succeeded). A standard queue publishes every send.
+    pub fn publish_deduplicated(
+        &mut self,
+        now: Nanos,
+        delay: Nanos,
+        id: &str,
+        log: &mut Vec<Event>,
+    ) -> Option<Seq> {
+        self.publish_send(now, delay, id, 0, log)
+    }
+
+    /// [`Broker::publish_deduplicated`] into message group `group` (on a queue with groups).
+    pub fn publish_send(
+        &mut self,
+        now: Nanos,
+        delay: Nanos,
+        id: &str,
+        group: u32,
+        log: &mut Vec<Event>,
+    ) -> Option<Seq> {
+        self.send(now, delay, id, group, log).ok()
+    }
+
+    /// [`Broker::publish_send`], saying which message a dropped duplicate repeats: `Ok` with the
+    /// new message's seq, or `Err` with the seq of the message that holds `id` (0 if unknown).
+    pub fn send(
+        &mut self,
+        now: Nanos,
+        delay: Nanos,
+        id: &str,
+        group: u32,
+        log: &mut Vec<Event>,
+    ) -> Result<Seq, Seq> {
+        if let Some(d) = &mut self.dedup {
+            if !d.admit(now, id) {
+                return Err(d.message_of(id).unwrap_or(0));
+            }
+        }
+        let seq = self.publish_in(now, delay, group, log);
+        if let Some(d) = &mut self.dedup {
+            d.accepted(id, seq);
+        }
+        Ok(seq)
     }
 
     pub fn config(&self) -> &BrokerConfig {
@@ -131,13 +211,29 @@ impl Broker {
         self.counts.in_queue() == 0
     }
 
-    /// True when a receive now would hand out a message.
+    /// True when a receive now would hand out a message (with groups: a visible message whose
+    /// group has nothing in flight).
     pub fn has_visible(&self) -> bool {
-        self.counts.visible > 0
+        match &self.groups {
+            Some(g) => g.receivable() > 0,
+            None => self.counts.visible > 0,
+        }
     }
 
     /// Publishes a message, visible at once or after `delay`. Returns its seq.
     pub fn publish(&mut self, now: Nanos, delay: Nanos, log: &mut Vec<Event>) -> Seq {
+        self.publish_in(now, delay, 0, log)
+    }
+
+    /// Publishes a message into message group `group` with no deduplication (a move into a FIFO
+    /// dead-letter queue keeps the message's group).
+    pub fn publish_in(
+        &mut self,
+        now: Nanos,
+        delay: Nanos,
+        group: u32,
+        log: &mut Vec<Event>,
+    ) -> Seq {
         let state = if delay == 0 {
             MessageState::Visible
         } else {
@@ -147,7 +243,11 @@ impl Broker {
             state,
             receive_count: 0,
             nonce: 0,
+            group,
         });
+        if let Some(g) = &mut self.groups {
+            g.moved(group, None, state);
+        }
         if delay == 0 {
             self.visible.push_back(seq);
         } else {
@@ -247,6 +347,9 @@ impl Broker {
         visibility_timeout: Nanos,
         log: &mut Vec<Event>,
     ) -> Option<Handout> {
+        if self.groups.is_some() {
+            return self.receive_in_groups(now, worker, visibility_timeout, log);
+        }
         while let Some(seq) = self.visible.pop_front() {
             let Some(m) = self.messages.get_mut(seq) else {
                 continue; // deleted while visible, and forgotten
@@ -254,35 +357,79 @@ impl Broker {
             if m.state != MessageState::Visible {
                 continue; // deleted while visible
             }
-            m.receive_count += 1;
-            m.nonce += 1;
-            let lease_end = now.saturating_add(visibility_timeout);
-            let (receive_count, nonce) = (m.receive_count, m.nonce);
-            self.set_state(
-                seq,
-                MessageState::Leased {
-                    worker,
-                    nonce,
-                    lease_end,
-                },
-            );
-            self.leases.insert((lease_end, seq));
-            log.push(Event {
-                at: now,
-                kind: EventKind::Delivered {
-                    seq,
-                    worker,
-                    delivery: receive_count,
-                    lease_end,
-                },
-            });
-            return Some(Handout {
-                receipt: Receipt { seq, nonce },
-                receive_count,
-                lease_end,
-            });
+            return Some(self.lease_to(now, seq, worker, visibility_timeout, log));
         }
         None
+    }
+
+    /// A receive on a queue with groups: the first visible message whose group has nothing in
+    /// flight (entries of messages deleted while visible are dropped on the way).
+    fn receive_in_groups(
+        &mut self,
+        now: Nanos,
+        worker: WorkerId,
+        visibility_timeout: Nanos,
+        log: &mut Vec<Event>,
+    ) -> Option<Handout> {
+        let groups = self.groups.as_ref()?;
+        if groups.receivable() == 0 {
+            return None;
+        }
+        let mut i = 0;
+        while let Some(&seq) = self.visible.get(i) {
+            match self.messages.get(seq) {
+                Some(m) if m.state == MessageState::Visible => {
+                    if groups.is_free(m.group) {
+                        self.visible.remove(i);
+                        return Some(self.lease_to(now, seq, worker, visibility_timeout, log));
+                    }
+                    i += 1;
+                }
+                _ => {
+                    self.visible.remove(i);
+                }
+            }
+        }
+        None
+    }
+
+    /// Hands visible message `seq` to `worker` with a lease of `visibility_timeout`.
+    fn lease_to(
+        &mut self,
+        now: Nanos,
+        seq: Seq,
+        worker: WorkerId,
+        visibility_timeout: Nanos,
+        log: &mut Vec<Event>,
+    ) -> Handout {
+        let m = self.message_mut(seq);
+        m.receive_count += 1;
+        m.nonce += 1;
+        let (receive_count, nonce) = (m.receive_count, m.nonce);
+        let lease_end = now.saturating_add(visibility_timeout);
+        self.set_state(
+            seq,
+            MessageState::Leased {
+                worker,
+                nonce,
+                lease_end,
+            },
+        );
+        self.leases.insert((lease_end, seq));
+        log.push(Event {
+            at: now,
+            kind: EventKind::Delivered {
+                seq,
+                worker,
+                delivery: receive_count,
+                lease_end,
+            },
+        });
+        Handout {
+            receipt: Receipt { seq, nonce },
+            receive_count,
+            lease_end,
+        }
     }
 
     /// The receive count of the delivery a receipt belongs to.
@@ -561,6 +708,9 @@ impl Broker {
             .expect("a message the broker holds");
         *self.counts.slot(m.state) -= 1;
         *self.counts.slot(new) += 1;
+        if let Some(g) = &mut self.groups {
+            g.moved(m.group, Some(m.state), new);
+        }
         m.state = new;
     }
 }

@@ -28,7 +28,15 @@ pub fn sqs_config(spec: &BrokerSpec, time: impl Fn(Duration) -> Duration) -> Bro
 /// The model a sim run drives, of the profile's kind, on profile time.
 pub fn model(spec: &BrokerSpec) -> BrokerModel {
     match &spec.kind {
-        BrokerKind::Sqs => BrokerModel::Sqs(Broker::new(sqs_config(spec, |d| d))),
+        BrokerKind::Sqs => {
+            let broker = Broker::new(sqs_config(spec, |d| d));
+            BrokerModel::Sqs(match &spec.fifo {
+                Some(f) => broker
+                    .with_deduplication(nanos(f.dedup_window))
+                    .with_groups(),
+                None => broker,
+            })
+        }
         BrokerKind::RabbitMq(r) => BrokerModel::RabbitMq(RabbitMq::new(RabbitMqConfig {
             queue_type: match r.queue_type {
                 RabbitQueueType::Quorum => QueueType::Quorum,

@@ -14,6 +14,8 @@ pub(super) struct Message {
     pub receive_count: u32,
     /// Deliveries ever; the last receipt's nonce.
     pub nonce: u32,
+    /// Its message group on a FIFO queue with groups (0 otherwise).
+    pub group: u32,
 }
 
 /// Messages by seq (numbered from 1 in publish order).

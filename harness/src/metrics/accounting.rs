@@ -24,6 +24,10 @@ pub struct MessageAccount {
     /// The first time an ack deleted it (a current receipt, or a stale one under
     /// `stale_ack: delete`).
     pub acked_at: Option<Nanos>,
+    /// A later message of a key the producer published more than once: its effects, place and
+    /// acks are folded into the key's first message, which stands for the key; it is not
+    /// counted itself.
+    pub copy: bool,
 }
 
 impl MessageAccount {
@@ -97,13 +101,55 @@ pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
     for (a, p) in acc.iter_mut().zip(places.into_vec()) {
         a.place = p;
     }
+    if let Some(first) = super::copies::first_of_key(record) {
+        fold_copies(&mut acc, &first);
+    }
     acc
+}
+
+/// Folds every later message of a key into the key's first (`first[i]`): effects are the key's,
+/// so are refusals; the first ack that deleted any of them; and the least settled place (one
+/// still in the main queue keeps the key unfinished; else one in the DLQ puts the key there;
+/// else all deleted), left when the last of them left the queue.
+fn fold_copies(acc: &mut [MessageAccount], first: &[usize]) {
+    fn min(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        }
+    }
+    fn unsettled(p: Place) -> u8 {
+        match p {
+            Place::Unpublished => 0,
+            Place::Deleted => 1,
+            Place::DeadLettered => 2,
+            Place::Visible => 3,
+            Place::InFlight => 4,
+        }
+    }
+    for (i, &f) in first.iter().enumerate() {
+        if f == i {
+            continue;
+        }
+        let c = acc[i];
+        acc[i].copy = true;
+        let p = &mut acc[f];
+        p.effects = p.effects.saturating_add(c.effects);
+        p.first_effect = min(p.first_effect, c.first_effect);
+        p.rejected |= c.rejected;
+        p.acked_at = min(p.acked_at, c.acked_at);
+        if unsettled(c.place) > unsettled(p.place) {
+            p.place = c.place;
+        }
+        p.left_queue_at = p.left_queue_at.max(c.left_queue_at);
+    }
 }
 
 /// The run's counts. Definitions are the summary's (README.md, "summary.json").
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Accounting {
-    /// Published messages.
+    /// Published messages, by key: a key a retrying producer published twice is one message
+    /// (its second broker message is in `duplicate_publishes`).
     pub messages: u64,
     /// Hand-outs to workers.
     pub deliveries: u64,
@@ -146,6 +192,12 @@ pub struct Accounting {
     pub max_oldest_age: Nanos,
     /// For every message with an effect, first effect minus publish, in publish order.
     pub first_effect_delays: Vec<Nanos>,
+    /// Sends the broker accepted beyond the first of their key (a retrying producer's second
+    /// message for a key); `None` when the run did not model the producer's sends.
+    pub duplicate_publishes: Option<u64>,
+    /// Sends the broker dropped as duplicates (a FIFO queue's deduplication window); `None` as
+    /// above.
+    pub publishes_deduplicated: Option<u64>,
 }
 
 impl Accounting {
@@ -170,12 +222,18 @@ impl Accounting {
 /// after the redrive. Hence `max over m of (last removal or end) - published_at(m)`, with no
 /// time series needed.
 pub fn account(record: &RunRecord, accounts: &[MessageAccount], late_after: Nanos) -> Accounting {
+    let publishes = super::copies::publish_counts(record);
     let mut a = Accounting {
-        messages: accounts.len() as u64,
+        messages: accounts.iter().filter(|m| !m.copy).count() as u64,
         late_after,
+        duplicate_publishes: publishes.map(|p| p.duplicate_publishes),
+        publishes_deduplicated: publishes.map(|p| p.publishes_deduplicated),
         ..Accounting::default()
     };
     for (m, msg) in accounts.iter().zip(&record.messages) {
+        if m.copy {
+            continue;
+        }
         a.effects += u64::from(m.effects);
         if m.effects > 0 {
             a.messages_with_effect += 1;

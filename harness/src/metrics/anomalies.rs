@@ -129,8 +129,9 @@ pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
             // Deletes by a stale or expired receipt are the stale-ack policy's reading of a
             // success the server reported (SQS: "might not be deleted"), not a confirmation:
             // they settle nothing the checker relies on.
-            EventKind::DeadLettered { seq, .. }
-            | EventKind::Dropped { seq, .. } => seen.entry(seq).or_default().settled = true,
+            EventKind::DeadLettered { seq, .. } | EventKind::Dropped { seq, .. } => {
+                seen.entry(seq).or_default().settled = true
+            }
             // A redrive puts the message back with a new delivery budget.
             EventKind::Redriven { seq } => {
                 seen.insert(seq, Seen::default());

@@ -109,7 +109,11 @@ impl Latencies {
                 l.handler.record(s.duration());
             }
         });
-        for (a, m) in accounts.iter().zip(&record.messages) {
+        for (a, m) in accounts
+            .iter()
+            .zip(&record.messages)
+            .filter(|(a, _)| !a.copy)
+        {
             if let Some(first) = a.first_effect {
                 l.end_to_end.record(first.saturating_sub(m.published_at));
             }

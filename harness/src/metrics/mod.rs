@@ -10,11 +10,16 @@
 //! - [`ingress`]: an HTTP ingress load's requests joined with the published messages by key.
 //! - [`leases`]: each handler against the lease it actually held, and what it did with it.
 //! - [`mod@chaos`]: how often each chaos rule fired.
+//! - [`groups`]: a FIFO queue's message groups: backlog and head-of-line blocking time.
+//! - [`copies`]: a key published more than once (a retrying producer), and what its sends
+//!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
 pub mod accounting;
 pub mod anomalies;
 pub mod chaos;
+pub mod copies;
 pub mod crashes;
+pub mod groups;
 pub mod handlers;
 pub mod ingress;
 pub mod latency;
@@ -80,6 +85,8 @@ pub struct Metrics {
     pub broker_kind: String,
     /// Steps no broker should take, found in the history ([`anomalies`]).
     pub anomalies: Vec<anomalies::Anomaly>,
+    /// A FIFO queue's message groups (`workload.groups`); empty without.
+    pub groups: Vec<groups::GroupAccount>,
 }
 
 impl std::ops::Deref for Metrics {
@@ -146,6 +153,7 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
         ingress: ingress::account(record),
         crashes: crashes::crashes(record),
         incomplete: record.incomplete.clone(),
+        groups: groups::groups(record),
         broker_kind: match record.broker_kind.as_str() {
             "" => "sqs".to_string(),
             k => k.to_string(),

@@ -97,8 +97,10 @@ pub fn timeseries(record: &RunRecord, every: Nanos) -> Vec<Sample> {
 struct Sweep<'a> {
     record: &'a RunRecord,
     places: Places,
-    /// Per message: an effect for its key has happened.
+    /// Per message: an effect for its key has happened (kept at the key's first message).
     effected: Vec<bool>,
+    /// Each message's key's first message, when some key has more than one ([`super::copies`]).
+    first_of_key: Option<Vec<usize>>,
     /// Effects of published keys, by time: (at, message index).
     effects: Vec<(Nanos, usize)>,
     next_event: usize,
@@ -115,11 +117,13 @@ struct Sweep<'a> {
 impl<'a> Sweep<'a> {
     fn new(record: &'a RunRecord) -> Self {
         let n = record.messages.len();
+        let first_of_key = super::copies::first_of_key(record);
+        let key_of = |i: usize| first_of_key.as_ref().map_or(i, |f| f[i]);
         let mut effects: Vec<(Nanos, usize)> = record
             .ledger
             .effects
             .iter()
-            .filter_map(|e| Some((e.at, index_of(e.seq?, n)?)))
+            .filter_map(|e| Some((e.at, key_of(index_of(e.seq?, n)?))))
             .collect();
         // Stable: the ledger is usually in time order already, and then this is linear.
         effects.sort_by_key(|&(at, _)| at);
@@ -129,6 +133,7 @@ impl<'a> Sweep<'a> {
             record,
             places: Places::new(n),
             effected: vec![false; n],
+            first_of_key,
             effects,
             next_event: 0,
             next_effect: 0,
@@ -180,7 +185,8 @@ impl<'a> Sweep<'a> {
         };
         self.in_place[m.from.slot()] -= 1;
         self.in_place[m.to.slot()] += 1;
-        if self.effected[m.index] {
+        let key = self.first_of_key.as_ref().map_or(m.index, |f| f[m.index]);
+        if self.effected[key] {
             if m.to == Place::DeadLettered {
                 self.sample.dlq_with_effect += 1;
             } else if m.from == Place::DeadLettered {

@@ -21,6 +21,8 @@ pub const NATS_ACK_WAIT: Duration = Duration::from_secs(30);
 pub const NATS_MAX_ACK_PENDING: u32 = 1000;
 /// `broker.min_idle` (redis-streams): how long an entry is idle before it may be claimed.
 pub const REDIS_MIN_IDLE: Duration = Duration::from_secs(30);
+/// `broker.dedup_window` (sqs, `fifo: true`): SQS FIFO's deduplication interval, 5 minutes.
+pub const DEDUP_WINDOW: Duration = Duration::from_secs(5 * 60);
 pub const WORKERS: u32 = 1;
 /// The smallest `run.time_scale`: one millisecond of wall time per profile second.
 pub const MIN_TIME_SCALE: f64 = 0.001;

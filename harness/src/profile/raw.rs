@@ -56,7 +56,7 @@ pub struct RawRun {
 #[serde(
     deny_unknown_fields,
     expecting = "a mapping with keys kind and that kind's keys: sqs: visibility_timeout, \
-                 max_receives, stale_ack; rabbitmq: queue_type, consumer_timeout, \
+                 max_receives, stale_ack, fifo, dedup_window; rabbitmq: queue_type, consumer_timeout, \
                  timeout_check_every, delivery_limit, prefetch, dead_letter; nats: ack_wait, \
                  max_deliver, backoff, max_ack_pending; redis-streams: min_idle, claim_every, \
                  max_deliveries"
@@ -70,6 +70,10 @@ pub struct RawBroker {
     pub visibility_timeout: Option<DurationText>,
     pub max_receives: Option<u32>,
     pub stale_ack: Option<StaleAckName>,
+    /// A FIFO queue: deduplication (and, later, message groups).
+    pub fifo: Option<bool>,
+    /// How long a FIFO queue remembers a deduplication id (SQS: 5 minutes).
+    pub dedup_window: Option<DurationText>,
     // rabbitmq
     pub queue_type: Option<QueueTypeName>,
     pub consumer_timeout: Option<DurationText>,
@@ -120,7 +124,7 @@ pub enum StaleAckName {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys arrival, count, poison, keys, ingress"
+    expecting = "a mapping with keys arrival, count, poison, keys, ingress, producer, groups"
 )]
 pub struct RawWorkload {
     pub arrival: Option<RawArrival>,
@@ -128,6 +132,29 @@ pub struct RawWorkload {
     pub poison: Option<RawPoison>,
     pub keys: Option<Vec<Text>>,
     pub ingress: Option<RawIngress>,
+    pub producer: Option<RawProducer>,
+    /// FIFO message groups: messages go round-robin into this many groups.
+    pub groups: Option<u32>,
+}
+
+/// `workload.producer`: a producer whose sends are not always acknowledged, and that retries.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys probability or first_attempts, keys, and backoff or retry, \
+                 as in { first_attempts: 3, backoff: [1m, 2m, 4m] }"
+)]
+pub struct RawProducer {
+    /// Each attempt goes unacknowledged with this probability.
+    pub probability: Option<f64>,
+    /// The first N attempts of each chosen key go unacknowledged.
+    pub first_attempts: Option<u32>,
+    /// Only these keys' sends go unacknowledged (default: every key).
+    pub keys: Option<Vec<Text>>,
+    /// The delay before each retry, in order.
+    pub backoff: Option<Vec<DurationText>>,
+    /// Exponential backoff, as `consumer.options.retry`.
+    pub retry: Option<RawRetry>,
 }
 
 /// `workload.ingress`: publish through the system's own HTTP endpoint (live mode).

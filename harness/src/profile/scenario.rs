@@ -61,6 +61,18 @@ pub struct BrokerSpec {
     /// (defaulted to the kind's local server), `broker.endpoint` for SQS (`None`: the embedded
     /// broker). Sim runs do not read it.
     pub url: Option<String>,
+    /// SQS only: a FIFO queue (`fifo: true`); `None` for a standard queue and the other kinds.
+    pub fifo: Option<FifoSpec>,
+}
+
+/// A FIFO queue (`broker.fifo: true`, SQS only).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FifoSpec {
+    /// How long the queue drops a repeated deduplication id, counted from the first accepted
+    /// publish of that id (still after the message is deleted). The deduplication id is the
+    /// message key (`MessageDeduplicationId` set to the order id; with content-based
+    /// deduplication a retry's body is the same as the first, so its hash is too).
+    pub dedup_window: Duration,
 }
 
 /// The broker kind and the keys only that kind has.
@@ -190,6 +202,84 @@ pub struct WorkloadSpec {
     pub keys: Option<Vec<String>>,
     /// Live mode: publish through the system's own HTTP endpoint instead of straight to the queue.
     pub ingress: Option<IngressSpec>,
+    /// A producer whose sends are not always acknowledged and that retries them
+    /// (`workload.producer`); `None`: every send is acknowledged, one publish per message.
+    pub producer: Option<ProducerSpec>,
+    /// A FIFO queue's message groups (`workload.groups: N`, needs `broker.fifo`): message i (in
+    /// plan order, from 1) goes to group `(i - 1) % N`, named `group-1` to `group-N`. `None`:
+    /// each message is a group of its own (its key is its `MessageGroupId`), so only a key's
+    /// own messages are ordered behind each other.
+    pub groups: Option<u32>,
+}
+
+/// `workload.producer`: which sends the producer gets no answer for, and when it retries them.
+/// Every attempt reaches the broker (what is lost is the broker's answer), so each is a publish
+/// unless the broker's deduplication drops it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProducerSpec {
+    pub unacknowledged: Unacknowledged,
+    /// The keys whose sends go unacknowledged; `None` = every key.
+    pub keys: Option<Vec<String>>,
+    pub backoff: ProducerBackoff,
+}
+
+/// Which attempts of a chosen key go unacknowledged.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unacknowledged {
+    /// Each attempt, independently, with this probability (drawn from the seed).
+    Probability(f64),
+    /// The first N attempts of each key.
+    FirstAttempts(u32),
+}
+
+/// When the producer retries an unacknowledged send.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProducerBackoff {
+    /// The delay before retry n is the n-th value; after the last, the producer gives up.
+    List(Vec<Duration>),
+    /// `min(cap, base * 2^(n-1))` with jitter, `max_attempts` attempts in all.
+    Exponential(RetrySpec),
+}
+
+impl ProducerBackoff {
+    /// Attempts in all, the first included.
+    pub fn max_attempts(&self) -> u32 {
+        match self {
+            ProducerBackoff::List(l) => {
+                u32::try_from(l.len()).unwrap_or(u32::MAX).saturating_add(1)
+            }
+            ProducerBackoff::Exponential(r) => r.max_attempts,
+        }
+    }
+
+    /// The delay before attempt `n + 1`, after attempt `n` (1-based) went unacknowledged, given
+    /// a uniform draw `u` in [0, 1) for the jitter; `None` when attempt `n` was the last.
+    pub fn delay(&self, n: u32, u: f64) -> Option<Duration> {
+        if n >= self.max_attempts() {
+            return None;
+        }
+        match self {
+            ProducerBackoff::List(l) => l.get(n as usize - 1).copied(),
+            ProducerBackoff::Exponential(r) => Some(r.delay(n, u)),
+        }
+    }
+
+    /// When each attempt goes out, from the first, if every attempt goes unacknowledged and no
+    /// jitter shortens a delay: the longest the producer keeps retrying one message.
+    pub fn attempt_offsets(&self) -> Vec<Duration> {
+        let mut at = Duration::ZERO;
+        let mut out = vec![at];
+        for n in 1..self.max_attempts() {
+            match self.delay(n, 0.0) {
+                Some(d) => {
+                    at += d;
+                    out.push(at);
+                }
+                None => break,
+            }
+        }
+        out
+    }
 }
 
 impl WorkloadSpec {

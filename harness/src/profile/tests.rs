@@ -30,6 +30,7 @@ fn a_minimal_profile_gets_every_default() {
             max_receives: 0,
             stale_ack: StaleAck::Reject,
             url: None,
+            fifo: None,
         },
         workload: WorkloadSpec {
             arrival: Arrival::Every(secs(50)),
@@ -37,6 +38,8 @@ fn a_minimal_profile_gets_every_default() {
             poison: Poison::None,
             keys: None,
             ingress: None,
+            producer: None,
+            groups: None,
         },
         consumer: ConsumerSpec {
             target: "ack-after-work".into(),
@@ -253,8 +256,8 @@ fn an_unknown_key_is_an_error_at_any_depth() {
     assert_eq!(
         error(&with("broker:\n  visibilty_timeout: 30s\n")),
         "p.yaml:7:3: broker.visibilty_timeout: unknown field `visibilty_timeout`, expected one of \
-         `kind`, `url`, `endpoint`, `visibility_timeout`, `max_receives`, `stale_ack`, `queue_type`, \
-         `consumer_timeout`, \
+         `kind`, `url`, `endpoint`, `visibility_timeout`, `max_receives`, `stale_ack`, `fifo`, \
+         `dedup_window`, `queue_type`, `consumer_timeout`, \
          `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `ack_wait`, \
          `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`"
     );
@@ -351,7 +354,7 @@ fn an_error_in_an_override_names_the_override() {
         error_with(BASE, &["broker.visiblity_timeout=90s"]),
         "--set broker.visiblity_timeout=90s: broker.visiblity_timeout: unknown field \
          `visiblity_timeout`, expected one of `kind`, `url`, `endpoint`, `visibility_timeout`, `max_receives`, \
-         `stale_ack`, `queue_type`, `consumer_timeout`, \
+         `stale_ack`, `fifo`, `dedup_window`, `queue_type`, `consumer_timeout`, \
          `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `ack_wait`, \
          `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`"
     );

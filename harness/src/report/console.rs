@@ -24,6 +24,15 @@ pub fn table(s: &Summary) -> String {
         out.push_str("\nIngress (HTTP load by goose)\n");
         rows(&mut out, &super::ingress::rows(i));
     }
+    let groups = super::groups::rows(s);
+    if !groups.is_empty() {
+        let _ = writeln!(out, "\n{}", super::groups::heading(s));
+        let groups: Vec<(&str, String, String)> = groups
+            .iter()
+            .map(|(g, v, n)| (g.as_str(), v.clone(), n.clone()))
+            .collect();
+        rows(&mut out, &groups);
+    }
     latency(&mut out, s);
     budgets(&mut out, s);
     let notes = notes(s);
@@ -165,6 +174,13 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
                 "DLQ entries replayed; {} duplicate effects caused by the redrive",
                 s.redrive_duplicate_effects
             ),
+        ));
+    }
+    if let (Some(dup), Some(dropped)) = (s.duplicate_publishes, s.publishes_deduplicated) {
+        rows.push((
+            "duplicate publishes",
+            dup.to_string(),
+            format!("a retry accepted as another message; {dropped} dropped as duplicates"),
         ));
     }
     if s.unknown_key_effects > 0 {
@@ -432,6 +448,14 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
             "UNFINISHED: {} {} still in the queue when the run stopped.",
             s.unfinished,
             plural(s.unfinished, "message was", "messages were"),
+        ));
+    }
+    if let Some(dup) = s.duplicate_publishes.filter(|&d| d > 0) {
+        notes.push(format!(
+            "DUPLICATE PUBLISHES: the producer's retries reached the queue as {dup} more {}, \
+             past the deduplication window (or with none): each is delivered as a message of its \
+             own, and a consumer that does not deduplicate by key repeats the work.",
+            plural(dup, "message", "messages"),
         ));
     }
     if let Some(i) = &s.ingress {

@@ -222,6 +222,23 @@ fn summary(h: &mut String, data: &ReportData) {
             );
         }
     }
+    let groups = super::groups::rows(s);
+    if !groups.is_empty() {
+        let _ = writeln!(
+            h,
+            "</table>\n<h3 id=\"groups\">{}</h3>\n<table>",
+            escape(&super::groups::heading(s))
+        );
+        for (group, blocked, note) in groups {
+            let _ = writeln!(
+                h,
+                "<tr><th>{}</th><td class=\"num\">{}</td><td>{}</td></tr>",
+                escape(&group),
+                escape(&blocked),
+                escape(&note)
+            );
+        }
+    }
     if !s.crashes.is_empty() {
         let _ = writeln!(
             h,

@@ -114,6 +114,18 @@ pub struct Summary {
     /// The HTTP ingress load (`workload.ingress`); absent for runs without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingress: Option<IngressSummary>,
+    /// Sends the broker accepted beyond the first of their key, summed over the keys (a
+    /// retrying producer's retry that became a second message); absent for a run that does not
+    /// model the producer's sends (`workload.producer`, `broker.fifo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate_publishes: Option<u64>,
+    /// Sends a FIFO queue dropped inside its deduplication window; absent as above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publishes_deduplicated: Option<u64>,
+    /// A FIFO queue's message groups (`workload.groups`): messages, largest backlog and
+    /// head-of-line blocking time of each; absent without groups.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub message_groups: Vec<crate::metrics::groups::GroupSummary>,
     /// Steps no broker should take (a delivery after a confirmed ack, a delivery count that
     /// went down, an ack accepted for a settled message), found in the run's history.
     #[serde(default)]
@@ -173,6 +185,9 @@ impl Summary {
             crashes: m.crashes.clone(),
             broker_kind: m.broker_kind.clone(),
             ingress: m.ingress.clone(),
+            duplicate_publishes: m.duplicate_publishes,
+            publishes_deduplicated: m.publishes_deduplicated,
+            message_groups: m.groups.iter().map(Into::into).collect(),
             broker_anomalies: m.anomalies.len() as u64,
             anomalies: m.anomalies.clone(),
         }

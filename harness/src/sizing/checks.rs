@@ -3,10 +3,14 @@
 //!
 //! 1. [`client_timeout_below_lease`]: a provider call must give up before its lease ends, or a
 //!    slow or hung call outlives the lease and the message is handed to someone else.
-//! 2. [`dedup_window_outlives_retries`]: a deduplication window must outlive the retry deadline
-//!    (backoff delays plus a lease per delivery up to the limit), or the last tries are not
-//!    recognised as repeats. A claim window is not such a window: a stamped claim never
-//!    expires, and the window is how long an unstamped claim counts as in flight (checks 3, 4).
+//! 2. [`dedup_window_outlives_retries`]: a deduplication window must outlive the retry deadline,
+//!    or the last tries are not recognised as repeats. With a retrying producer
+//!    (`workload.producer`) the tries are its sends, and the window a FIFO queue's: an attempt
+//!    that goes out after the window ended is a second message (the check names the first such
+//!    attempt). Otherwise the tries are the consumer's deliveries (backoff delays plus a lease
+//!    per delivery up to the limit) against a window in front of the consumer. A claim window
+//!    is not such a window: a stamped claim never expires, and the window is how long an
+//!    unstamped claim counts as in flight (checks 3, 4).
 //! 3. [`claim_window_outlives_provider`]: a claim window must outlive the longest a first
 //!    attempt stays in flight (the provider's worst latency, per try, plus backoff), or a
 //!    second delivery sends again while the first call is still running.
@@ -144,6 +148,9 @@ pub fn retry_deadline(s: &Settings) -> Option<Duration> {
 /// Check 2: a deduplication window outlives the retry deadline.
 pub fn dedup_window_outlives_retries(s: &Settings) -> Check {
     const NAME: &str = "dedup_window_outlives_retries";
+    if let Some(attempts) = &s.producer_attempts {
+        return producer_inside_window(NAME, attempts, s.dedup_window);
+    }
     let Some(window) = s.dedup_window else {
         return not_applicable(
             NAME,
@@ -177,6 +184,59 @@ pub fn dedup_window_outlives_retries(s: &Settings) -> Check {
                 t(backoff_total(s.retry.as_ref())),
                 s.limit,
                 t(s.lease)
+            ),
+        ),
+    }
+}
+
+/// The producer's attempts at one message (offsets from its first send) against the window that
+/// drops its repeats: the window counts from the first accepted send, so attempt n is dropped
+/// while its offset is below the window; the first attempt at or past it is accepted as a second
+/// message.
+fn producer_inside_window(
+    name: &'static str,
+    attempts: &[Duration],
+    window: Option<Duration>,
+) -> Check {
+    let last = attempts.len();
+    let last_at = attempts.last().copied().unwrap_or_default();
+    let delays: Vec<String> = attempts.windows(2).map(|w| t(w[1] - w[0])).collect();
+    let schedule = if delays.is_empty() {
+        String::new()
+    } else {
+        format!(": backoff {}", delays.join(" + "))
+    };
+    let Some(window) = window else {
+        return check(
+            name,
+            last <= 1,
+            format!(
+                "no deduplication window (a standard queue; broker.fifo or --dedup-window): each \
+                 of the producer's {last} attempts{schedule} that reaches the broker is a message \
+                 of its own"
+            ),
+        );
+    };
+    match attempts.iter().position(|&at| at >= window) {
+        Some(i) => check(
+            name,
+            false,
+            format!(
+                "attempt {} of the producer (at {}{schedule}) falls outside the {} \
+                 deduplication window: the broker accepts it as a second message",
+                i + 1,
+                t(attempts[i]),
+                t(window)
+            ),
+        ),
+        None => check(
+            name,
+            true,
+            format!(
+                "every attempt of the producer falls inside the {} deduplication window (the \
+                 last, attempt {last}, at {}{schedule}): the broker drops each retry",
+                t(window),
+                t(last_at)
             ),
         ),
     }

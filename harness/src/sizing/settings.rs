@@ -34,8 +34,11 @@ pub struct Settings {
     pub retry: Option<RetrySpec>,
     /// `claim-then-send`'s window.
     pub claim_window: Option<Duration>,
-    /// A deduplication window in front of the consumer (`--dedup-window`).
+    /// A deduplication window (`--dedup-window`, else a FIFO queue's `broker.dedup_window`).
     pub dedup_window: Option<Duration>,
+    /// A retrying producer (`workload.producer`): when each of its attempts at one message goes
+    /// out, from the first, if all go unacknowledged (no jitter: the latest each can be).
+    pub producer_attempts: Option<Vec<Duration>>,
     /// `heartbeat`'s cap on extra lease time.
     pub max_extension: Option<Duration>,
     /// A DLQ budget is set (`budgets.dlq` or `budgets.dlq_with_effect`).
@@ -45,7 +48,8 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The settings of `s`, with the slowest call its run showed.
+    /// The settings of `s`, with the slowest call its run showed; `dedup_window` (the command
+    /// line's) stands before the profile's FIFO window.
     pub fn of(s: &Scenario, worst_call: Option<Duration>, dedup_window: Option<Duration>) -> Self {
         let o = &s.consumer.options;
         Settings {
@@ -63,7 +67,12 @@ impl Settings {
             http_timeout: o.http_timeout,
             retry: o.retry.clone(),
             claim_window: o.claim_window,
-            dedup_window,
+            dedup_window: dedup_window.or(s.broker.fifo.as_ref().map(|f| f.dedup_window)),
+            producer_attempts: s
+                .workload
+                .producer
+                .as_ref()
+                .map(|p| p.backoff.attempt_offsets()),
             max_extension: o.max_extension,
             dlq_alarm: s.budgets.dlq.is_some() || s.budgets.dlq_with_effect.is_some(),
             worst_call,

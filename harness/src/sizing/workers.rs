@@ -59,6 +59,8 @@ mod tests {
             poison: Poison::None,
             keys: None,
             ingress: None,
+            producer: None,
+            groups: None,
         }
     }
 

@@ -7,10 +7,12 @@
 
 mod arrival;
 mod poison;
+pub mod producer;
 
 pub use crate::profile::template::{Fill, Slot, Template, TemplateError};
 pub use arrival::arrival_times;
 pub use poison::poison_flags;
+pub use producer::Attempt;
 
 use crate::profile::{Scenario, WorkloadSpec};
 use crate::record::{nanos, Nanos, Seq};
@@ -24,11 +26,32 @@ pub struct Plan {
     keys: Option<Vec<String>>,
     /// Poison flag per message.
     pub poison: Vec<bool>,
+    /// Every send of the producer, in time order, when the run models the producer's retries
+    /// or the broker's deduplication (`workload.producer`, `broker.fifo`): then message `seq` of
+    /// the plan may reach the broker several times, and broker messages are numbered by accepted
+    /// send, not by plan. `None`: message `seq` is published once, at `at[seq - 1]`.
+    pub sends: Option<Vec<Attempt>>,
+    /// `workload.groups`: message groups, round robin in plan order.
+    pub groups: Option<u32>,
 }
 
 impl Plan {
+    /// Messages planned (keys), whatever number of sends reach the broker.
     pub fn len(&self) -> usize {
         self.at.len()
+    }
+
+    /// Sends to make: one per message, or the producer's attempts.
+    pub fn send_count(&self) -> usize {
+        self.sends.as_ref().map_or(self.at.len(), Vec::len)
+    }
+
+    /// When send number `i` (0-based, time order) goes out.
+    pub fn send_at(&self, i: usize) -> Option<Nanos> {
+        match &self.sends {
+            Some(s) => s.get(i).map(|a| a.at),
+            None => self.at.get(i).copied(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -45,6 +68,15 @@ impl Plan {
         match &self.keys {
             Some(k) => k[(seq - 1) as usize].clone(),
             None => format!("msg-{seq}"),
+        }
+    }
+
+    /// The FIFO message group of plan message `seq`: round robin over `workload.groups`, or one
+    /// group per message.
+    pub fn group(&self, seq: Seq) -> u32 {
+        match self.groups {
+            Some(n) => (seq - 1) % n,
+            None => seq - 1,
         }
     }
 
@@ -70,5 +102,22 @@ pub fn plan(scenario: &Scenario) -> Plan {
     let at = arrival_times(&w.arrival, nanos(scenario.run.duration), cap, &mut rng);
     let keys = w.keys.as_ref().map(|k| k[..at.len()].to_vec());
     let poison = poison_flags(&w.poison, at.len(), keys.as_deref(), &mut rng);
-    Plan { at, keys, poison }
+    let mut plan = Plan {
+        at,
+        keys,
+        poison,
+        sends: None,
+        groups: w.groups,
+    };
+    plan.sends = match &w.producer {
+        Some(p) => Some(producer::attempts(
+            p,
+            &plan.at,
+            |i| plan.key(i as Seq + 1),
+            &mut crate::seed::stream(scenario.seed, "producer"),
+        )),
+        None if scenario.broker.fifo.is_some() => Some(producer::single_attempts(&plan.at)),
+        None => None,
+    };
+    plan
 }

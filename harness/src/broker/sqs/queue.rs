@@ -22,6 +22,8 @@ use crate::record::{AckOutcome, Event, Nanos, Seq, WorkerId};
 const S: Nanos = 1_000_000_000;
 /// SQS allows one `PurgeQueue` per queue every 60 s.
 const PURGE_EVERY: Nanos = 60 * S;
+/// A FIFO queue drops a repeated deduplication id for 5 minutes.
+const DEDUPLICATION_INTERVAL: Nanos = 300 * S;
 
 /// A message as the queue keeps it beside the broker.
 #[derive(Debug, Clone)]
@@ -31,6 +33,9 @@ pub struct StoredMessage {
     pub md5_of_body: String,
     pub attributes: MessageAttributes,
     pub group_id: Option<String>,
+    /// A FIFO queue's: the deduplication id and the sequence number of the send.
+    pub dedup_id: Option<String>,
+    pub sequence_number: Option<String>,
     /// Epoch milliseconds when it was first sent (kept across a move to the DLQ).
     pub sent_ms: u64,
     pub first_receive_ms: Option<u64>,
@@ -46,6 +51,11 @@ impl StoredMessage {
     pub fn size(body: &str, attributes: &MessageAttributes) -> usize {
         body.len() + attributes.iter().map(|(n, v)| v.size(n)).sum::<usize>()
     }
+}
+
+/// A FIFO message's `SequenceNumber`: its seq, as the 20-digit decimal SQS answers.
+fn sequence_number(seq: Seq) -> String {
+    format!("{:020}", u64::from(seq))
 }
 
 /// One queue.
@@ -70,6 +80,8 @@ pub struct SqsQueue {
     pub purged_at: Option<Nanos>,
     /// The queue's tags (`CreateQueue` `tags`, `TagQueue`, `UntagQueue`, `ListQueueTags`).
     pub tags: BTreeMap<String, String>,
+    /// A FIFO queue's message groups, numbered in order of first use.
+    group_numbers: HashMap<String, u32>,
 }
 
 impl SqsQueue {
@@ -89,6 +101,13 @@ impl SqsQueue {
         } else {
             Broker::new(config)
         };
+        let broker = if settings.fifo {
+            broker
+                .with_deduplication(DEDUPLICATION_INTERVAL)
+                .with_groups()
+        } else {
+            broker
+        };
         SqsQueue {
             name: name.to_string(),
             arn,
@@ -102,6 +121,7 @@ impl SqsQueue {
             modified_s: epoch_s,
             purged_at: None,
             tags: BTreeMap::new(),
+            group_numbers: HashMap::new(),
         }
     }
 
@@ -109,10 +129,12 @@ impl SqsQueue {
         self.broker.counts()
     }
 
-    /// Publishes a message (its size already checked). Wakes long pollers if it is visible now.
+    /// Publishes a message (its size already checked), on a FIFO queue into its message group.
+    /// Wakes long pollers if it is visible now.
     pub fn publish(&mut self, now: Nanos, delay_s: Option<u32>, message: StoredMessage) -> Seq {
         let delay = Nanos::from(delay_s.unwrap_or(self.settings.delay_s)) * S;
-        let seq = self.broker.publish(now, delay, &mut self.events);
+        let group = self.group_number(message.group_id.as_deref());
+        let seq = self.broker.publish_in(now, delay, group, &mut self.events);
         self.messages.insert(seq, message);
         if delay == 0 {
             self.waiters.notify_waiters();
@@ -120,26 +142,62 @@ impl SqsQueue {
         seq
     }
 
-    /// `SendMessage`: checks the size against `MaximumMessageSize`, stores and publishes.
-    /// Returns the message's seq and the answer.
+    /// The broker's number of message group `id` on a FIFO queue (0 on a standard queue).
+    fn group_number(&mut self, id: Option<&str>) -> u32 {
+        match id {
+            Some(id) if self.settings.fifo => {
+                let next = self.group_numbers.len() as u32;
+                *self.group_numbers.entry(id.to_string()).or_insert(next)
+            }
+            _ => 0,
+        }
+    }
+
+    /// `SendMessage`: checks the size against `MaximumMessageSize` (and, on a FIFO queue, the
+    /// group and deduplication ids), stores and publishes. Returns the message's seq and the
+    /// answer; a FIFO send whose deduplication id the queue accepted within the last 5 minutes
+    /// is answered as that send was (its message id and sequence number) and publishes nothing
+    /// (`None`).
     pub fn send(
         &mut self,
         now: Nanos,
         epoch_ms: u64,
         m: NewMessage,
-    ) -> Result<(Seq, Sent), SqsError> {
+    ) -> Result<(Option<Seq>, Sent), SqsError> {
         let size = StoredMessage::size(&m.body, &m.attributes);
         if size > self.settings.max_message_size {
             return Err(SqsError::message_too_long(self.settings.max_message_size));
         }
         let seq = Seq::try_from(self.broker.len() + 1)
             .map_err(|_| SqsError::new(ErrorCode::InternalFailure, "queue is full"))?;
+        let dedup_id = self.fifo_checks(&m)?;
+        let md5_of_attributes = ma::md5_of_attributes(&m.attributes);
+        let md5_of_body = ma::md5_hex(m.body.as_bytes());
+        if let Some(id) = &dedup_id {
+            let group = self.group_number(m.group_id.as_deref());
+            let delay = Nanos::from(self.settings.delay_s) * S;
+            match self.broker.send(now, delay, id, group, &mut self.events) {
+                Ok(published) => debug_assert_eq!(published, seq),
+                Err(first) => {
+                    let sent = Sent {
+                        message_id: message_id(self.id, first),
+                        md5_of_body,
+                        md5_of_attributes,
+                        sequence_number: Some(sequence_number(first)),
+                    };
+                    return Ok((None, sent));
+                }
+            }
+        }
+        let fifo = dedup_id.is_some();
         let stored = StoredMessage {
             message_id: message_id(self.id, seq),
-            md5_of_body: ma::md5_hex(m.body.as_bytes()),
+            md5_of_body,
             body: m.body,
             attributes: m.attributes,
             group_id: m.group_id,
+            sequence_number: fifo.then(|| sequence_number(seq)),
+            dedup_id,
             sent_ms: epoch_ms,
             first_receive_ms: None,
             dead_letter_source: None,
@@ -148,11 +206,59 @@ impl SqsQueue {
         let sent = Sent {
             message_id: stored.message_id.clone(),
             md5_of_body: stored.md5_of_body.clone(),
-            md5_of_attributes: ma::md5_of_attributes(&stored.attributes),
+            md5_of_attributes,
+            sequence_number: stored.sequence_number.clone(),
         };
-        let published = self.publish(now, m.delay_s, stored);
-        debug_assert_eq!(published, seq);
-        Ok((seq, sent))
+        if fifo {
+            // Published by the deduplicating send above.
+            self.messages.insert(seq, stored);
+            self.waiters.notify_waiters();
+        } else {
+            let published = self.publish(now, m.delay_s, stored);
+            debug_assert_eq!(published, seq);
+        }
+        Ok((Some(seq), sent))
+    }
+
+    /// The deduplication id of a send to a FIFO queue (`None` on a standard queue), or the error
+    /// SQS answers: a FIFO send needs `MessageGroupId`, and `MessageDeduplicationId` unless the
+    /// queue has `ContentBasedDeduplication` (then it is the SHA-256 of the body), and takes no
+    /// `DelaySeconds` of its own; a standard queue takes no `MessageDeduplicationId`.
+    fn fifo_checks(&self, m: &NewMessage) -> Result<Option<String>, SqsError> {
+        if !self.settings.fifo {
+            if m.dedup_id.is_some() {
+                return Err(SqsError::invalid(
+                    "MessageDeduplicationId",
+                    "The request include parameter that is not valid for this queue type",
+                ));
+            }
+            return Ok(None);
+        }
+        if m.group_id.is_none() {
+            return Err(SqsError::missing("MessageGroupId"));
+        }
+        if let Some(d) = m.delay_s.filter(|&d| d > 0) {
+            return Err(SqsError::invalid(
+                "DelaySeconds",
+                format!(
+                    "Value {d} for parameter DelaySeconds is invalid. Reason: The request include \
+                     parameter that is not valid for this queue type."
+                ),
+            ));
+        }
+        match &m.dedup_id {
+            Some(id) => Ok(Some(id.clone())),
+            None if self.settings.content_based_deduplication => {
+                use sha2::Digest;
+                let hash = sha2::Sha256::digest(m.body.as_bytes());
+                Ok(Some(hash.iter().map(|b| format!("{b:02x}")).collect()))
+            }
+            None => Err(SqsError::invalid(
+                "MessageDeduplicationId",
+                "The queue should either have ContentBasedDeduplication enabled or \
+                 MessageDeduplicationId provided explicitly",
+            )),
+        }
     }
 
     /// Hands out up to `r.max_messages` visible messages to `worker`.
@@ -198,6 +304,12 @@ impl SqsQueue {
             put("SenderId", "000000000000".to_string());
             if let Some(g) = &m.group_id {
                 put("MessageGroupId", g.clone());
+            }
+            if let Some(d) = &m.dedup_id {
+                put("MessageDeduplicationId", d.clone());
+            }
+            if let Some(n) = &m.sequence_number {
+                put("SequenceNumber", n.clone());
             }
             if let Some(src) = &m.dead_letter_source {
                 put("DeadLetterQueueSourceArn", src.clone());
@@ -246,6 +358,10 @@ impl SqsQueue {
         match self.broker.ack(now, receipt, worker, &mut self.events) {
             Ok(AckOutcome::Deleted | AckOutcome::StaleDeleted | AckOutcome::LateDeleted) => {
                 self.forget(receipt.seq);
+                if self.settings.fifo && self.broker.has_visible() {
+                    // The message's group is free again: its next message can be received.
+                    self.waiters.notify_waiters();
+                }
                 Ok(())
             }
             Ok(_) => Ok(()),
@@ -289,9 +405,10 @@ impl SqsQueue {
     /// Ends due delays and leases; wakes long pollers when messages became visible.
     pub fn advance(&mut self, now: Nanos) {
         if self.broker.next_due().is_some_and(|t| t <= now) {
-            let before = self.broker.counts().visible;
+            let before = (self.broker.counts().visible, self.broker.has_visible());
             self.broker.advance(now, &mut self.events);
-            if self.broker.counts().visible > before {
+            // On a FIFO queue a dead-lettered head frees its group: receivable, none more visible.
+            if self.broker.counts().visible > before.0 || (!before.1 && self.broker.has_visible()) {
                 self.waiters.notify_waiters();
             }
         }
@@ -362,6 +479,12 @@ impl SqsQueue {
                 "RedriveAllowPolicy" => self.settings.redrive_allow_policy.clone(),
                 "Policy" => self.settings.policy.clone(),
                 "SqsManagedSseEnabled" => Some("false".to_string()),
+                "FifoQueue" if self.settings.fifo => Some("true".to_string()),
+                "ContentBasedDeduplication" if self.settings.fifo => {
+                    Some(self.settings.content_based_deduplication.to_string())
+                }
+                "DeduplicationScope" if self.settings.fifo => Some("queue".to_string()),
+                "FifoThroughputLimit" if self.settings.fifo => Some("perQueue".to_string()),
                 _ => None,
             };
             if let Some(v) = value {
@@ -380,6 +503,12 @@ impl SqsQueue {
         let (mut config, mut settings) = (config, settings.clone());
         for (k, v) in attributes {
             qa::set(&mut settings, &mut config, k, v)?;
+        }
+        if settings.content_based_deduplication && !settings.fifo {
+            return Err(SqsError::new(
+                ErrorCode::InvalidAttributeName,
+                "Unknown Attribute ContentBasedDeduplication.",
+            ));
         }
         Ok((config, settings))
     }

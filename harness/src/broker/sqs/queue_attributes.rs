@@ -102,6 +102,11 @@ pub struct QueueSettings {
     pub redrive: Option<RedrivePolicy>,
     pub redrive_allow_policy: Option<String>,
     pub policy: Option<String>,
+    /// `FifoQueue`: set at creation only, with a name ending in `.fifo`.
+    pub fifo: bool,
+    /// `ContentBasedDeduplication` (FIFO only): a send without `MessageDeduplicationId` is
+    /// deduplicated by the SHA-256 of its body.
+    pub content_based_deduplication: bool,
 }
 
 impl Default for QueueSettings {
@@ -114,7 +119,20 @@ impl Default for QueueSettings {
             redrive: None,
             redrive_allow_policy: None,
             policy: None,
+            fifo: false,
+            content_based_deduplication: false,
         }
+    }
+}
+
+fn boolean(name: &str, value: &str) -> Result<bool, SqsError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(SqsError::new(
+            ErrorCode::InvalidAttributeValue,
+            format!("Invalid value for the parameter {name}: must be true or false."),
+        )),
     }
 }
 
@@ -164,14 +182,15 @@ pub fn set(
         "Policy" => settings.policy = Some(value.to_string()).filter(|v| !v.is_empty()),
         // Encryption settings are accepted and have no effect.
         "SqsManagedSseEnabled" | "KmsMasterKeyId" | "KmsDataKeyReusePeriodSeconds" => {}
-        "FifoQueue" if value.eq_ignore_ascii_case("false") => {}
-        "FifoQueue"
-        | "ContentBasedDeduplication"
-        | "DeduplicationScope"
-        | "FifoThroughputLimit" => {
+        "FifoQueue" => settings.fifo = boolean(name, value)?,
+        "ContentBasedDeduplication" => settings.content_based_deduplication = boolean(name, value)?,
+        // The defaults (deduplication per queue, throughput per queue) are what the model does.
+        "DeduplicationScope" if value == "queue" => {}
+        "FifoThroughputLimit" if value == "perQueue" => {}
+        "DeduplicationScope" | "FifoThroughputLimit" => {
             return Err(SqsError::new(
                 ErrorCode::UnsupportedOperation,
-                "FIFO queues are not supported",
+                format!("{name}={value} is not supported (only the defaults: queue, perQueue)"),
             ))
         }
         _ => {

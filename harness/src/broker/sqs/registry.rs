@@ -74,6 +74,12 @@ impl Registry {
     fn check_redrive(&self, name: &str, policy: Option<&RedrivePolicy>) -> Result<(), SqsError> {
         let Some(p) = policy else { return Ok(()) };
         match self.by_arn(&p.dead_letter_target_arn) {
+            Some(q) if q.name != name && q.settings.fifo != name.ends_with(".fifo") => {
+                Err(SqsError::new(
+                    ErrorCode::InvalidAttributeValue,
+                    "Invalid value for the parameter RedrivePolicy. Reason: the dead-letter queue of a FIFO queue must be a FIFO queue, and of a standard queue a standard queue.",
+                ))
+            }
             Some(q) if q.name != name => Ok(()),
             Some(_) => Err(SqsError::new(
                 ErrorCode::InvalidAttributeValue,
@@ -108,6 +114,14 @@ impl Registry {
         }
         let (config, settings) =
             SqsQueue::with_attributes(self.default_broker, &QueueSettings::default(), attributes)?;
+        if settings.fifo != name.ends_with(".fifo") {
+            return Err(SqsError::invalid(
+                "QueueName",
+                "The name of a FIFO queue can only include alphanumeric characters, hyphens, or \
+                 underscores, must end with .fifo suffix and be 1 to 80 in length; a queue named \
+                 with .fifo needs the attribute FifoQueue=true, and only such a queue takes it",
+            ));
+        }
         self.check_redrive(name, settings.redrive.as_ref())?;
         let mut queue_tags = BTreeMap::new();
         super::tags::add(name, &mut queue_tags, tags)?;
@@ -184,6 +198,12 @@ impl Registry {
         let q = self.get(name)?;
         let (config, settings) =
             SqsQueue::with_attributes(*q.broker.config(), &q.settings, attributes)?;
+        if settings.fifo != q.settings.fifo {
+            return Err(SqsError::new(
+                ErrorCode::InvalidAttributeName,
+                "FifoQueue can be set only when the queue is created.",
+            ));
+        }
         self.check_redrive(name, settings.redrive.as_ref())?;
         let q = self.get(name)?;
         q.broker.set_config(config);

@@ -142,6 +142,9 @@ impl Serialize for SentJson<'_> {
         if let Some(md5) = &self.sent.md5_of_attributes {
             m.serialize_entry("MD5OfMessageAttributes", md5)?;
         }
+        if let Some(n) = &self.sent.sequence_number {
+            m.serialize_entry("SequenceNumber", n)?;
+        }
         m.end()
     }
 }

@@ -55,6 +55,9 @@ pub fn response(action: &str, r: &Response, request_id: &str) -> String {
             if let Some(m) = &s.md5_of_attributes {
                 el(&mut x, "MD5OfMessageAttributes", m);
             }
+            if let Some(n) = &s.sequence_number {
+                el(&mut x, "SequenceNumber", n);
+            }
         }
         Response::SendMessageBatch { successful, failed } => {
             for (id, s) in successful {
@@ -64,6 +67,9 @@ pub fn response(action: &str, r: &Response, request_id: &str) -> String {
                 el(&mut x, "MD5OfMessageBody", &s.md5_of_body);
                 if let Some(m) = &s.md5_of_attributes {
                     el(&mut x, "MD5OfMessageAttributes", m);
+                }
+                if let Some(n) = &s.sequence_number {
+                    el(&mut x, "SequenceNumber", n);
                 }
                 x.push_str("</SendMessageBatchResultEntry>");
             }

@@ -135,8 +135,13 @@ pub struct NewMessage {
     /// `DelaySeconds` (0..=900); `None` = the queue's default.
     pub delay_s: Option<u32>,
     pub attributes: MessageAttributes,
-    /// `MessageGroupId` (fair queues); kept and returned, with no effect on delivery.
+    /// `MessageGroupId`: required on a FIFO queue (one message of a group in flight, order
+    /// within a group); on a standard queue (fair queues) kept and returned, with no effect on
+    /// delivery.
     pub group_id: Option<String>,
+    /// `MessageDeduplicationId`: FIFO queues only (without it, a FIFO queue needs
+    /// `ContentBasedDeduplication`).
+    pub dedup_id: Option<String>,
 }
 
 /// A `ReceiveMessage`.

@@ -42,6 +42,8 @@ pub struct Sent {
     pub message_id: String,
     pub md5_of_body: String,
     pub md5_of_attributes: Option<String>,
+    /// A FIFO queue's sequence number of the message.
+    pub sequence_number: Option<String>,
 }
 
 /// One message handed out by `ReceiveMessage`.

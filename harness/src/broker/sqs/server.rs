@@ -111,9 +111,12 @@ impl SqsServer {
                 delay_s: Some(0),
                 attributes: Default::default(),
                 group_id: None,
+                dedup_id: None,
             };
             let (seq, _) = st.get(name)?.send(now, epoch_ms, message)?;
-            Ok(seq)
+            seq.ok_or_else(|| {
+                SqsError::invalid("MessageDeduplicationId", "a repeat within the interval")
+            })
         })
     }
 

@@ -292,8 +292,9 @@ impl Service {
     }
 
     /// Tells the hooks about the message `seq` that `q` just stored.
-    fn tell_sent(&self, queue: &str, q: &super::queue::SqsQueue, seq: Seq) {
-        if let Some(m) = q.messages.get(&seq) {
+    /// A send a FIFO queue dropped as a repeat (`None`) stored nothing.
+    fn tell_sent(&self, queue: &str, q: &super::queue::SqsQueue, seq: Option<Seq>) {
+        if let Some((seq, m)) = seq.and_then(|seq| Some((seq, q.messages.get(&seq)?))) {
             self.hooks.sent(queue, seq, &m.body);
         }
     }

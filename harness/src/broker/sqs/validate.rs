@@ -70,21 +70,47 @@ pub fn queue_of_url(url: Option<String>) -> Result<String, SqsError> {
     Ok(name.to_string())
 }
 
-/// A queue name: 1 to 80 characters of `[A-Za-z0-9_-]`.
+/// A queue name: 1 to 80 characters of `[A-Za-z0-9_-]`; a FIFO queue's ends in `.fifo` (the
+/// suffix counted in the 80).
 pub fn queue_name(name: Option<String>) -> Result<String, SqsError> {
     let name = required(name, "QueueName")?;
-    if is_queue_name(&name) {
+    if is_queue_name(&name) || is_fifo_queue_name(&name) {
         Ok(name)
-    } else if name.ends_with(".fifo") {
-        Err(SqsError::new(
-            ErrorCode::UnsupportedOperation,
-            "FIFO queues are not supported",
-        ))
     } else {
         Err(SqsError::invalid(
             "QueueName",
             "can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
         ))
+    }
+}
+
+/// True for a FIFO queue's name: a standard name of at most 75 characters, then `.fifo`.
+pub fn is_fifo_queue_name(name: &str) -> bool {
+    name.strip_suffix(".fifo")
+        .is_some_and(|stem| stem.len() <= 75 && is_queue_name(stem))
+}
+
+/// A `MessageDeduplicationId` or `MessageGroupId`: 1 to 128 characters, letters, digits and
+/// ASCII punctuation.
+pub fn fifo_id(id: Option<String>, name: &str) -> Result<Option<String>, SqsError> {
+    match id {
+        None => Ok(None),
+        Some(id)
+            if !id.is_empty()
+                && id.len() <= 128
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b.is_ascii_punctuation()) =>
+        {
+            Ok(Some(id))
+        }
+        Some(id) => Err(SqsError::invalid(
+            name,
+            format!(
+                "Value {id} for parameter {name} is invalid. Reason: it must be 1 to 128 \
+                 alphanumeric or punctuation characters."
+            ),
+        )),
     }
 }
 
@@ -126,17 +152,12 @@ pub fn message(m: WireMessage) -> Result<NewMessage, SqsError> {
     let body = body(m.message_body)?;
     let delay_s = opt_in_range(m.delay_seconds, 0, MAX_DELAY_S, "DelaySeconds")?;
     let attributes = message_attributes(m.message_attributes.unwrap_or_default())?;
-    if m.message_deduplication_id.is_some() {
-        return Err(SqsError::invalid(
-            "MessageDeduplicationId",
-            "The request include parameter that is not valid for this queue type",
-        ));
-    }
     Ok(NewMessage {
         body,
         delay_s,
         attributes,
-        group_id: m.message_group_id,
+        group_id: fifo_id(m.message_group_id, "MessageGroupId")?,
+        dedup_id: fifo_id(m.message_deduplication_id, "MessageDeduplicationId")?,
     })
 }
 

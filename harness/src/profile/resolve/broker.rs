@@ -9,8 +9,8 @@ use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{BrokerKindName, QueueTypeName, RawBroker, StaleAckName};
 use crate::profile::scenario::{
-    BrokerKind, BrokerSpec, Mode, NatsSpec, RabbitMqSpec, RabbitQueueType, RedisStreamsSpec,
-    StaleAck,
+    BrokerKind, BrokerSpec, FifoSpec, Mode, NatsSpec, RabbitMqSpec, RabbitQueueType,
+    RedisStreamsSpec, StaleAck,
 };
 
 use super::checks::{at_least_one, positive};
@@ -21,6 +21,8 @@ pub const SQS_KEYS: &[&str] = &[
     "visibility_timeout",
     "max_receives",
     "stale_ack",
+    "fifo",
+    "dedup_window",
 ];
 pub const RABBITMQ_KEYS: &[&str] = &[
     "url",
@@ -70,6 +72,12 @@ pub fn check_mode(broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(
             ),
         ));
     }
+    if mode == Mode::Live && broker.fifo.is_some() {
+        return Err(Problem::new(
+            path.key("fifo"),
+            "a FIFO queue (deduplication window) runs in sim mode only for now (mode: sim)",
+        ));
+    }
     Ok(())
 }
 
@@ -89,6 +97,8 @@ fn keys_set(raw: &RawBroker) -> Vec<&'static str> {
         raw.visibility_timeout.is_some(),
         raw.max_receives.is_some(),
         raw.stale_ack.is_some(),
+        raw.fifo.is_some(),
+        raw.dedup_window.is_some(),
         raw.url.is_some(),
         raw.queue_type.is_some(),
         raw.consumer_timeout.is_some(),
@@ -165,6 +175,7 @@ fn sqs(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
         None => None,
         Some(u) => Some(server_url(&u, &["http", "https"], &path.key("endpoint"))?),
     };
+    let fifo = fifo(raw.fifo, raw.dedup_window, path)?;
     Ok(BrokerSpec {
         kind: BrokerKind::Sqs,
         url,
@@ -176,7 +187,31 @@ fn sqs(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
             Some(StaleAckName::Ignore) => StaleAck::Ignore,
             Some(StaleAckName::Sqs) => StaleAck::Sqs,
         },
+        fifo,
     })
+}
+
+/// `fifo` and `dedup_window`: a deduplication window belongs to a FIFO queue only (a standard
+/// queue deduplicates nothing).
+fn fifo(
+    fifo: Option<bool>,
+    window: Option<crate::profile::scalar::DurationText>,
+    path: &FieldPath,
+) -> Result<Option<FifoSpec>, Problem> {
+    match (fifo.unwrap_or(false), window) {
+        (false, Some(_)) => Err(Problem::at_key(
+            path.key("dedup_window"),
+            "a deduplication window belongs to a FIFO queue: set fifo: true (a standard queue \
+             deduplicates nothing)",
+        )),
+        (false, None) => Ok(None),
+        (true, window) => Ok(Some(FifoSpec {
+            dedup_window: positive(
+                duration_or(window, defaults::DEDUP_WINDOW),
+                &path.key("dedup_window"),
+            )?,
+        })),
+    }
 }
 
 fn rabbitmq(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
@@ -226,6 +261,7 @@ fn rabbitmq(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
             delivery_limit.saturating_add(1)
         },
         stale_ack: StaleAck::Reject,
+        fifo: None,
     })
 }
 
@@ -267,6 +303,7 @@ fn nats(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
         }),
         max_receives: max_deliver,
         stale_ack: StaleAck::Reject,
+        fifo: None,
     })
 }
 
@@ -284,6 +321,7 @@ fn redis_streams(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem
         visibility_timeout: min_idle,
         max_receives: raw.max_deliveries.unwrap_or(0),
         stale_ack: StaleAck::Reject,
+        fifo: None,
     })
 }
 

@@ -248,7 +248,8 @@ fn duration(value: &Value, at: &FieldPath) -> Result<Duration, Problem> {
     positive(read_value::<DurationText>(value, at)?.0, at)
 }
 
-fn retry(raw: RawRetry, path: &FieldPath) -> Result<RetrySpec, Problem> {
+/// `retry` (`consumer.options.retry`, `workload.producer.retry`): attempts, base, cap, jitter.
+pub(super) fn retry(raw: RawRetry, path: &FieldPath) -> Result<RetrySpec, Problem> {
     let max_attempts = at_least_one(
         raw.max_attempts.unwrap_or(defaults::RETRY_MAX_ATTEMPTS),
         &path.key("max_attempts"),

@@ -82,8 +82,13 @@ pub struct Footprint {
 
 impl Footprint {
     pub fn of(run: &RunSpec, workload: &WorkloadSpec, consumer: &ConsumerSpec) -> Footprint {
+        // A retrying producer may publish each message up to its attempts, all unacknowledged.
+        let attempts = workload
+            .producer
+            .as_ref()
+            .map_or(1, |p| u64::from(p.backoff.max_attempts()));
         Footprint {
-            messages: planned_messages(workload, run.duration),
+            messages: planned_messages(workload, run.duration).saturating_mul(attempts),
             workers: u64::from(consumer.workers),
             samples: match run.sample_every {
                 Some(every) => samples_over(run.duration.saturating_add(run.drain), every),

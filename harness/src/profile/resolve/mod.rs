@@ -11,6 +11,7 @@ mod footprint;
 mod ingress;
 mod keys;
 mod latency;
+mod producer;
 mod provider;
 mod workload;
 
@@ -48,6 +49,13 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     let run = run(raw.run.unwrap_or_default(), &top.key("run"))?;
     let broker = broker::resolve(raw.broker.unwrap_or_default(), &top.key("broker"))?;
     let workload = workload::resolve(raw.workload, &run, &top.key("workload"))?;
+    if workload.groups.is_some() && broker.fifo.is_none() {
+        return Err(Problem::at_key(
+            top.key("workload").key("groups"),
+            "message groups belong to a FIFO queue: set broker.fifo: true (a standard queue has \
+             no message groups)",
+        ));
+    }
     let consumer = consumer::resolve(raw.consumer, &broker, &top.key("consumer"))?;
     footprint::Footprint::of(&run, &workload, &consumer).check(
         &workload,
@@ -73,6 +81,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     broker::check_mode(&broker, mode, &top.key("broker"))?;
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
     ingress::check_mode(&workload, mode, &top.key("workload").key("ingress"))?;
+    producer::check_mode(&workload, mode, &top.key("workload").key("producer"))?;
     Ok(Scenario {
         name,
         description: raw.description.map(|d| d.0).unwrap_or_default(),

@@ -72,6 +72,15 @@ pub fn resolve(
         poison: Poison::None,
         keys,
         ingress: None,
+        producer: None,
+        groups: match raw.groups {
+            Some(n) => Some(at_least_one(
+                n,
+                &path.key("groups"),
+                "leave groups out for one group per message key",
+            )?),
+            None => None,
+        },
     };
     if let Some(poison) = raw.poison {
         spec.poison = resolve_poison(poison, &spec, &path.key("poison"))?;
@@ -85,6 +94,9 @@ pub fn resolve(
             run.duration,
             &ingress_path,
         )?);
+    }
+    if let Some(p) = raw.producer {
+        spec.producer = Some(super::producer::resolve(p, &spec, &path.key("producer"))?);
     }
     Ok(spec)
 }
@@ -335,11 +347,11 @@ mod tests {
     #[test]
     fn a_long_key_list_is_checked_in_one_pass() {
         // 200,000 distinct keys, then key-7 again: the repeat is item 200,000 and the first
-        // one item 7. Comparing every pair would take minutes; one pass takes milliseconds.
+        // one item 7. (A pairwise check would not finish in the suite; the time itself is not
+        // asserted here.)
         let n = 200_000;
         let mut list: String = (0..n).map(|i| format!("key-{i},")).collect();
         list.push_str("key-7");
-        let started = std::time::Instant::now();
         let e = error(&profile(&format!(
             "  arrival: {{ every: 1s }}\n  keys: [{list}]\n"
         )));
@@ -353,11 +365,6 @@ mod tests {
         let keys: Vec<String> = (0..n).map(|i| format!("key-{i}")).collect();
         let ok = super::resolve_keys(keys, &crate::profile::path::FieldPath::root().key("keys"));
         assert_eq!(ok.map(|k| k.len()), Ok(n));
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(20),
-            "{:?}",
-            started.elapsed()
-        );
     }
 
     #[test]

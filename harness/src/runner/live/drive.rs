@@ -80,12 +80,14 @@ impl Drive<'_> {
                 let key = plan.key(seq);
                 state.publishing(&key);
                 provider.publish_key(&key, seq);
+                // Recorded before the broker has it: a worker may receive it before the
+                // publish call returns.
+                if !broker.records_its_events() {
+                    state.record(crate::record::EventKind::Published { seq });
+                }
                 if let Err(e) = broker.publish(seq, plan.body(seq)).await {
                     out.failure = Some(RunError::Live(e));
                     return out;
-                }
-                if !broker.records_its_events() {
-                    state.record(crate::record::EventKind::Published { seq });
                 }
                 out.messages.push(MessageRecord {
                     key,

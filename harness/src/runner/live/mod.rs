@@ -134,6 +134,7 @@ async fn run_live(
         incomplete: ran.interrupted.then(|| interrupt::REASON.to_string()),
         chaos: crate::chaos::describe(&s.chaos),
         broker_kind: s.broker.kind.name().to_string(),
+        publishes: None,
     })
 }
 

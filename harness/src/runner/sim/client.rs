@@ -81,7 +81,7 @@ impl QueueClient for SimClient {
         let OpResult::Delivery(h) = self.wait(op).await else {
             unreachable!("a receive completes with a delivery")
         };
-        let body = self.world.borrow().plan.body(h.receipt.seq);
+        let body = self.world.borrow().body(h.receipt.seq);
         Ok(Delivery {
             receipt: h.receipt,
             body,
@@ -129,7 +129,7 @@ impl ProviderClient for SimClient {
             let mut w = self.world.borrow_mut();
             let w = &mut *w;
             let now = w.now;
-            let seq = w.seq_of(req.key);
+            let seq = w.seq_for(self.worker, req.key);
             let slot = w.slot(self.worker);
             let (incarnation, delivery) =
                 (slot.incarnation, slot.handling.map_or(0, |h| h.delivery));
@@ -261,7 +261,7 @@ impl Store for SimClient {
         let out = f(&mut w.tables);
         let delivery = w.slot(self.worker).handling.map_or(0, |h| h.delivery);
         for key in w.tables.take_effects() {
-            let seq = w.seq_of(&key);
+            let seq = w.seq_for(self.worker, &key);
             w.ledger
                 .effect(seq, w.now, self.worker, delivery, EffectSource::Store);
         }

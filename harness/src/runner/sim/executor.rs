@@ -76,7 +76,9 @@ pub fn run(
         .ok()
         .expect("no worker outlives the run")
         .into_inner();
+    let publishes = world.plan.sends.is_some().then_some(world.publishes);
     Ok(RunRecord {
+        publishes,
         messages: world.messages,
         events: world.events,
         ledger: world.ledger.into_ledger(),

@@ -28,7 +28,11 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_groups;
+#[cfg(test)]
 mod tests_kinds;
+#[cfg(test)]
+mod tests_producer;
 #[cfg(test)]
 mod tests_sqs_policy;
 #[cfg(test)]

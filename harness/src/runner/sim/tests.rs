@@ -227,6 +227,8 @@ fn reference_incident_counts() {
         poison: Poison::None,
         keys: None,
         ingress: None,
+        producer: None,
+        groups: None,
     };
     s.broker.max_receives = 3;
     s.consumer.workers = 4;
@@ -295,6 +297,8 @@ fn same_seed_same_record_other_seed_other_latencies() {
         poison: Poison::None,
         keys: None,
         ingress: None,
+        producer: None,
+        groups: None,
     };
     s.consumer.workers = 8;
     s.provider.latency = LatencyDist::LogNormal {

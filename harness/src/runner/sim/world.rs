@@ -11,7 +11,7 @@ use crate::chaos::{KillSchedule, PointHit};
 use crate::profile::KillPoint;
 use crate::provider::{CallId, EffectLedger, ProviderModel};
 use crate::record::{
-    CallOutcome, Event, EventKind, HandlerEnd, MessageRecord, Nanos, Seq, WorkerId,
+    CallOutcome, Event, EventKind, HandlerEnd, MessageRecord, Nanos, PublishRecord, Seq, WorkerId,
 };
 use crate::workload::Plan;
 
@@ -128,9 +128,13 @@ pub(super) struct World {
     pub ledger: EffectLedger,
     pub kills: KillSchedule,
     pub plan: Plan,
-    /// Next message of the plan to publish.
+    /// Next send of the plan to make.
     pub publish_cursor: usize,
     pub messages: Vec<MessageRecord>,
+    /// With the producer's sends ([`Plan::sends`]): the plan message (1-based) each broker
+    /// message (index seq - 1) carries, and every send as it reached the broker.
+    planned_of: Vec<Seq>,
+    pub publishes: Vec<PublishRecord>,
     pub events: Vec<Event>,
     key_index: HashMap<String, Seq>,
     pub workers: Vec<WorkerSlot>,
@@ -169,6 +173,8 @@ impl World {
             plan,
             publish_cursor: 0,
             messages: Vec::with_capacity(n),
+            planned_of: Vec::new(),
+            publishes: Vec::new(),
             events: Vec::with_capacity(n * 6),
             key_index: HashMap::with_capacity(n),
             workers: (1..=workers)
@@ -222,7 +228,7 @@ impl World {
     /// The next instant anything is due: a publish, a lease or delay end, a timer.
     pub fn next_due(&self) -> Option<Nanos> {
         [
-            self.plan.at.get(self.publish_cursor).copied(),
+            self.plan.send_at(self.publish_cursor),
             self.broker.next_due(),
             self.timers.peek().map(|Reverse(t)| t.at),
         ]
@@ -233,6 +239,9 @@ impl World {
 
     /// Publishes every planned message due at or before `now`.
     pub fn publish_due(&mut self) {
+        if self.plan.sends.is_some() {
+            return self.send_due();
+        }
         while let Some(&at) = self.plan.at.get(self.publish_cursor) {
             if at > self.now {
                 break;
@@ -252,10 +261,72 @@ impl World {
         }
     }
 
-    /// The published message whose key is `key`. Default keys (`msg-<seq>`) are parsed rather
-    /// than looked up.
+    /// Makes every send of the producer due at or before `now`: each reaches the broker, which
+    /// publishes it unless its deduplication drops it (the id is the message key).
+    fn send_due(&mut self) {
+        while let Some(a) = self
+            .plan
+            .sends
+            .as_ref()
+            .and_then(|s| s.get(self.publish_cursor))
+            .copied()
+        {
+            if a.at > self.now {
+                break;
+            }
+            self.publish_cursor += 1;
+            let key = self.plan.key(a.planned);
+            let group = self.plan.group(a.planned);
+            let seq = self
+                .broker
+                .publish_send(self.now, &key, group, &mut self.events);
+            if let Some(seq) = seq {
+                self.key_index.entry(key.clone()).or_insert(seq);
+                self.planned_of.push(a.planned);
+                self.messages.push(MessageRecord {
+                    key,
+                    published_at: self.now,
+                    poison: self.plan.poison[(a.planned - 1) as usize],
+                });
+            }
+            self.publishes.push(PublishRecord {
+                at: self.now,
+                planned: a.planned,
+                attempt: a.attempt,
+                seq,
+                acknowledged: a.acknowledged,
+                group: self.plan.groups.map(|_| group),
+            });
+        }
+    }
+
+    /// The body a consumer receives for broker message `seq`: its plan message's (a key sent
+    /// twice carries the same body twice).
+    pub fn body(&self, seq: Seq) -> String {
+        let planned = match self.plan.sends {
+            Some(_) => self.planned_of[(seq - 1) as usize],
+            None => seq,
+        };
+        self.plan.body(planned)
+    }
+
+    /// The message a call or an effect of `worker` for `key` is about: the one the worker holds
+    /// if it carries that key (a key published twice has two messages), else [`World::seq_of`].
+    pub fn seq_for(&self, worker: WorkerId, key: &str) -> Option<Seq> {
+        if self.plan.sends.is_some() {
+            if let Some(h) = self.workers[(worker - 1) as usize].handling {
+                if self.messages[(h.seq - 1) as usize].key == key {
+                    return Some(h.seq);
+                }
+            }
+        }
+        self.seq_of(key)
+    }
+
+    /// The published message whose key is `key` (its first, if the producer published it more
+    /// than once). Default keys (`msg-<seq>`) are parsed rather than looked up.
     pub fn seq_of(&self, key: &str) -> Option<Seq> {
-        if self.plan.has_explicit_keys() {
+        if self.plan.has_explicit_keys() || self.plan.sends.is_some() {
             return self.key_index.get(key).copied();
         }
         let seq: Seq = key.strip_prefix("msg-")?.parse().ok()?;
@@ -265,7 +336,7 @@ impl World {
 
     /// True when every planned message is published, the queue holds nothing and no handler runs.
     pub fn is_drained(&self) -> bool {
-        self.publish_cursor == self.plan.len()
+        self.publish_cursor == self.plan.send_count()
             && !self.redrive_pending
             && self.broker.is_settled()
             && self.workers.iter().all(|w| w.handling.is_none())
@@ -276,7 +347,7 @@ impl World {
         let (effects, duplicate_effects) = self.ledger.running_counts();
         crate::runner::Progress {
             now_s: crate::record::secs_f64(self.now),
-            published: self.publish_cursor as u64,
+            published: self.messages.len() as u64,
             effects,
             duplicate_effects,
             dlq: self.broker.counts().dead_lettered,

@@ -23,6 +23,7 @@ fn email() -> Settings {
         retry: None,
         claim_window: None,
         dedup_window: None,
+        producer_attempts: None,
         max_extension: None,
         dlq_alarm: true,
         worst_call: Some(s(40)),
@@ -198,4 +199,53 @@ fn a_dlq_budget_watches_the_dlq() {
         ..email()
     };
     assert_eq!(dlq_is_watched(&no_dlq).status, Status::NotApplicable);
+}
+
+#[test]
+fn a_retrying_producer_against_a_fifo_window() {
+    // The domain's producer: attempts at 0, 1, 3 and 7 minutes (backoff 1m, 2m, 4m). Against
+    // 5 minutes from the first accepted send, attempts 2 (1m) and 3 (3m) are dropped and
+    // attempt 4 (7m >= 5m) is accepted as a second message: the check names it.
+    let m = |x: u64| s(60 * x);
+    let producer = Settings {
+        producer_attempts: Some(vec![m(0), m(1), m(3), m(7)]),
+        dedup_window: Some(m(5)),
+        ..email()
+    };
+    let c = dedup_window_outlives_retries(&producer);
+    assert_eq!(c.status, Status::Fail);
+    assert_eq!(
+        c.detail,
+        "attempt 4 of the producer (at 7m: backoff 1m + 2m + 4m) falls outside the 5m \
+         deduplication window: the broker accepts it as a second message"
+    );
+    // 10 minutes: 7m < 10m, every retry dropped.
+    let wide = Settings {
+        dedup_window: Some(m(10)),
+        ..producer.clone()
+    };
+    let c = dedup_window_outlives_retries(&wide);
+    assert_eq!(c.status, Status::Pass);
+    assert!(
+        c.detail.contains("the last, attempt 4, at 7m"),
+        "{}",
+        c.detail
+    );
+    // An attempt exactly at the window's end is past it (the interval is [0, 5m)).
+    let edge = Settings {
+        producer_attempts: Some(vec![m(0), m(5)]),
+        ..producer.clone()
+    };
+    assert!(dedup_window_outlives_retries(&edge)
+        .detail
+        .starts_with("attempt 2 of the producer (at 5m"));
+    // A standard queue drops nothing: every retry is a message.
+    let standard = Settings {
+        dedup_window: None,
+        ..producer
+    };
+    assert_eq!(
+        dedup_window_outlives_retries(&standard).status,
+        Status::Fail
+    );
 }

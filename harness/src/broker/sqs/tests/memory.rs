@@ -24,6 +24,7 @@ fn message(body: String) -> NewMessage {
         delay_s: None,
         attributes: Default::default(),
         group_id: None,
+        dedup_id: None,
     }
 }
 

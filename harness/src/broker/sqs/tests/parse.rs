@@ -224,8 +224,8 @@ fn each_malformation_gets_its_error() {
         ),
         (
             "CreateQueue",
-            r#"{"QueueName":"jobs.fifo"}"#,
-            UnsupportedOperation,
+            r#"{"QueueName":"bad name.fifo"}"#,
+            InvalidParameterValue,
         ),
         ("NoSuchThing", "{}", UnknownOperation),
         ("TagQueue", r#"{"QueueUrl":"q"}"#, MissingParameter),

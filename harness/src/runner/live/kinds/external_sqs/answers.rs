@@ -107,7 +107,8 @@ mod tests {
                 }
             ]
         );
-        let xml = b"<ReceiveMessageResponse><ReceiveMessageResult><Message><MessageId>m1</MessageId>\
+        let xml =
+            b"<ReceiveMessageResponse><ReceiveMessageResult><Message><MessageId>m1</MessageId>\
             <ReceiptHandle>r1</ReceiptHandle><Body>{&quot;key&quot;:&quot;order-1&quot;}</Body>\
             <Attribute><Name>ApproximateReceiveCount</Name><Value>2</Value></Attribute></Message>\
             </ReceiveMessageResult></ReceiveMessageResponse>";

@@ -22,9 +22,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::QueueAttributeName;
 
-use super::{
-    BoxFuture, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError, QueueFactory,
-};
+use super::{BoxFuture, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError, QueueFactory};
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, Seq, WorkerId};
 

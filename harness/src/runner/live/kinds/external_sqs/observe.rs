@@ -139,9 +139,7 @@ fn observe(port: &Port, action: &Action, json: bool, ok: bool, body: &[u8]) -> b
     let profile_secs = |s: u32| now + (s as f64 / o.state.clock.scale() * 1e9) as Nanos;
     match action {
         Action::ReceiveMessage(rcv) if ok => {
-            let lease_end = rcv
-                .visibility_timeout_s
-                .map_or(now + o.lease, profile_secs);
+            let lease_end = rcv.visibility_timeout_s.map_or(now + o.lease, profile_secs);
             let mut killed = false;
             for m in answers::received(json, body) {
                 let Some(seq) = Order::key_of(&m.body).and_then(|k| o.state.seq_of_key(&k)) else {
@@ -230,7 +228,8 @@ fn visibility(port: &Port, receipt: &str, timeout_s: u32, until: Nanos) {
         return;
     };
     if timeout_s == 0 {
-        o.state.observed_release(port.worker, seq, delivery, o.state.clock.now());
+        o.state
+            .observed_release(port.worker, seq, delivery, o.state.clock.now());
     } else {
         o.state.observed_extend(port.worker, seq, delivery, until);
     }
