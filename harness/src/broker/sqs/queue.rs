@@ -15,6 +15,7 @@ use super::queue_attributes::{self as qa, QueueSettings};
 use super::receipt::{ReceiptCodec, ReceiptError};
 use super::request::{NewMessage, Receive};
 use super::response::{Received, Sent};
+use super::wire_time::WireTime;
 use crate::broker::{Broker, BrokerConfig, Counts, MessageState, Receipt};
 use crate::profile::StaleAck;
 use crate::record::{AckOutcome, Event, Nanos, Seq, WorkerId};
@@ -70,6 +71,8 @@ pub struct SqsQueue {
     pub purged_at: Option<Nanos>,
     /// The queue's tags (`CreateQueue` `tags`, `TagQueue`, `UntagQueue`, `ListQueueTags`).
     pub tags: BTreeMap<String, String>,
+    /// What a second of a duration on the wire lasts here (`SqsConfig::wire_time`).
+    pub wire_time: WireTime,
 }
 
 impl SqsQueue {
@@ -102,6 +105,7 @@ impl SqsQueue {
             modified_s: epoch_s,
             purged_at: None,
             tags: BTreeMap::new(),
+            wire_time: WireTime::REAL,
         }
     }
 
@@ -111,7 +115,9 @@ impl SqsQueue {
 
     /// Publishes a message (its size already checked). Wakes long pollers if it is visible now.
     pub fn publish(&mut self, now: Nanos, delay_s: Option<u32>, message: StoredMessage) -> Seq {
-        let delay = Nanos::from(delay_s.unwrap_or(self.settings.delay_s)) * S;
+        let delay = self
+            .wire_time
+            .nanos(u64::from(delay_s.unwrap_or(self.settings.delay_s)));
         let seq = self.broker.publish(now, delay, &mut self.events);
         self.messages.insert(seq, message);
         if delay == 0 {
@@ -167,7 +173,7 @@ impl SqsQueue {
         let timeout = r
             .visibility_timeout_s
             .map_or(self.broker.config().visibility_timeout, |s| {
-                Nanos::from(s) * S
+                self.wire_time.nanos(u64::from(s))
             });
         let mut out = Vec::new();
         while out.len() < r.max_messages as usize {
@@ -271,7 +277,7 @@ impl SqsQueue {
                 now,
                 receipt,
                 worker,
-                Nanos::from(timeout_s) * S,
+                self.wire_time.nanos(u64::from(timeout_s)),
                 &mut self.events,
             )
             .map_err(|_| {
@@ -355,7 +361,7 @@ impl SqsQueue {
                 "MessageRetentionPeriod" => Some(self.settings.retention_s.to_string()),
                 "ReceiveMessageWaitTimeSeconds" => Some(self.settings.receive_wait_s.to_string()),
                 "VisibilityTimeout" => {
-                    Some((self.broker.config().visibility_timeout / S).to_string())
+                    Some(self.wire_time.secs(self.broker.config().visibility_timeout).to_string())
                 }
                 "QueueArn" => Some(self.arn.clone()),
                 "RedrivePolicy" => self.settings.redrive.as_ref().map(|p| p.to_json()),
@@ -376,10 +382,11 @@ impl SqsQueue {
         config: BrokerConfig,
         settings: &QueueSettings,
         attributes: &BTreeMap<String, String>,
+        wire_time: WireTime,
     ) -> Result<(BrokerConfig, QueueSettings), SqsError> {
         let (mut config, mut settings) = (config, settings.clone());
         for (k, v) in attributes {
-            qa::set(&mut settings, &mut config, k, v)?;
+            qa::set(&mut settings, &mut config, k, v, wire_time)?;
         }
         Ok((config, settings))
     }

@@ -23,6 +23,8 @@
 mod assemble;
 mod backoff;
 mod client;
+mod clock;
+mod clock_probe;
 mod ingress;
 mod published;
 mod spawn;
@@ -34,7 +36,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::broker::setup;
-use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer};
+use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer, WireTime};
 use crate::chaos::KillSchedule;
 use crate::profile::Scenario;
 use crate::provider::http::{HttpProvider, LiveClock};
@@ -82,6 +84,9 @@ async fn run_live(
     let spawner = Spawner::new(tokio::runtime::Handle::current())
         .map_err(|e| RunError::Live(format!("cannot start the spawning thread: {e}")))?;
 
+    let scratch = std::env::temp_dir().join(format!("ackbench-live-{}", std::process::id()));
+    let clock = clock::for_run(s, &scratch.join("clock")).map_err(RunError::Live)?;
+
     // The broker over the SQS API, its queue configured from the profile in wall time.
     let b = &s.broker;
     let broker = setup::sqs_config(b, wall);
@@ -102,6 +107,7 @@ async fn run_live(
             },
         )],
         hooks: SqsHooksHandle(Some(Arc::new(hooks.clone()))),
+        wire_time: clock.as_ref().map_or(WireTime::REAL, |_| WireTime::scaled(scale)),
         ..SqsConfig::default()
     };
     let sqs = SqsServer::bind(loopback, config)
@@ -137,7 +143,6 @@ async fn run_live(
     });
 
     // The workers.
-    let scratch = std::env::temp_dir().join(format!("ackbench-live-{}", std::process::id()));
     let state_dir = scratch.join("state");
     let log_dir = scratch.join("logs");
     for d in [&state_dir, &log_dir] {
@@ -159,6 +164,7 @@ async fn run_live(
                 time_scale: scale,
                 state_dir,
                 log_dir: log_dir.clone(),
+                clock: clock.clone(),
             });
             for w in 1..=s.consumer.workers {
                 let (env, state, stop) = (env.clone(), state.clone(), stop_rx.clone());
@@ -192,6 +198,9 @@ async fn run_live(
             }
         }
     }
+    if let Some(c) = &clock {
+        tokio::spawn(clock_probe::check(c.clone(), spawner.clone()));
+    }
     for (at, rule) in state.timed_kills() {
         let (state, mut stop) = (state.clone(), stop_rx.clone());
         tokio::spawn(async move {
@@ -215,6 +224,7 @@ async fn run_live(
             queue_url: &sqs.queue_url(QUEUE),
             time_scale: scale,
             log_dir: &log_dir,
+            clock: clock.as_deref(),
             publish_for: nanos(s.run.duration),
             spawner: &spawner,
             interrupt,

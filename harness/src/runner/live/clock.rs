@@ -1,0 +1,351 @@
+//! The consumer's clock: the programs a live run starts (a consumer command's workers, the
+//! ingress service) on a clock sped up by `1 / run.time_scale`, so that an unmodified consumer's
+//! sleeps, timeouts and clock reads are in profile time.
+//!
+//! The mechanism is libfaketime (Debian's `libfaketime` package), preloaded with a speed factor
+//! (`FAKETIME="+offset xSPEED"`): it fakes the wall and monotonic clocks, sleeps, poll/epoll/
+//! select timeouts, timers and `pthread_cond_timedwait`. Before it goes ackbench's companion
+//! library (`harness/native/clockwait.c`, built by `build.rs`, written into the run's scratch
+//! folder): the timed waits on a named clock that libfaketime 0.9.10 does not convert
+//! (`sem_clockwait`, `pthread_cond_clockwait`: every CPython 3.11 lock timeout).
+//!
+//! Every program shares one faked timeline: the offset given at each start puts its clock at
+//! `epoch + speed * (now - epoch)`, the run's epoch being when the clock was set up, so a worker
+//! restarted late reads the same time as the others. And they share one semaphore and
+//! shared-memory object that the run creates and removes (`FAKETIME_SHARED`): otherwise each
+//! program creates its own under /dev/shm and leaves it behind when it is killed.
+//!
+//! Statically linked programs (Go's, most of all) do not go through libc: libfaketime cannot
+//! reach them, and the run's clock probe ([`super::clock_probe`]) cannot tell.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::profile::{ConsumerClock, Scenario};
+
+/// The companion library, built by `build.rs` (empty when no C compiler was found).
+static CLOCKWAIT: &[u8] = include_bytes!(env!("ACKBENCH_CLOCKWAIT_SO"));
+
+/// Where libfaketime is looked for, after `ACKBENCH_LIBFAKETIME`: Debian's and Ubuntu's
+/// multiarch folder, then the other usual ones.
+fn candidates() -> Vec<PathBuf> {
+    let arch = std::env::consts::ARCH;
+    [
+        format!("/usr/lib/{arch}-linux-gnu/faketime/libfaketime.so.1"),
+        "/usr/lib/faketime/libfaketime.so.1".to_string(),
+        "/usr/lib64/faketime/libfaketime.so.1".to_string(),
+        "/usr/local/lib/faketime/libfaketime.so.1".to_string(),
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .collect()
+}
+
+/// The libfaketime to preload, or why there is none.
+pub fn mechanism() -> Result<PathBuf, String> {
+    if CLOCKWAIT.is_empty() {
+        return Err("this ackbench was built without a C compiler, so without its companion \
+                    library to libfaketime (harness/native/clockwait.c)"
+            .to_string());
+    }
+    if let Some(path) = std::env::var_os("ACKBENCH_LIBFAKETIME") {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "ACKBENCH_LIBFAKETIME names {}, which is not a file",
+                path.display()
+            ))
+        };
+    }
+    candidates().into_iter().find(|p| p.is_file()).ok_or_else(|| {
+        "libfaketime is not installed (apt-get install libfaketime; or name its \
+         libfaketime.so.1 in ACKBENCH_LIBFAKETIME)"
+            .to_string()
+    })
+}
+
+/// The clock a run gives its programs, and what to tell the user about the choice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    pub clock: ConsumerClock,
+    pub warning: Option<String>,
+}
+
+/// Decides the clock: the profile's `consumer.clock` when it says one (`scaled` needs the
+/// mechanism), else scaled when the run is compressed (`time_scale` < 1) and the mechanism is
+/// there, else real, with a warning when the run is compressed. Programs only: a built-in target
+/// runs on the run's own clock.
+pub fn choose(
+    asked: Option<ConsumerClock>,
+    time_scale: f64,
+    programs: bool,
+    mechanism: &Result<PathBuf, String>,
+) -> Result<Choice, String> {
+    let real = |warning| Choice {
+        clock: ConsumerClock::Real,
+        warning,
+    };
+    let scaled = Choice {
+        clock: ConsumerClock::Scaled,
+        warning: None,
+    };
+    match (asked, mechanism) {
+        (_, _) if !programs => Ok(real(None)),
+        (Some(ConsumerClock::Real), _) => Ok(real(None)),
+        (Some(ConsumerClock::Scaled), Ok(_)) => Ok(scaled),
+        (Some(ConsumerClock::Scaled), Err(why)) => Err(format!(
+            "consumer.clock: scaled needs libfaketime, and {why}; or set consumer.clock: real \
+             (the consumer then scales its own durations by ACKBENCH_TIME_SCALE)"
+        )),
+        (None, _) if time_scale >= 1.0 => Ok(real(None)),
+        (None, Ok(_)) => Ok(scaled),
+        (None, Err(why)) => Ok(real(Some(format!(
+            "the consumer runs on the real clock, not sped up to the run's time scale ({}), \
+             because {why}: its own durations are not compressed unless it scales them by \
+             ACKBENCH_TIME_SCALE",
+            crate::profile::number_text(time_scale)
+        )))),
+    }
+}
+
+/// The clock of `s`'s programs, set up in `dir` when scaled; the choice (and any warning) is
+/// printed on stderr.
+pub fn for_run(s: &Scenario, dir: &Path) -> Result<Option<Arc<ScaledClock>>, String> {
+    let mechanism = mechanism();
+    let programs = s.consumer.command.is_some();
+    let choice = choose(s.consumer.clock, s.run.time_scale, programs, &mechanism)?;
+    if let Some(w) = &choice.warning {
+        eprintln!("warning: {w}");
+    }
+    let (ConsumerClock::Scaled, Ok(libfaketime)) = (choice.clock, &mechanism) else {
+        if programs {
+            eprintln!("consumer clock: real");
+        }
+        return Ok(None);
+    };
+    let clock = ScaledClock::set_up(libfaketime, dir, s.run.time_scale)
+        .map_err(|e| format!("cannot set up the scaled consumer clock in {}: {e}", dir.display()))?;
+    eprintln!(
+        "consumer clock: scaled, x{} (libfaketime: {})",
+        crate::profile::number_text(clock.speed()),
+        libfaketime.display()
+    );
+    Ok(Some(Arc::new(clock)))
+}
+
+/// A run's scaled clock, ready to start programs on; removes what it made when dropped.
+#[derive(Debug)]
+pub struct ScaledClock {
+    /// `LD_PRELOAD`: the companion library, then libfaketime.
+    preload: String,
+    /// Profile seconds per wall second: `1 / time_scale`.
+    speed: f64,
+    epoch: SystemTime,
+    companion: PathBuf,
+    shared: Shared,
+}
+
+impl ScaledClock {
+    /// Writes the companion library into `dir` and creates the shared semaphore and memory;
+    /// the faked timeline starts now.
+    pub fn set_up(libfaketime: &Path, dir: &Path, time_scale: f64) -> std::io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let companion = dir.join("libackbench_clockwait.so");
+        std::fs::write(&companion, CLOCKWAIT)?;
+        let shared = Shared::create()?;
+        Ok(ScaledClock {
+            preload: format!("{}:{}", companion.display(), libfaketime.display()),
+            speed: 1.0 / time_scale,
+            epoch: SystemTime::now(),
+            companion,
+            shared,
+        })
+    }
+
+    /// Profile seconds per wall second.
+    pub fn speed(&self) -> f64 {
+        self.speed
+    }
+
+    /// The environment of a program started now, after `env` (the profile's `consumer.env`,
+    /// whose `LD_PRELOAD`, if any, is kept after the clock's).
+    pub fn env(&self, env: &[(String, String)]) -> Vec<(String, String)> {
+        let since = SystemTime::now()
+            .duration_since(self.epoch)
+            .unwrap_or_default()
+            .as_secs_f64();
+        let theirs = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "LD_PRELOAD")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var("LD_PRELOAD").ok())
+            .filter(|v| !v.is_empty());
+        let preload = match theirs {
+            Some(theirs) => format!("{}:{theirs}", self.preload),
+            None => self.preload.clone(),
+        };
+        vec![
+            ("LD_PRELOAD".to_string(), preload),
+            ("FAKETIME".to_string(), faketime(self.speed, since)),
+            ("FAKETIME_SHARED".to_string(), self.shared.env()),
+            // File times stay real: a faked mtime differs at every start (CPython would
+            // rewrite its bytecode caches each time).
+            ("NO_FAKE_STAT".to_string(), "1".to_string()),
+        ]
+    }
+}
+
+impl Drop for ScaledClock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.companion);
+    }
+}
+
+/// libfaketime's setting for a program started `since` seconds after the epoch: its clock
+/// starts `(speed - 1) * since` ahead, so that it reads `epoch + speed * (now - epoch)`, and runs
+/// `speed` times as fast.
+pub fn faketime(speed: f64, since: f64) -> String {
+    format!("+{:.6} x{}", (speed - 1.0) * since, speed)
+}
+
+/// The semaphore and shared memory every program's libfaketime opens instead of creating its
+/// own (`FAKETIME_SHARED`); unlinked when dropped.
+#[derive(Debug)]
+struct Shared {
+    sem: CString,
+    shm: CString,
+}
+
+/// libfaketime maps this much of the shared memory (its `struct ft_shared_s` is smaller).
+const SHARED_BYTES: libc::off_t = 4096;
+
+impl Shared {
+    fn create() -> std::io::Result<Shared> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = |what: &str| {
+            CString::new(format!("/ackbench_clock_{what}_{}_{n}", std::process::id()))
+                .expect("no NUL in a name")
+        };
+        let (sem, shm) = (name("sem"), name("shm"));
+        // SAFETY: both names are NUL-terminated; the semaphore handle is closed at once (the
+        // programs open it by name) and the descriptor is closed after sizing.
+        unsafe {
+            let handle = libc::sem_open(
+                sem.as_ptr(),
+                libc::O_CREAT | libc::O_EXCL,
+                0o600 as libc::c_uint,
+                1 as libc::c_uint,
+            );
+            if handle == libc::SEM_FAILED {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::sem_close(handle);
+            let fd = libc::shm_open(shm.as_ptr(), libc::O_CREAT | libc::O_EXCL | libc::O_RDWR, 0o600);
+            if fd < 0 {
+                let e = std::io::Error::last_os_error();
+                libc::sem_unlink(sem.as_ptr());
+                return Err(e);
+            }
+            let sized = libc::ftruncate(fd, SHARED_BYTES);
+            libc::close(fd);
+            if sized != 0 {
+                let e = std::io::Error::last_os_error();
+                libc::sem_unlink(sem.as_ptr());
+                libc::shm_unlink(shm.as_ptr());
+                return Err(e);
+            }
+        }
+        Ok(Shared { sem, shm })
+    }
+
+    fn env(&self) -> String {
+        format!(
+            "{} {}",
+            self.sem.to_string_lossy(),
+            self.shm.to_string_lossy()
+        )
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: NUL-terminated names; unlinking a name that is gone only fails.
+        unsafe {
+            libc::sem_unlink(self.sem.as_ptr());
+            libc::shm_unlink(self.shm.as_ptr());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const THERE: fn() -> Result<PathBuf, String> = || Ok(PathBuf::from("/lib/libfaketime.so.1"));
+    const MISSING: fn() -> Result<PathBuf, String> = || Err("it is missing".to_string());
+
+    #[test]
+    fn a_compressed_run_defaults_to_the_scaled_clock_when_it_can() {
+        let c = choose(None, 0.05, true, &THERE()).unwrap();
+        assert_eq!(c.clock, ConsumerClock::Scaled);
+        assert_eq!(c.warning, None);
+    }
+
+    #[test]
+    fn without_the_mechanism_a_compressed_run_warns_and_runs_real() {
+        let c = choose(None, 0.05, true, &MISSING()).unwrap();
+        assert_eq!(c.clock, ConsumerClock::Real);
+        assert_eq!(
+            c.warning.as_deref(),
+            Some(
+                "the consumer runs on the real clock, not sped up to the run's time scale \
+                 (0.05), because it is missing: its own durations are not compressed unless it \
+                 scales them by ACKBENCH_TIME_SCALE"
+            )
+        );
+    }
+
+    #[test]
+    fn an_uncompressed_run_defaults_to_real_without_a_word() {
+        for mechanism in [THERE(), MISSING()] {
+            let c = choose(None, 1.0, true, &mechanism).unwrap();
+            assert_eq!((c.clock, c.warning), (ConsumerClock::Real, None));
+        }
+    }
+
+    #[test]
+    fn asking_for_scaled_without_the_mechanism_is_an_error() {
+        assert_eq!(
+            choose(Some(ConsumerClock::Scaled), 0.1, true, &MISSING()).unwrap_err(),
+            "consumer.clock: scaled needs libfaketime, and it is missing; or set consumer.clock: \
+             real (the consumer then scales its own durations by ACKBENCH_TIME_SCALE)"
+        );
+        let c = choose(Some(ConsumerClock::Scaled), 1.0, true, &THERE()).unwrap();
+        assert_eq!(c.clock, ConsumerClock::Scaled);
+    }
+
+    #[test]
+    fn real_is_real_and_built_in_targets_are_on_the_runs_clock() {
+        let c = choose(Some(ConsumerClock::Real), 0.05, true, &THERE()).unwrap();
+        assert_eq!(c.clock, ConsumerClock::Real);
+        let c = choose(None, 0.05, false, &THERE()).unwrap();
+        assert_eq!((c.clock, c.warning), (ConsumerClock::Real, None));
+    }
+
+    #[test]
+    fn every_program_reads_one_timeline() {
+        // Speed 20: a program started 0 s after the epoch starts on it; one started 3 s after
+        // starts (20 - 1) * 3 = 57 s ahead, where the timeline is 20 * 3 = 60 s on, its own
+        // clock having read the real 3 s already.
+        assert_eq!(faketime(20.0, 0.0), "+0.000000 x20");
+        assert_eq!(faketime(20.0, 3.0), "+57.000000 x20");
+        assert_eq!(faketime(1.0 / 0.3, 1.5), "+3.500000 x3.3333333333333335");
+    }
+}
