@@ -9,11 +9,12 @@
 //! folder): the timed waits on a named clock that libfaketime 0.9.10 does not convert
 //! (`sem_clockwait`, `pthread_cond_clockwait`: every CPython 3.11 lock timeout).
 //!
-//! Every program shares one faked timeline: the offset given at each start puts its clock at
-//! `epoch + speed * (now - epoch)`, the run's epoch being when the clock was set up, so a worker
-//! restarted late reads the same time as the others. And they share one semaphore and
-//! shared-memory object that the run creates and removes (`FAKETIME_SHARED`): otherwise each
-//! program creates its own under /dev/shm and leaves it behind when it is killed.
+//! Every program reads one faked timeline, `start + speed * (now - start)`: libfaketime takes
+//! its start from the shared memory named in `FAKETIME_SHARED`, which the run creates with its
+//! own start written in (the moment the clock was set up, on each of the kernel's clocks), so a
+//! worker restarted late, or a program a worker starts, reads the same time as the others. The
+//! run removes that memory and its semaphore at the end; without them each program would
+//! create its own under /dev/shm and leave them behind when it is killed.
 //!
 //! Statically linked programs (Go's, most of all) do not go through libc: libfaketime cannot
 //! reach them, and the run's clock probe ([`super::clock_probe`]) cannot tell.
@@ -21,7 +22,6 @@
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use crate::profile::{ConsumerClock, Scenario};
 
@@ -144,7 +144,6 @@ pub struct ScaledClock {
     preload: String,
     /// Profile seconds per wall second: `1 / time_scale`.
     speed: f64,
-    epoch: SystemTime,
     companion: PathBuf,
     shared: Shared,
 }
@@ -160,7 +159,6 @@ impl ScaledClock {
         Ok(ScaledClock {
             preload: format!("{}:{}", companion.display(), libfaketime.display()),
             speed: 1.0 / time_scale,
-            epoch: SystemTime::now(),
             companion,
             shared,
         })
@@ -171,13 +169,9 @@ impl ScaledClock {
         self.speed
     }
 
-    /// The environment of a program started now, after `env` (the profile's `consumer.env`,
+    /// The environment of a program on this clock, after `env` (the profile's `consumer.env`,
     /// whose `LD_PRELOAD`, if any, is kept after the clock's).
     pub fn env(&self, env: &[(String, String)]) -> Vec<(String, String)> {
-        let since = SystemTime::now()
-            .duration_since(self.epoch)
-            .unwrap_or_default()
-            .as_secs_f64();
         let theirs = env
             .iter()
             .rev()
@@ -191,7 +185,7 @@ impl ScaledClock {
         };
         vec![
             ("LD_PRELOAD".to_string(), preload),
-            ("FAKETIME".to_string(), faketime(self.speed, since)),
+            ("FAKETIME".to_string(), faketime(self.speed)),
             ("FAKETIME_SHARED".to_string(), self.shared.env()),
             // File times stay real: a faked mtime differs at every start (CPython would
             // rewrite its bytecode caches each time).
@@ -206,11 +200,9 @@ impl Drop for ScaledClock {
     }
 }
 
-/// libfaketime's setting for a program started `since` seconds after the epoch: its clock
-/// starts `(speed - 1) * since` ahead, so that it reads `epoch + speed * (now - epoch)`, and runs
-/// `speed` times as fast.
-pub fn faketime(speed: f64, since: f64) -> String {
-    format!("+{:.6} x{}", (speed - 1.0) * since, speed)
+/// libfaketime's setting: no offset from the shared start, `speed` times as fast.
+pub fn faketime(speed: f64) -> String {
+    format!("+0 x{speed}")
 }
 
 /// The semaphore and shared memory every program's libfaketime opens instead of creating its
@@ -221,8 +213,34 @@ struct Shared {
     shm: CString,
 }
 
-/// libfaketime maps this much of the shared memory (its `struct ft_shared_s` is smaller).
-const SHARED_BYTES: libc::off_t = 4096;
+/// The shared memory's size: a page, more than libfaketime's `struct ft_shared_s`.
+const SHARED_BYTES: u64 = 4096;
+
+/// libfaketime's `struct ft_shared_s` (0.9.10, and the same bytes in later versions on 64-bit
+/// Linux): two counters (ticks, file index; both 0), then the start on CLOCK_REALTIME,
+/// CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW and CLOCK_BOOTTIME, each as 64-bit seconds and
+/// nanoseconds. A start whose nanoseconds are -1 would be taken by the first program to start.
+fn shared_start() -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(80);
+    bytes.extend(0u64.to_ne_bytes());
+    bytes.extend(0u64.to_ne_bytes());
+    for clock in [
+        libc::CLOCK_REALTIME,
+        libc::CLOCK_MONOTONIC,
+        libc::CLOCK_MONOTONIC_RAW,
+        libc::CLOCK_BOOTTIME,
+    ] {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid timespec to write into; the clock ids exist on Linux.
+        unsafe { libc::clock_gettime(clock, &mut t) };
+        bytes.extend((t.tv_sec as i64).to_ne_bytes());
+        bytes.extend((t.tv_nsec as i64).to_ne_bytes());
+    }
+    bytes
+}
 
 impl Shared {
     fn create() -> std::io::Result<Shared> {
@@ -234,8 +252,8 @@ impl Shared {
                 .expect("no NUL in a name")
         };
         let (sem, shm) = (name("sem"), name("shm"));
-        // SAFETY: both names are NUL-terminated; the semaphore handle is closed at once (the
-        // programs open it by name) and the descriptor is closed after sizing.
+        // SAFETY: a NUL-terminated name; the handle is closed at once (the programs open the
+        // semaphore by name).
         unsafe {
             let handle = libc::sem_open(
                 sem.as_ptr(),
@@ -247,22 +265,26 @@ impl Shared {
                 return Err(std::io::Error::last_os_error());
             }
             libc::sem_close(handle);
-            let fd = libc::shm_open(shm.as_ptr(), libc::O_CREAT | libc::O_EXCL | libc::O_RDWR, 0o600);
-            if fd < 0 {
-                let e = std::io::Error::last_os_error();
-                libc::sem_unlink(sem.as_ptr());
-                return Err(e);
-            }
-            let sized = libc::ftruncate(fd, SHARED_BYTES);
-            libc::close(fd);
-            if sized != 0 {
-                let e = std::io::Error::last_os_error();
-                libc::sem_unlink(sem.as_ptr());
-                libc::shm_unlink(shm.as_ptr());
-                return Err(e);
-            }
         }
-        Ok(Shared { sem, shm })
+        // SAFETY: a NUL-terminated name; the descriptor is owned by the File from here on.
+        let fd = unsafe {
+            libc::shm_open(
+                shm.as_ptr(),
+                libc::O_CREAT | libc::O_EXCL | libc::O_RDWR,
+                0o600,
+            )
+        };
+        let shared = Shared { sem, shm };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        use std::io::Write;
+        use std::os::fd::FromRawFd;
+        // SAFETY: `fd` was just opened and nothing else owns it.
+        let mut memory = unsafe { std::fs::File::from_raw_fd(fd) };
+        memory.set_len(SHARED_BYTES)?;
+        memory.write_all(&shared_start())?;
+        Ok(shared)
     }
 
     fn env(&self) -> String {
@@ -286,6 +308,8 @@ impl Drop for Shared {
 
 #[cfg(test)]
 mod tests {
+    use std::time::SystemTime;
+
     use super::*;
 
     const THERE: fn() -> Result<PathBuf, String> = || Ok(PathBuf::from("/lib/libfaketime.so.1"));
@@ -340,12 +364,26 @@ mod tests {
     }
 
     #[test]
-    fn every_program_reads_one_timeline() {
-        // Speed 20: a program started 0 s after the epoch starts on it; one started 3 s after
-        // starts (20 - 1) * 3 = 57 s ahead, where the timeline is 20 * 3 = 60 s on, its own
-        // clock having read the real 3 s already.
-        assert_eq!(faketime(20.0, 0.0), "+0.000000 x20");
-        assert_eq!(faketime(20.0, 3.0), "+57.000000 x20");
-        assert_eq!(faketime(1.0 / 0.3, 1.5), "+3.500000 x3.3333333333333335");
+    fn the_speed_is_the_inverse_of_the_time_scale() {
+        assert_eq!(faketime(1.0 / 0.05), "+0 x20");
+        assert_eq!(faketime(1.0 / 0.3), "+0 x3.3333333333333335");
+    }
+
+    #[test]
+    fn the_shared_start_is_libfaketimes_layout_with_the_start_in_it() {
+        let bytes = shared_start();
+        // 2 counters + 4 clocks x (seconds, nanoseconds), 8 bytes each.
+        assert_eq!(bytes.len(), 80);
+        let word = |i: usize| i64::from_ne_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!((word(0), word(1)), (0, 0));
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        assert!((word(2) - now).abs() <= 1, "realtime {} vs {now}", word(2));
+        for clock in 0..4 {
+            let nanos = word(3 + clock * 2);
+            assert!((0..1_000_000_000).contains(&nanos), "clock {clock}: {nanos} ns");
+        }
     }
 }
