@@ -56,7 +56,9 @@ fn sqs_consumer_modules() -> Option<PathBuf> {
                     .is_ok_and(|s| s.success())
             };
             if !runs("node") || !runs("npm") {
-                skip_or_fail("node and npm are needed for sqs-consumer (apt-get install nodejs npm)");
+                skip_or_fail(
+                    "node and npm are needed for sqs-consumer (apt-get install nodejs npm)",
+                );
                 return None;
             }
             // Kept for the test process's life: the runs read the packages from it.

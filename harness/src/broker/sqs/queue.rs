@@ -360,9 +360,11 @@ impl SqsQueue {
                 "MaximumMessageSize" => Some(self.settings.max_message_size.to_string()),
                 "MessageRetentionPeriod" => Some(self.settings.retention_s.to_string()),
                 "ReceiveMessageWaitTimeSeconds" => Some(self.settings.receive_wait_s.to_string()),
-                "VisibilityTimeout" => {
-                    Some(self.wire_time.secs(self.broker.config().visibility_timeout).to_string())
-                }
+                "VisibilityTimeout" => Some(
+                    self.wire_time
+                        .secs(self.broker.config().visibility_timeout)
+                        .to_string(),
+                ),
                 "QueueArn" => Some(self.arn.clone()),
                 "RedrivePolicy" => self.settings.redrive.as_ref().map(|p| p.to_json()),
                 "RedriveAllowPolicy" => self.settings.redrive_allow_policy.clone(),

@@ -100,8 +100,12 @@ impl Registry {
         epoch_s: u64,
     ) -> Result<String, SqsError> {
         if let Some(q) = self.queues.get(name) {
-            let (config, settings) =
-                SqsQueue::with_attributes(*q.broker.config(), &q.settings, attributes, q.wire_time)?;
+            let (config, settings) = SqsQueue::with_attributes(
+                *q.broker.config(),
+                &q.settings,
+                attributes,
+                q.wire_time,
+            )?;
             if config != *q.broker.config() || settings != q.settings {
                 return Err(SqsError::new(
                     ErrorCode::QueueNameExists,
@@ -110,13 +114,12 @@ impl Registry {
             }
             return Ok(self.url(name));
         }
-        let (config, settings) =
-            SqsQueue::with_attributes(
-                self.default_broker,
-                &QueueSettings::default(),
-                attributes,
-                self.wire_time,
-            )?;
+        let (config, settings) = SqsQueue::with_attributes(
+            self.default_broker,
+            &QueueSettings::default(),
+            attributes,
+            self.wire_time,
+        )?;
         self.check_redrive(name, settings.redrive.as_ref())?;
         let mut queue_tags = BTreeMap::new();
         super::tags::add(name, &mut queue_tags, tags)?;

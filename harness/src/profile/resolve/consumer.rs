@@ -477,11 +477,15 @@ mod tests {
         let command = "  command: [python3, c.py]\n";
         assert_eq!(scenario(&live(command)).consumer.clock, None);
         assert_eq!(
-            scenario(&live(&format!("{command}  clock: scaled\n"))).consumer.clock,
+            scenario(&live(&format!("{command}  clock: scaled\n")))
+                .consumer
+                .clock,
             Some(ConsumerClock::Scaled)
         );
         assert_eq!(
-            scenario(&live(&format!("{command}  clock: real\n"))).consumer.clock,
+            scenario(&live(&format!("{command}  clock: real\n")))
+                .consumer
+                .clock,
             Some(ConsumerClock::Real)
         );
         assert_eq!(

@@ -46,9 +46,11 @@ fn candidates() -> Vec<PathBuf> {
 /// The libfaketime to preload, or why there is none.
 pub fn mechanism() -> Result<PathBuf, String> {
     if CLOCKWAIT.is_empty() {
-        return Err("this ackbench was built without a C compiler, so without its companion \
+        return Err(
+            "this ackbench was built without a C compiler, so without its companion \
                     library to libfaketime (harness/native/clockwait.c)"
-            .to_string());
+                .to_string(),
+        );
     }
     if let Some(path) = std::env::var_os("ACKBENCH_LIBFAKETIME") {
         let path = PathBuf::from(path);
@@ -61,11 +63,14 @@ pub fn mechanism() -> Result<PathBuf, String> {
             ))
         };
     }
-    candidates().into_iter().find(|p| p.is_file()).ok_or_else(|| {
-        "libfaketime is not installed (apt-get install libfaketime; or name its \
+    candidates()
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            "libfaketime is not installed (apt-get install libfaketime; or name its \
          libfaketime.so.1 in ACKBENCH_LIBFAKETIME)"
-            .to_string()
-    })
+                .to_string()
+        })
 }
 
 /// The clock a run gives its programs, and what to tell the user about the choice.
@@ -127,8 +132,12 @@ pub fn for_run(s: &Scenario, dir: &Path) -> Result<Option<Arc<ScaledClock>>, Str
         }
         return Ok(None);
     };
-    let clock = ScaledClock::set_up(libfaketime, dir, s.run.time_scale)
-        .map_err(|e| format!("cannot set up the scaled consumer clock in {}: {e}", dir.display()))?;
+    let clock = ScaledClock::set_up(libfaketime, dir, s.run.time_scale).map_err(|e| {
+        format!(
+            "cannot set up the scaled consumer clock in {}: {e}",
+            dir.display()
+        )
+    })?;
     eprintln!(
         "consumer clock: scaled, x{} (libfaketime: {})",
         crate::profile::number_text(clock.speed()),
@@ -383,7 +392,10 @@ mod tests {
         assert!((word(2) - now).abs() <= 1, "realtime {} vs {now}", word(2));
         for clock in 0..4 {
             let nanos = word(3 + clock * 2);
-            assert!((0..1_000_000_000).contains(&nanos), "clock {clock}: {nanos} ns");
+            assert!(
+                (0..1_000_000_000).contains(&nanos),
+                "clock {clock}: {nanos} ns"
+            );
         }
     }
 }

@@ -107,7 +107,9 @@ async fn run_live(
             },
         )],
         hooks: SqsHooksHandle(Some(Arc::new(hooks.clone()))),
-        wire_time: clock.as_ref().map_or(WireTime::REAL, |_| WireTime::scaled(scale)),
+        wire_time: clock
+            .as_ref()
+            .map_or(WireTime::REAL, |_| WireTime::scaled(scale)),
         ..SqsConfig::default()
     };
     let sqs = SqsServer::bind(loopback, config)
