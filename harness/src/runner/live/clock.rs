@@ -245,8 +245,10 @@ fn shared_start() -> Vec<u8> {
         };
         // SAFETY: `t` is a valid timespec to write into; the clock ids exist on Linux.
         unsafe { libc::clock_gettime(clock, &mut t) };
-        bytes.extend((t.tv_sec as i64).to_ne_bytes());
-        bytes.extend((t.tv_nsec as i64).to_ne_bytes());
+        // 64-bit Linux: both fields are i64, as libfaketime's shared memory has them.
+        let (sec, nsec): (i64, i64) = (t.tv_sec, t.tv_nsec);
+        bytes.extend(sec.to_ne_bytes());
+        bytes.extend(nsec.to_ne_bytes());
     }
     bytes
 }
