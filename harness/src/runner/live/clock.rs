@@ -3,7 +3,7 @@
 //! sleeps, timeouts and clock reads are in profile time.
 //!
 //! The mechanism is libfaketime (Debian's `libfaketime` package), preloaded with a speed factor
-//! (`FAKETIME="+offset xSPEED"`): it fakes the wall and monotonic clocks, sleeps, poll/epoll/
+//! (`FAKETIME="+0 xSPEED"`): it fakes the wall and monotonic clocks, sleeps, poll/epoll/
 //! select timeouts, timers and `pthread_cond_timedwait`. Before it goes ackbench's companion
 //! library (`harness/native/clockwait.c`, built by `build.rs`, written into the run's scratch
 //! folder): the timed waits on a named clock that libfaketime 0.9.10 does not convert
@@ -196,8 +196,8 @@ impl ScaledClock {
             ("LD_PRELOAD".to_string(), preload),
             ("FAKETIME".to_string(), faketime(self.speed)),
             ("FAKETIME_SHARED".to_string(), self.shared.env()),
-            // File times stay real: a faked mtime differs at every start (CPython would
-            // rewrite its bytecode caches each time).
+            // File times stay real: faked ones would move with every run's start (CPython
+            // would rewrite its bytecode caches each time).
             ("NO_FAKE_STAT".to_string(), "1".to_string()),
         ]
     }
@@ -372,6 +372,36 @@ mod tests {
         assert_eq!(c.clock, ConsumerClock::Real);
         let c = choose(None, 0.05, false, &THERE()).unwrap();
         assert_eq!((c.clock, c.warning), (ConsumerClock::Real, None));
+    }
+
+    #[test]
+    fn a_programs_environment_preloads_the_clock_before_its_own_libraries() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = Path::new("/usr/lib/faketime/libfaketime.so.1");
+        let clock = ScaledClock::set_up(lib, dir.path(), 0.05).unwrap();
+        let companion = dir.path().join("libackbench_clockwait.so");
+        assert_eq!(std::fs::read(&companion).unwrap(), CLOCKWAIT);
+        let env = clock.env(&[("LD_PRELOAD".into(), "/opt/mine.so".into())]);
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        assert_eq!(
+            get("LD_PRELOAD"),
+            Some(format!(
+                "{}:{}:/opt/mine.so",
+                companion.display(),
+                lib.display()
+            ))
+        );
+        assert_eq!(get("FAKETIME").as_deref(), Some("+0 x20"));
+        assert_eq!(get("NO_FAKE_STAT").as_deref(), Some("1"));
+        // The shared semaphore and memory exist while the clock does, and go with it.
+        let shared = get("FAKETIME_SHARED").unwrap();
+        let (sem, shm) = shared.split_once(' ').unwrap();
+        let dev = |name: &str| PathBuf::from(format!("/dev/shm{name}"));
+        let sem_file = dev(&sem.replacen('/', "/sem.", 1));
+        assert!(sem_file.exists() && dev(shm).exists(), "{shared}");
+        assert_eq!(std::fs::metadata(dev(shm)).unwrap().len(), SHARED_BYTES);
+        drop(clock);
+        assert!(!sem_file.exists() && !dev(shm).exists() && !companion.exists());
     }
 
     #[test]
