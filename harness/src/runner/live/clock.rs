@@ -13,8 +13,9 @@
 //! its start from the shared memory named in `FAKETIME_SHARED`, which the run creates with its
 //! own start written in (the moment the clock was set up, on each of the kernel's clocks), so a
 //! worker restarted late, or a program a worker starts, reads the same time as the others. The
-//! run removes that memory and its semaphore at the end; without them each program would
-//! create its own under /dev/shm and leave them behind when it is killed.
+//! run removes that memory and its semaphore at the end (the next run removes those of a run
+//! whose ackbench was killed by SIGKILL); without them each program would create its own under
+//! /dev/shm and leave them behind when it is killed.
 //!
 //! Statically linked programs (Go's, most of all) do not go through libc: libfaketime cannot
 //! reach them, and the run's clock probe ([`super::clock_probe`]) cannot tell.
@@ -253,8 +254,33 @@ fn shared_start() -> Vec<u8> {
     bytes
 }
 
+/// Where POSIX shared memory and named semaphores live on Linux.
+const DEV_SHM: &str = "/dev/shm";
+
+/// Removes the shared semaphores and memory of earlier runs whose ackbench is gone (killed by
+/// SIGKILL, it could not remove them): their names carry its pid.
+fn sweep_stale() {
+    let Ok(entries) = std::fs::read_dir(DEV_SHM) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix("sem.ackbench_clock_sem_")
+            .or_else(|| name.strip_prefix("ackbench_clock_shm_"))
+            .and_then(|rest| rest.split('_').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 impl Shared {
     fn create() -> std::io::Result<Shared> {
+        sweep_stale();
         use std::sync::atomic::{AtomicU32, Ordering};
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -396,12 +422,30 @@ mod tests {
         // The shared semaphore and memory exist while the clock does, and go with it.
         let shared = get("FAKETIME_SHARED").unwrap();
         let (sem, shm) = shared.split_once(' ').unwrap();
-        let dev = |name: &str| PathBuf::from(format!("/dev/shm{name}"));
+        let dev = |name: &str| PathBuf::from(format!("{DEV_SHM}{name}"));
         let sem_file = dev(&sem.replacen('/', "/sem.", 1));
         assert!(sem_file.exists() && dev(shm).exists(), "{shared}");
         assert_eq!(std::fs::metadata(dev(shm)).unwrap().len(), SHARED_BYTES);
         drop(clock);
         assert!(!sem_file.exists() && !dev(shm).exists() && !companion.exists());
+    }
+
+    #[test]
+    fn a_dead_runs_shared_memory_is_swept_and_a_live_ones_kept() {
+        // pid 0 is never a process of ours, and /proc/0 does not exist: a dead run's.
+        let dead = [
+            format!("{DEV_SHM}/sem.ackbench_clock_sem_0_7"),
+            format!("{DEV_SHM}/ackbench_clock_shm_0_7"),
+        ];
+        // pid 1 is alive.
+        let alive = format!("{DEV_SHM}/ackbench_clock_shm_1_7");
+        for f in dead.iter().chain([&alive]) {
+            std::fs::write(f, b"").unwrap();
+        }
+        sweep_stale();
+        assert!(dead.iter().all(|f| !Path::new(f).exists()));
+        assert!(Path::new(&alive).exists());
+        std::fs::remove_file(&alive).unwrap();
     }
 
     #[test]
