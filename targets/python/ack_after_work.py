@@ -7,8 +7,11 @@ the work on the next delivery: duplicate effects. A message whose handler dies i
 
 One worker process of an ackbench live run; its configuration comes from the environment (see
 README.md): AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID (names the worker to the broker),
-AWS_SECRET_ACCESS_KEY, AWS_REGION, ACKBENCH_QUEUE_URL, ACKBENCH_PROVIDER_URL, ACKBENCH_WORKER,
-ACKBENCH_TIME_SCALE.
+AWS_SECRET_ACCESS_KEY, AWS_REGION, ACKBENCH_QUEUE_URL, ACKBENCH_PROVIDER_URL, ACKBENCH_WORKER.
+
+Every duration is in profile seconds: a live run starts its workers on a clock sped up to the
+run's pace (`consumer.clock: scaled`, the default of a compressed run), and its endpoint reads
+the durations sent over the API in profile seconds too. ACKBENCH_TIME_SCALE is not read.
 """
 
 import json
@@ -24,17 +27,14 @@ import botocore.exceptions
 QUEUE_URL = os.environ["ACKBENCH_QUEUE_URL"]
 PROVIDER_URL = os.environ["ACKBENCH_PROVIDER_URL"]  # this worker's base URL, ends in "/"
 WORKER = os.environ.get("ACKBENCH_WORKER", "?")
-# Wall seconds per profile second: every duration below is in profile seconds, times SCALE.
-SCALE = float(os.environ.get("ACKBENCH_TIME_SCALE", "1"))
-
-# Long-poll wait: a few profile seconds, in whole wall seconds from 1 to 20 (SQS's range). The
-# broker answers a long poll as soon as a message becomes visible, so this only paces an idle loop.
-WAIT_S = max(1, min(20, round(10 * SCALE)))
-# A generous client timeout on the provider call (15 profile minutes): a slow provider is the
-# fault under test, so the call waits for it, as naive code does.
-CALL_TIMEOUT_S = max(1.0, 900 * SCALE)
-# Back-off after a receive that failed (broker unreachable): 1 profile second.
-RECEIVE_BACKOFF_S = 1 * SCALE
+# Long-poll wait, in whole seconds from 1 to 20 (SQS's range). The broker answers a long poll as
+# soon as a message becomes visible, so this only paces an idle loop.
+WAIT_S = 10
+# A generous client timeout on the provider call (15 minutes): a slow provider is the fault
+# under test, so the call waits for it, as naive code does.
+CALL_TIMEOUT_S = 900
+# Back-off after a receive that failed (broker unreachable).
+RECEIVE_BACKOFF_S = 1
 
 
 def log(text):
@@ -93,7 +93,7 @@ def main():
     # Endpoint, credentials and region come from the AWS_* environment variables.
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
     sqs = boto3.client("sqs", region_name=region)
-    log(f"consuming {QUEUE_URL}, provider {PROVIDER_URL}, time scale {SCALE}")
+    log(f"consuming {QUEUE_URL}, provider {PROVIDER_URL}")
     while True:
         try:
             got = sqs.receive_message(

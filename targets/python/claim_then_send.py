@@ -13,7 +13,11 @@ Trades a rare duplicate (a provider slower than the window) for a late but never
 One worker process of an ackbench live run; its configuration comes from the environment (see
 README.md): AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID (names the worker to the broker),
 AWS_SECRET_ACCESS_KEY, AWS_REGION, ACKBENCH_QUEUE_URL, ACKBENCH_PROVIDER_URL, ACKBENCH_WORKER,
-ACKBENCH_TIME_SCALE, ACKBENCH_STATE_DIR, ACKBENCH_CLAIM_WINDOW.
+ACKBENCH_STATE_DIR, ACKBENCH_CLAIM_WINDOW.
+
+Every duration is in profile seconds: a live run starts its workers on a clock sped up to the
+run's pace (`consumer.clock: scaled`, the default of a compressed run), and its endpoint reads
+the durations sent over the API in profile seconds too. ACKBENCH_TIME_SCALE is not read.
 """
 
 import json
@@ -33,8 +37,6 @@ QUEUE_URL = os.environ["ACKBENCH_QUEUE_URL"]
 PROVIDER_URL = os.environ["ACKBENCH_PROVIDER_URL"]  # this worker's base URL, ends in "/"
 WORKER = os.environ.get("ACKBENCH_WORKER", "?")
 STATE_DIR = os.environ["ACKBENCH_STATE_DIR"]  # shared by all workers of the run
-# Wall seconds per profile second: every duration below is in profile seconds, times SCALE.
-SCALE = float(os.environ.get("ACKBENCH_TIME_SCALE", "1"))
 
 
 def profile_seconds(text):
@@ -51,20 +53,21 @@ def profile_seconds(text):
     return sum(float(n) * unit[u] for n, u in parts)
 
 
-# The claim window, in wall seconds: a claim younger than this is taken to be in flight.
-CLAIM_WINDOW_S = profile_seconds(os.environ.get("ACKBENCH_CLAIM_WINDOW", "120")) * SCALE
+# The claim window: a claim younger than this is taken to be in flight.
+CLAIM_WINDOW_S = profile_seconds(os.environ.get("ACKBENCH_CLAIM_WINDOW", "120"))
 # The hand-back: SQS visibility timeouts are whole seconds (0 to 12 h), so the window is rounded
-# up, and is at least 1 s: a scaled window below 1 s hands the message back for 1 s.
+# up, and is at least 1 s.
 HAND_BACK_S = min(43200, max(1, math.ceil(CLAIM_WINDOW_S)))
-# Long-poll wait: a few profile seconds, in whole wall seconds from 1 to 20 (SQS's range).
-WAIT_S = max(1, min(20, round(10 * SCALE)))
-# A generous client timeout on the provider call (15 profile minutes).
-CALL_TIMEOUT_S = max(1.0, 900 * SCALE)
-# Back-off after a receive that failed (broker unreachable): 1 profile second.
-RECEIVE_BACKOFF_S = 1 * SCALE
-# How long a transaction waits for another worker's lock on the store (wall time: it is not a
-# duration of the scenario, only of SQLite's locking).
-BUSY_TIMEOUT_S = 30
+# Long-poll wait, in whole seconds from 1 to 20 (SQS's range).
+WAIT_S = 10
+# A generous client timeout on the provider call (15 minutes).
+CALL_TIMEOUT_S = 900
+# Back-off after a receive that failed (broker unreachable).
+RECEIVE_BACKOFF_S = 1
+# How long a transaction waits for another worker's lock on the store: not a duration of the
+# scenario, only of SQLite's locking, so generous at any clock speed (10 min of the worker's
+# clock is 30 s of wall time at time scale 0.05).
+BUSY_TIMEOUT_S = 600
 
 
 def log(text):
@@ -78,8 +81,8 @@ def error_code(e):
 
 
 # --- The claim store -----------------------------------------------------------------------
-# Times are wall seconds (time.time()), compared with the scaled window: every worker of a run
-# shares the machine's clock.
+# Times are the worker's clock (time.time()), compared with the window: every worker of a run
+# reads one timeline, restarted ones too.
 
 
 def open_store():
@@ -236,7 +239,7 @@ def main():
     sqs = boto3.client("sqs", region_name=region)
     db = open_store()
     log(
-        f"consuming {QUEUE_URL}, provider {PROVIDER_URL}, time scale {SCALE},"
+        f"consuming {QUEUE_URL}, provider {PROVIDER_URL},"
         f" claim window {CLAIM_WINDOW_S:g} s (hand-back {HAND_BACK_S} s)"
     )
     while True:

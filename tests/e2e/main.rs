@@ -12,6 +12,7 @@ mod engine;
 mod interrupt;
 #[cfg(feature = "live")]
 mod live;
+mod live_clock;
 #[cfg(feature = "live")]
 mod live_ingress;
 #[cfg(feature = "live")]

@@ -316,6 +316,30 @@ fn live_settings_are_checked() {
     );
 }
 
+#[test]
+fn consumer_clock_is_scaled_or_real_and_only_for_a_command() {
+    let live = BASE.replace(
+        "consumer: { target: ack-after-work }",
+        "mode: live\nconsumer: { command: [python3, consumer.py] }",
+    );
+    expect_error(
+        &live,
+        &["consumer.clock=fast"],
+        "--set consumer.clock=fast: consumer.clock: unknown variant `fast`, expected `scaled` or `real`",
+    );
+    expect_error(
+        &live,
+        &["consumer.clock=[scaled]"],
+        "consumer.clock: invalid type: sequence, expected",
+    );
+    expect_error(
+        &with(""),
+        &["consumer.clock=scaled"],
+        "consumer.clock: clock is the clock of a consumer command's processes (a built-in target \
+         runs on the run's own clock): give consumer.command too",
+    );
+}
+
 /// A live profile with an ingress section `ingress` (from line 6).
 fn with_ingress(ingress: &str) -> String {
     format!(

@@ -227,7 +227,7 @@ pub struct RawPoison {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys target, command, env, workers, restart_after, options"
+    expecting = "a mapping with keys target, command, env, clock, workers, restart_after, options"
 )]
 pub struct RawConsumer {
     pub target: Option<Text>,
@@ -235,10 +235,20 @@ pub struct RawConsumer {
     pub command: Option<Vec<Text>>,
     /// Live mode: extra environment of each worker process.
     pub env: Option<std::collections::BTreeMap<String, Text>>,
+    /// Live mode: the clock of a command's processes, `scaled` or `real`.
+    pub clock: Option<ClockName>,
     pub workers: Option<u32>,
     pub restart_after: Option<DurationText>,
     /// Per-target options, checked against what the chosen target accepts.
     pub options: Option<yaml_serde::Mapping>,
+}
+
+/// `consumer.clock`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockName {
+    Scaled,
+    Real,
 }
 
 /// `consumer.options.retry`.

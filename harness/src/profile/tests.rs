@@ -48,6 +48,7 @@ fn a_minimal_profile_gets_every_default() {
             options: TargetOptions::default(),
             command: None,
             env: vec![],
+            clock: None,
         },
         provider: ProviderSpec {
             key: Default::default(),

@@ -32,6 +32,9 @@ pub struct SqsConfig {
     /// live run's event log names each stale delete's delivery exactly, which needs every
     /// message's delivery count until the run ends (see `Broker::forgetting_settled`).
     pub forget_settled: bool,
+    /// What a second of a duration on the wire lasts here: [`super::WireTime::REAL`], or a
+    /// live run's time scale when its consumer runs on the scaled clock.
+    pub wire_time: super::WireTime,
     /// A live run's callbacks (worker activity, kills at `received`).
     pub hooks: super::Hooks,
     /// Header-read and idle timeouts and the connection limit (defaults: [`ServeLimits`]).
@@ -51,6 +54,7 @@ impl Default for SqsConfig {
             queues: Vec::new(),
             record_events: true,
             forget_settled: false,
+            wire_time: super::WireTime::REAL,
             hooks: super::Hooks::default(),
             limits: ServeLimits::default(),
         }

@@ -110,6 +110,7 @@ mod tags;
 mod timer;
 mod validate;
 mod wire;
+mod wire_time;
 pub mod workers;
 
 pub use config::{QueueSpec, SqsConfig};
@@ -120,6 +121,7 @@ pub use queue_attributes::{RedrivePolicy, MAX_MESSAGE_BYTES};
 pub use request::{Action, NewMessage, Protocol, Receive, Request, VisibilityEntry};
 pub use server::{run_standalone, SqsServer};
 pub use validate::is_queue_name;
+pub use wire_time::WireTime;
 
 /// The default address of `ackbench broker`: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9324";

@@ -15,6 +15,7 @@ use super::queue_attributes::{self as qa, QueueSettings};
 use super::receipt::{ReceiptCodec, ReceiptError};
 use super::request::{NewMessage, Receive};
 use super::response::{Received, Sent};
+use super::wire_time::WireTime;
 use crate::broker::{Broker, BrokerConfig, Counts, MessageState, Receipt};
 use crate::profile::StaleAck;
 use crate::record::{AckOutcome, Event, Nanos, Seq, WorkerId};
@@ -82,6 +83,8 @@ pub struct SqsQueue {
     pub tags: BTreeMap<String, String>,
     /// A FIFO queue's message groups, numbered in order of first use.
     group_numbers: HashMap<String, u32>,
+    /// What a second of a duration on the wire lasts here (`SqsConfig::wire_time`).
+    pub wire_time: WireTime,
 }
 
 impl SqsQueue {
@@ -122,6 +125,7 @@ impl SqsQueue {
             purged_at: None,
             tags: BTreeMap::new(),
             group_numbers: HashMap::new(),
+            wire_time: WireTime::REAL,
         }
     }
 
@@ -132,7 +136,9 @@ impl SqsQueue {
     /// Publishes a message (its size already checked), on a FIFO queue into its message group.
     /// Wakes long pollers if it is visible now.
     pub fn publish(&mut self, now: Nanos, delay_s: Option<u32>, message: StoredMessage) -> Seq {
-        let delay = Nanos::from(delay_s.unwrap_or(self.settings.delay_s)) * S;
+        let delay = self
+            .wire_time
+            .nanos(u64::from(delay_s.unwrap_or(self.settings.delay_s)));
         let group = self.group_number(message.group_id.as_deref());
         let seq = self.broker.publish_in(now, delay, group, &mut self.events);
         self.messages.insert(seq, message);
@@ -273,7 +279,7 @@ impl SqsQueue {
         let timeout = r
             .visibility_timeout_s
             .map_or(self.broker.config().visibility_timeout, |s| {
-                Nanos::from(s) * S
+                self.wire_time.nanos(u64::from(s))
             });
         let mut out = Vec::new();
         while out.len() < r.max_messages as usize {
@@ -387,7 +393,7 @@ impl SqsQueue {
                 now,
                 receipt,
                 worker,
-                Nanos::from(timeout_s) * S,
+                self.wire_time.nanos(u64::from(timeout_s)),
                 &mut self.events,
             )
             .map_err(|_| {
@@ -471,9 +477,11 @@ impl SqsQueue {
                 "MaximumMessageSize" => Some(self.settings.max_message_size.to_string()),
                 "MessageRetentionPeriod" => Some(self.settings.retention_s.to_string()),
                 "ReceiveMessageWaitTimeSeconds" => Some(self.settings.receive_wait_s.to_string()),
-                "VisibilityTimeout" => {
-                    Some((self.broker.config().visibility_timeout / S).to_string())
-                }
+                "VisibilityTimeout" => Some(
+                    self.wire_time
+                        .secs(self.broker.config().visibility_timeout)
+                        .to_string(),
+                ),
                 "QueueArn" => Some(self.arn.clone()),
                 "RedrivePolicy" => self.settings.redrive.as_ref().map(|p| p.to_json()),
                 "RedriveAllowPolicy" => self.settings.redrive_allow_policy.clone(),
@@ -499,10 +507,11 @@ impl SqsQueue {
         config: BrokerConfig,
         settings: &QueueSettings,
         attributes: &BTreeMap<String, String>,
+        wire_time: WireTime,
     ) -> Result<(BrokerConfig, QueueSettings), SqsError> {
         let (mut config, mut settings) = (config, settings.clone());
         for (k, v) in attributes {
-            qa::set(&mut settings, &mut config, k, v)?;
+            qa::set(&mut settings, &mut config, k, v, wire_time)?;
         }
         if settings.content_based_deduplication && !settings.fifo {
             return Err(SqsError::new(

@@ -5,9 +5,6 @@ use serde_json::Value;
 
 use super::error::{ErrorCode, SqsError};
 use crate::broker::BrokerConfig;
-use crate::record::Nanos;
-
-const S: Nanos = 1_000_000_000;
 
 /// Default and largest `MaximumMessageSize` (1 MiB, SQS's limit; it was 256 KiB until 2025).
 pub const MAX_MESSAGE_BYTES: usize = 1_048_576;
@@ -156,9 +153,12 @@ pub fn set(
     broker: &mut BrokerConfig,
     name: &str,
     value: &str,
+    wire_time: super::WireTime,
 ) -> Result<(), SqsError> {
     match name {
-        "VisibilityTimeout" => broker.visibility_timeout = int(name, value, 0, 43_200)? * S,
+        "VisibilityTimeout" => {
+            broker.visibility_timeout = wire_time.nanos(int(name, value, 0, 43_200)?)
+        }
         "DelaySeconds" => settings.delay_s = int(name, value, 0, 900)? as u32,
         "MaximumMessageSize" => {
             settings.max_message_size = int(name, value, 1024, MAX_MESSAGE_BYTES as u64)? as usize

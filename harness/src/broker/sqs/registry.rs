@@ -7,6 +7,7 @@ use super::config::QueueSpec;
 use super::error::{ErrorCode, SqsError};
 use super::queue::SqsQueue;
 use super::queue_attributes::{QueueSettings, RedrivePolicy};
+use super::wire_time::WireTime;
 use super::workers::Workers;
 use crate::broker::BrokerConfig;
 use crate::record::Nanos;
@@ -29,6 +30,8 @@ pub struct Registry {
     pub record_events: bool,
     /// Queues created from now on forget settled messages (see `SqsConfig::forget_settled`).
     pub forget_settled: bool,
+    /// What a wire second lasts in the queues (see `SqsConfig::wire_time`).
+    pub wire_time: WireTime,
 }
 
 impl Registry {
@@ -48,6 +51,7 @@ impl Registry {
             default_broker,
             record_events: true,
             forget_settled: false,
+            wire_time: WireTime::REAL,
         }
     }
 
@@ -102,8 +106,12 @@ impl Registry {
         epoch_s: u64,
     ) -> Result<String, SqsError> {
         if let Some(q) = self.queues.get(name) {
-            let (config, settings) =
-                SqsQueue::with_attributes(*q.broker.config(), &q.settings, attributes)?;
+            let (config, settings) = SqsQueue::with_attributes(
+                *q.broker.config(),
+                &q.settings,
+                attributes,
+                q.wire_time,
+            )?;
             if config != *q.broker.config() || settings != q.settings {
                 return Err(SqsError::new(
                     ErrorCode::QueueNameExists,
@@ -112,8 +120,12 @@ impl Registry {
             }
             return Ok(self.url(name));
         }
-        let (config, settings) =
-            SqsQueue::with_attributes(self.default_broker, &QueueSettings::default(), attributes)?;
+        let (config, settings) = SqsQueue::with_attributes(
+            self.default_broker,
+            &QueueSettings::default(),
+            attributes,
+            self.wire_time,
+        )?;
         if settings.fifo != name.ends_with(".fifo") {
             return Err(SqsError::invalid(
                 "QueueName",
@@ -176,7 +188,7 @@ impl Registry {
     fn insert(&mut self, name: &str, config: BrokerConfig, settings: QueueSettings, epoch_s: u64) {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1).max(1);
-        let q = SqsQueue::new(
+        let mut q = SqsQueue::new(
             name,
             self.arn(name),
             id,
@@ -185,6 +197,7 @@ impl Registry {
             epoch_s,
             self.forget_settled,
         );
+        q.wire_time = self.wire_time;
         self.queues.insert(name.to_string(), q);
     }
 
@@ -197,7 +210,7 @@ impl Registry {
     ) -> Result<(), SqsError> {
         let q = self.get(name)?;
         let (config, settings) =
-            SqsQueue::with_attributes(*q.broker.config(), &q.settings, attributes)?;
+            SqsQueue::with_attributes(*q.broker.config(), &q.settings, attributes, q.wire_time)?;
         if settings.fifo != q.settings.fifo {
             return Err(SqsError::new(
                 ErrorCode::InvalidAttributeName,

@@ -42,6 +42,7 @@ impl SqsServer {
         );
         registry.record_events = config.record_events;
         registry.forget_settled = config.forget_settled;
+        registry.wire_time = config.wire_time;
         let epoch_s = clock.epoch_ms(0) / 1000;
         for (name, spec) in &config.queues {
             registry

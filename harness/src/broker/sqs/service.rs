@@ -2,7 +2,7 @@
 //! wall-clock time, with long polling for `ReceiveMessage`.
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::watch;
 
@@ -252,15 +252,17 @@ impl Service {
             self.hooks.receive_requested(&r.queue, worker);
             let q = st.get(&r.queue)?;
             let got = q.receive(now, self.clock.epoch_ms(now), worker, &r, &self.codec);
-            let wait_s = r.wait_s.unwrap_or(q.settings.receive_wait_s);
-            Ok::<_, SqsError>((got, wait_s, q.waiters.clone(), q.id, worker))
+            let wait = q
+                .wire_time
+                .duration(r.wait_s.unwrap_or(q.settings.receive_wait_s));
+            Ok::<_, SqsError>((got, wait, q.waiters.clone(), q.id, worker))
         })?;
-        let (got, wait_s, waiters, id, worker) = first;
+        let (got, wait, waiters, id, worker) = first;
         let got = self.deliver(&r.queue, worker, got).await;
-        if !got.is_empty() || wait_s == 0 {
+        if !got.is_empty() || wait.is_zero() {
             return Ok(Response::ReceiveMessage(got));
         }
-        let deadline = Instant::now() + Duration::from_secs(u64::from(wait_s));
+        let deadline = Instant::now() + wait;
         let mut shutdown = self.shutdown.clone();
         loop {
             // Listen before looking, so that a send between the look and the wait is not missed.

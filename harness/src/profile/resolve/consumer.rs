@@ -11,9 +11,11 @@ use crate::profile::defaults;
 use crate::profile::duration::format_duration;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::{read_value, Problem};
-use crate::profile::raw::{OnPoisonName, RawConsumer, RawRetry};
+use crate::profile::raw::{ClockName, OnPoisonName, RawConsumer, RawRetry};
 use crate::profile::scalar::{DurationText, Text};
-use crate::profile::scenario::{BrokerSpec, ConsumerSpec, OnPoison, RetrySpec, TargetOptions};
+use crate::profile::scenario::{
+    BrokerSpec, ConsumerClock, ConsumerSpec, OnPoison, RetrySpec, TargetOptions,
+};
 
 use super::checks::{at_least_one, positive, required, unit_interval};
 
@@ -44,6 +46,17 @@ pub fn resolve(
             "env is the environment of a consumer command: give consumer.command too",
         ));
     }
+    let clock = raw.clock.map(|c| match c {
+        ClockName::Scaled => ConsumerClock::Scaled,
+        ClockName::Real => ConsumerClock::Real,
+    });
+    if command.is_none() && clock.is_some() {
+        return Err(Problem::at_key(
+            path.key("clock"),
+            "clock is the clock of a consumer command's processes (a built-in target runs on \
+             the run's own clock): give consumer.command too",
+        ));
+    }
     let workers_path = path.key("workers");
     if let Some(argv) = command {
         let workers = at_least_one(
@@ -61,6 +74,7 @@ pub fn resolve(
             },
             command: Some(argv),
             env,
+            clock,
         });
     }
     let target_path = path.key("target");
@@ -99,6 +113,7 @@ pub fn resolve(
         options,
         command: None,
         env: Vec::new(),
+        clock: None,
     })
 }
 
@@ -143,6 +158,33 @@ pub fn check_mode(
         )),
         _ => Ok(()),
     }
+}
+
+/// `consumer.clock: scaled` needs the embedded SQS broker: only its endpoint reads the
+/// durations a consumer sends (leases, waits, delays) in profile seconds.
+pub fn check_clock(
+    consumer: &ConsumerSpec,
+    broker: &BrokerSpec,
+    path: &FieldPath,
+) -> Result<(), Problem> {
+    let embedded = broker.kind == crate::profile::scenario::BrokerKind::Sqs && broker.url.is_none();
+    if consumer.clock == Some(ConsumerClock::Scaled) && !embedded {
+        let on = if broker.url.is_some() && broker.kind == crate::profile::scenario::BrokerKind::Sqs
+        {
+            "an external SQS endpoint".to_string()
+        } else {
+            format!("broker kind {}", broker.kind.name())
+        };
+        return Err(Problem::new(
+            path.key("clock"),
+            format!(
+                "a scaled consumer clock needs the embedded SQS broker, which reads the durations a \
+                 consumer sends in profile seconds; on {on} set consumer.clock: real (the consumer \
+                 scales its own durations by ACKBENCH_TIME_SCALE)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Reads `consumer.options` for `info`'s target, with that target's defaults.
@@ -288,7 +330,7 @@ mod tests {
 
     use ackbench_targets::TARGETS;
 
-    use crate::profile::scenario::{OnPoison, RetrySpec};
+    use crate::profile::scenario::{ConsumerClock, OnPoison, RetrySpec};
     use crate::profile::testutil::{error, scenario};
 
     /// A profile whose consumer section (from line 3) is `consumer`.
@@ -456,6 +498,42 @@ mod tests {
             "  target: ack-after-work\n  options: { on_poison: }\n",
         ));
         assert_eq!(s.consumer.options.on_poison, OnPoison::Crash);
+    }
+
+    #[test]
+    fn clock_is_scaled_or_real_and_left_to_the_run_when_absent() {
+        let command = "  command: [python3, c.py]\n";
+        assert_eq!(scenario(&live(command)).consumer.clock, None);
+        assert_eq!(
+            scenario(&live(&format!("{command}  clock: scaled\n")))
+                .consumer
+                .clock,
+            Some(ConsumerClock::Scaled)
+        );
+        assert_eq!(
+            scenario(&live(&format!("{command}  clock: real\n")))
+                .consumer
+                .clock,
+            Some(ConsumerClock::Real)
+        );
+        assert_eq!(
+            error(&live(&format!("{command}  clock: fast\n"))),
+            "p.yaml:6:10: consumer.clock: unknown variant `fast`, expected `scaled` or `real`"
+        );
+    }
+
+    #[test]
+    fn clock_belongs_to_a_command() {
+        assert_eq!(
+            error(&live("  target: ack-after-work\n  clock: scaled\n")),
+            "p.yaml:6:3: consumer.clock: clock is the clock of a consumer command's processes (a \
+             built-in target runs on the run's own clock): give consumer.command too"
+        );
+    }
+
+    /// A live profile whose consumer section (from line 4) is `consumer`.
+    fn live(consumer: &str) -> String {
+        format!("mode: live\n{}", profile(consumer))
     }
 
     #[test]

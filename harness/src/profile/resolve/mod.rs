@@ -80,6 +80,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     };
     broker::check_mode(&broker, mode, &top.key("broker"))?;
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
+    consumer::check_clock(&consumer, &broker, &top.key("consumer"))?;
     ingress::check_mode(&workload, mode, &top.key("workload").key("ingress"))?;
     producer::check_mode(&workload, mode, &top.key("workload").key("producer"))?;
     Ok(Scenario {

@@ -23,6 +23,8 @@
 mod assemble;
 mod backoff;
 mod client;
+mod clock;
+mod clock_probe;
 mod drive;
 mod ingress;
 pub mod kinds;
@@ -92,12 +94,16 @@ async fn run_live(
         state.set_published(p.clone());
         p
     });
+    // The consumer's clock: scaled by libfaketime, or the machine's.
+    let clock =
+        clock::for_run(s, &workers::scratch_root().join("clock")).map_err(RunError::Live)?;
     let broker = kinds::open(Context {
         scenario: s,
         state: state.clone(),
         run_id: kinds::run_id(),
         published: published.clone(),
         spawner: &spawner,
+        wire_scaled: clock.is_some(),
     })
     .await
     .map_err(|e| match e {
@@ -105,7 +111,14 @@ async fn run_live(
         other => RunError::Live(other.to_string()),
     })?;
     let ran = use_broker(
-        s, &plan, &*broker, &state, published, &spawner, progress, interrupt,
+        s,
+        &plan,
+        &*broker,
+        &state,
+        published,
+        (&spawner, clock),
+        progress,
+        interrupt,
     )
     .await;
     let finished = broker.finish().await;
@@ -157,7 +170,7 @@ async fn use_broker(
     broker: &dyn LiveBroker,
     state: &Arc<LiveState>,
     published: Option<Arc<Published>>,
-    spawner: &Spawner,
+    (spawner, clock): (&Spawner, Option<Arc<clock::ScaledClock>>),
     progress: &mut dyn FnMut(Progress),
     interrupt: &Interrupt,
 ) -> Result<Ran, RunError> {
@@ -182,7 +195,10 @@ async fn use_broker(
         p.set_provider(provider.clone());
     }
     let scratch = Scratch::make()?;
-    let mut workers = workers::start(s, broker, state, &provider, spawner, &scratch)?;
+    let mut workers = workers::start(s, broker, state, &provider, spawner, &scratch, &clock)?;
+    if let Some(c) = &clock {
+        tokio::spawn(clock_probe::check(c.clone(), spawner.clone()));
+    }
 
     let mut failure = None;
     // An ingress load: the system's service, then goose users sending it the plan.
@@ -202,6 +218,7 @@ async fn use_broker(
                     queue_url: &target.queue_url,
                     time_scale: s.run.time_scale,
                     log_dir: &scratch.log_dir,
+                    clock: clock.as_deref(),
                     publish_for: nanos(s.run.duration),
                     spawner,
                     interrupt,

@@ -14,6 +14,7 @@ use tokio::process::Command;
 use tokio::sync::watch;
 
 use super::backoff::Backoff;
+use super::clock::ScaledClock;
 use super::spawn::Spawner;
 use super::state::LiveState;
 use crate::record::{EventKind, WorkerExit, WorkerId};
@@ -29,6 +30,8 @@ pub struct WorkerEnv {
     pub time_scale: f64,
     pub state_dir: std::path::PathBuf,
     pub log_dir: std::path::PathBuf,
+    /// The scaled clock the workers run on; `None`: the machine's.
+    pub clock: Option<Arc<ScaledClock>>,
 }
 
 /// Why a worker could not start.
@@ -55,6 +58,9 @@ fn command(w: WorkerId, e: &WorkerEnv) -> Result<Command, SpawnError> {
     let mut c = Command::new(&e.argv[0]);
     c.args(&e.argv[1..])
         .envs(e.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    if let Some(clock) = &e.clock {
+        c.envs(clock.env(&e.env));
+    }
     let broker = e.broker_env.get((w - 1) as usize).into_iter().flatten();
     c.envs(broker.map(|(k, v)| (k.as_str(), v.as_str())))
         .env("ACKBENCH_TIME_SCALE", e.time_scale.to_string());

@@ -7,6 +7,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::client;
+use super::clock::ScaledClock;
 use super::kinds::LiveBroker;
 use super::spawn::Spawner;
 use super::state::LiveState;
@@ -28,9 +29,14 @@ pub struct Scratch {
     pub log_dir: std::path::PathBuf,
 }
 
+/// The run's scratch folder, `$TMPDIR/ackbench-live-<pid>`.
+pub fn scratch_root() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("ackbench-live-{}", std::process::id()))
+}
+
 impl Scratch {
     pub fn make() -> Result<Scratch, RunError> {
-        let root = std::env::temp_dir().join(format!("ackbench-live-{}", std::process::id()));
+        let root = scratch_root();
         let s = Scratch {
             state_dir: root.join("state"),
             log_dir: root.join("logs"),
@@ -51,6 +57,7 @@ pub fn start(
     provider: &Arc<HttpProvider>,
     spawner: &Spawner,
     scratch: &Scratch,
+    clock: &Option<Arc<ScaledClock>>,
 ) -> Result<Workers, RunError> {
     let (stop, stop_rx) = watch::channel(false);
     let mut supervisors = JoinSet::new();
@@ -71,6 +78,7 @@ pub fn start(
                 time_scale: s.run.time_scale,
                 state_dir: scratch.state_dir.clone(),
                 log_dir: scratch.log_dir.clone(),
+                clock: clock.clone(),
             });
             for w in 1..=s.consumer.workers {
                 let (env, state, stop) = (env.clone(), state.clone(), stop_rx.clone());

@@ -3,3 +3,4 @@
 mod memory;
 mod parse;
 mod receipts;
+mod wire_time;

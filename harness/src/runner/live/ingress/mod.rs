@@ -57,6 +57,8 @@ pub struct Endpoint<'a> {
     pub queue_url: &'a str,
     pub time_scale: f64,
     pub log_dir: &'a Path,
+    /// The scaled clock the service runs on; `None`: the machine's.
+    pub clock: Option<&'a super::clock::ScaledClock>,
     /// How long requests may start (profile time, `run.duration`), for a load without schedule.
     pub publish_for: crate::record::Nanos,
     /// Starts the service so that it dies with ackbench.
@@ -85,6 +87,7 @@ impl IngressRun {
             port,
             time_scale: at.time_scale,
             log_dir: at.log_dir,
+            clock: at.clock,
         };
         let service = Service::start(&env, addr, at.spawner, at.interrupt).await?;
         let offset = clock.now();

@@ -11,6 +11,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use tokio::process::{Child, Command};
 
+use crate::runner::live::clock::ScaledClock;
 use crate::runner::live::kinds::client_env;
 use crate::runner::live::spawn::Spawner;
 use crate::runner::Interrupt;
@@ -28,6 +29,8 @@ pub struct ServiceEnv<'a> {
     pub port: u16,
     pub time_scale: f64,
     pub log_dir: &'a Path,
+    /// The scaled clock the service runs on; `None`: the machine's.
+    pub clock: Option<&'a ScaledClock>,
 }
 
 /// Why the ingress service is not serving.
@@ -84,6 +87,9 @@ impl Service {
         let mut c = Command::new(&e.argv[0]);
         c.args(&e.argv[1..])
             .envs(e.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        if let Some(clock) = e.clock {
+            c.envs(clock.env(e.env));
+        }
         let sqs = client_env(e.endpoint, "ingress", e.queue_url);
         c.envs(sqs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env("ACKBENCH_TIME_SCALE", e.time_scale.to_string());

@@ -15,7 +15,7 @@ use super::{
     QueueFactory,
 };
 use crate::broker::setup;
-use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer};
+use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer, WireTime};
 use crate::provider::http::LiveClock;
 use crate::record::{Seq, WorkerId};
 use crate::runner::live::assemble::Timebase;
@@ -47,6 +47,12 @@ impl EmbeddedSqs {
                 },
             )],
             hooks: SqsHooksHandle(Some(Arc::new(hooks))),
+            // With the consumer on the scaled clock, the durations it sends are profile seconds.
+            wire_time: if cx.wire_scaled {
+                WireTime::scaled(scale)
+            } else {
+                WireTime::REAL
+            },
             ..SqsConfig::default()
         };
         let loopback: SocketAddr = "127.0.0.1:0".parse().expect("a socket address");

@@ -153,6 +153,8 @@ pub struct Context<'a> {
     /// With an ingress load: the messages the system publishes itself (SQS only).
     pub published: Option<Arc<Published>>,
     pub spawner: &'a Spawner,
+    /// The consumer runs on the scaled clock: the durations it sends are in profile time.
+    pub wire_scaled: bool,
 }
 
 /// Opens the scenario's broker for one run.
