@@ -48,7 +48,7 @@ pub struct RabbitMq {
     ready: Mutex<Option<(Instant, u64)>>,
 }
 
-fn spec<'a>(s: &'a crate::profile::Scenario) -> &'a RabbitMqSpec {
+fn spec(s: &crate::profile::Scenario) -> &RabbitMqSpec {
     match &s.broker.kind {
         BrokerKind::RabbitMq(r) => r,
         _ => unreachable!("opened for broker.kind rabbitmq"),

@@ -87,9 +87,9 @@ fn profile_time(ms: u64, scale: f64) -> String {
 }
 
 fn millis_text(ms: u64) -> String {
-    if ms % 60_000 == 0 {
+    if ms.is_multiple_of(60_000) {
         format!("{}m", ms / 60_000)
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
