@@ -196,6 +196,34 @@ fn kills_at_call_answered_on_real_rabbitmq_count_like_the_sim_model_in_rust_and_
     }
 }
 
+#[test]
+fn received_kills_dead_letter_at_the_quorum_delivery_limit_like_the_sim_model() {
+    if !service_up("RabbitMQ", 5672) {
+        return;
+    }
+    // 24 kills at `received`, each cutting the worker's connection before the delivery reaches
+    // it (the server requeues it: a return). With delivery_limit 1 the second return
+    // dead-letters: the first 12 messages to be handed out twice and killed twice go to the
+    // dead-letter queue without effect; the other 8 are sent once. The sim model agrees.
+    let profile = kills_profile("target: ack-after-work", "none")
+        .replace(
+            "consumer_timeout: 600m",
+            "consumer_timeout: 600m, delivery_limit: 1",
+        )
+        .replace("count: 30", "count: 20")
+        .replace(
+            "point: call_answered, delivery: 1, times: 20",
+            "point: received, times: 24",
+        );
+    let (_dir, path) = temp_profile(&profile);
+    let (live, sim) = live_and_sim(path.to_str().unwrap(), "none");
+    assert_eq!(counts(&sim), [20, 8, 0, 12, 0, 0]);
+    assert_eq!(counts(&live), counts(&sim));
+    assert_eq!(live["dlq_with_effect"], 0);
+    assert_eq!(live["deliveries"], sim["deliveries"]);
+    assert_eq!(live["worker_kills"], 24);
+}
+
 /// Starts a long run, waits until its queue exists, sends `signal`, and checks the run stopped
 /// (exit 3, interrupted) leaving nothing on the server and no worker.
 fn interrupted_leaves_nothing(signal: nix::sys::signal::Signal, python: bool) {

@@ -91,14 +91,19 @@ impl RabbitMq {
             reason,
         };
         let addr = upstream(&url).await.map_err(unreachable)?;
-        let connection = tokio::time::timeout(
-            Duration::from_secs(10),
-            Connection::connect(&url, ConnectionProperties::default()),
-        )
-        .await
-        .map_err(|_| unreachable("no answer within 10 s".into()))?
-        .map_err(|e| unreachable(e.to_string()))?;
-        let server = settings::server_consumer_timeout().await.map_err(|e| {
+        // rabbitmqctl takes seconds (it starts an Erlang node): read the setting while the
+        // connection is made, as the run's clock is already going.
+        let (connected, server) = tokio::join!(
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                Connection::connect(&url, ConnectionProperties::default()),
+            ),
+            settings::server_consumer_timeout()
+        );
+        let connection = connected
+            .map_err(|_| unreachable("no answer within 10 s".into()))?
+            .map_err(|e| unreachable(e.to_string()))?;
+        let server = server.map_err(|e| {
             OpenError::Settings(format!(
                 "cannot read the consumer_timeout of the RabbitMQ server at {url} (a server-wide \
                  setting the profile's broker.consumer_timeout must match): {e}"
