@@ -299,6 +299,120 @@ impl Connection for AmqpConnection {
 mod tests {
     use super::*;
 
+    /// An AMQP frame by hand: type, channel, payload, frame end.
+    fn frame(kind: u8, ch: u16, payload: &[u8]) -> Vec<u8> {
+        let mut f = vec![kind];
+        f.extend_from_slice(&ch.to_be_bytes());
+        f.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+        f.extend_from_slice(payload);
+        f.push(0xCE);
+        f
+    }
+
+    fn short(s: &str) -> Vec<u8> {
+        let mut v = vec![s.len() as u8];
+        v.extend_from_slice(s.as_bytes());
+        v
+    }
+
+    /// basic.deliver (60, 60) of `tag`, its content header with `message_id` = `seq` and a body.
+    fn delivery(ch: u16, tag: u64, seq: &str) -> Vec<u8> {
+        let mut m = vec![0, 60, 0, 60];
+        m.extend(short("ctag"));
+        m.extend_from_slice(&tag.to_be_bytes());
+        m.push(0);
+        m.extend(short(""));
+        m.extend(short("q"));
+        // Header: class 60, weight 0, body size 2, flags: message-id (bit 7) only.
+        let mut h = vec![0, 60, 0, 0];
+        h.extend_from_slice(&2u64.to_be_bytes());
+        h.extend_from_slice(&0x0080u16.to_be_bytes());
+        h.extend(short(seq));
+        let mut all = frame(1, ch, &m);
+        all.extend(frame(2, ch, &h));
+        all.extend(frame(3, ch, b"{}"));
+        all
+    }
+
+    /// basic.ack (60, 80) of `tag`.
+    fn ack(ch: u16, tag: u64, multiple: bool) -> Vec<u8> {
+        let mut m = vec![0, 60, 0, 80];
+        m.extend_from_slice(&tag.to_be_bytes());
+        m.push(u8::from(multiple));
+        frame(1, ch, &m)
+    }
+
+    /// channel.close (20, 40) from the server: 406 PRECONDITION_FAILED.
+    fn channel_close(ch: u16) -> Vec<u8> {
+        let mut m = vec![0, 20, 0, 40];
+        m.extend_from_slice(&406u16.to_be_bytes());
+        m.extend(short(
+            "PRECONDITION_FAILED - delivery acknowledgement timed out",
+        ));
+        m.extend_from_slice(&[0, 0, 0, 0]);
+        frame(1, ch, &m)
+    }
+
+    #[tokio::test]
+    async fn deliveries_are_held_until_their_header_and_acks_of_a_closed_channel_are_stale() {
+        let state = LiveState::new(
+            crate::provider::http::LiveClock::new(1.0),
+            "q",
+            1,
+            crate::chaos::KillSchedule::new(&[], 1),
+        );
+        let ledger = Arc::new(Ledger::default());
+        let mut c = Amqp {
+            state: state.clone(),
+            ledger: ledger.clone(),
+            consumer_timeout: 1_000,
+        }
+        .connection(1);
+        let mut out = Vec::new();
+        // Delivery tag 1 of seq 7, in two reads split inside the header: nothing passes until
+        // the header names the message, then everything read so far.
+        let d = delivery(1, 1, "7");
+        let split = d.len() - 15;
+        assert_eq!(c.from_server(&d[..split], &mut out), Flow::Go);
+        assert!(out.is_empty());
+        assert_eq!(c.from_server(&d[split..], &mut out), Flow::Go);
+        assert_eq!(out, d);
+        // Tags 2 (seq 8) and 3 (seq 9); an ack of 2 with `multiple` settles 1 and 2.
+        out.clear();
+        c.from_server(&delivery(1, 2, "8"), &mut out);
+        c.from_server(&delivery(1, 3, "9"), &mut out);
+        c.from_worker(&ack(1, 2, true), &mut out);
+        // The server closes the channel (consumer_timeout): tag 3 is returned, its ack stale.
+        c.from_server(&channel_close(1), &mut out);
+        c.from_worker(&ack(1, 3, false), &mut out);
+        let seen: Vec<_> = state
+            .take_events()
+            .into_iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Delivered { seq, delivery, .. } => {
+                    Some(format!("deliver {seq}/{delivery}"))
+                }
+                EventKind::Acked { seq, outcome, .. } => Some(format!("ack {seq} {outcome:?}")),
+                EventKind::LeaseExpired { seq, .. } => Some(format!("return {seq}")),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                "deliver 7/1",
+                "deliver 8/1",
+                "deliver 9/1",
+                "ack 7 Deleted",
+                "ack 8 Deleted",
+                "return 9",
+                "ack 9 StaleRejected"
+            ]
+        );
+        // 3 published-and-delivered, 2 acked, nothing held (9 went back to the queue).
+        assert_eq!((ledger.held(), ledger.deliveries(9)), (0, 1));
+    }
+
     #[test]
     fn frames_are_split_at_their_length_and_a_partial_frame_waits() {
         // A heartbeat is 8 bytes: type 8, channel 0, size 0, frame end 0xCE.
