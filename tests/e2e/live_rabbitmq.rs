@@ -215,6 +215,15 @@ fn received_kills_dead_letter_at_the_quorum_delivery_limit_like_the_sim_model() 
             "point: call_answered, delivery: 1, times: 20",
             "point: received, times: 24",
         );
+    // Without a dead-letter exchange the server drops those 12 (no effect: lost); ackbench
+    // sees no drop, and counts the messages the emptied queue no longer has.
+    let dropping = {
+        let profile = profile.replace("delivery_limit: 1", "delivery_limit: 1, dead_letter: false");
+        std::thread::spawn(move || {
+            let (_dir, path) = temp_profile(&profile);
+            live_and_sim(path.to_str().unwrap(), "none")
+        })
+    };
     let (_dir, path) = temp_profile(&profile);
     let (live, sim) = live_and_sim(path.to_str().unwrap(), "none");
     assert_eq!(counts(&sim), [20, 8, 0, 12, 0, 0]);
@@ -222,6 +231,9 @@ fn received_kills_dead_letter_at_the_quorum_delivery_limit_like_the_sim_model() 
     assert_eq!(live["dlq_with_effect"], 0);
     assert_eq!(live["deliveries"], sim["deliveries"]);
     assert_eq!(live["worker_kills"], 24);
+    let (live, sim) = dropping.join().unwrap();
+    assert_eq!(counts(&sim), [20, 8, 0, 0, 12, 0]);
+    assert_eq!(counts(&live), counts(&sim), "dead_letter: false");
 }
 
 /// Starts a long run, waits until its queue exists, sends `signal`, and checks the run stopped

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use crate::record::{AckOutcome, Seq};
+use crate::record::{AckOutcome, Nanos, Seq};
 
 #[derive(Debug, Default)]
 pub struct Ledger {
@@ -21,6 +21,8 @@ struct Inner {
     dead: HashSet<Seq>,
     /// Deliveries on an open channel not yet acked, nacked or returned.
     held: u64,
+    /// When each message last went back to the queue (profile time).
+    returned_at: HashMap<Seq, Nanos>,
 }
 
 impl Ledger {
@@ -78,6 +80,27 @@ impl Ledger {
         let g = self.lock();
         let done = g.acked.union(&g.dead).count() as u64;
         g.published.saturating_sub(done)
+    }
+
+    /// `seq` went back to the queue at `at` (a nack with requeue, its channel or connection
+    /// closed).
+    pub fn returned(&self, seq: Seq, at: Nanos) {
+        self.lock().returned_at.insert(seq, at);
+    }
+
+    /// The published messages neither acked nor dead-lettered, with the delivery number they
+    /// reached and when they last went back to the queue, in that order.
+    pub fn unsettled_messages(&self) -> Vec<(Nanos, Seq, u32)> {
+        let g = self.lock();
+        let mut v: Vec<_> = (1..=g.published as Seq)
+            .filter(|s| !g.acked.contains(s) && !g.dead.contains(s))
+            .map(|s| {
+                let at = g.returned_at.get(&s).copied().unwrap_or(0);
+                (at, s, g.deliveries.get(&s).copied().unwrap_or(0))
+            })
+            .collect();
+        v.sort_unstable();
+        v
     }
 
     pub fn dead_count(&self) -> u64 {

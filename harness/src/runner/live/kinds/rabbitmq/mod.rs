@@ -235,6 +235,28 @@ impl RabbitMq {
         Ok(n)
     }
 
+    /// Without a dead-letter exchange the server drops a message past its delivery limit,
+    /// unseen. Once the run's connections are closed, an empty queue means every message
+    /// neither acked nor dead-lettered was dropped, at its last return.
+    async fn dropped(admin: &Channel, names: &Names, ledger: &Ledger) -> Vec<crate::record::Event> {
+        if names.dead_letter.is_some() {
+            return Vec::new();
+        }
+        // The server requeues a closed connection's deliveries a moment after the close.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        match resources::ready(admin, &names.queue).await {
+            Ok(0) => ledger
+                .unsettled_messages()
+                .into_iter()
+                .map(|(at, seq, delivery)| crate::record::Event {
+                    at,
+                    kind: crate::record::EventKind::Dropped { seq, delivery },
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     async fn counts_now(&self) -> Result<Counts, String> {
         let unsettled = if self.dead_letter {
             // Every message ends acked or in the dead-letter queue, both seen by the run.
@@ -285,6 +307,7 @@ impl LiveBroker for RabbitMq {
             if let Some(task) = me.dlq {
                 task.abort();
             }
+            let dropped = RabbitMq::dropped(&me.admin, &me.names, &me.ledger).await;
             let mut left_behind = match me.connection.create_channel().await {
                 Ok(ch) => resources::delete(&ch, &me.names).await,
                 Err(_) => match Connection::connect(&me.url, ConnectionProperties::default()).await
@@ -302,7 +325,7 @@ impl LiveBroker for RabbitMq {
                 .await;
             left_behind.sort();
             Finished {
-                events: Vec::new(),
+                events: dropped,
                 notes: vec![
                     "RabbitMQ: deliveries and acks are read by the AMQP proxy between each \
                      worker and the server; dead-lettering when the entry reaches the \

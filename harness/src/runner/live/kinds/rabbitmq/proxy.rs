@@ -116,8 +116,10 @@ impl AmqpConnection {
         let view = self.channel(ch);
         view.closed = true;
         let held = std::mem::take(&mut view.held);
+        let now = self.state.clock.now();
         for (&tag, &(seq, delivery)) in &held {
             self.ledger.settled(seq, false);
+            self.ledger.returned(seq, now);
             self.state.record(EventKind::LeaseExpired { seq, delivery });
             self.channel(ch).stale.insert(tag, (seq, delivery));
         }
@@ -177,6 +179,7 @@ impl AmqpConnection {
             self.ledger.settled(seq, false);
             self.state.observed_release(self.worker, seq, delivery, now);
             if requeue {
+                self.ledger.returned(seq, now);
                 self.state.record(EventKind::LeaseExpired { seq, delivery });
             }
         }
