@@ -11,6 +11,22 @@ use serde_json::Value;
 use crate::common::{have_python_module, root, service_up, stderr, summary_of, temp_profile};
 use crate::live::workers_left;
 
+/// python3 with pika: installed with pip when missing under ACKBENCH_REQUIRE_SERVICES=1 (as CI
+/// runs), else the Python half of a test is skipped with a printed reason.
+fn have_pika() -> bool {
+    let missing = !Command::new("python3")
+        .args(["-c", "import pika"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if missing && std::env::var("ACKBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
+        let _ = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "pika>=1.3"])
+            .status();
+    }
+    have_python_module("pika", "pika")
+}
+
 const KEYS: [&str; 6] = [
     "messages",
     "effects",
@@ -121,7 +137,8 @@ fn the_thursday_on_real_rabbitmq_counts_like_the_sim_model() {
     assert_eq!(live["stale_acks"], sim["stale_acks"]);
 }
 
-/// 30 orders every 5 s, 3 workers, 20 kills between the provider's answer and the ack.
+/// 30 orders every 5 s, 3 workers, 20 kills between the provider's answer and the ack. The
+/// drain (3 wall minutes) only bounds a run on a loaded machine: a run stops once drained.
 fn kills_profile(consumer: &str, marker: &str) -> String {
     // A worker process carries the marker in its environment (a built-in target has none).
     let env = if consumer.starts_with("command") {
@@ -134,7 +151,7 @@ fn kills_profile(consumer: &str, marker: &str) -> String {
 name: live-rabbitmq-kills
 mode: live
 seed: 7
-run: {{ duration: 150s, drain: 10m, time_scale: 0.05 }}
+run: {{ duration: 150s, drain: 60m, time_scale: 0.05 }}
 broker: {{ kind: rabbitmq, consumer_timeout: 600m }}
 workload: {{ arrival: {{ every: 5s }}, count: 30 }}
 consumer:
@@ -156,7 +173,7 @@ fn kills_at_call_answered_on_real_rabbitmq_count_like_the_sim_model_in_rust_and_
     if !service_up("RabbitMQ", 5672) {
         return;
     }
-    let python = have_python_module("pika", "pika");
+    let python = have_pika();
     let run = |consumer: String, marker: String| {
         std::thread::spawn(move || {
             let (dir, path) = temp_profile(&kills_profile(&consumer, &marker));
@@ -211,6 +228,9 @@ fn received_kills_dead_letter_at_the_quorum_delivery_limit_like_the_sim_model() 
             "consumer_timeout: 600m, delivery_limit: 1",
         )
         .replace("count: 30", "count: 20")
+        // One worker: which message a restarted worker gets next is then the server's order
+        // alone (returns first on a quorum queue), not a race between restarts.
+        .replace("workers: 3", "workers: 1")
         .replace(
             "point: call_answered, delivery: 1, times: 20",
             "point: received, times: 24",
@@ -290,7 +310,7 @@ fn sigint_and_sigterm_mid_run_leave_nothing_on_rabbitmq() {
     if !service_up("RabbitMQ", 5672) {
         return;
     }
-    let python = have_python_module("pika", "pika");
+    let python = have_pika();
     let term = std::thread::spawn(move || {
         interrupted_leaves_nothing(nix::sys::signal::Signal::SIGTERM, python)
     });
