@@ -15,6 +15,7 @@ mod live;
 mod live_clock;
 #[cfg(feature = "live")]
 mod live_ingress;
+mod live_rabbitmq;
 #[cfg(feature = "live")]
 mod live_sqs_endpoint;
 mod pipes;

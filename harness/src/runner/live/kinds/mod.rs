@@ -15,6 +15,7 @@
 
 mod embedded_sqs;
 mod external_sqs;
+mod rabbitmq;
 mod sqs_queue;
 
 pub use embedded_sqs::QUEUE;
@@ -164,6 +165,7 @@ pub async fn open(cx: Context<'_>) -> Result<Box<dyn LiveBroker>, OpenError> {
             Ok(Box::new(external_sqs::ExternalSqs::open(cx).await?))
         }
         BrokerKind::Sqs => Ok(Box::new(embedded_sqs::EmbeddedSqs::open(cx).await?)),
+        BrokerKind::RabbitMq(_) => Ok(Box::new(rabbitmq::RabbitMq::open(cx).await?)),
         other => Err(OpenError::Failed(format!(
             "live runs do not support broker kind {} yet",
             other.name()

@@ -1,0 +1,139 @@
+//! What the run knows of its messages on RabbitMQ, from its own publishing, the proxies and the
+//! dead-letter queue's consumer: deliveries per message (RabbitMQ tells a classic queue's
+//! consumer only `redelivered`, so the proxies count them), the messages whose ack the broker
+//! took, the messages that reached the dead-letter queue, and the deliveries workers hold now.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use crate::record::{AckOutcome, Nanos, Seq};
+
+#[derive(Debug, Default)]
+pub struct Ledger {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    published: u64,
+    deliveries: HashMap<Seq, u32>,
+    acked: HashSet<Seq>,
+    dead: HashSet<Seq>,
+    /// Deliveries on an open channel not yet acked, nacked or returned.
+    held: u64,
+    /// When each message last went back to the queue (profile time).
+    returned_at: HashMap<Seq, Nanos>,
+}
+
+impl Ledger {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub fn published(&self) {
+        self.lock().published += 1;
+    }
+
+    /// A delivery of `seq` left the broker for a worker: its delivery number (1 = first).
+    pub fn delivered(&self, seq: Seq) -> u32 {
+        let mut g = self.lock();
+        g.held += 1;
+        let n = g.deliveries.entry(seq).or_insert(0);
+        *n += 1;
+        *n
+    }
+
+    /// Deliveries of `seq` so far.
+    pub fn deliveries(&self, seq: Seq) -> u32 {
+        self.lock().deliveries.get(&seq).copied().unwrap_or(0)
+    }
+
+    /// A held delivery ended: acked on its open channel, nacked, or returned by a close.
+    pub fn settled(&self, seq: Seq, acked: bool) {
+        let mut g = self.lock();
+        g.held = g.held.saturating_sub(1);
+        if acked {
+            g.acked.insert(seq);
+        }
+    }
+
+    /// What the broker does with an ack of `seq` whose channel is closed: nothing, and the
+    /// client is told (its channel is gone): refused, or a no-op when the message is gone.
+    pub fn stale_outcome(&self, seq: Seq) -> AckOutcome {
+        let g = self.lock();
+        if g.acked.contains(&seq) || g.dead.contains(&seq) {
+            AckOutcome::StaleGone
+        } else {
+            AckOutcome::StaleRejected
+        }
+    }
+
+    /// `seq` reached the dead-letter queue: true the first time.
+    pub fn dead_lettered(&self, seq: Seq) -> bool {
+        self.lock().dead.insert(seq)
+    }
+
+    /// Messages published and neither acked nor dead-lettered.
+    pub fn unsettled(&self) -> u64 {
+        let g = self.lock();
+        let done = g.acked.union(&g.dead).count() as u64;
+        g.published.saturating_sub(done)
+    }
+
+    /// `seq` went back to the queue at `at` (a nack with requeue, its channel or connection
+    /// closed).
+    pub fn returned(&self, seq: Seq, at: Nanos) {
+        self.lock().returned_at.insert(seq, at);
+    }
+
+    /// The published messages neither acked nor dead-lettered, with the delivery number they
+    /// reached and when they last went back to the queue, in that order.
+    pub fn unsettled_messages(&self) -> Vec<(Nanos, Seq, u32)> {
+        let g = self.lock();
+        let mut v: Vec<_> = (1..=g.published as Seq)
+            .filter(|s| !g.acked.contains(s) && !g.dead.contains(s))
+            .map(|s| {
+                let at = g.returned_at.get(&s).copied().unwrap_or(0);
+                (at, s, g.deliveries.get(&s).copied().unwrap_or(0))
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    pub fn dead_count(&self) -> u64 {
+        self.lock().dead.len() as u64
+    }
+
+    pub fn held(&self) -> u64 {
+        self.lock().held
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_is_unsettled_until_acked_or_dead_lettered() {
+        let l = Ledger::default();
+        for _ in 0..3 {
+            l.published();
+        }
+        // seq 1: delivered twice (a return between), then acked; seq 2 dead-lettered after one
+        // delivery; seq 3 never delivered: 3 - 2 = 1 unsettled.
+        assert_eq!(l.delivered(1), 1);
+        l.settled(1, false);
+        assert_eq!(l.delivered(1), 2);
+        l.settled(1, true);
+        assert_eq!(l.delivered(2), 1);
+        l.settled(2, false);
+        assert!(l.dead_lettered(2));
+        assert!(!l.dead_lettered(2));
+        assert_eq!((l.unsettled(), l.dead_count(), l.held()), (1, 1, 0));
+        assert_eq!(l.stale_outcome(1), AckOutcome::StaleGone);
+        assert_eq!(l.stale_outcome(3), AckOutcome::StaleRejected);
+    }
+}

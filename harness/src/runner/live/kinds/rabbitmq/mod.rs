@@ -1,0 +1,352 @@
+//! `broker.kind: rabbitmq` in live mode: the real RabbitMQ server at `broker.url`.
+//!
+//! Per run, ackbench declares its own queue (and dead-letter exchange and queue) named after
+//! the run ([`resources`]), checks the server-wide `consumer_timeout` against the profile
+//! ([`settings`]), publishes the plan's messages itself (publisher confirms; each message's
+//! `message_id` is its seq), consumes the dead-letter queue itself ([`dlq`]) and starts one
+//! proxy port per worker ([`proxy`]): every worker, a program or a built-in target
+//! ([`queue`]), reaches the server through its own port, where its deliveries and acks are
+//! read. At the end everything it declared is deleted.
+
+mod dlq;
+mod ledger;
+mod proxy;
+mod queue;
+mod resources;
+mod settings;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
+use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProperties};
+
+use super::{BoxFuture, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError, QueueFactory};
+use crate::profile::{BrokerKind, RabbitMqSpec};
+use crate::record::{Seq, WorkerId};
+use crate::runner::live::proxy::Proxy;
+use ledger::Ledger;
+use resources::Names;
+
+const KIND: &str = "rabbitmq";
+/// How long the server's queue count is reused by `counts()`.
+const READY_EVERY: Duration = Duration::from_millis(150);
+
+pub struct RabbitMq {
+    url: String,
+    names: Names,
+    connection: Connection,
+    admin: Channel,
+    publisher: Channel,
+    ledger: Arc<Ledger>,
+    proxy: Proxy,
+    dlq: Option<tokio::task::JoinHandle<()>>,
+    consuming: queue::Consuming,
+    dead_letter: bool,
+    workers: u32,
+    ready: Mutex<Option<(Instant, u64)>>,
+}
+
+fn spec(s: &crate::profile::Scenario) -> &RabbitMqSpec {
+    match &s.broker.kind {
+        BrokerKind::RabbitMq(r) => r,
+        _ => unreachable!("opened for broker.kind rabbitmq"),
+    }
+}
+
+/// The server's host and port in `url` (AMQP's default port 5672).
+async fn upstream(url: &str) -> Result<SocketAddr, String> {
+    let u = url::Url::parse(url).map_err(|e| e.to_string())?;
+    let host = u.host_str().unwrap_or("127.0.0.1").to_string();
+    let port = u
+        .port()
+        .unwrap_or(if u.scheme() == "amqps" { 5671 } else { 5672 });
+    let mut found = tokio::net::lookup_host((host.as_str(), port))
+        .await
+        .map_err(|e| format!("cannot resolve {host}: {e}"))?;
+    found.next().ok_or_else(|| format!("{host} has no address"))
+}
+
+/// `url` with its host and port replaced by `addr` (credentials and vhost kept).
+fn via(url: &str, addr: SocketAddr) -> String {
+    let mut u = url::Url::parse(url).expect("broker.url was validated as a URL");
+    let _ = u.set_host(Some(&addr.ip().to_string()));
+    let _ = u.set_port(Some(addr.port()));
+    u.to_string()
+}
+
+impl RabbitMq {
+    pub async fn open(cx: Context<'_>) -> Result<RabbitMq, OpenError> {
+        let s = cx.scenario;
+        let spec = spec(s);
+        let url = s
+            .broker
+            .url
+            .clone()
+            .expect("broker.url is defaulted for rabbitmq");
+        let unreachable = |reason: String| OpenError::Unreachable {
+            kind: KIND,
+            url: url.clone(),
+            reason,
+        };
+        let addr = upstream(&url).await.map_err(unreachable)?;
+        // rabbitmqctl takes seconds (it starts an Erlang node): read the setting while the
+        // connection is made, as the run's clock is already going.
+        let (connected, server) = tokio::join!(
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                Connection::connect(&url, ConnectionProperties::default()),
+            ),
+            settings::server_consumer_timeout()
+        );
+        let connection = connected
+            .map_err(|_| unreachable("no answer within 10 s".into()))?
+            .map_err(|e| unreachable(e.to_string()))?;
+        let server = server.map_err(|e| {
+            OpenError::Settings(format!(
+                "cannot read the consumer_timeout of the RabbitMQ server at {url} (a server-wide \
+                 setting the profile's broker.consumer_timeout must match): {e}"
+            ))
+        })?;
+        settings::check(server, s.broker.visibility_timeout, s.run.time_scale, &url)
+            .map_err(OpenError::Settings)?;
+        let failed = |what: &str, e: lapin::Error| OpenError::Failed(format!("{what}: {e}"));
+        let admin = connection
+            .create_channel()
+            .await
+            .map_err(|e| failed("cannot open a channel", e))?;
+        let names = Names::new(&cx.run_id, spec);
+        if let Err(e) = resources::declare(&admin, &s.broker, spec, &names).await {
+            let cleanup = connection.create_channel().await;
+            if let Ok(ch) = cleanup {
+                resources::delete(&ch, &names).await;
+            }
+            return Err(failed(
+                &format!("cannot declare {}", names.all().join(", ")),
+                e,
+            ));
+        }
+        let ledger = Arc::new(Ledger::default());
+        let mut broker = RabbitMq {
+            url: url.clone(),
+            names: names.clone(),
+            publisher: admin.clone(),
+            admin,
+            ledger: ledger.clone(),
+            proxy: Proxy::start(
+                addr,
+                s.consumer.workers,
+                Arc::new(proxy::Amqp {
+                    state: cx.state.clone(),
+                    ledger: ledger.clone(),
+                    consumer_timeout: crate::record::nanos(s.broker.visibility_timeout),
+                }),
+            )
+            .await
+            .map_err(|e| OpenError::Failed(format!("cannot listen on 127.0.0.1: {e}")))?,
+            connection,
+            dlq: None,
+            consuming: queue::Consuming {
+                queue: names.queue.clone(),
+                prefetch: u16::try_from(spec.prefetch).unwrap_or(u16::MAX),
+                state: cx.state.clone(),
+                ledger,
+            },
+            dead_letter: spec.dead_letter,
+            workers: s.consumer.workers,
+            ready: Mutex::new(None),
+        };
+        // From here on, a failure still deletes what was declared.
+        if let Err(e) = broker.start(&cx).await {
+            Box::new(broker).finish().await;
+            return Err(e);
+        }
+        Ok(broker)
+    }
+
+    /// The publishing channel (with confirms) and the dead-letter queue's consumer.
+    async fn start(&mut self, cx: &Context<'_>) -> Result<(), OpenError> {
+        let failed = |what: &str, e: lapin::Error| OpenError::Failed(format!("{what}: {e}"));
+        self.publisher = self
+            .connection
+            .create_channel()
+            .await
+            .map_err(|e| failed("cannot open a channel", e))?;
+        self.publisher
+            .confirm_select(ConfirmSelectOptions::default())
+            .await
+            .map_err(|e| failed("cannot select publisher confirms", e))?;
+        if let Some((_, dlq)) = &self.names.dead_letter {
+            let ch = self
+                .connection
+                .create_channel()
+                .await
+                .map_err(|e| failed("cannot open a channel", e))?;
+            let task = dlq::consume(&ch, dlq, cx.state.clone(), self.ledger.clone())
+                .await
+                .map_err(|e| failed(&format!("cannot consume {dlq}"), e))?;
+            self.dlq = Some(task);
+        }
+        Ok(())
+    }
+
+    async fn publish_one(&self, seq: Seq, body: String) -> Result<(), String> {
+        // The run records the publish before this call ([`super::LiveBroker::records_its_events`]).
+        let props = BasicProperties::default()
+            .with_message_id(seq.to_string().into())
+            .with_content_type("application/json".into())
+            .with_delivery_mode(2);
+        let confirm = self
+            .publisher
+            .basic_publish(
+                "".into(),
+                self.names.queue.as_str().into(),
+                BasicPublishOptions::default(),
+                body.as_bytes(),
+                props,
+            )
+            .await
+            .map_err(|e| format!("cannot publish message {seq}: {e}"))?
+            .await
+            .map_err(|e| format!("message {seq} was not confirmed: {e}"))?;
+        match confirm {
+            Confirmation::Ack(_) => {
+                self.ledger.published();
+                Ok(())
+            }
+            other => Err(format!("the server refused message {seq}: {other:?}")),
+        }
+    }
+
+    /// Messages ready in the queue, from the server at most every [`READY_EVERY`].
+    async fn ready(&self) -> Result<u64, String> {
+        let cached = *self.ready.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, n)) = cached.filter(|(at, _)| at.elapsed() < READY_EVERY) {
+            return Ok(n);
+        }
+        let n = resources::ready(&self.admin, &self.names.queue)
+            .await
+            .map_err(|e| format!("cannot read the queue {}: {e}", self.names.queue))?;
+        *self.ready.lock().unwrap_or_else(PoisonError::into_inner) = Some((Instant::now(), n));
+        Ok(n)
+    }
+
+    /// Without a dead-letter exchange the server drops a message past its delivery limit,
+    /// unseen. Once the run's connections are closed, an empty queue means every message
+    /// neither acked nor dead-lettered was dropped, at its last return.
+    async fn dropped(admin: &Channel, names: &Names, ledger: &Ledger) -> Vec<crate::record::Event> {
+        if names.dead_letter.is_some() {
+            return Vec::new();
+        }
+        // The server requeues a closed connection's deliveries a moment after the close.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        match resources::ready(admin, &names.queue).await {
+            Ok(0) => ledger
+                .unsettled_messages()
+                .into_iter()
+                .map(|(at, seq, delivery)| crate::record::Event {
+                    at,
+                    kind: crate::record::EventKind::Dropped { seq, delivery },
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    async fn counts_now(&self) -> Result<Counts, String> {
+        let unsettled = if self.dead_letter {
+            // Every message ends acked or in the dead-letter queue, both seen by the run.
+            self.ledger.unsettled()
+        } else {
+            // A message past its delivery limit is dropped unseen: ask the server what is left.
+            self.ready().await? + self.ledger.held()
+        };
+        Ok(Counts {
+            unsettled,
+            dead_lettered: self.ledger.dead_count(),
+        })
+    }
+}
+
+impl LiveBroker for RabbitMq {
+    fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(self.publish_one(seq, body))
+    }
+
+    fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {
+        Box::pin(self.counts_now())
+    }
+
+    fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)> {
+        vec![
+            (
+                "ACKBENCH_AMQP_URL".to_string(),
+                via(&self.url, self.proxy.addr(worker)),
+            ),
+            ("ACKBENCH_QUEUE".to_string(), self.names.queue.clone()),
+        ]
+    }
+
+    fn queues(&self) -> Arc<dyn QueueFactory> {
+        Arc::new(AmqpQueues {
+            urls: (1..=self.workers)
+                .map(|w| via(&self.url, self.proxy.addr(w)))
+                .collect(),
+            consuming: self.consuming.clone(),
+        })
+    }
+
+    fn finish(self: Box<Self>) -> BoxFuture<'static, Finished> {
+        Box::pin(async move {
+            let me = *self;
+            me.proxy.stop().await;
+            if let Some(task) = me.dlq {
+                task.abort();
+            }
+            let dropped = RabbitMq::dropped(&me.admin, &me.names, &me.ledger).await;
+            let mut left_behind = match me.connection.create_channel().await {
+                Ok(ch) => resources::delete(&ch, &me.names).await,
+                Err(_) => match Connection::connect(&me.url, ConnectionProperties::default()).await
+                {
+                    Ok(c) => match c.create_channel().await {
+                        Ok(ch) => resources::delete(&ch, &me.names).await,
+                        Err(_) => me.names.all(),
+                    },
+                    Err(_) => me.names.all(),
+                },
+            };
+            let _ = me
+                .connection
+                .close(200, "ackbench run finished".into())
+                .await;
+            left_behind.sort();
+            Finished {
+                events: dropped,
+                notes: vec![
+                    "RabbitMQ: deliveries and acks are read by the AMQP proxy between each \
+                     worker and the server; dead-lettering when the entry reaches the \
+                     dead-letter queue"
+                        .to_string(),
+                ],
+                left_behind,
+            }
+        })
+    }
+}
+
+/// Each worker's AMQP client, through its own proxy port.
+struct AmqpQueues {
+    urls: Vec<String>,
+    consuming: queue::Consuming,
+}
+
+impl QueueFactory for AmqpQueues {
+    fn connect(&self, worker: WorkerId) -> BoxFuture<'_, Result<Box<dyn LiveQueue>, String>> {
+        Box::pin(async move {
+            let url = self.urls[(worker - 1) as usize].clone();
+            let q = queue::AmqpQueue::connect(url, worker, self.consuming.clone()).await?;
+            Ok(Box::new(q) as Box<dyn LiveQueue>)
+        })
+    }
+}
