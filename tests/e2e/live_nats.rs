@@ -60,7 +60,11 @@ fn run(dir: &Path, name: &str, profile: &str, args: &[&str]) -> (u32, Output, Op
 fn finished(run: (u32, Output, Option<Value>)) -> Value {
     let (pid, o, s) = run;
     assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
-    assert_eq!(streams_of(pid), Vec::<String>::new(), "nothing left on the server");
+    assert_eq!(
+        streams_of(pid),
+        Vec::<String>::new(),
+        "nothing left on the server"
+    );
     s.expect("a summary")
 }
 
@@ -102,7 +106,7 @@ fn kills_profile(consumer: &str, chaos: bool) -> String {
 name: live-nats-kills
 mode: live
 seed: 7
-run: {{ duration: 150s, drain: 10m, time_scale: 0.05 }}
+run: {{ duration: 150s, drain: 10m, time_scale: 0.1 }}
 broker: {{ kind: nats, ack_wait: 30s, max_deliver: 5 }}
 workload: {{ arrival: {{ every: 5s }}, count: 30 }}
 consumer:
@@ -153,8 +157,16 @@ fn kills_at_call_answered_count_like_the_sim_model_for_the_built_in_and_the_pyth
     if let Some(py_run) = py_run {
         let py = py_run.join().unwrap();
         assert_eq!(py["worker_kills"], 20);
-        assert_eq!(counts(&py), counts(&live), "the Python consumer counts like the built-in");
-        assert!(workers_left(&marker).is_empty(), "{:?}", workers_left(&marker));
+        assert_eq!(
+            counts(&py),
+            counts(&live),
+            "the Python consumer counts like the built-in"
+        );
+        assert!(
+            workers_left(&marker).is_empty(),
+            "{:?}",
+            workers_left(&marker)
+        );
     }
 }
 
@@ -183,7 +195,11 @@ fn interrupted_by(signal: nix::sys::signal::Signal, name: &str) -> Option<i32> {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
     let code = child.wait().unwrap().code();
     assert_eq!(streams_of(pid), Vec::<String>::new(), "{name}: stream left");
-    assert!(workers_left(&marker).is_empty(), "{name}: {:?}", workers_left(&marker));
+    assert!(
+        workers_left(&marker).is_empty(),
+        "{name}: {:?}",
+        workers_left(&marker)
+    );
     code
 }
 
@@ -216,7 +232,11 @@ fn an_unreachable_server_exits_3_naming_the_url_and_the_kind() {
 
 #[test]
 fn a_server_without_jetstream_exits_2_saying_how_to_enable_it() {
-    if Command::new("nats-server").arg("--version").output().is_err() {
+    if Command::new("nats-server")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         assert!(
             std::env::var("ACKBENCH_REQUIRE_SERVICES").as_deref() != Ok("1"),
             "nats-server is required (ACKBENCH_REQUIRE_SERVICES=1)"

@@ -31,7 +31,10 @@ pub fn frame(buf: &[u8]) -> Option<Frame> {
     let line_len = eol + 2;
     let line = std::str::from_utf8(&buf[..eol]).unwrap_or("");
     let t: Vec<&str> = line.split_ascii_whitespace().collect();
-    let op = t.first().map(|s| s.to_ascii_uppercase()).unwrap_or_default();
+    let op = t
+        .first()
+        .map(|s| s.to_ascii_uppercase())
+        .unwrap_or_default();
     // (subject, reply, header bytes, total bytes) by the op's layout.
     let parsed = match (op.as_str(), t.len()) {
         ("MSG", 4) => Some((t[1], None, "0", t[3])),
@@ -102,7 +105,10 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
         let h = f[3].message.clone().unwrap();
         assert_eq!((h.reply, h.payload.len()), (None, 2));
         let p = f[4].message.clone().unwrap();
-        assert_eq!((p.subject.as_str(), p.reply.as_deref()), ("$JS.ACK.s.c.1.1.1.1.0", Some("_INBOX.b")));
+        assert_eq!(
+            (p.subject.as_str(), p.reply.as_deref()),
+            ("$JS.ACK.s.c.1.1.1.1.0", Some("_INBOX.b"))
+        );
         assert_eq!(p.payload.len(), 4);
         assert_eq!(f[5].message.clone().unwrap().payload.len(), 0);
     }

@@ -105,13 +105,27 @@ impl NatsBroker {
                 "cannot create stream {stream} and consumer {CONSUMER} on {url}: {e}"
             )));
         }
-        let shared = Arc::new(proxy::Shared::new(s, cx.state.clone(), book.clone(), &stream, CONSUMER));
-        let proxy = match Proxy::start(upstream, s.consumer.workers, Arc::new(proxy::NatsProtocol(shared))).await {
+        let shared = Arc::new(proxy::Shared::new(
+            s,
+            cx.state.clone(),
+            book.clone(),
+            &stream,
+            CONSUMER,
+        ));
+        let proxy = match Proxy::start(
+            upstream,
+            s.consumer.workers,
+            Arc::new(proxy::NatsProtocol(shared)),
+        )
+        .await
+        {
             Ok(p) => p,
             Err(e) => {
                 advisories.abort();
                 let _ = js.delete_stream(&stream).await;
-                return Err(OpenError::Failed(format!("cannot start the workers' proxy: {e}")));
+                return Err(OpenError::Failed(format!(
+                    "cannot start the workers' proxy: {e}"
+                )));
             }
         };
         Ok(NatsBroker {
@@ -186,7 +200,10 @@ async fn jetstream_enabled(client: &async_nats::Client) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let v: serde_json::Value = serde_json::from_slice(&answer.payload).unwrap_or_default();
     match v.get("error") {
-        Some(err) => Err(err["description"].as_str().unwrap_or("an error").to_string()),
+        Some(err) => Err(err["description"]
+            .as_str()
+            .unwrap_or("an error")
+            .to_string()),
         None => Ok(()),
     }
 }
@@ -201,7 +218,10 @@ async fn create(
 ) -> Result<(), String> {
     let wall = |d: Duration| clock.wall(nanos(d));
     let (backoff, max_ack_pending) = match &s.broker.kind {
-        BrokerKind::Nats(n) => (n.backoff.iter().map(|&d| wall(d)).collect(), n.max_ack_pending),
+        BrokerKind::Nats(n) => (
+            n.backoff.iter().map(|&d| wall(d)).collect(),
+            n.max_ack_pending,
+        ),
         _ => (Vec::new(), 1),
     };
     let st = js

@@ -36,7 +36,13 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(s: &Scenario, state: Arc<LiveState>, book: Arc<Mutex<Book>>, stream: &str, consumer: &str) -> Shared {
+    pub fn new(
+        s: &Scenario,
+        state: Arc<LiveState>,
+        book: Arc<Mutex<Book>>,
+        stream: &str,
+        consumer: &str,
+    ) -> Shared {
         let backoff = match &s.broker.kind {
             crate::profile::BrokerKind::Nats(n) => n.backoff.iter().map(|&d| nanos(d)).collect(),
             _ => Vec::new(),
@@ -111,20 +117,23 @@ impl NatsConnection {
             // +TERM takes the message off the consumer for good, as an ack does.
             AckKind::Ack | AckKind::Term => {
                 let outcome = sh.book().acked(p.seq, p.delivery);
-                sh.state.observed_ack(self.worker, p.seq, p.delivery, outcome);
+                sh.state
+                    .observed_ack(self.worker, p.seq, p.delivery, outcome);
             }
             AckKind::Progress => {
                 let latest = sh.book().latest(p.seq).max(1);
                 let end = now.saturating_add(sh.waits.wait(latest));
                 sh.book().moved(p.seq, end);
-                sh.state.observed_extend(self.worker, p.seq, p.delivery, end);
+                sh.state
+                    .observed_extend(self.worker, p.seq, p.delivery, end);
             }
             AckKind::Nak { delay_ns } => {
                 // The delay is wall time; the record is in profile time.
                 let delay = (delay_ns as f64 / sh.state.clock.scale()) as Nanos;
                 let at = now.saturating_add(delay);
                 sh.book().moved(p.seq, at);
-                sh.state.observed_release(self.worker, p.seq, p.delivery, at);
+                sh.state
+                    .observed_release(self.worker, p.seq, p.delivery, at);
             }
         }
     }
@@ -136,7 +145,8 @@ impl NatsConnection {
             self.apply(p);
             return false;
         }
-        let Some((seq, delivery)) = m.reply.as_deref().and_then(|r| self.shared.delivery_of(r)) else {
+        let Some((seq, delivery)) = m.reply.as_deref().and_then(|r| self.shared.delivery_of(r))
+        else {
             return false;
         };
         let sh = &self.shared;

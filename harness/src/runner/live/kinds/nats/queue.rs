@@ -30,7 +30,12 @@ fn unavailable(e: impl std::fmt::Display) -> QueueError {
 
 impl NatsQueue {
     /// Connects to `url` (the worker's proxy port) and binds the run's consumer.
-    pub async fn connect(url: &str, stream: &str, consumer: &str, clock: LiveClock) -> Result<NatsQueue, String> {
+    pub async fn connect(
+        url: &str,
+        stream: &str,
+        consumer: &str,
+        clock: LiveClock,
+    ) -> Result<NatsQueue, String> {
         let client = async_nats::connect(url)
             .await
             .map_err(|e| format!("cannot connect to NATS at {url}: {e}"))?;

@@ -64,7 +64,9 @@ pub fn kind(payload: &[u8]) -> Option<AckKind> {
         0
     } else {
         let v: serde_json::Value = serde_json::from_str(rest).ok()?;
-        v.get("delay").and_then(serde_json::Value::as_u64).unwrap_or(0)
+        v.get("delay")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0)
     };
     Some(AckKind::Nak { delay_ns })
 }
@@ -89,8 +91,12 @@ mod tests {
 
     #[test]
     fn the_newer_subject_with_domain_and_account_hash_is_read_past_them() {
-        let s = parse("$JS.ACK.hub.ACCHASH.orders.workers.3.5.9.1700000000000000000.0.xyz").unwrap();
-        assert_eq!((s.stream, s.consumer, s.delivered, s.stream_seq), ("orders", "workers", 3, 5));
+        let s =
+            parse("$JS.ACK.hub.ACCHASH.orders.workers.3.5.9.1700000000000000000.0.xyz").unwrap();
+        assert_eq!(
+            (s.stream, s.consumer, s.delivered, s.stream_seq),
+            ("orders", "workers", 3, 5)
+        );
         let s = parse("$JS.ACK._.ACCHASH.orders.workers.1.8.9.1700000000000000000.0").unwrap();
         assert_eq!((s.delivered, s.stream_seq), (1, 8));
     }
