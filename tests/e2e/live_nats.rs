@@ -275,3 +275,34 @@ fn a_server_without_jetstream_exits_2_saying_how_to_enable_it() {
     let err = stderr(&o);
     assert!(err.contains(&url) && err.contains("-js"), "{err}");
 }
+
+#[test]
+fn max_deliver_advisories_count_in_dlq_like_the_sim_model() {
+    if !nats_up() {
+        return;
+    }
+    // 4 poison messages of 20 crash the worker on each delivery: MaxDeliver 3 is reached for
+    // each (the server's MAX_DELIVERIES advisory), 16 orders are sent once.
+    let (dir, p) = temp_profile(
+        r#"
+name: live-nats-poison
+mode: live
+seed: 3
+run: { duration: 100s, drain: 10m, time_scale: 0.05 }
+broker: { kind: nats, ack_wait: 10s, max_deliver: 3 }
+workload: { arrival: { every: 5s }, count: 20, poison: { first: 4 } }
+consumer: { target: ack-after-work, workers: 3, restart_after: 1s }
+provider:
+  effect_at: request
+  latency: { dist: lognormal, median: 240ms, p99: 900ms }
+"#,
+    );
+    let p = p.to_str().unwrap();
+    let live = finished(run(dir.path(), "live", p, &[]));
+    let sim = finished(run(dir.path(), "sim", p, &["--set", "mode=sim"]));
+    assert_eq!(counts(&live), counts(&sim));
+    assert_eq!(
+        (live["dlq"].as_u64(), live["effects"].as_u64()),
+        (Some(4), Some(16))
+    );
+}

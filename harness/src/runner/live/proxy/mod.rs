@@ -28,6 +28,8 @@ pub enum Flow {
 
 /// One worker connection's reader of the broker's protocol. Both directions share it (under a
 /// lock), so an answer of the broker can be matched with the worker's request.
+// `from_worker` / `from_server` name the direction of the bytes, not a conversion.
+#[allow(clippy::wrong_self_convention)]
 pub trait Connection: Send + 'static {
     /// Bytes the worker sent: append to `forward` what goes on to the broker (normally all).
     fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow;
