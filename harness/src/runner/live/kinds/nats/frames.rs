@@ -115,13 +115,13 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
 
     #[test]
     fn a_frame_split_anywhere_is_whole_only_with_its_last_byte() {
-        let bytes = b"MSG a 1 r 11\r\nhello\r\nworld\r\n";
+        let bytes = b"MSG a 1 r 12\r\nhello\r\nworld\r\n";
         for cut in 0..bytes.len() {
             assert_eq!(frame(&bytes[..cut]), None, "cut at {cut}");
         }
         let f = frame(bytes).unwrap();
         assert_eq!(f.len, bytes.len());
         // The payload may hold CRLF: its size, not a line end, ends it.
-        assert_eq!(f.message.unwrap().payload, 14..25);
+        assert_eq!(f.message.unwrap().payload, 14..26);
     }
 }

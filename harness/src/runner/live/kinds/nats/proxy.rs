@@ -218,3 +218,83 @@ impl Connection for NatsConnection {
         Flow::Go
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chaos::KillSchedule;
+    use crate::provider::http::LiveClock;
+    use crate::record::AckOutcome;
+
+    fn shared() -> Arc<Shared> {
+        let book = Arc::new(Mutex::new(Book::default()));
+        book.lock().unwrap().published(1, 1);
+        Arc::new(Shared {
+            state: LiveState::new(LiveClock::new(1.0), "q", 2, KillSchedule::new(&[], 1)),
+            book,
+            stream: "s".to_string(),
+            consumer: "workers".to_string(),
+            waits: NatsConfig {
+                ack_wait: 30,
+                backoff: Vec::new(),
+                max_deliver: 0,
+                max_ack_pending: 1,
+            },
+        })
+    }
+
+    fn kinds(sh: &Shared) -> Vec<EventKind> {
+        sh.state.take_events().into_iter().map(|e| e.kind).collect()
+    }
+
+    #[tokio::test]
+    async fn a_split_delivery_is_observed_once_whole_and_its_double_ack_when_the_server_answers() {
+        let sh = shared();
+        let mut c = NatsProtocol(sh.clone()).connection(1);
+        let msg = b"MSG _INBOX.p.1 9 $JS.ACK.s.workers.1.1.1.1700000000000000000.0 5\r\nhello\r\n";
+        let mut out = Vec::new();
+        // The first 20 bytes are held until the rest arrives.
+        assert_eq!(c.from_server(&msg[..20], &mut out), Flow::Go);
+        assert!(out.is_empty());
+        assert_eq!(c.from_server(&msg[20..], &mut out), Flow::Go);
+        assert_eq!(out, msg);
+        assert!(matches!(
+            kinds(&sh)[..],
+            [EventKind::Delivered {
+                seq: 1,
+                worker: 1,
+                delivery: 1,
+                ..
+            }]
+        ));
+        // The double ack: recorded when the server's answer on its inbox passes back.
+        let ack = b"PUB $JS.ACK.s.workers.1.1.1.1700000000000000000.0 _INBOX.a.7 4\r\n+ACK\r\n";
+        out.clear();
+        c.from_worker(ack, &mut out);
+        assert_eq!(out, ack);
+        assert!(kinds(&sh).is_empty());
+        out.clear();
+        c.from_server(b"MSG _INBOX.a.7 3 0\r\n\r\n", &mut out);
+        let ev = kinds(&sh);
+        assert!(
+            ev.contains(&EventKind::Acked {
+                seq: 1,
+                worker: 1,
+                delivery: 1,
+                outcome: AckOutcome::Deleted
+            }),
+            "{ev:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn deliveries_of_another_consumer_are_passed_on_unobserved() {
+        let sh = shared();
+        let mut c = NatsProtocol(sh.clone()).connection(2);
+        let msg = b"MSG _INBOX.p.1 9 $JS.ACK.other.workers.1.1.1.1700000000000000000.0 0\r\n\r\n";
+        let mut out = Vec::new();
+        assert_eq!(c.from_server(msg, &mut out), Flow::Go);
+        assert_eq!(out, msg);
+        assert!(kinds(&sh).is_empty());
+    }
+}
