@@ -123,8 +123,8 @@ fn a_kinds_keys_are_checked() {
 #[test]
 fn a_live_run_on_another_kind_than_sqs_is_refused() {
     refused(
-        &format!("{BASE}mode: live\nbroker: {{ kind: nats }}\n"),
-        "broker.kind: live runs support only broker kind sqs for now; nats runs in sim mode",
+        &format!("{BASE}mode: live\nbroker: {{ kind: redis-streams }}\n"),
+        "broker.kind: live runs support only broker kind sqs for now; redis-streams runs in sim mode",
     );
 }
 

@@ -18,6 +18,8 @@ mod live_ingress;
 mod live_rabbitmq;
 #[cfg(feature = "live")]
 mod live_sqs_endpoint;
+#[cfg(feature = "live")]
+mod live_nats;
 mod pipes;
 mod producer_retries;
 mod profile_errors;

@@ -64,6 +64,7 @@ pub fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> 
 /// Live runs serve the embedded SQS broker; the other kinds run in sim mode only for now.
 pub fn check_mode(broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
     if mode == Mode::Live && !matches!(broker.kind, BrokerKind::Sqs | BrokerKind::RabbitMq(_)) {
+    if mode == Mode::Live && !matches!(broker.kind, BrokerKind::Sqs | BrokerKind::Nats(_)) {
         return Err(Problem::new(
             path.key("kind"),
             format!(

@@ -16,6 +16,7 @@
 mod embedded_sqs;
 mod external_sqs;
 mod rabbitmq;
+mod nats;
 mod sqs_queue;
 
 pub use embedded_sqs::QUEUE;
@@ -166,6 +167,7 @@ pub async fn open(cx: Context<'_>) -> Result<Box<dyn LiveBroker>, OpenError> {
         }
         BrokerKind::Sqs => Ok(Box::new(embedded_sqs::EmbeddedSqs::open(cx).await?)),
         BrokerKind::RabbitMq(_) => Ok(Box::new(rabbitmq::RabbitMq::open(cx).await?)),
+        BrokerKind::Nats(_) => Ok(Box::new(nats::NatsBroker::open(cx).await?)),
         other => Err(OpenError::Failed(format!(
             "live runs do not support broker kind {} yet",
             other.name()

@@ -29,6 +29,7 @@ pub enum Flow {
 /// One worker connection's reader of the broker's protocol. Both directions share it (under a
 /// lock), so an answer of the broker can be matched with the worker's request.
 // `from_worker` / `from_server` name where the bytes come from, not a conversion.
+// `from_worker` / `from_server` name the direction of the bytes, not a conversion.
 #[allow(clippy::wrong_self_convention)]
 pub trait Connection: Send + 'static {
     /// Bytes the worker sent: append to `forward` what goes on to the broker (normally all).
