@@ -61,7 +61,10 @@ pub fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> 
 
 /// Live runs serve the embedded SQS broker; the other kinds run in sim mode only for now.
 pub fn check_mode(broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
-    if mode == Mode::Live && broker.kind != BrokerKind::Sqs {
+    if mode == Mode::Live
+        && broker.kind != BrokerKind::Sqs
+        && !matches!(broker.kind, BrokerKind::RedisStreams(_))
+    {
         return Err(Problem::new(
             path.key("kind"),
             format!(

@@ -14,6 +14,7 @@
 //! each worker and the server.
 
 mod embedded_sqs;
+mod redis_streams;
 mod sqs_queue;
 
 pub use embedded_sqs::QUEUE;
@@ -153,6 +154,7 @@ pub struct Context<'a> {
 pub async fn open(cx: Context<'_>) -> Result<Box<dyn LiveBroker>, OpenError> {
     match &cx.scenario.broker.kind {
         BrokerKind::Sqs => Ok(Box::new(embedded_sqs::EmbeddedSqs::open(cx).await?)),
+        BrokerKind::RedisStreams(_) => Ok(Box::new(redis_streams::RedisStreams::open(cx).await?)),
         other => Err(OpenError::Failed(format!(
             "live runs do not support broker kind {} yet",
             other.name()
