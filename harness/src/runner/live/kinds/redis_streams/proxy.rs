@@ -397,7 +397,12 @@ impl Connection for RespConnection {
         let mut used = 0;
         let mut flow = Flow::Go;
         loop {
-            match decode(&self.down[used..], self.resp) {
+            // The reply to HELLO is in the protocol it asks for.
+            let resp = match self.expected.front() {
+                Some(Expect::Hello(r)) => *r,
+                _ => self.resp,
+            };
+            match decode(&self.down[used..], resp) {
                 Ok(Some((Value::Push, n))) => {
                     forward.extend_from_slice(&self.down[used..used + n]);
                     used += n;
@@ -562,6 +567,20 @@ mod tests {
                 "dead 2.1",
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn after_hello_3_replies_are_read_as_resp3() {
+        let (state, run) = run();
+        let mut w1 = RespProtocol(run).connection(1);
+        // HELLO 3 is answered in RESP3 (a map); XREADGROUP's reply then is a map of streams.
+        let hello = format!("%1\r\n{}:3\r\n", bulk("proto"));
+        let (back, _) = exchange(&mut *w1, &["HELLO", "3"], &hello);
+        assert_eq!(back, hello.as_bytes());
+        let read = ["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"];
+        let reply = format!("%1\r\n{}{}", bulk("s"), entry("0-2"));
+        exchange(&mut *w1, &read, &reply);
+        assert_eq!(outcomes(&state.take_events()), ["deliver 2.1 to 1"]);
     }
 
     #[tokio::test]
