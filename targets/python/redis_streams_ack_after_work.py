@@ -12,7 +12,8 @@ The consumer-side rules, as in ackbench's model of Redis Streams:
   claim period, only at its ticks (multiples of it from the run's start);
 - an entry that has had max_deliveries deliveries is not claimed again: it is taken without a
   delivery (XCLAIM JUSTID), copied to the dead stream with its `id` and acked;
-- while idle, XREADGROUP blocks until the next pending entry becomes claimable.
+- while idle, XREADGROUP blocks until shortly before the next pending entry becomes claimable,
+  then polls, so an idle consumer claims at the instant an entry qualifies.
 
 One worker process of an ackbench live run; its configuration comes from the environment (see
 README.md): ACKBENCH_REDIS_URL (this worker's own proxy port), ACKBENCH_STREAM,
@@ -50,6 +51,9 @@ SCALE = float(os.environ.get("ACKBENCH_TIME_SCALE", "1"))
 CALL_TIMEOUT_S = max(1.0, 900 * SCALE)
 # The longest XREADGROUP block: 1 profile second, so an entry handed back early is seen soon.
 MAX_BLOCK_MS = min(1000, max(1, round(1000 * SCALE)))
+# Stop blocking this long before a claim is due, and poll every POLL_MS instead (wall ms).
+BLOCK_SLACK_MS = 110
+POLL_MS = 5
 # Back-off after a failed command (Redis unreachable): 1 profile second.
 BACKOFF_S = 1 * SCALE
 
@@ -123,19 +127,19 @@ def claim(r):
     return None
 
 
-def block_ms(r):
-    """How long to wait for new entries: until the next pending entry becomes claimable."""
+def next_claim_ms(r):
+    """How long until the next pending entry becomes claimable (None: nothing pending)."""
     now = now_ms()
     waits = [
         next_tick(now - p["time_since_delivered"] + MIN_IDLE_MS) - now
         for p in r.xpending_range(STREAM, GROUP, "-", "+", 1000)
     ]
-    return max(1, min([MAX_BLOCK_MS] + waits))
+    return max(0, min(waits)) if waits else None
 
 
-def read_new(r):
-    """XREADGROUP > for one new entry, blocking: (id, fields, 1) or None."""
-    got = r.xreadgroup(GROUP, CONSUMER, {STREAM: ">"}, count=1, block=block_ms(r))
+def read_new(r, block):
+    """XREADGROUP > for one new entry, blocking `block` ms (None: not at all): (id, fields, 1)."""
+    got = r.xreadgroup(GROUP, CONSUMER, {STREAM: ">"}, count=1, block=block)
     # RESP2: [[stream, [(id, fields)]]]; RESP3: {stream: [[(id, fields)]]}.
     if isinstance(got, dict):
         entries = [e for batch in got.values() for e in batch[0]]
@@ -145,6 +149,30 @@ def read_new(r):
         if fields:
             return entry_id, fields, 1
     return None
+
+
+def receive(r):
+    """Claims first; else reads a new entry, waiting at most until the next claim is due.
+
+    A blocking read ends at once when an entry arrives, but its timeout only on the server's hz
+    tick (up to 100 ms late at Redis's default hz 10): it never blocks into the last BLOCK_SLACK_MS
+    before a claim, which is polled instead.
+    """
+    while True:
+        got = claim(r)
+        if got:
+            return got
+        wait = next_claim_ms(r)
+        if wait is not None and wait <= BLOCK_SLACK_MS:
+            got = read_new(r, None)
+            if got:
+                return got
+            time.sleep(max(1, min(wait, POLL_MS)) / 1000)
+            continue
+        block = MAX_BLOCK_MS if wait is None else min(MAX_BLOCK_MS, wait - BLOCK_SLACK_MS)
+        got = read_new(r, block)
+        if got:
+            return got
 
 
 def handle(r, entry_id, fields, delivery):
@@ -168,7 +196,7 @@ def main():
     log(f"consuming {STREAM} as {CONSUMER} in {GROUP}, min idle {MIN_IDLE_MS} ms, provider {PROVIDER_URL}")
     while True:
         try:
-            got = claim(r) or read_new(r)
+            got = receive(r)
         except redis.exceptions.RedisError as e:
             # Redis cannot be reached: back off and try again, as a real consumer does.
             log(f"receive failed: {e}")

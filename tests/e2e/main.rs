@@ -14,6 +14,8 @@ mod interrupt;
 mod live;
 #[cfg(feature = "live")]
 mod live_ingress;
+#[cfg(feature = "live")]
+mod live_redis_streams;
 mod pipes;
 mod profile_errors;
 mod report_folder;
