@@ -18,6 +18,7 @@ mod rule;
 mod settings;
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -51,7 +52,9 @@ pub struct RedisStreams {
     workers: u32,
     clock: LiveClock,
     state: Arc<LiveState>,
-    counts: Mutex<Option<(Instant, Counts)>>,
+    /// The server's counts, when read and after how many publishes.
+    counts: Mutex<Option<(Instant, u64, Counts)>>,
+    published: AtomicU64,
 }
 
 fn unreachable(url: &str, reason: impl ToString) -> OpenError {
@@ -142,6 +145,7 @@ impl RedisStreams {
             clock,
             state: cx.state.clone(),
             counts: Mutex::new(None),
+            published: AtomicU64::new(0),
         })
     }
 
@@ -262,13 +266,16 @@ impl LiveBroker for RedisStreams {
         let mut conn = self.conn.clone();
         let stream = self.names.stream.clone();
         Box::pin(async move {
-            redis::cmd("XADD")
+            let added = redis::cmd("XADD")
                 .arg(&stream)
                 .arg(&id)
                 .arg("body")
                 .arg(body)
                 .query_async::<String>(&mut conn)
-                .await
+                .await;
+            // Counts read before this entry was added would call the run drained.
+            self.published.fetch_add(1, Ordering::SeqCst);
+            added
                 .map(|_| ())
                 .map_err(|e| format!("cannot publish message {seq} to stream {stream}: {e}"))
         })
@@ -276,14 +283,16 @@ impl LiveBroker for RedisStreams {
 
     fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {
         Box::pin(async move {
+            let published = self.published.load(Ordering::SeqCst);
             let cached = *self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some((at, c)) = cached {
-                if at.elapsed() < COUNTS_FOR {
+            if let Some((at, after, c)) = cached {
+                if at.elapsed() < COUNTS_FOR && after == published {
                     return Ok(c);
                 }
             }
             let c = self.query_counts().await?;
-            *self.counts.lock().unwrap_or_else(PoisonError::into_inner) = Some((Instant::now(), c));
+            *self.counts.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some((Instant::now(), published, c));
             Ok(c)
         })
     }
