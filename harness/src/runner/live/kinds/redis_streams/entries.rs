@@ -172,11 +172,7 @@ mod tests {
         assert_eq!(t.delivered("9-9", 1, true, 40, 70), None);
         // Acked at 50: no expiry at 70. The run ends at 100: one expiry, delivery 1's at 30.
         t.with("0-7", 50, |e| e.place = Place::Acked);
-        let expired: Vec<_> = t
-            .expiries(100)
-            .iter()
-            .map(|e| (e.at, e.kind.clone()))
-            .collect();
+        let expired: Vec<_> = t.expiries(100).iter().map(|e| (e.at, e.kind)).collect();
         assert_eq!(
             expired,
             [(
