@@ -20,6 +20,8 @@ mod live_rabbitmq;
 mod live_sqs_endpoint;
 #[cfg(feature = "live")]
 mod live_nats;
+#[cfg(feature = "live")]
+mod live_redis_streams;
 mod pipes;
 mod producer_retries;
 mod profile_errors;

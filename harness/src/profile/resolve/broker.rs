@@ -65,6 +65,10 @@ pub fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> 
 pub fn check_mode(broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
     if mode == Mode::Live && !matches!(broker.kind, BrokerKind::Sqs | BrokerKind::RabbitMq(_)) {
     if mode == Mode::Live && !matches!(broker.kind, BrokerKind::Sqs | BrokerKind::Nats(_)) {
+    if mode == Mode::Live
+        && broker.kind != BrokerKind::Sqs
+        && !matches!(broker.kind, BrokerKind::RedisStreams(_))
+    {
         return Err(Problem::new(
             path.key("kind"),
             format!(

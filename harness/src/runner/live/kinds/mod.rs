@@ -17,6 +17,7 @@ mod embedded_sqs;
 mod external_sqs;
 mod rabbitmq;
 mod nats;
+mod redis_streams;
 mod sqs_queue;
 
 pub use embedded_sqs::QUEUE;
@@ -168,6 +169,7 @@ pub async fn open(cx: Context<'_>) -> Result<Box<dyn LiveBroker>, OpenError> {
         BrokerKind::Sqs => Ok(Box::new(embedded_sqs::EmbeddedSqs::open(cx).await?)),
         BrokerKind::RabbitMq(_) => Ok(Box::new(rabbitmq::RabbitMq::open(cx).await?)),
         BrokerKind::Nats(_) => Ok(Box::new(nats::NatsBroker::open(cx).await?)),
+        BrokerKind::RedisStreams(_) => Ok(Box::new(redis_streams::RedisStreams::open(cx).await?)),
         other => Err(OpenError::Failed(format!(
             "live runs do not support broker kind {} yet",
             other.name()

@@ -1,0 +1,610 @@
+//! The RESP reader of one worker connection: it decodes the worker's commands, remembers in
+//! order what each one asked (replies come back in the same order, pipelined or not, and
+//! inside MULTI/EXEC at EXEC), and reads the server's reply to each:
+//!
+//! - XREADGROUP `>` on the run's stream: each entry is delivery 1 (the server's count).
+//! - XCLAIM and XAUTOCLAIM: each entry claimed is a delivery (the count goes up by one). With
+//!   JUSTID the count stays: to the entry's holder that is a heartbeat (an `IDLE` argument: a
+//!   hand-back, claimable again after `min_idle - IDLE`); by another consumer it only moves the
+//!   entry (as a consumer takes one it is about to move to the dead stream).
+//! - XACK: 1 is accepted (by the holder of the latest delivery: the ack; by a consumer whose
+//!   entry was claimed away: a stale ack that still removes it), 0 is a stale ack of an entry
+//!   already acked or gone.
+//! - XADD to `<stream>:dead` with the entry's `id` field: the consumer-side max_deliveries rule
+//!   moved the entry; its XACK that follows is part of the move, not an ack.
+//!
+//! A reply carrying a delivery a `received` kill is decided for is not forwarded: the
+//! connection is cut. Bytes that cannot be read as RESP are passed on unread from there on.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::entries::{Entries, Place};
+use super::resp::{command, decode, Resp, Value};
+use crate::record::{AckOutcome, EventKind, Nanos, WorkerId};
+use crate::runner::live::proxy::{Connection, Flow, Protocol};
+use crate::runner::live::state::LiveState;
+
+/// The run's names and the consumer rule's lease, in profile time, as the proxy needs them.
+pub struct Observed {
+    pub state: Arc<LiveState>,
+    pub entries: Arc<Entries>,
+    pub stream: String,
+    pub dead: String,
+    /// `min_idle` and `claim_every` in profile nanoseconds.
+    pub min_idle: Nanos,
+    pub claim_every: Nanos,
+}
+
+impl Observed {
+    /// When an entry delivered (or touched) now becomes claimable: `min_idle` on, at a tick.
+    fn claimable_at(&self, from: Nanos) -> Nanos {
+        self.on_tick(from.saturating_add(self.min_idle))
+    }
+
+    /// The first claim tick at or after `at`.
+    fn on_tick(&self, at: Nanos) -> Nanos {
+        match self.claim_every {
+            0 => at,
+            every => at.div_ceil(every).saturating_mul(every),
+        }
+    }
+}
+
+/// Makes each worker connection's reader.
+pub struct RespProtocol(pub Arc<Observed>);
+
+impl Protocol for RespProtocol {
+    fn connection(&self, worker: WorkerId) -> Box<dyn Connection> {
+        Box::new(RespConnection {
+            run: self.0.clone(),
+            worker,
+            resp: Resp::Two,
+            up: Vec::new(),
+            down: Vec::new(),
+            expected: VecDeque::new(),
+            multi: None,
+            blind: false,
+        })
+    }
+}
+
+/// What a command's reply will say, as far as the run cares.
+#[derive(Debug, Clone, PartialEq)]
+enum Expect {
+    Nothing,
+    /// XREADGROUP with `>` for the run's stream.
+    ReadNew,
+    /// XCLAIM (`justid`, `idle`: its IDLE argument in wall ms) or XAUTOCLAIM (`auto`).
+    Claim {
+        auto: bool,
+        justid: bool,
+        idle: Option<u64>,
+    },
+    Ack(Vec<String>),
+    /// XADD to the dead stream of the entry with this id.
+    DeadAdd(String),
+    Hello(Resp),
+    /// A command queued inside MULTI: its reply is `QUEUED`.
+    Queued,
+    /// EXEC: an array of the queued commands' replies.
+    Exec(Vec<Expect>),
+}
+
+struct RespConnection {
+    run: Arc<Observed>,
+    worker: WorkerId,
+    resp: Resp,
+    /// Bytes of a command not complete yet (already forwarded).
+    up: Vec<u8>,
+    /// Bytes of a reply not complete yet (held).
+    down: Vec<u8>,
+    expected: VecDeque<Expect>,
+    /// Inside MULTI: what the queued commands' replies will say.
+    multi: Option<Vec<Expect>>,
+    /// The protocol could not be read: pass everything on unread.
+    blind: bool,
+}
+
+fn upper(s: &str) -> String {
+    s.to_ascii_uppercase()
+}
+
+impl RespConnection {
+    /// What the reply to `args` will say.
+    fn expect(&self, args: &[String]) -> Expect {
+        let name = upper(&args[0]);
+        let on_stream = |i: usize| args.get(i).is_some_and(|k| *k == self.run.stream);
+        match name.as_str() {
+            "XREADGROUP" => {
+                let Some(s) = args.iter().position(|a| upper(a) == "STREAMS") else {
+                    return Expect::Nothing;
+                };
+                let rest = &args[s + 1..];
+                let (keys, ids) = rest.split_at(rest.len() / 2);
+                match keys.iter().position(|k| *k == self.run.stream) {
+                    Some(i) if ids.get(i).map(String::as_str) == Some(">") => Expect::ReadNew,
+                    _ => Expect::Nothing,
+                }
+            }
+            "XCLAIM" | "XAUTOCLAIM" if on_stream(1) => {
+                let flag = |f: &str| args.iter().skip(5).any(|a| upper(a) == f);
+                let idle = args
+                    .iter()
+                    .skip(5)
+                    .position(|a| upper(a) == "IDLE")
+                    .and_then(|i| args.get(i + 6))
+                    .and_then(|v| v.parse().ok());
+                Expect::Claim {
+                    auto: name == "XAUTOCLAIM",
+                    justid: flag("JUSTID"),
+                    idle,
+                }
+            }
+            "XACK" if on_stream(1) => Expect::Ack(args.iter().skip(3).cloned().collect()),
+            "XADD" if args.get(1).is_some_and(|k| *k == self.run.dead) => args
+                .windows(2)
+                .skip(2)
+                .find(|kv| kv[0] == "id")
+                .map_or(Expect::Nothing, |kv| Expect::DeadAdd(kv[1].clone())),
+            "HELLO" => match args.get(1).map(String::as_str) {
+                Some("3") => Expect::Hello(Resp::Three),
+                Some("2") => Expect::Hello(Resp::Two),
+                _ => Expect::Nothing,
+            },
+            _ => Expect::Nothing,
+        }
+    }
+
+    /// A command of the worker: remember what its reply will say.
+    fn command(&mut self, args: &[String]) {
+        let name = upper(&args[0]);
+        match (name.as_str(), &mut self.multi) {
+            ("MULTI", None) => {
+                self.multi = Some(Vec::new());
+                self.expected.push_back(Expect::Nothing);
+            }
+            ("EXEC", Some(_)) => {
+                let queued = self.multi.take().unwrap_or_default();
+                self.expected.push_back(Expect::Exec(queued));
+            }
+            ("DISCARD", Some(_)) => {
+                self.multi = None;
+                self.expected.push_back(Expect::Nothing);
+            }
+            (_, Some(_)) => {
+                let e = self.expect(args);
+                if let Some(q) = &mut self.multi {
+                    q.push(e);
+                }
+                self.expected.push_back(Expect::Queued);
+            }
+            (_, None) => {
+                let e = self.expect(args);
+                self.expected.push_back(e);
+            }
+        }
+    }
+
+    /// The server's reply to a command that expected `e`: true when a `received` kill fired
+    /// for a delivery in it.
+    fn reply(&mut self, e: Expect, v: &Value) -> bool {
+        if matches!(v, Value::Error(_)) {
+            return false;
+        }
+        match e {
+            Expect::Nothing | Expect::Queued => false,
+            Expect::Hello(r) => {
+                self.resp = r;
+                false
+            }
+            Expect::Exec(queued) => {
+                let mut killed = false;
+                for (e, v) in queued.into_iter().zip(v.array()) {
+                    killed |= self.reply(e, v);
+                }
+                killed
+            }
+            Expect::ReadNew => {
+                let ids = self.read_entries(v);
+                self.delivered(&ids)
+            }
+            Expect::Claim { auto, justid, idle } => {
+                let list = if auto {
+                    v.array().get(1).cloned().unwrap_or(Value::Null)
+                } else {
+                    v.clone()
+                };
+                let ids = if justid {
+                    list.array().iter().filter_map(Value::text).collect()
+                } else {
+                    list.entry_ids()
+                };
+                if justid {
+                    self.touched(&ids, idle);
+                    false
+                } else {
+                    self.delivered(&ids)
+                }
+            }
+            Expect::Ack(ids) => {
+                self.acked(&ids, v.int().unwrap_or(0));
+                false
+            }
+            Expect::DeadAdd(id) => {
+                self.dead(&id);
+                false
+            }
+        }
+    }
+
+    /// The run stream's entry ids in an XREADGROUP reply: `[[stream, entries], ...]` in RESP2,
+    /// `[stream, entries, ...]` from a RESP3 map.
+    fn read_entries(&self, v: &Value) -> Vec<String> {
+        let streams = v.array();
+        let pairs: Vec<&[Value]> = match streams.first() {
+            Some(Value::Array(_)) => streams.iter().map(Value::array).collect(),
+            _ => streams.chunks(2).collect(),
+        };
+        pairs
+            .into_iter()
+            .filter(|p| p.first().and_then(Value::text).as_deref() == Some(&self.run.stream))
+            .flat_map(|p| p.get(1).map(Value::entry_ids).unwrap_or_default())
+            .collect()
+    }
+
+    /// Deliveries (XREADGROUP `>` or claims): each adds one to the server's count.
+    fn delivered(&self, ids: &[String]) -> bool {
+        let run = &self.run;
+        let mut killed = false;
+        for id in ids {
+            let now = run.state.clock.now();
+            let lease_end = run.claimable_at(now);
+            let Some((seq, delivery)) =
+                run.entries.delivered(id, self.worker, true, now, lease_end)
+            else {
+                continue;
+            };
+            killed |= run
+                .state
+                .observed_delivery(self.worker, seq, delivery, lease_end);
+        }
+        killed
+    }
+
+    /// JUSTID claims: the holder's heartbeat or hand-back, or another consumer taking it.
+    fn touched(&self, ids: &[String], idle: Option<u64>) {
+        let run = &self.run;
+        let scale = run.state.clock.scale();
+        for id in ids {
+            let now = run.state.clock.now();
+            let at = match idle {
+                None => run.claimable_at(now),
+                Some(idle_ms) => {
+                    // Idle for `idle_ms` wall milliseconds: claimable `min_idle - idle` on.
+                    let idle = (idle_ms as f64 * 1e6 / scale) as Nanos;
+                    run.on_tick(now.saturating_add(run.min_idle.saturating_sub(idle)))
+                }
+            };
+            let seen = run.entries.with(id, now, |e| {
+                let holds = e.is_current(self.worker);
+                if !holds {
+                    e.owner = Some(self.worker);
+                }
+                e.claimable_at = Some(at);
+                (e.seq, e.deliveries, holds)
+            });
+            match seen {
+                Some((seq, delivery, true)) if idle.is_some() => {
+                    run.state.observed_release(self.worker, seq, delivery, at)
+                }
+                Some((seq, delivery, true)) => {
+                    run.state.observed_extend(self.worker, seq, delivery, at)
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// XACK answered `accepted` (how many of `ids` it removed from the pending entries list).
+    fn acked(&self, ids: &[String], accepted: i64) {
+        let run = &self.run;
+        for id in ids {
+            let seen = run.entries.with(id, run.state.clock.now(), |e| {
+                let was = e.place;
+                // With one id the reply says it; with several, an entry still unsettled here
+                // is one of those removed.
+                let removed = if ids.len() == 1 {
+                    accepted == 1
+                } else {
+                    was == Place::Unsettled && accepted > 0
+                };
+                if removed && was == Place::Unsettled {
+                    e.place = Place::Acked;
+                    e.claimable_at = None;
+                }
+                let outcome = match (removed, e.is_current(self.worker)) {
+                    (true, true) => AckOutcome::Deleted,
+                    (true, false) => AckOutcome::StaleDeleted,
+                    (false, _) => AckOutcome::StaleGone,
+                };
+                (e.seq, e.delivery_of(self.worker), was, outcome)
+            });
+            match seen {
+                // The ack that completes a move to the dead stream is not the worker's ack.
+                Some((_, _, Place::Dead, AckOutcome::StaleDeleted | AckOutcome::Deleted)) => {}
+                Some((seq, delivery, _, outcome)) => {
+                    run.state.observed_ack(self.worker, seq, delivery, outcome)
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// The entry `id` was added to the dead stream.
+    fn dead(&self, id: &str) {
+        let now = self.run.state.clock.now();
+        let moved = self.run.entries.with(id, now, |e| {
+            let first = e.place != Place::Dead;
+            e.place = Place::Dead;
+            e.claimable_at = None;
+            first.then_some((e.seq, e.deliveries))
+        });
+        if let Some(Some((seq, delivery))) = moved {
+            self.run
+                .state
+                .record(EventKind::DeadLettered { seq, delivery });
+        }
+    }
+}
+
+impl Connection for RespConnection {
+    fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
+        forward.extend_from_slice(bytes);
+        if self.blind {
+            return Flow::Go;
+        }
+        self.up.extend_from_slice(bytes);
+        let mut used = 0;
+        loop {
+            match decode(&self.up[used..], Resp::Two) {
+                Ok(Some((v, n))) => {
+                    used += n;
+                    match command(&v) {
+                        Some(args) => self.command(&args),
+                        None => self.expected.push_back(Expect::Nothing),
+                    }
+                }
+                Ok(None) => break,
+                Err(_) => {
+                    self.blind = true;
+                    break;
+                }
+            }
+        }
+        self.up.drain(..used);
+        Flow::Go
+    }
+
+    fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
+        if self.blind {
+            forward.extend_from_slice(&self.down);
+            self.down.clear();
+            forward.extend_from_slice(bytes);
+            return Flow::Go;
+        }
+        self.down.extend_from_slice(bytes);
+        let mut used = 0;
+        let mut flow = Flow::Go;
+        loop {
+            // The reply to HELLO is in the protocol it asks for.
+            let resp = match self.expected.front() {
+                Some(Expect::Hello(r)) => *r,
+                _ => self.resp,
+            };
+            match decode(&self.down[used..], resp) {
+                Ok(Some((Value::Push, n))) => {
+                    forward.extend_from_slice(&self.down[used..used + n]);
+                    used += n;
+                }
+                Ok(Some((v, n))) => {
+                    let e = self.expected.pop_front().unwrap_or(Expect::Nothing);
+                    if self.reply(e, &v) {
+                        flow = Flow::Cut;
+                        break;
+                    }
+                    forward.extend_from_slice(&self.down[used..used + n]);
+                    used += n;
+                }
+                Ok(None) => break,
+                Err(_) => {
+                    self.blind = true;
+                    forward.extend_from_slice(&self.down[used..]);
+                    used = self.down.len();
+                    break;
+                }
+            }
+        }
+        self.down.drain(..used);
+        flow
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chaos::kill_worker::KillSchedule;
+    use crate::provider::http::LiveClock;
+
+    fn bulk(s: &str) -> String {
+        format!("${}\r\n{s}\r\n", s.len())
+    }
+
+    fn cmd(args: &[&str]) -> Vec<u8> {
+        let mut out = format!("*{}\r\n", args.len());
+        for a in args {
+            out.push_str(&bulk(a));
+        }
+        out.into_bytes()
+    }
+
+    /// `[[id, [body, x]]]`: one entry of a stream reply.
+    fn entry(id: &str) -> String {
+        format!(
+            "*1\r\n*2\r\n{}*2\r\n{}{}",
+            bulk(id),
+            bulk("body"),
+            bulk("x")
+        )
+    }
+
+    fn run() -> (Arc<LiveState>, Arc<Observed>) {
+        let state = LiveState::new(LiveClock::new(1.0), "s", 3, KillSchedule::new(&[], 1));
+        let entries = Arc::new(Entries::default());
+        entries.published("0-1".into(), 1);
+        entries.published("0-2".into(), 2);
+        let run = Arc::new(Observed {
+            state: state.clone(),
+            entries,
+            stream: "s".into(),
+            dead: "s:dead".into(),
+            min_idle: 30_000_000_000,
+            claim_every: 0,
+        });
+        (state, run)
+    }
+
+    /// Sends `command` from worker `w` and the server's `reply` back; what reached the worker.
+    fn exchange(c: &mut dyn Connection, command: &[&str], reply: &str) -> (Vec<u8>, Flow) {
+        let mut fwd = Vec::new();
+        c.from_worker(&cmd(command), &mut fwd);
+        assert_eq!(fwd, cmd(command), "commands pass on unchanged");
+        let mut back = Vec::new();
+        let flow = c.from_server(reply.as_bytes(), &mut back);
+        (back, flow)
+    }
+
+    fn outcomes(events: &[crate::record::Event]) -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Delivered {
+                    seq,
+                    worker,
+                    delivery,
+                    ..
+                } => Some(format!("deliver {seq}.{delivery} to {worker}")),
+                EventKind::Acked {
+                    seq,
+                    worker,
+                    delivery,
+                    outcome,
+                } => Some(format!("ack {seq}.{delivery} by {worker}: {outcome:?}")),
+                EventKind::DeadLettered { seq, delivery } => Some(format!("dead {seq}.{delivery}")),
+                EventKind::VisibilityChanged { seq, worker, .. } => {
+                    Some(format!("touch {seq} by {worker}"))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn reads_claims_acks_and_moves_to_the_dead_stream_are_observed() {
+        let (state, run) = run();
+        let proto = RespProtocol(run.clone());
+        let (mut w1, mut w2) = (proto.connection(1), proto.connection(2));
+        let read = [
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c1",
+            "COUNT",
+            "1",
+            "BLOCK",
+            "5",
+            "STREAMS",
+            "s",
+            ">",
+        ];
+        // Worker 1 reads entry 0-1 (delivery 1); the reply comes in two pieces and only the
+        // complete frame is forwarded.
+        let reply = format!("*1\r\n*2\r\n{}{}", bulk("s"), entry("0-1"));
+        let mut fwd = Vec::new();
+        w1.from_worker(&cmd(&read), &mut fwd);
+        let mut back = Vec::new();
+        w1.from_server(&reply.as_bytes()[..9], &mut back);
+        assert!(back.is_empty());
+        w1.from_server(&reply.as_bytes()[9..], &mut back);
+        assert_eq!(back, reply.as_bytes());
+        // Worker 2 claims it (delivery 2), worker 2 heartbeats it (XCLAIM to itself, JUSTID).
+        let claim = ["XCLAIM", "s", "g", "c2", "1500", "0-1"];
+        exchange(&mut *w2, &claim, &entry("0-1"));
+        let beat = ["XCLAIM", "s", "g", "c2", "0", "0-1", "JUSTID"];
+        exchange(&mut *w2, &beat, &format!("*1\r\n{}", bulk("0-1")));
+        // Worker 1's late XACK still removes it (1: a stale ack that deletes); worker 2's XACK
+        // then returns 0 (stale, the entry is gone).
+        exchange(&mut *w1, &["XACK", "s", "g", "0-1"], ":1\r\n");
+        exchange(&mut *w2, &["XACK", "s", "g", "0-1"], ":0\r\n");
+        // Entry 0-2: read by worker 2, then worker 1 takes it (JUSTID, no delivery), adds it
+        // to the dead stream and acks it: dead-lettered at delivery 1, no ack recorded.
+        let read2 = format!("*1\r\n*2\r\n{}{}", bulk("s"), entry("0-2"));
+        exchange(&mut *w2, &read, &read2);
+        let grab = ["XCLAIM", "s", "g", "c1", "1500", "0-2", "JUSTID"];
+        exchange(&mut *w1, &grab, &format!("*1\r\n{}", bulk("0-2")));
+        let add = ["XADD", "s:dead", "*", "id", "0-2", "deliveries", "1"];
+        exchange(&mut *w1, &add, &bulk("1-0"));
+        exchange(&mut *w1, &["XACK", "s", "g", "0-2"], ":1\r\n");
+        assert_eq!(
+            outcomes(&state.take_events()),
+            [
+                "deliver 1.1 to 1",
+                "deliver 1.2 to 2",
+                "touch 1 by 2",
+                "ack 1.1 by 1: StaleDeleted",
+                "ack 1.2 by 2: StaleGone",
+                "deliver 2.1 to 2",
+                "dead 2.1",
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn after_hello_3_replies_are_read_as_resp3() {
+        let (state, run) = run();
+        let mut w1 = RespProtocol(run).connection(1);
+        // HELLO 3 is answered in RESP3 (a map); XREADGROUP's reply then is a map of streams.
+        let hello = format!("%1\r\n{}:3\r\n", bulk("proto"));
+        let (back, _) = exchange(&mut *w1, &["HELLO", "3"], &hello);
+        assert_eq!(back, hello.as_bytes());
+        let read = ["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"];
+        let reply = format!("%1\r\n{}{}", bulk("s"), entry("0-2"));
+        exchange(&mut *w1, &read, &reply);
+        assert_eq!(outcomes(&state.take_events()), ["deliver 2.1 to 1"]);
+    }
+
+    #[tokio::test]
+    async fn pipelined_and_transaction_replies_pair_with_their_commands() {
+        let (state, run) = run();
+        let mut w1 = RespProtocol(run).connection(1);
+        // XAUTOCLAIM and XACK pipelined: [cursor, [entries], []] then 1.
+        let mut fwd = Vec::new();
+        let mut both = cmd(&["XAUTOCLAIM", "s", "g", "c1", "1500", "0-0", "COUNT", "1"]);
+        both.extend(cmd(&["MULTI"]));
+        both.extend(cmd(&["XACK", "s", "g", "0-1"]));
+        both.extend(cmd(&["EXEC"]));
+        w1.from_worker(&both, &mut fwd);
+        let replies = format!(
+            "*3\r\n{}{}*0\r\n+OK\r\n+QUEUED\r\n*1\r\n:1\r\n",
+            bulk("0-0"),
+            entry("0-1")
+        );
+        let mut back = Vec::new();
+        assert_eq!(w1.from_server(replies.as_bytes(), &mut back), Flow::Go);
+        assert_eq!(back, replies.as_bytes());
+        assert_eq!(
+            outcomes(&state.take_events()),
+            ["deliver 1.1 to 1", "ack 1.1 by 1: Deleted"]
+        );
+    }
+}

@@ -1,0 +1,340 @@
+//! Live mode against a real Redis server (127.0.0.1:6379): the Thursday and a kill scenario give
+//! the sim model's counts with the built-in target and with the redis-py consumer; nothing the
+//! run created is left on the server, also after SIGINT and SIGTERM mid-run, and no worker is
+//! left; an unreachable server exits 3, a server that may evict the stream exits 2.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use serde_json::Value;
+
+use crate::common::{
+    ackbench, have_python_module, root, service_up, signal, start, stderr, summary_of,
+    temp_profile, wait_within,
+};
+use crate::live::workers_left;
+
+const COUNTS: [&str; 5] = ["effects", "duplicate_effects", "dlq", "lost", "unfinished"];
+
+fn redis_up() -> bool {
+    service_up("Redis", 6379)
+}
+
+fn counts(s: &Value) -> Vec<(String, Option<u64>)> {
+    ["messages", "deliveries", "stale_acks"]
+        .iter()
+        .chain(COUNTS.iter())
+        .map(|k| (k.to_string(), s[*k].as_u64()))
+        .collect()
+}
+
+/// The Redis keys of the runs of ackbench process `pid` (the run id is `ackbench-<pid>-<ms>`).
+fn keys_of(pid: u32) -> Vec<String> {
+    let client = redis::Client::open("redis://127.0.0.1:6379/").expect("a Redis URL");
+    let mut conn = client.get_connection().expect("Redis answers");
+    redis::cmd("KEYS")
+        .arg(format!("ackbench-{pid}-*"))
+        .query(&mut conn)
+        .expect("KEYS answers")
+}
+
+/// Runs `ackbench run PROFILE ARGS...` to its end: (pid, exit code, stderr, summary).
+fn run(profile: &std::path::Path, args: &[&str]) -> (u32, Option<i32>, String, Value) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("r");
+    let mut all = vec![
+        "run",
+        profile.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--format",
+        "json",
+    ];
+    all.extend_from_slice(args);
+    let child = start(&all);
+    let pid = child.id();
+    let o = child.wait_with_output().expect("ackbench runs");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let summary = summary_of(&out);
+    (pid, o.status.code(), err, summary)
+}
+
+/// A kill scenario: 30 orders every 5 s to 3 workers, 20 kills at `call_answered` of a first
+/// delivery, min_idle 30 s, at most 5 deliveries. `consumer` is the YAML of `consumer:`. At
+/// time scale 0.2 (30 s of wall time for the orders) a Python worker's restart (a second or
+/// more of interpreter start on a busy machine) is a few profile seconds.
+fn kill_profile(consumer: &str) -> String {
+    format!(
+        r#"
+name: live-redis-kills
+mode: live
+seed: 7
+run: {{ duration: 150s, drain: 30m, time_scale: 0.2 }}
+broker: {{ kind: redis-streams, min_idle: 30s, max_deliveries: 5 }}
+workload: {{ arrival: {{ every: 5s }}, count: 30 }}
+consumer: {consumer}
+provider:
+  effect_at: request
+  latency: {{ dist: lognormal, median: 240ms, p99: 900ms }}
+chaos:
+  - kill_worker: {{ point: call_answered, delivery: 1, times: 20 }}
+"#
+    )
+}
+
+fn python_consumer(marker: &str) -> String {
+    let script = root().join("targets/python/redis_streams_ack_after_work.py");
+    format!(
+        "{{ command: [python3, \"{}\"], workers: 3, restart_after: 1s, env: {{ ACKBENCH_TEST_MARKER: \"{marker}\" }} }}",
+        script.display()
+    )
+}
+
+const BUILTIN: &str = "{ target: ack-after-work, workers: 3, restart_after: 1s }";
+
+#[test]
+fn the_thursday_on_redis_streams_counts_like_the_sim_model_and_leaves_nothing() {
+    if !redis_up() {
+        return;
+    }
+    let profile = root().join("profiles/brokers/live-redis-streams-thursday.yaml");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sim_out = dir.path().join("sim");
+    let sim = ackbench(&[
+        "run",
+        profile.to_str().unwrap(),
+        "--set",
+        "mode=sim",
+        "--out",
+        sim_out.to_str().unwrap(),
+        "--quiet",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(sim.status.code(), Some(1), "{}", stderr(&sim));
+    let sim = summary_of(&sim_out);
+    // The sim model's Thursday on Redis Streams (profiles/brokers/redis-streams.yaml's header):
+    // each order is claimed once at 30 s, 108 duplicates, 216 stale acks, nothing dead.
+    assert_eq!(
+        (sim["effects"].as_u64(), sim["duplicate_effects"].as_u64()),
+        (Some(216), Some(108))
+    );
+    let (pid, code, err, live) = run(&profile, &[]);
+    assert_eq!(code, Some(1), "the duplicate budget fails: {err}");
+    assert_eq!(live["mode"], "live");
+    assert_eq!(counts(&live), counts(&sim), "live against sim");
+    assert_eq!(
+        keys_of(pid),
+        Vec::<String>::new(),
+        "the run's keys are deleted"
+    );
+}
+
+#[test]
+fn kills_at_call_answered_count_like_the_sim_model_with_the_builtin_and_the_python_consumer() {
+    if !redis_up() {
+        return;
+    }
+    let python = have_python_module("redis", "redis");
+    let marker = format!("redis-kills-{}", std::process::id());
+    let (_py_dir, py_profile) = temp_profile(&kill_profile(&python_consumer(&marker)));
+    let py = python.then(|| std::thread::spawn(move || run(&py_profile, &[])));
+    let (_dir, profile) = temp_profile(&kill_profile(BUILTIN));
+    let sim_out = profile.with_file_name("sim");
+    let sim = ackbench(&[
+        "run",
+        profile.to_str().unwrap(),
+        "--set",
+        "mode=sim",
+        "--out",
+        sim_out.to_str().unwrap(),
+        "--quiet",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        sim.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&sim)
+    );
+    let sim = summary_of(&sim_out);
+    // Each kill falls between the effect and the XACK: the entry stays in the dead worker's
+    // pending entries list until an idle worker claims it 30 s later and sends it again. 30
+    // orders, 20 of them twice: 50 effects, 20 duplicates, none dead or lost.
+    assert_eq!(
+        (
+            sim["effects"].as_u64(),
+            sim["duplicate_effects"].as_u64(),
+            sim["worker_kills"].as_u64()
+        ),
+        (Some(50), Some(20), Some(20))
+    );
+    let (pid, code, err, live) = run(&profile, &[]);
+    assert!(code.is_some_and(|c| c <= 1), "{err}");
+    assert_eq!(live["worker_kills"], 20, "{err}");
+    assert_eq!(counts(&live), counts(&sim), "built-in target against sim");
+    assert_eq!(
+        keys_of(pid),
+        Vec::<String>::new(),
+        "the run's keys are deleted"
+    );
+    if let Some(py) = py {
+        let (pid, code, err, live) = py.join().expect("the Python run");
+        assert!(code.is_some_and(|c| c <= 1), "{err}");
+        assert_eq!(live["worker_kills"], 20, "{err}");
+        assert_eq!(counts(&live), counts(&sim), "redis-py consumer against sim");
+        assert_eq!(
+            keys_of(pid),
+            Vec::<String>::new(),
+            "the run's keys are deleted"
+        );
+        assert_eq!(
+            workers_left(&marker),
+            Vec::<String>::new(),
+            "no worker left"
+        );
+    }
+}
+
+/// Starts a long run of Python workers, sends `sig` once they run and the stream exists, and
+/// checks that the run's keys and workers are gone.
+fn interrupted(sig: Signal) {
+    if !redis_up() || !have_python_module("redis", "redis") {
+        return;
+    }
+    let marker = format!("redis-{sig}-{}", std::process::id());
+    let text = kill_profile(&python_consumer(&marker))
+        .replace("count: 30", "count: 400")
+        .replace("duration: 150s", "duration: 2000s");
+    let (dir, profile) = temp_profile(&text);
+    let out = dir.path().join("r");
+    let mut child = start(&[
+        "run",
+        profile.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--format",
+        "json",
+    ]);
+    let pid = child.id();
+    let started = Instant::now();
+    let ready = || workers_left(&marker).len() >= 3 && !keys_of(pid).is_empty();
+    while !ready() && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(ready(), "the run got going within 30 s");
+    std::thread::sleep(Duration::from_secs(2));
+    signal(&child, sig);
+    assert_eq!(wait_within(&mut child, Duration::from_secs(30)), Some(3));
+    assert_eq!(
+        keys_of(pid),
+        Vec::<String>::new(),
+        "the run's keys are deleted"
+    );
+    assert_eq!(
+        workers_left(&marker),
+        Vec::<String>::new(),
+        "no worker left"
+    );
+}
+
+#[test]
+fn sigint_mid_run_deletes_the_stream_and_stops_every_worker() {
+    interrupted(Signal::SIGINT);
+}
+
+#[test]
+fn sigterm_mid_run_deletes_the_stream_and_stops_every_worker() {
+    interrupted(Signal::SIGTERM);
+}
+
+#[test]
+fn an_unreachable_server_exits_3_naming_the_url_and_the_kind() {
+    let (_dir, profile) = temp_profile(&kill_profile(BUILTIN));
+    let o = ackbench(&[
+        "run",
+        profile.to_str().unwrap(),
+        "--set",
+        "broker.url=redis://127.0.0.1:1",
+        "--out",
+        profile.with_file_name("r").to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("redis://127.0.0.1:1") && err.contains("redis-streams"),
+        "{err}"
+    );
+}
+
+/// A server that answers CONFIG GET as one with `maxmemory 100mb` and `allkeys-lru`, and an
+/// error to anything else (as an old server answers CLIENT SETINFO).
+fn evicting_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut w = conn.try_clone().expect("a socket");
+                let mut r = BufReader::new(conn);
+                let mut line = String::new();
+                loop {
+                    // A command: *N, then N bulk strings ($len, text).
+                    line.clear();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let n: usize = line.trim_start_matches('*').trim().parse().unwrap_or(0);
+                    let mut args = Vec::new();
+                    for _ in 0..n * 2 {
+                        line.clear();
+                        r.read_line(&mut line).unwrap_or(0);
+                        if !line.starts_with('$') {
+                            args.push(line.trim().to_ascii_lowercase());
+                        }
+                    }
+                    let reply = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+                        ["config", "get", "maxmemory"] => {
+                            "*2\r\n$9\r\nmaxmemory\r\n$9\r\n104857600\r\n".to_string()
+                        }
+                        ["config", "get", "maxmemory-policy"] => {
+                            "*2\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n".to_string()
+                        }
+                        _ => "-ERR unknown command\r\n".to_string(),
+                    };
+                    if w.write_all(reply.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn a_server_that_may_evict_the_stream_exits_2_with_its_setting() {
+    let port = evicting_server();
+    let (_dir, profile) = temp_profile(&kill_profile(BUILTIN));
+    let url = format!("broker.url=redis://127.0.0.1:{port}");
+    let o = ackbench(&[
+        "run",
+        profile.to_str().unwrap(),
+        "--set",
+        &url,
+        "--out",
+        profile.with_file_name("r").to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("maxmemory-policy allkeys-lru") && err.contains("noeviction"),
+        "{err}"
+    );
+}
