@@ -209,3 +209,50 @@ provider: { effect_at: request, latency: { dist: fixed, value: 1s } }
         "{out}"
     );
 }
+
+#[test]
+fn a_run_with_message_groups_charts_their_blocking_in_report_html() {
+    // The two-group scenario above: the chart shows group-1 blocked 88 s, group-2 not at all.
+    let (_pdir, path) = crate::common::temp_profile(
+        "name: groups
+run: { duration: 4s, drain: 1h }
+broker: { kind: sqs, visibility_timeout: 30s, max_receives: 3, fifo: true }
+workload: { arrival: { every: 1s }, count: 4, poison: { keys: [msg-1] }, groups: 2 }
+consumer: { target: ack-after-work, workers: 2, restart_after: 1s }
+provider: { effect_at: request, latency: { dist: fixed, value: 1s } }
+",
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().to_str().expect("utf-8 path");
+    let o = ackbench(&["run", path.to_str().expect("utf-8 path"), "--out", out]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for f in ["charts/groups.svg", "charts/groups.png"] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    let svg = std::fs::read_to_string(dir.path().join("charts/groups.svg")).expect("svg");
+    assert!(
+        svg.contains(
+            "1 of 2 groups blocked at some point; the most, group-1, for 88 s (backlog up to 2)"
+        ),
+        "{svg}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("report.html")).expect("report.html");
+    assert!(
+        html.contains("id=\"chart-groups\""),
+        "the chart is in report.html"
+    );
+    assert!(
+        html.contains("Message groups (FIFO)"),
+        "the table is in report.html"
+    );
+    // A run without groups has no such chart.
+    let plain = tempfile::tempdir().expect("temp dir");
+    let o = ackbench(&[
+        "run",
+        "profiles/healthy.yaml",
+        "--out",
+        plain.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!plain.path().join("charts/groups.svg").exists());
+}

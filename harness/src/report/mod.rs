@@ -28,7 +28,7 @@ pub mod deliveries;
 pub mod error;
 pub mod folder;
 pub mod format;
-mod groups;
+pub(crate) mod groups;
 pub mod hlog;
 pub mod html;
 pub(crate) mod ingress;

@@ -5,6 +5,7 @@
 //! - [`effects`]: effects and duplicate effects over time, with the provider's phases shaded;
 //! - [`dlq`]: DLQ depth over time, with and without effect;
 //! - [`inflight`]: messages in flight and the age of the oldest message over time;
+//! - [`groups`]: a FIFO run's head-of-line blocking per message group (runs with groups only);
 //! - [`workers`]: one row per worker, one bar per delivery (small runs only).
 //!
 //! Every chart implements [`Chart`] and is drawn from a report folder's recorded data
@@ -17,6 +18,7 @@ pub mod done;
 pub mod effects;
 pub mod font;
 pub mod frame;
+pub mod groups;
 pub mod inflight;
 pub mod latency;
 pub mod style;
@@ -71,6 +73,7 @@ pub fn for_each<V: ChartVisitor>(v: &mut V) -> Result<(), ReportError> {
     v.visit(&effects::Effects)?;
     v.visit(&dlq::Dlq)?;
     v.visit(&inflight::InFlight)?;
+    v.visit(&groups::Groups)?;
     v.visit(&workers::Workers)
 }
 
