@@ -121,14 +121,6 @@ fn a_kinds_keys_are_checked() {
 }
 
 #[test]
-fn a_live_run_on_another_kind_than_sqs_is_refused() {
-    refused(
-        &format!("{BASE}mode: live\nbroker: {{ kind: redis-streams }}\n"),
-        "broker.kind: live runs support only broker kind sqs for now; redis-streams runs in sim mode",
-    );
-}
-
-#[test]
 fn a_sweep_over_kinds_carries_the_lease_over_and_matches_the_per_kind_profiles() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("sweep");

@@ -12,16 +12,18 @@ mod engine;
 mod interrupt;
 #[cfg(feature = "live")]
 mod live;
+#[cfg(feature = "live")]
 mod live_clock;
 #[cfg(feature = "live")]
 mod live_ingress;
-mod live_rabbitmq;
-#[cfg(feature = "live")]
-mod live_sqs_endpoint;
 #[cfg(feature = "live")]
 mod live_nats;
 #[cfg(feature = "live")]
+mod live_rabbitmq;
+#[cfg(feature = "live")]
 mod live_redis_streams;
+#[cfg(feature = "live")]
+mod live_sqs_endpoint;
 mod pipes;
 mod producer_retries;
 mod profile_errors;

@@ -61,22 +61,9 @@ pub fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> 
     }
 }
 
-/// Live runs serve the embedded SQS broker; the other kinds run in sim mode only for now.
+/// What live runs cannot do yet with the broker: FIFO queues run in sim mode only. Every kind
+/// runs live (the embedded SQS broker or an external endpoint, and the real servers).
 pub fn check_mode(broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
-    if mode == Mode::Live && !matches!(broker.kind, BrokerKind::Sqs | BrokerKind::RabbitMq(_)) {
-    if mode == Mode::Live && !matches!(broker.kind, BrokerKind::Sqs | BrokerKind::Nats(_)) {
-    if mode == Mode::Live
-        && broker.kind != BrokerKind::Sqs
-        && !matches!(broker.kind, BrokerKind::RedisStreams(_))
-    {
-        return Err(Problem::new(
-            path.key("kind"),
-            format!(
-                "live runs support only broker kind sqs for now; {} runs in sim mode (mode: sim)",
-                broker.kind.name()
-            ),
-        ));
-    }
     if mode == Mode::Live && broker.fifo.is_some() {
         return Err(Problem::new(
             path.key("fifo"),

@@ -15,8 +15,8 @@
 
 mod embedded_sqs;
 mod external_sqs;
-mod rabbitmq;
 mod nats;
+mod rabbitmq;
 mod redis_streams;
 mod sqs_queue;
 
@@ -170,10 +170,6 @@ pub async fn open(cx: Context<'_>) -> Result<Box<dyn LiveBroker>, OpenError> {
         BrokerKind::RabbitMq(_) => Ok(Box::new(rabbitmq::RabbitMq::open(cx).await?)),
         BrokerKind::Nats(_) => Ok(Box::new(nats::NatsBroker::open(cx).await?)),
         BrokerKind::RedisStreams(_) => Ok(Box::new(redis_streams::RedisStreams::open(cx).await?)),
-        other => Err(OpenError::Failed(format!(
-            "live runs do not support broker kind {} yet",
-            other.name()
-        ))),
     }
 }
 

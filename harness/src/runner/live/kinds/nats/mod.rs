@@ -52,7 +52,6 @@ pub struct NatsBroker {
     /// The latest consumer info's counts, and when they were read.
     cached: Mutex<Option<(Instant, u64)>>,
     clock: LiveClock,
-    state: Arc<LiveState>,
 }
 
 impl NatsBroker {
@@ -140,7 +139,6 @@ impl NatsBroker {
             advisories,
             cached: Mutex::new(None),
             clock: cx.state.clock,
-            state: cx.state.clone(),
         })
     }
 
@@ -282,7 +280,6 @@ impl LiveBroker for NatsBroker {
                 b.published(next, seq);
                 next
             };
-            self.state.record(EventKind::Published { seq });
             let ack = self
                 .js
                 .publish(self.subject.clone(), body.into())

@@ -32,10 +32,8 @@ use self::rule::{unix_ms, wall_ms, ClaimRule};
 use super::{BoxFuture, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError, QueueFactory};
 use crate::profile::BrokerKind;
 use crate::provider::http::LiveClock;
-use crate::record::EventKind;
 use crate::record::{nanos, Seq, WorkerId};
 use crate::runner::live::proxy::Proxy;
-use crate::runner::live::state::LiveState;
 
 const KIND: &str = "redis-streams";
 /// The consumer group every worker reads in.
@@ -51,7 +49,6 @@ pub struct RedisStreams {
     proxy: Proxy,
     workers: u32,
     clock: LiveClock,
-    state: Arc<LiveState>,
     /// The server's counts, when read and after how many publishes.
     counts: Mutex<Option<(Instant, u64, Counts)>>,
     published: AtomicU64,
@@ -143,7 +140,6 @@ impl RedisStreams {
             proxy,
             workers,
             clock,
-            state: cx.state.clone(),
             counts: Mutex::new(None),
             published: AtomicU64::new(0),
         })
@@ -261,8 +257,6 @@ impl LiveBroker for RedisStreams {
     fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>> {
         let id = format!("0-{seq}");
         self.entries.published(id.clone(), seq);
-        // Recorded before the XADD: a consumer may read the entry before its reply is here.
-        self.state.record(EventKind::Published { seq });
         let mut conn = self.conn.clone();
         let stream = self.names.stream.clone();
         Box::pin(async move {
