@@ -338,6 +338,23 @@ fn consumer_clock_is_scaled_or_real_and_only_for_a_command() {
         "consumer.clock: clock is the clock of a consumer command's processes (a built-in target \
          runs on the run's own clock): give consumer.command too",
     );
+    // Only the embedded SQS endpoint reads a scaled consumer's wire durations in profile time.
+    expect_error(
+        &live,
+        &["consumer.clock=scaled", "broker.kind=nats"],
+        "consumer.clock: a scaled consumer clock needs the embedded SQS broker, which reads the \
+         durations a consumer sends in profile seconds; on broker kind nats set consumer.clock: real",
+    );
+    expect_error(
+        &live,
+        &[
+            "consumer.clock=scaled",
+            "broker.endpoint=http://127.0.0.1:5000",
+        ],
+        "consumer.clock: a scaled consumer clock needs the embedded SQS broker, which reads the \
+         durations a consumer sends in profile seconds; on an external SQS endpoint set \
+         consumer.clock: real",
+    );
 }
 
 /// A live profile with an ingress section `ingress` (from line 6).
@@ -560,7 +577,7 @@ fn fifo_and_dedup_window_are_sqs_keys_only() {
         &with("broker: { kind: nats, dedup_window: 2m }\n"),
         &[],
         "{path}:6:23: broker.dedup_window: `dedup_window` is a key of broker kind sqs, not of \
-         nats; the keys of nats are: ack_wait, max_deliver, backoff, max_ack_pending",
+         nats; the keys of nats are: url, ack_wait, max_deliver, backoff, max_ack_pending",
     );
     expect_error(
         &with("broker: { kind: rabbitmq, fifo: true }\n"),
