@@ -175,7 +175,11 @@ fn kills_at_call_answered_count_like_the_sim_model_for_the_built_in_and_the_pyth
 fn interrupted_by(signal: nix::sys::signal::Signal, name: &str) -> Option<i32> {
     let marker = format!("nats-{name}-{}", std::process::id());
     let (dir, profile) = temp_profile(
-        &kills_profile(&python_consumer(&marker), false).replace("count: 30", "count: 500"),
+        // Publishing goes on for 300 wall seconds (3000 s at 0.1), far past the signal, however
+        // slowly the workers start: the run is still going when it is interrupted.
+        &kills_profile(&python_consumer(&marker), false)
+            .replace("count: 30", "count: 500")
+            .replace("duration: 150s", "duration: 3000s"),
     );
     let mut child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
         .args(["run", profile.to_str().unwrap(), "--quiet", "--out"])
@@ -188,10 +192,10 @@ fn interrupted_by(signal: nix::sys::signal::Signal, name: &str) -> Option<i32> {
     let pid = child.id();
     let ready = || !streams_of(pid).is_empty() && workers_left(&marker).len() >= 3;
     let started = Instant::now();
-    while !ready() && started.elapsed() < Duration::from_secs(30) {
+    while !ready() && started.elapsed() < Duration::from_secs(90) {
         std::thread::sleep(Duration::from_millis(200));
     }
-    assert!(ready(), "the run got going within 30 s");
+    assert!(ready(), "the run got going within 90 s");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
     let code = child.wait().unwrap().code();
     assert_eq!(streams_of(pid), Vec::<String>::new(), "{name}: stream left");

@@ -266,8 +266,13 @@ fn interrupted_leaves_nothing(signal: nix::sys::signal::Signal, python: bool) {
     } else {
         "target: ack-after-work".to_string()
     };
-    let (dir, path) =
-        temp_profile(&kills_profile(&consumer, &marker).replace("count: 30", "count: 2000"));
+    let (dir, path) = temp_profile(
+        // Publishing goes on for 150 wall seconds (3000 s at 0.05), far past the signal, however
+        // slowly the workers start: the run is still going when it is interrupted.
+        &kills_profile(&consumer, &marker)
+            .replace("count: 30", "count: 2000")
+            .replace("duration: 150s", "duration: 3000s"),
+    );
     let out = dir.path().join("r");
     let mut child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
         .args([
@@ -285,10 +290,10 @@ fn interrupted_leaves_nothing(signal: nix::sys::signal::Signal, python: bool) {
     let pid = child.id();
     let started = Instant::now();
     let going = || !left_on_server(pid).is_empty() && (!python || workers_left(&marker).len() >= 3);
-    while !going() && started.elapsed() < Duration::from_secs(30) {
+    while !going() && started.elapsed() < Duration::from_secs(90) {
         std::thread::sleep(Duration::from_millis(200));
     }
-    assert!(going(), "the run got going within 30 s");
+    assert!(going(), "the run got going within 90 s");
     std::thread::sleep(Duration::from_secs(1));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
     let code = child.wait().unwrap().code();

@@ -206,7 +206,7 @@ fn the_thursday_on_moto_differs_from_the_model_only_by_its_redelivery_lag() {
     let live = run(&text);
     let c = |k: &str| live[k].as_u64().unwrap();
     assert_eq!(c("messages"), 20);
-    assert_eq!(c("messages_with_effect"), 20, "every order is sent");
+    assert_eq!(c("messages_with_effect"), 20, "every order is sent: {live}");
     assert_eq!(c("lost"), 0);
     assert_eq!(c("unfinished"), 0);
     assert_eq!(c("broker_anomalies"), 0, "{live}");

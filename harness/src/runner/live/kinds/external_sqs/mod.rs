@@ -242,6 +242,9 @@ impl ExternalSqs {
 impl LiveBroker for ExternalSqs {
     fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
+            // Counts read before this message was sent must not answer for after it: a cached
+            // "nothing unsettled" would end the run before the message is received.
+            *self.counts.lock().unwrap_or_else(PoisonError::into_inner) = None;
             self.admin
                 .send_message()
                 .queue_url(&self.queue_url)
