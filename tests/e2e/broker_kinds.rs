@@ -3,17 +3,12 @@
 
 use serde_json::Value;
 
-use crate::common::{ackbench, stderr, temp_profile};
+use crate::common::{ackbench, run_profile, stderr, temp_profile};
 
 /// Runs a profile into a temp folder; returns (exit code, summary.json).
 fn run(profile: &str) -> (i32, Value) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().join("report");
-    let o = ackbench(&["run", profile, "--out", out.to_str().expect("utf-8 path")]);
-    let text = std::fs::read_to_string(out.join("summary.json"))
-        .unwrap_or_else(|e| panic!("summary.json written ({e}); stderr: {}", stderr(&o)));
-    let v = serde_json::from_str(&text).expect("summary.json is JSON");
-    (o.status.code().expect("exit code"), v)
+    let r = run_profile(std::path::Path::new(profile), &[]);
+    (r.code(), r.summary())
 }
 
 fn counts(s: &Value) -> [u64; 6] {

@@ -2,18 +2,12 @@
 
 use serde_json::Value;
 
-use crate::common::{ackbench, stdout};
+use crate::common::{ackbench, run_profile};
 
 /// Runs a profile into a temp folder; returns (exit code, summary.json, stdout, report dir).
 fn run(profile: &str, extra: &[&str]) -> (i32, Value, String, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().to_str().expect("utf-8 path").to_string();
-    let mut args = vec!["run", profile, "--out", &out];
-    args.extend_from_slice(extra);
-    let o = ackbench(&args);
-    let text = std::fs::read_to_string(dir.path().join("summary.json")).expect("summary.json");
-    let v: Value = serde_json::from_str(&text).expect("JSON");
-    (o.status.code().expect("exit code"), v, stdout(&o), dir)
+    let r = run_profile(std::path::Path::new(profile), extra);
+    (r.code(), r.summary(), r.stdout(), r.dir)
 }
 
 fn counts(v: &Value, keys: &[&str]) -> Vec<u64> {

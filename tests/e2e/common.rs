@@ -86,6 +86,60 @@ pub fn summary_of(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&text).expect("summary.json is JSON")
 }
 
+/// A finished `ackbench run`: what it printed and exited with, and its report folder.
+pub struct Ran {
+    pub output: Output,
+    /// The report folder (`--out`), removed when this value is dropped.
+    pub dir: tempfile::TempDir,
+}
+
+impl Ran {
+    /// The exit code; a panic naming stderr if the run was ended by a signal.
+    pub fn code(&self) -> i32 {
+        self.output
+            .status
+            .code()
+            .unwrap_or_else(|| panic!("ackbench was killed: {}", self.stderr()))
+    }
+
+    /// summary.json, parsed; a panic naming stderr if the run wrote none.
+    pub fn summary(&self) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.dir.path().join("summary.json"))
+            .unwrap_or_else(|e| panic!("summary.json written ({e}); stderr: {}", self.stderr()));
+        serde_json::from_str(&text).expect("summary.json is JSON")
+    }
+
+    pub fn stdout(&self) -> String {
+        stdout(&self.output)
+    }
+
+    pub fn stderr(&self) -> String {
+        stderr(&self.output)
+    }
+}
+
+/// `ackbench run PROFILE --out TMP ARGS...` from the workspace root.
+pub fn run_profile(profile: &Path, args: &[&str]) -> Ran {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut all = vec![
+        "run",
+        profile.to_str().expect("utf-8 path"),
+        "--out",
+        dir.path().to_str().expect("utf-8 path"),
+    ];
+    all.extend_from_slice(args);
+    Ran {
+        output: ackbench(&all),
+        dir,
+    }
+}
+
+/// [`run_profile`] on a profile given as text (written to a temporary file first).
+pub fn run_text(text: &str, args: &[&str]) -> Ran {
+    let (_profile_dir, path) = temp_profile(text);
+    run_profile(&path, args)
+}
+
 /// True when a server answers on 127.0.0.1:`port` (`name` is what the test needs, e.g.
 /// `RabbitMQ`); otherwise the test is skipped with a printed reason, unless
 /// ACKBENCH_REQUIRE_SERVICES=1 (CI, which starts the services first), where that is a failure.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{ackbench, stderr, summary_of, temp_profile};
+use crate::common::run_text;
 
 /// The last row's `worker_crashes` of a report folder's timeseries.csv.
 fn crashes_in_timeseries(dir: &std::path::Path) -> u64 {
@@ -19,20 +19,12 @@ fn crashes_in_timeseries(dir: &std::path::Path) -> u64 {
 
 /// Runs a profile quietly: exit code, summary.json, the time series' crash count and summary.md.
 fn run(profile: &str) -> (Option<i32>, Value, u64, String) {
-    let (dir, path) = temp_profile(profile);
-    let out = dir.path().join("r");
-    let o = ackbench(&[
-        "run",
-        path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(o.status.code().is_some(), "{}", stderr(&o));
+    let r = run_text(profile, &["--quiet"]);
+    let out = r.dir.path();
     (
-        o.status.code(),
-        summary_of(&out),
-        crashes_in_timeseries(&out),
+        Some(r.code()),
+        r.summary(),
+        crashes_in_timeseries(out),
         std::fs::read_to_string(out.join("summary.md")).unwrap(),
     )
 }

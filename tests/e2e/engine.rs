@@ -2,24 +2,18 @@
 
 use serde_json::Value;
 
-use crate::common::{ackbench, stderr, stdout};
+use crate::common::{ackbench, run_profile, stderr};
 
 /// Runs a profile into a temp folder; returns (exit code, summary.json, raw summary text, stdout).
 fn run(profile: &str, extra: &[&str]) -> (i32, Value, String, String) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().join("report");
-    let out_s = out.to_str().expect("utf-8 path");
-    let mut args = vec!["run", profile, "--out", out_s];
-    args.extend_from_slice(extra);
-    let o = ackbench(&args);
-    let text = std::fs::read_to_string(out.join("summary.json"))
-        .unwrap_or_else(|e| panic!("summary.json written ({e}); stderr: {}", stderr(&o)));
-    let v: Value = serde_json::from_str(&text).expect("summary.json is JSON");
+    let r = run_profile(std::path::Path::new(profile), extra);
+    let v = r.summary();
+    let text = std::fs::read_to_string(r.dir.path().join("summary.json")).unwrap();
     assert!(
-        out.join("timeseries.csv").exists(),
+        r.dir.path().join("timeseries.csv").exists(),
         "timeseries.csv written"
     );
-    (o.status.code().expect("exit code"), v, text, stdout(&o))
+    (r.code(), v, text, r.stdout())
 }
 
 fn u(v: &Value, k: &str) -> u64 {

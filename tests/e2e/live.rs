@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{ackbench, root, stderr, temp_profile};
+use crate::common::{ackbench, root, run_text, stderr, temp_profile};
 
 /// True when python3 can import boto3; otherwise the test is skipped (with a printed reason),
 /// unless ACKBENCH_REQUIRE_SERVICES=1, where that is a failure.
@@ -92,18 +92,9 @@ fn kills_at_call_answered_duplicate_exactly_once_each_and_leave_no_worker() {
     }
     let marker = format!("kills-{}", std::process::id());
     let chaos = "chaos:\n  - kill_worker: { point: call_answered, delivery: 1, times: 20 }\n";
-    let (dir, path) = temp_profile(&profile(&marker, 40, chaos));
-    let out = dir.path().join("report");
-    let o = ackbench(&[
-        "run",
-        path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
-    let s: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let r = run_text(&profile(&marker, 40, chaos), &["--quiet"]);
+    assert!(r.code() <= 1, "{}", r.stderr());
+    let s = r.summary();
     assert_eq!(s["mode"], "live");
     assert_eq!(s["worker_kills"], 20);
     assert_eq!(
@@ -249,24 +240,9 @@ provider:
 fn built_in_targets_run_live_over_the_sqs_api_with_the_sim_counts() {
     let run = |target: &'static str, chaos: &'static str| {
         std::thread::spawn(move || {
-            let (dir, path) = temp_profile(&builtin_profile(target, chaos));
-            let out = dir.path().join("r");
-            let o = ackbench(&[
-                "run",
-                path.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--quiet",
-            ]);
-            assert!(
-                o.status.code().is_some_and(|c| c <= 1),
-                "{target}: {}",
-                stderr(&o)
-            );
-            let s: Value =
-                serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-                    .unwrap();
-            s
+            let r = run_text(&builtin_profile(target, chaos), &["--quiet"]);
+            assert!(r.code() <= 1, "{target}: {}", r.stderr());
+            r.summary()
         })
     };
     let naive = run("ack-after-work", "");

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{ackbench, have_python_module, stderr, temp_profile};
+use crate::common::{ackbench, have_python_module, run_text, stderr, temp_profile};
 
 /// A moto server on 127.0.0.1, stopped when dropped.
 struct Moto {
@@ -89,17 +89,9 @@ fn kill_profile(port: u16, consumer: &str) -> String {
 }
 
 fn run(profile: &str) -> Value {
-    let (dir, path) = temp_profile(profile);
-    let out = dir.path().join("r");
-    let o = ackbench(&[
-        "run",
-        path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
-    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+    let r = run_text(profile, &["--quiet"]);
+    assert!(r.code() <= 1, "{}", r.stderr());
+    r.summary()
 }
 
 fn counts(s: &Value) -> Vec<u64> {

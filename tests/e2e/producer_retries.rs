@@ -5,23 +5,14 @@
 
 use serde_json::Value;
 
-use crate::common::{ackbench, stderr, stdout, summary_of};
+use crate::common::{ackbench, run_profile, stderr, stdout};
 
 const PROFILE: &str = "profiles/producer-retry-window.yaml";
 
 /// `ackbench run PROFILE --out TMP ARGS...`: (exit code, summary.json, stdout).
 fn run(profile: &str, args: &[&str]) -> (i32, Value, String) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().to_str().expect("utf-8 path").to_string();
-    let mut all = vec!["run", profile, "--out", &out];
-    all.extend_from_slice(args);
-    let o = ackbench(&all);
-    assert!(o.status.code().is_some(), "{}", stderr(&o));
-    (
-        o.status.code().unwrap_or(-1),
-        summary_of(dir.path()),
-        stdout(&o),
-    )
+    let r = run_profile(std::path::Path::new(profile), args);
+    (r.code(), r.summary(), r.stdout())
 }
 
 fn counts(s: &Value, names: &[&str]) -> Vec<Value> {

@@ -5,20 +5,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{ackbench, refused, stderr, stdout, temp_profile};
+use crate::common::{ackbench, refused, run_profile, stderr, temp_profile};
 
 /// `ackbench run PROFILE --out TMP ARGS...`: (exit code, summary.json, stdout, report dir).
 fn run(profile: &str, args: &[&str]) -> (i32, Value, String, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().to_str().expect("utf-8 path").to_string();
-    let mut all = vec!["run", profile, "--out", &out];
-    all.extend_from_slice(args);
-    let o = ackbench(&all);
-    let code = o.status.code().expect("exit code");
-    let text = std::fs::read_to_string(dir.path().join("summary.json"))
-        .unwrap_or_else(|e| panic!("summary.json ({e}): {}", stderr(&o)));
-    let v: Value = serde_json::from_str(&text).expect("JSON");
-    (code, v, stdout(&o), dir)
+    let r = run_profile(Path::new(profile), args);
+    (r.code(), r.summary(), r.stdout(), r.dir)
 }
 
 fn text(dir: &Path, name: &str) -> String {
