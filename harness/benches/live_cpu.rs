@@ -127,9 +127,10 @@ fn own_cpu_s(pid: Pid) -> f64 {
     let fields: Vec<&str> = after.split_whitespace().collect();
     // `after` starts at field 3 (state): utime is field 14, stime field 15.
     let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-    let per_s = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .unwrap_or(100) as f64;
+    // SAFETY: sysconf reads a constant of the system; it has no preconditions.
+    let per_s = match unsafe { libc::sysconf(libc::_SC_CLK_TCK) } {
+        t if t > 0 => t as f64,
+        _ => 100.0,
+    };
     ticks as f64 / per_s
 }
