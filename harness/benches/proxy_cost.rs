@@ -1,0 +1,174 @@
+//! The cost of the protocol proxy between each worker and a real broker: the built-in
+//! ack-after-work target, 32 workers, a provider answering in 1 ms, against each real broker
+//! (RabbitMQ 127.0.0.1:5672, NATS JetStream 127.0.0.1:4222, Redis 127.0.0.1:6379; an external
+//! SQS server too when `ACKBENCH_SQS_ENDPOINT` names one), once through the proxy
+//! (`broker.observe: proxy`, the default) and once with every worker connected to the broker
+//! itself (`broker.observe: none`), alternately, in the same run.
+//!
+//! `cargo bench -p ackbench --bench proxy_cost` (release build; needs the `live` feature, a
+//! default one); `-- 4000` sets the messages per run (default 3000), `-- rounds=5` the proxy /
+//! direct pairs per broker (default 3), `-- nats` (or `rabbitmq`, `redis-streams`, `sqs`) runs
+//! one broker only. A broker that does not answer is skipped with the reason printed.
+//!
+//! A run publishes every message at once (one after the other, as fast as the broker confirms
+//! them) and its rate is messages over the time from the first publish to the last effect at
+//! the provider: without the proxy nothing else is seen, and with it that is the same figure.
+//! Each pair runs proxy first in odd rounds and direct first in even ones; the line per broker
+//! gives the median of each mode, their ratio and the proxy's cost (1 - proxy / direct). The
+//! machine is shared: compare the two modes of one run, not runs of different days.
+
+use std::net::TcpStream;
+use std::time::Duration;
+
+use ackbench::profile::load_str;
+use ackbench::record::RunRecord;
+
+const KINDS: [&str; 4] = ["rabbitmq", "nats", "redis-streams", "sqs"];
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let n: u64 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(3000);
+    let rounds: usize = args
+        .iter()
+        .find_map(|a| a.strip_prefix("rounds=")?.parse().ok())
+        .unwrap_or(3);
+    let only: Vec<&str> = KINDS
+        .iter()
+        .copied()
+        .filter(|k| args.iter().any(|a| a == k))
+        .collect();
+    println!(
+        "proxy_cost: built-in ack-after-work, 32 workers, 1 ms provider, {n} messages per run, \
+         {rounds} proxy/direct pairs per broker, release build"
+    );
+    for kind in KINDS {
+        if !only.is_empty() && !only.contains(&kind) {
+            continue;
+        }
+        if let Err(why) = reachable(kind) {
+            println!("{kind:>13}: skipped: {why}");
+            continue;
+        }
+        let mut proxy = Vec::new();
+        let mut direct = Vec::new();
+        for round in 0..rounds {
+            let order: [&str; 2] = if round % 2 == 0 {
+                ["proxy", "none"]
+            } else {
+                ["none", "proxy"]
+            };
+            for observe in order {
+                match run(kind, observe, n) {
+                    Ok(rate) => {
+                        println!(
+                            "{kind:>13}: round {} observe {observe:<5} {rate:>8.0} messages/s",
+                            round + 1
+                        );
+                        if observe == "proxy" {
+                            proxy.push(rate);
+                        } else {
+                            direct.push(rate);
+                        }
+                    }
+                    Err(e) => println!(
+                        "{kind:>13}: round {} observe {observe}: failed: {e}",
+                        round + 1
+                    ),
+                }
+            }
+        }
+        if let (Some(p), Some(d)) = (median(&mut proxy), median(&mut direct)) {
+            println!(
+                "{kind:>13}: median with the proxy {p:.0} messages/s, direct {d:.0} messages/s: \
+                 ratio {:.3}, proxy cost {:.1}%",
+                p / d,
+                (1.0 - p / d) * 100.0
+            );
+        }
+    }
+}
+
+/// Whether `kind`'s server answers on its port: `Err` says why not.
+fn reachable(kind: &str) -> Result<(), String> {
+    let addr = match kind {
+        "rabbitmq" => "127.0.0.1:5672".to_string(),
+        "nats" => "127.0.0.1:4222".to_string(),
+        "redis-streams" => "127.0.0.1:6379".to_string(),
+        _ => {
+            let endpoint = std::env::var("ACKBENCH_SQS_ENDPOINT")
+                .map_err(|_| "set ACKBENCH_SQS_ENDPOINT to an SQS server (moto, ElasticMQ)")?;
+            let u = url::Url::parse(&endpoint).map_err(|e| format!("{endpoint}: {e}"))?;
+            format!(
+                "{}:{}",
+                u.host_str().unwrap_or("127.0.0.1"),
+                u.port_or_known_default().unwrap_or(80)
+            )
+        }
+    };
+    let parsed = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
+    TcpStream::connect_timeout(&parsed, Duration::from_secs(1))
+        .map(|_| ())
+        .map_err(|e| format!("nothing answers on {addr} ({e})"))
+}
+
+/// The profile of one run.
+fn profile(kind: &str, observe: &str, n: u64) -> String {
+    let broker = match kind {
+        "sqs" => format!(
+            "{{ kind: sqs, endpoint: \"{}\", visibility_timeout: 30s, observe: {observe} }}",
+            std::env::var("ACKBENCH_SQS_ENDPOINT").unwrap_or_default()
+        ),
+        "rabbitmq" => format!("{{ kind: rabbitmq, observe: {observe} }}"),
+        other => format!("{{ kind: {other}, observe: {observe} }}"),
+    };
+    format!(
+        "name: proxy-cost\nmode: live\nseed: 1\nrun: {{ duration: 1s, drain: 5m }}\n\
+         broker: {broker}\nworkload: {{ arrival: {{ every: 1us }}, count: {n} }}\n\
+         consumer: {{ target: ack-after-work, workers: 32 }}\n\
+         provider: {{ latency: {{ dist: fixed, value: 1ms }} }}\n"
+    )
+}
+
+/// Runs one profile live: messages per second from the first publish to the last effect.
+fn run(kind: &str, observe: &str, n: u64) -> Result<f64, String> {
+    let scenario =
+        load_str("proxy-cost.yaml", &profile(kind, observe, n), &[]).map_err(|e| e.to_string())?;
+    let record = ackbench::runner::run(&scenario).map_err(|e| e.to_string())?;
+    rate(&record, n)
+}
+
+fn rate(record: &RunRecord, n: u64) -> Result<f64, String> {
+    let first = record
+        .messages
+        .first()
+        .map(|m| m.published_at)
+        .ok_or("nothing was published")?;
+    let effected: std::collections::HashSet<_> =
+        record.ledger.effects.iter().filter_map(|e| e.seq).collect();
+    if (effected.len() as u64) < n {
+        return Err(format!(
+            "only {} of {n} messages had their effect",
+            effected.len()
+        ));
+    }
+    let last = record
+        .ledger
+        .effects
+        .iter()
+        .map(|e| e.at)
+        .max()
+        .unwrap_or(first);
+    let span = (last.saturating_sub(first)) as f64 / 1e9;
+    Ok(n as f64 / span.max(1e-9))
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
