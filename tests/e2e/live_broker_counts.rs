@@ -162,3 +162,21 @@ fn an_sqs_endpoint_gives_its_queue_attributes() {
     let b = check(&s);
     assert_eq!(b["in_flight"]["final"].as_u64(), Some(0), "{b}");
 }
+
+#[test]
+fn without_the_proxy_a_run_still_counts_effects_and_the_brokers_own_counts() {
+    if !service_up("NATS JetStream", 4222) {
+        return;
+    }
+    // `observe: none`: the workers connect to the server itself. No delivery is seen (0, and
+    // every message not given up on reads as unfinished: 18), but the provider's effects (18) and the server's
+    // MAX_DELIVERIES advisories (2) and counts are.
+    let dir = tempfile::tempdir().unwrap();
+    let (_, s) = run(
+        dir.path(),
+        &profile("{ kind: nats, ack_wait: 10s, max_deliver: 2, observe: none }"),
+    );
+    check(&s);
+    assert_eq!(s["deliveries"].as_u64(), Some(0), "{s}");
+    assert_eq!(s["unfinished"].as_u64(), Some(18), "{s}");
+}
