@@ -11,8 +11,10 @@
 //! one broker only. A broker that does not answer is skipped with the reason printed.
 //!
 //! A run publishes every message at once (one after the other, as fast as the broker confirms
-//! them) and its rate is messages over the time from the first publish to the last effect at
-//! the provider: without the proxy nothing else is seen, and with it that is the same figure.
+//! them) and its rate is messages over the time from the first effect at the provider to the
+//! last (without the proxy nothing else is seen; with it, the same figure), so the workers'
+//! start-up is not counted. Each line also gives the publisher's rate: a run whose consumers
+//! keep up with it is bounded by it, in both modes alike.
 //! Each pair runs proxy first in odd rounds and direct first in even ones; the line per broker
 //! gives the median of each mode, their ratio and the proxy's cost (1 - proxy / direct). The
 //! machine is shared: compare the two modes of one run, not runs of different days.
@@ -64,13 +66,16 @@ fn main() {
                 match run(kind, observe, n) {
                     Ok(rate) => {
                         println!(
-                            "{kind:>13}: round {} observe {observe:<5} {rate:>8.0} messages/s",
-                            round + 1
+                            "{kind:>13}: round {} observe {observe:<5} {:>8.0} messages/s \
+                             (published at {:.0}/s)",
+                            round + 1,
+                            rate.consumed,
+                            rate.published
                         );
                         if observe == "proxy" {
-                            proxy.push(rate);
+                            proxy.push(rate.consumed);
                         } else {
-                            direct.push(rate);
+                            direct.push(rate.consumed);
                         }
                     }
                     Err(e) => println!(
@@ -132,20 +137,22 @@ fn profile(kind: &str, observe: &str, n: u64) -> String {
     )
 }
 
-/// Runs one profile live: messages per second from the first publish to the last effect.
-fn run(kind: &str, observe: &str, n: u64) -> Result<f64, String> {
+/// One run's figures: messages per second from the first effect to the last, and the
+/// publisher's own rate (first to last publish), which bounds it when it is the slower.
+struct Rate {
+    consumed: f64,
+    published: f64,
+}
+
+/// Runs one profile live.
+fn run(kind: &str, observe: &str, n: u64) -> Result<Rate, String> {
     let scenario =
         load_str("proxy-cost.yaml", &profile(kind, observe, n), &[]).map_err(|e| e.to_string())?;
     let record = ackbench::runner::run(&scenario).map_err(|e| e.to_string())?;
     rate(&record, n)
 }
 
-fn rate(record: &RunRecord, n: u64) -> Result<f64, String> {
-    let first = record
-        .messages
-        .first()
-        .map(|m| m.published_at)
-        .ok_or("nothing was published")?;
+fn rate(record: &RunRecord, n: u64) -> Result<Rate, String> {
     let effected: std::collections::HashSet<_> =
         record.ledger.effects.iter().filter_map(|e| e.seq).collect();
     if (effected.len() as u64) < n {
@@ -154,15 +161,25 @@ fn rate(record: &RunRecord, n: u64) -> Result<f64, String> {
             effected.len()
         ));
     }
-    let last = record
-        .ledger
-        .effects
-        .iter()
-        .map(|e| e.at)
-        .max()
-        .unwrap_or(first);
-    let span = (last.saturating_sub(first)) as f64 / 1e9;
-    Ok(n as f64 / span.max(1e-9))
+    let at = || record.ledger.effects.iter().map(|e| e.at);
+    let (first, last) = (at().min().unwrap_or(0), at().max().unwrap_or(0));
+    // Each publish as the run recorded it, at the instant it was sent.
+    let published = || {
+        record.events.iter().filter_map(|e| match e.kind {
+            ackbench::record::EventKind::Published { .. } => Some(e.at),
+            _ => None,
+        })
+    };
+    let (p0, p1) = (
+        published().min().unwrap_or(0),
+        published().max().unwrap_or(0),
+    );
+    let per_s =
+        |from: u64, to: u64| (n - 1) as f64 / (to.saturating_sub(from) as f64 / 1e9).max(1e-9);
+    Ok(Rate {
+        consumed: per_s(first, last),
+        published: per_s(p0, p1),
+    })
 }
 
 fn median(v: &mut [f64]) -> Option<f64> {
