@@ -11,10 +11,11 @@
 //! one broker only. A broker that does not answer is skipped with the reason printed.
 //!
 //! A run publishes every message at once (one after the other, as fast as the broker confirms
-//! them) and its rate is messages over the time from the first effect at the provider to the
-//! last (without the proxy nothing else is seen; with it, the same figure), so the workers'
-//! start-up is not counted. Each line also gives the publisher's rate: a run whose consumers
-//! keep up with it is bounded by it, in both modes alike.
+//! them) while the provider holds the calls of the first 3 s for 3 s: the queue fills, and the
+//! rate is the effects at the provider after that (after the last publish, if later) over
+//! their time: the workers draining a backlog, without the publisher's pace or the workers'
+//! start-up. Effects are what a run without the proxy still sees; with it, the same figure.
+//! Each line also gives the publisher's rate.
 //! Each pair runs proxy first in odd rounds and direct first in even ones; the line per broker
 //! gives the median of each mode, their ratio and the proxy's cost (1 - proxy / direct). The
 //! machine is shared: compare the two modes of one run, not runs of different days.
@@ -26,6 +27,9 @@ use ackbench::profile::load_str;
 use ackbench::record::RunRecord;
 
 const KINDS: [&str; 4] = ["rabbitmq", "nats", "redis-streams", "sqs"];
+/// The provider holds every call started in the first this many seconds for as long: the
+/// publisher fills the queue meanwhile, and the workers then drain a backlog.
+const HOLD_S: u64 = 3;
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -133,12 +137,13 @@ fn profile(kind: &str, observe: &str, n: u64) -> String {
         "name: proxy-cost\nmode: live\nseed: 1\nrun: {{ duration: 1s, drain: 5m }}\n\
          broker: {broker}\nworkload: {{ arrival: {{ every: 1us }}, count: {n} }}\n\
          consumer: {{ target: ack-after-work, workers: 32 }}\n\
-         provider: {{ latency: {{ dist: fixed, value: 1ms }} }}\n"
+         provider:\n  latency: {{ dist: fixed, value: 1ms }}\n  phases:\n    \
+         - {{ from: 0s, to: {HOLD_S}s, latency: {{ dist: fixed, value: {HOLD_S}s }} }}\n"
     )
 }
 
-/// One run's figures: messages per second from the first effect to the last, and the
-/// publisher's own rate (first to last publish), which bounds it when it is the slower.
+/// One run's figures: messages per second the workers drained once the queue was full (after
+/// the provider's hold and the last publish), and the publisher's own rate.
 struct Rate {
     consumed: f64,
     published: f64,
@@ -161,24 +166,42 @@ fn rate(record: &RunRecord, n: u64) -> Result<Rate, String> {
             effected.len()
         ));
     }
-    let at = || record.ledger.effects.iter().map(|e| e.at);
-    let (first, last) = (at().min().unwrap_or(0), at().max().unwrap_or(0));
     // Each publish as the run recorded it, at the instant it was sent.
-    let published = || {
-        record.events.iter().filter_map(|e| match e.kind {
+    let published: Vec<u64> = record
+        .events
+        .iter()
+        .filter_map(|e| match e.kind {
             ackbench::record::EventKind::Published { .. } => Some(e.at),
             _ => None,
         })
-    };
+        .collect();
     let (p0, p1) = (
-        published().min().unwrap_or(0),
-        published().max().unwrap_or(0),
+        published.iter().copied().min().unwrap_or(0),
+        published.iter().copied().max().unwrap_or(0),
     );
+    // The held calls end at twice the hold; from then on (or the last publish, if later) the
+    // workers drain what is left.
+    let from = p1.max(2 * HOLD_S * 1_000_000_000);
+    let after: Vec<u64> = record
+        .ledger
+        .effects
+        .iter()
+        .map(|e| e.at)
+        .filter(|&at| at > from)
+        .collect();
+    if (after.len() as u64) < n / 4 {
+        return Err(format!(
+            "only {} of {n} effects came after the queue was full (the publisher kept up with \
+             the workers): raise the message count",
+            after.len()
+        ));
+    }
+    let last = after.iter().copied().max().unwrap_or(from);
     let per_s =
-        |from: u64, to: u64| (n - 1) as f64 / (to.saturating_sub(from) as f64 / 1e9).max(1e-9);
+        |count: usize, a: u64, b: u64| count as f64 / (b.saturating_sub(a) as f64 / 1e9).max(1e-9);
     Ok(Rate {
-        consumed: per_s(first, last),
-        published: per_s(p0, p1),
+        consumed: per_s(after.len(), from, last),
+        published: per_s(published.len().saturating_sub(1), p0, p1),
     })
 }
 
