@@ -7,15 +7,17 @@
 //!
 //! `cargo bench -p ackbench --bench proxy_cost` (release build; needs the `live` feature, a
 //! default one); `-- 4000` sets the messages per run (default 3000), `-- rounds=5` the proxy /
-//! direct pairs per broker (default 3), `-- nats` (or `rabbitmq`, `redis-streams`, `sqs`) runs
+//! direct pairs per broker (default 3), `-- hold=12` the provider's hold (default 6 s; the
+//! publisher must be done within it), `-- nats` (or `rabbitmq`, `redis-streams`, `sqs`) runs
 //! one broker only. A broker that does not answer is skipped with the reason printed.
 //!
 //! A run publishes every message at once (one after the other, as fast as the broker confirms
-//! them) while the provider holds the calls of the first 3 s for 3 s: the queue fills, and the
-//! rate is the effects at the provider after that (after the last publish, if later) over
+//! them) while the provider holds the calls of the first 6 s for 6 s: the queue fills, and the
+//! rate is the effects at the provider after the held ones (after the last publish, if later) over
 //! their time: the workers draining a backlog, without the publisher's pace or the workers'
 //! start-up. Effects are what a run without the proxy still sees; with it, the same figure.
 //! Each line also gives the publisher's rate.
+//!
 //! Each pair runs proxy first in odd rounds and direct first in even ones; the line per broker
 //! gives the median of each mode, their ratio and the proxy's cost (1 - proxy / direct). The
 //! machine is shared: compare the two modes of one run, not runs of different days.
@@ -27,9 +29,11 @@ use ackbench::profile::load_str;
 use ackbench::record::RunRecord;
 
 const KINDS: [&str; 4] = ["rabbitmq", "nats", "redis-streams", "sqs"];
-/// The provider holds every call started in the first this many seconds for as long: the
-/// publisher fills the queue meanwhile, and the workers then drain a backlog.
-const HOLD_S: u64 = 3;
+/// The provider holds every call started in the first this many seconds for as long (default;
+/// `-- hold=12` sets it): the publisher fills the queue meanwhile, and the workers then drain
+/// a backlog.
+const HOLD_S: u64 = 6;
+const WORKERS: usize = 32;
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -41,6 +45,10 @@ fn main() {
         .iter()
         .find_map(|a| a.strip_prefix("rounds=")?.parse().ok())
         .unwrap_or(3);
+    let hold: u64 = args
+        .iter()
+        .find_map(|a| a.strip_prefix("hold=")?.parse().ok())
+        .unwrap_or(HOLD_S);
     let only: Vec<&str> = KINDS
         .iter()
         .copied()
@@ -67,7 +75,7 @@ fn main() {
                 ["none", "proxy"]
             };
             for observe in order {
-                match run(kind, observe, n) {
+                match run(kind, observe, n, hold) {
                     Ok(rate) => {
                         println!(
                             "{kind:>13}: round {} observe {observe:<5} {:>8.0} messages/s \
@@ -124,7 +132,7 @@ fn reachable(kind: &str) -> Result<(), String> {
 }
 
 /// The profile of one run.
-fn profile(kind: &str, observe: &str, n: u64) -> String {
+fn profile(kind: &str, observe: &str, n: u64, hold: u64) -> String {
     let broker = match kind {
         "sqs" => format!(
             "{{ kind: sqs, endpoint: \"{}\", visibility_timeout: 30s, observe: {observe} }}",
@@ -138,7 +146,7 @@ fn profile(kind: &str, observe: &str, n: u64) -> String {
          broker: {broker}\nworkload: {{ arrival: {{ every: 1us }}, count: {n} }}\n\
          consumer: {{ target: ack-after-work, workers: 32 }}\n\
          provider:\n  latency: {{ dist: fixed, value: 1ms }}\n  phases:\n    \
-         - {{ from: 0s, to: {HOLD_S}s, latency: {{ dist: fixed, value: {HOLD_S}s }} }}\n"
+         - {{ from: 0s, to: {hold}s, latency: {{ dist: fixed, value: {hold}s }} }}\n"
     )
 }
 
@@ -150,9 +158,9 @@ struct Rate {
 }
 
 /// Runs one profile live.
-fn run(kind: &str, observe: &str, n: u64) -> Result<Rate, String> {
-    let scenario =
-        load_str("proxy-cost.yaml", &profile(kind, observe, n), &[]).map_err(|e| e.to_string())?;
+fn run(kind: &str, observe: &str, n: u64, hold: u64) -> Result<Rate, String> {
+    let scenario = load_str("proxy-cost.yaml", &profile(kind, observe, n, hold), &[])
+        .map_err(|e| e.to_string())?;
     let record = ackbench::runner::run(&scenario).map_err(|e| e.to_string())?;
     rate(&record, n)
 }
@@ -179,9 +187,12 @@ fn rate(record: &RunRecord, n: u64) -> Result<Rate, String> {
         published.iter().copied().min().unwrap_or(0),
         published.iter().copied().max().unwrap_or(0),
     );
-    // The held calls end at twice the hold; from then on (or the last publish, if later) the
-    // workers drain what is left.
-    let from = p1.max(2 * HOLD_S * 1_000_000_000);
+    // The first calls (one per worker) are the held ones: once the last of them has had its
+    // effect, and the last message is published, the workers drain what is left.
+    let mut effects: Vec<u64> = record.ledger.effects.iter().map(|e| e.at).collect();
+    effects.sort_unstable();
+    let held_end = effects.get(WORKERS - 1).copied().unwrap_or(0);
+    let from = p1.max(held_end);
     let after: Vec<u64> = record
         .ledger
         .effects
