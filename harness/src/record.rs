@@ -7,8 +7,10 @@
 
 use std::time::Duration;
 
+pub mod broker;
 pub mod ingress;
 
+pub use broker::{BrokerSample, BrokerSamples, Unavailable};
 pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
 
 /// Nanoseconds since the start of the run.
@@ -59,6 +61,10 @@ pub struct RunRecord {
     /// otherwise (one send per message, each a publish). A key published more than once has
     /// one [`MessageRecord`] per accepted send: effects are counted by key, across them.
     pub publishes: Option<Vec<PublishRecord>>,
+    /// What a live run read from the broker itself every `run.sample_every` (its DLQ depth,
+    /// backlog, in-flight count); `None` for a sim run and the embedded broker, whose events
+    /// are the whole story.
+    pub broker_samples: Option<BrokerSamples>,
 }
 
 /// One send of the producer that reached the broker.

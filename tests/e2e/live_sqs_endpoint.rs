@@ -10,9 +10,9 @@ use serde_json::Value;
 use crate::common::{ackbench, have_python_module, run_text, stderr, temp_profile};
 
 /// A moto server on 127.0.0.1, stopped when dropped.
-struct Moto {
+pub(crate) struct Moto {
     child: Child,
-    port: u16,
+    pub port: u16,
 }
 
 impl Drop for Moto {
@@ -32,7 +32,7 @@ fn free_port() -> u16 {
 
 /// Starts `moto_server`, or skips (printed) when moto is not installed, unless
 /// ACKBENCH_REQUIRE_SERVICES=1.
-fn moto() -> Option<Moto> {
+pub(crate) fn moto() -> Option<Moto> {
     if !have_python_module("moto.server", "moto[server]") {
         return None;
     }

@@ -11,11 +11,14 @@
 //! - [`leases`]: each handler against the lease it actually held, and what it did with it.
 //! - [`mod@chaos`]: how often each chaos rule fired.
 //! - [`groups`]: a FIFO queue's message groups: backlog and head-of-line blocking time.
+//! - [`broker_counts`]: the broker's own DLQ depth, backlog and in-flight count over a live
+//!   run, as it answered them.
 //! - [`copies`]: a key published more than once (a retrying producer), and what its sends
 //!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
 pub mod accounting;
 pub mod anomalies;
+pub mod broker_counts;
 pub mod chaos;
 pub mod copies;
 pub mod crashes;
@@ -87,6 +90,8 @@ pub struct Metrics {
     pub anomalies: Vec<anomalies::Anomaly>,
     /// A FIFO queue's message groups (`workload.groups`); empty without.
     pub groups: Vec<groups::GroupAccount>,
+    /// The broker's own counts over a live run on a real broker; `None` otherwise.
+    pub broker_counts: Option<broker_counts::BrokerCounts>,
 }
 
 impl std::ops::Deref for Metrics {
@@ -159,6 +164,7 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
             k => k.to_string(),
         },
         anomalies: anomalies::anomalies(record),
+        broker_counts: record.broker_samples.as_ref().map(broker_counts::summarise),
     }
 }
 

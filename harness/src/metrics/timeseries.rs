@@ -58,14 +58,19 @@ pub struct Sample {
 /// A round interval (1 s, 5 s, 10 s, 30 s, 1 m, 5 m, 10 m, 30 m, 1 h) giving at most
 /// [`MAX_SAMPLES`] samples over the run; beyond 1 h, whole hours.
 pub fn default_interval(record: &RunRecord) -> Nanos {
-    let fits = |every: Nanos| record.end.div_ceil(every) < MAX_SAMPLES;
+    default_interval_over(record.end)
+}
+
+/// [`default_interval`] for a run of length `end`.
+pub fn default_interval_over(end: Nanos) -> Nanos {
+    let fits = |every: Nanos| end.div_ceil(every) < MAX_SAMPLES;
     ROUND_INTERVALS
         .iter()
         .copied()
         .find(|&every| fits(every))
         .unwrap_or_else(|| {
             let hour = 3600 * SECOND;
-            record.end.div_ceil(hour * (MAX_SAMPLES - 1)).max(1) * hour
+            end.div_ceil(hour * (MAX_SAMPLES - 1)).max(1) * hour
         })
 }
 

@@ -87,3 +87,5 @@ mod testutil;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_observe;

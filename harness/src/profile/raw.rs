@@ -59,7 +59,7 @@ pub struct RawRun {
                  max_receives, stale_ack, fifo, dedup_window; rabbitmq: queue_type, consumer_timeout, \
                  timeout_check_every, delivery_limit, prefetch, dead_letter; nats: ack_wait, \
                  max_deliver, backoff, max_ack_pending; redis-streams: min_idle, claim_every, \
-                 max_deliveries"
+                 max_deliveries; any kind: observe"
 )]
 pub struct RawBroker {
     pub kind: Option<BrokerKindName>,
@@ -90,6 +90,15 @@ pub struct RawBroker {
     pub min_idle: Option<DurationText>,
     pub claim_every: Option<DurationText>,
     pub max_deliveries: Option<u32>,
+    // every kind, live mode on a real broker
+    pub observe: Option<ObserveName>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObserveName {
+    Proxy,
+    None,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

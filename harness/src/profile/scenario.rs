@@ -63,6 +63,22 @@ pub struct BrokerSpec {
     pub url: Option<String>,
     /// SQS only: a FIFO queue (`fifo: true`); `None` for a standard queue and the other kinds.
     pub fifo: Option<FifoSpec>,
+    /// Live mode on a real broker: how the run sees the workers' deliveries and acks
+    /// (`broker.observe`).
+    pub observe: Observe,
+}
+
+/// How a live run on a real broker sees its workers (`broker.observe`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Observe {
+    /// `proxy` (the default): each worker reaches the broker through its own port of
+    /// ackbench's protocol proxy, which reads every delivery and ack.
+    #[default]
+    Proxy,
+    /// `none`: workers connect to the broker directly. Deliveries, acks and handler times are
+    /// not seen; effects at the provider and what the broker itself says are. For measuring
+    /// the proxy's cost.
+    Direct,
 }
 
 /// A FIFO queue (`broker.fifo: true`, SQS only).

@@ -31,6 +31,7 @@ fn a_minimal_profile_gets_every_default() {
             stale_ack: StaleAck::Reject,
             url: None,
             fifo: None,
+            observe: crate::profile::Observe::Proxy,
         },
         workload: WorkloadSpec {
             arrival: Arrival::Every(secs(50)),
@@ -260,7 +261,8 @@ fn an_unknown_key_is_an_error_at_any_depth() {
          `kind`, `url`, `endpoint`, `visibility_timeout`, `max_receives`, `stale_ack`, `fifo`, \
          `dedup_window`, `queue_type`, `consumer_timeout`, \
          `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `ack_wait`, \
-         `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`"
+         `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`, \
+         `observe`"
     );
     let e = error(&with("provider:\n  phases:\n    - { from: 0s, to: 1m, latency: { dist: fixed, value: 1s, vlaue: 2s } }\n"));
     assert!(
@@ -357,7 +359,8 @@ fn an_error_in_an_override_names_the_override() {
          `visiblity_timeout`, expected one of `kind`, `url`, `endpoint`, `visibility_timeout`, `max_receives`, \
          `stale_ack`, `fifo`, `dedup_window`, `queue_type`, `consumer_timeout`, \
          `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `ack_wait`, \
-         `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`"
+         `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`, \
+         `observe`"
     );
     assert_eq!(
         error_with(BASE, &["consumer.workers=many"]),

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use hdrhistogram::Histogram;
 
+use super::broker_csv;
 use super::charts::{self, RenderedSvg};
 use super::deliveries::{self, Delivery};
 use super::hlog::{read_latency_log, END_TO_END_LOG, HANDLER_LATENCY_LOG, TIME_TO_DONE_LOG};
@@ -15,6 +16,7 @@ use super::summary::{from_json, Summary};
 use super::timeseries_csv::read_csv;
 use super::ReportError;
 use crate::metrics::Sample;
+use crate::record::BrokerSample;
 
 /// summary.json
 pub const SUMMARY_JSON: &str = "summary.json";
@@ -37,6 +39,9 @@ pub struct ReportData {
     pub time_to_done: Histogram<u64>,
     /// The worker timeline; only for small runs.
     pub deliveries: Option<Vec<Delivery>>,
+    /// What the broker itself answered every sample (broker-samples.csv); only for runs on a
+    /// real broker (summary.json has `broker_counts`).
+    pub broker_samples: Option<Vec<BrokerSample>>,
     svgs: OnceCell<Vec<RenderedSvg>>,
 }
 
@@ -59,6 +64,15 @@ impl ReportData {
         } else {
             None
         };
+        let broker_samples = match &summary.broker_counts {
+            Some(_) => {
+                let text = read_text(dir, broker_csv::FILE)?;
+                Some(broker_csv::read_csv(&text).map_err(|e| {
+                    ReportError::invalid(dir.join(broker_csv::FILE), "broker-samples.csv", e)
+                })?)
+            }
+            None => None,
+        };
         Ok(ReportData {
             run,
             summary,
@@ -67,6 +81,7 @@ impl ReportData {
             end_to_end: read_latency_log(&dir.join(END_TO_END_LOG))?,
             time_to_done: read_optional_log(&dir.join(TIME_TO_DONE_LOG))?,
             deliveries,
+            broker_samples,
             svgs: OnceCell::new(),
         })
     }

@@ -164,10 +164,11 @@ pub fn page(data: &ReportData) -> Result<String, ReportError> {
         "<footer>Written by ackbench {} from this folder's run.json, summary.json, timeseries.csv, \
          handler-latency.hlog, end-to-end.hlog, time-to-done.hlog{}.</footer>\n</body>\n</html>\n",
         env!("CARGO_PKG_VERSION"),
-        if r.deliveries_recorded {
-            " and deliveries.csv"
-        } else {
-            ""
+        match (r.deliveries_recorded, s.broker_counts.is_some()) {
+            (true, true) => ", deliveries.csv and broker-samples.csv",
+            (true, false) => " and deliveries.csv",
+            (false, true) => " and broker-samples.csv",
+            (false, false) => "",
         }
     );
     Ok(h)
@@ -276,6 +277,9 @@ fn summary(h: &mut String, data: &ReportData) {
                 a.delivery
             );
         }
+    }
+    if let Some(b) = &s.broker_counts {
+        super::broker_rows::html(h, b);
     }
     h.push_str("</table>\n<table>\n<tr><th>latency (ms)</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n");
     for (label, l) in latency_rows(s) {

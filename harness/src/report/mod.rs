@@ -8,6 +8,8 @@
 //!   lease, the provider's phases and the budgets as evaluated;
 //! - handler-latency.hlog and end-to-end.hlog ([`hlog`]): the raw HDR latency histograms;
 //! - deliveries.csv ([`deliveries`]): the worker timeline, for runs of up to 50 messages;
+//! - broker-samples.csv ([`broker_csv`]): what a real broker answered about its own counts
+//!   every `run.sample_every`, for live runs on one;
 //!
 //! and its **renderings**, drawn from that data alone ([`data::ReportData`]), so [`rerender`]
 //! draws them again, byte for byte, without rerunning:
@@ -21,6 +23,8 @@
 //! [`progress`] the progress bar of a long run.
 
 mod analysed;
+pub mod broker_csv;
+pub(crate) mod broker_rows;
 pub mod charts;
 pub mod console;
 pub mod data;

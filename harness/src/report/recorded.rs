@@ -4,14 +4,16 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::broker_csv;
 use super::data::RUN_JSON;
 use super::deliveries::{self, deliveries};
 use super::hlog::{write_latency_log, END_TO_END_LOG, HANDLER_LATENCY_LOG, TIME_TO_DONE_LOG};
 use super::run_json::RunJson;
 use super::{charts, folder, write_file, ReportError, RunOutputs, EXPORTERS};
 
-/// Writes summary.json, timeseries.csv, run.json, the three latency logs and, for a small run,
-/// deliveries.csv into `dir` (created if needed); returns the files written.
+/// Writes summary.json, timeseries.csv, run.json, the three latency logs, for a small run
+/// deliveries.csv and for a run that sampled a real broker broker-samples.csv into `dir`
+/// (created if needed); returns the files written.
 ///
 /// A worker timeline left in the folder by an earlier, smaller run (deliveries.csv,
 /// charts/workers.*) is removed when this run has none, so the folder only describes this run;
@@ -53,6 +55,17 @@ pub fn write(dir: &Path, out: &RunOutputs<'_>) -> Result<Vec<PathBuf>, ReportErr
         written.push(write_file(dir, name, |w| {
             write_latency_log(w, histogram, what, out.record.end)
         })?);
+    }
+    match &out.record.broker_samples {
+        Some(b) => written.push(write_file(dir, broker_csv::FILE, |w| {
+            broker_csv::write_csv(&b.samples, w)
+        })?),
+        None => {
+            remove_stale(dir, broker_csv::FILE)?;
+            for ext in ["png", "svg"] {
+                remove_stale(dir, &format!("{}/broker.{ext}", charts::DIR))?;
+            }
+        }
     }
     match timeline {
         Some(rows) => written.push(write_file(dir, deliveries::FILE, |w| {

@@ -133,6 +133,11 @@ pub struct Summary {
     /// Each of them: what, which message, when, which worker and delivery.
     #[serde(default)]
     pub anomalies: Vec<Anomaly>,
+    /// What a live run on a real broker read from the broker itself every `run.sample_every`:
+    /// the last and peak DLQ depth, backlog and in-flight count, `null` (with the reason) for a
+    /// figure the kind cannot give; absent for sim runs and the embedded broker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broker_counts: Option<crate::metrics::broker_counts::BrokerCounts>,
 }
 
 impl Summary {
@@ -190,6 +195,7 @@ impl Summary {
             message_groups: m.groups.iter().map(Into::into).collect(),
             broker_anomalies: m.anomalies.len() as u64,
             anomalies: m.anomalies.clone(),
+            broker_counts: m.broker_counts.clone(),
         }
     }
 }

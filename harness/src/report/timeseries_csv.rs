@@ -37,7 +37,7 @@ pub fn write_csv(samples: &[Sample], mut w: impl Write) -> io::Result<()> {
 
 /// Seconds at microsecond resolution, exact decimal, without trailing zeros: `5`, `2.5`,
 /// `0.000125`.
-fn secs(n: Nanos) -> String {
+pub(crate) fn secs(n: Nanos) -> String {
     let us = n.saturating_add(500) / 1000;
     let (whole, frac) = (us / 1_000_000, us % 1_000_000);
     if frac == 0 {
@@ -90,7 +90,7 @@ fn read_row(line: &str) -> Result<Sample, String> {
 }
 
 /// Exact decimal seconds (as [`secs`] writes them) to nanoseconds.
-fn parse_secs(text: &str) -> Result<Nanos, String> {
+pub(crate) fn parse_secs(text: &str) -> Result<Nanos, String> {
     let bad = || format!("`{text}` is not a time in seconds");
     let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
     if whole.is_empty()

@@ -7,9 +7,9 @@ use crate::profile::defaults;
 use crate::profile::duration::format_duration;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
-use crate::profile::raw::{BrokerKindName, QueueTypeName, RawBroker, StaleAckName};
+use crate::profile::raw::{BrokerKindName, ObserveName, QueueTypeName, RawBroker, StaleAckName};
 use crate::profile::scenario::{
-    BrokerKind, BrokerSpec, FifoSpec, Mode, NatsSpec, RabbitMqSpec, RabbitQueueType,
+    BrokerKind, BrokerSpec, FifoSpec, Mode, NatsSpec, Observe, RabbitMqSpec, RabbitQueueType,
     RedisStreamsSpec, StaleAck,
 };
 
@@ -53,12 +53,45 @@ pub const KINDS: &[(&str, &[&str])] = &[
 pub fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
     let kind = raw.kind.unwrap_or(BrokerKindName::Sqs);
     check_keys(&raw, kind, path)?;
-    match kind {
+    let observe = match raw.observe {
+        None | Some(ObserveName::Proxy) => Observe::Proxy,
+        Some(ObserveName::None) => Observe::Direct,
+    };
+    let mut spec = match kind {
         BrokerKindName::Sqs => sqs(raw, path),
         BrokerKindName::RabbitMq => rabbitmq(raw, path),
         BrokerKindName::Nats => nats(raw, path),
         BrokerKindName::RedisStreams => redis_streams(raw, path),
+    }?;
+    spec.observe = observe;
+    Ok(spec)
+}
+
+/// `observe: none` (workers straight to the broker, no proxy) is for a live run on a real
+/// broker without chaos: the embedded broker has no proxy to leave out, and kill rules need the
+/// deliveries only the proxy sees.
+pub fn check_observe(
+    broker: &BrokerSpec,
+    mode: Mode,
+    chaos: usize,
+    path: &FieldPath,
+) -> Result<(), Problem> {
+    if broker.observe == Observe::Proxy {
+        return Ok(());
     }
+    let embedded = broker.kind == BrokerKind::Sqs && broker.url.is_none();
+    let why = if mode != Mode::Live {
+        "observe: none is for live runs (mode: live): a sim run has no proxy"
+    } else if embedded {
+        "observe: none needs a real broker (rabbitmq, nats, redis-streams, or sqs with an \
+         endpoint): the embedded SQS endpoint sees its workers itself, with no proxy"
+    } else if chaos > 0 {
+        "observe: none runs without chaos rules: a kill needs the deliveries only the proxy \
+         sees (its point, its delivery number); remove chaos or use observe: proxy"
+    } else {
+        return Ok(());
+    };
+    Err(Problem::new(path.key("observe"), why))
 }
 
 /// What live runs cannot do yet with the broker: FIFO queues run in sim mode only. Every kind
@@ -169,6 +202,7 @@ fn sqs(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
     };
     let fifo = fifo(raw.fifo, raw.dedup_window, path)?;
     Ok(BrokerSpec {
+        observe: Observe::Proxy,
         kind: BrokerKind::Sqs,
         url,
         visibility_timeout,
@@ -238,6 +272,7 @@ fn rabbitmq(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
     )?;
     let url = kind_url(raw.url, defaults::RABBITMQ_URL, &["amqp", "amqps"], path)?;
     Ok(BrokerSpec {
+        observe: Observe::Proxy,
         url,
         kind: BrokerKind::RabbitMq(RabbitMqSpec {
             queue_type,
@@ -286,6 +321,7 @@ fn nats(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
     )?;
     let url = kind_url(raw.url, defaults::NATS_URL, &["nats", "tls"], path)?;
     Ok(BrokerSpec {
+        observe: Observe::Proxy,
         url,
         // With a backoff the server takes its first value as the AckWait.
         visibility_timeout: backoff.first().copied().unwrap_or(ack_wait),
@@ -306,6 +342,7 @@ fn redis_streams(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem
     )?;
     let url = kind_url(raw.url, defaults::REDIS_URL, &["redis", "rediss"], path)?;
     Ok(BrokerSpec {
+        observe: Observe::Proxy,
         url,
         kind: BrokerKind::RedisStreams(RedisStreamsSpec {
             claim_every: duration_or(raw.claim_every, Duration::ZERO),

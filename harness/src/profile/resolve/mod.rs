@@ -79,6 +79,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         Some(ModeName::Live) => Mode::Live,
     };
     broker::check_mode(&broker, mode, &top.key("broker"))?;
+    broker::check_observe(&broker, mode, chaos.len(), &top.key("broker"))?;
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
     consumer::check_clock(&consumer, &broker, &top.key("consumer"))?;
     ingress::check_mode(&workload, mode, &top.key("workload").key("ingress"))?;

@@ -5,6 +5,8 @@
 //! - [`effects`]: effects and duplicate effects over time, with the provider's phases shaded;
 //! - [`dlq`]: DLQ depth over time, with and without effect;
 //! - [`inflight`]: messages in flight and the age of the oldest message over time;
+//! - [`broker`]: the broker's own DLQ depth, backlog and in-flight count beside the same counts
+//!   from the events (live runs on a real broker only);
 //! - [`groups`]: a FIFO run's head-of-line blocking per message group (runs with groups only);
 //! - [`workers`]: one row per worker, one bar per delivery (small runs only).
 //!
@@ -13,6 +15,7 @@
 //! from the run's events.
 
 pub mod axis;
+pub mod broker;
 pub mod dlq;
 pub mod done;
 pub mod effects;
@@ -73,6 +76,7 @@ pub fn for_each<V: ChartVisitor>(v: &mut V) -> Result<(), ReportError> {
     v.visit(&effects::Effects)?;
     v.visit(&dlq::Dlq)?;
     v.visit(&inflight::InFlight)?;
+    v.visit(&broker::Broker)?;
     v.visit(&groups::Groups)?;
     v.visit(&workers::Workers)
 }

@@ -119,7 +119,14 @@ impl Drive<'_> {
                 last_progress = Some(Instant::now());
             }
             let publishing = next < plan.len() || ingress.is_some_and(|i| !i.load_finished());
-            let drained = !publishing && counts.unsettled == 0 && !state.busy();
+            let mut drained = !publishing && counts.unsettled == 0 && !state.busy();
+            if s.broker.observe == crate::profile::Observe::Direct {
+                // Without the proxy the run sees no handler: drained once every message has
+                // had its effect or was given up on, and the broker holds nothing.
+                let (effects, duplicates) = provider.running_counts();
+                drained &= effects.saturating_sub(duplicates) + counts.dead_lettered
+                    >= out.messages.len() as u64;
+            }
             if drained || started.elapsed() >= hard_end {
                 return out;
             }

@@ -30,6 +30,7 @@ mod ingress;
 pub mod kinds;
 mod proxy;
 mod published;
+mod sampling;
 mod spawn;
 mod state;
 mod supervisor;
@@ -51,6 +52,7 @@ use drive::Drive;
 use ingress::IngressRun;
 use kinds::{Context, LiveBroker, OpenError};
 use published::Published;
+use sampling::Sampling;
 use spawn::Spawner;
 use state::{Hooks, LiveState};
 use workers::Scratch;
@@ -110,6 +112,12 @@ async fn run_live(
         OpenError::Settings(m) => RunError::BrokerSettings(m),
         other => RunError::Live(other.to_string()),
     })?;
+    // The broker's own counts, on `run.sample_every` (or the interval the time series would
+    // pick for the longest run), on a connection of the sampler's own.
+    let every = s.run.sample_every.map(nanos).unwrap_or_else(|| {
+        crate::metrics::timeseries::default_interval_over(nanos(s.run.duration + s.run.drain))
+    });
+    let sampling = Sampling::start(&*broker, state.clock, every).await;
     let ran = use_broker(
         s,
         &plan,
@@ -117,6 +125,7 @@ async fn run_live(
         &state,
         published,
         (&spawner, clock),
+        sampling,
         progress,
         interrupt,
     )
@@ -148,6 +157,7 @@ async fn run_live(
         chaos: crate::chaos::describe(&s.chaos),
         broker_kind: s.broker.kind.name().to_string(),
         publishes: None,
+        broker_samples: ran.broker_samples,
     })
 }
 
@@ -159,6 +169,7 @@ struct Ran {
     end: crate::record::Nanos,
     ingress: Option<crate::record::IngressRecord>,
     interrupted: bool,
+    broker_samples: Option<crate::record::BrokerSamples>,
 }
 
 /// The provider, the workers and the ingress load against an open broker; publish, drive,
@@ -171,6 +182,7 @@ async fn use_broker(
     state: &Arc<LiveState>,
     published: Option<Arc<Published>>,
     (spawner, clock): (&Spawner, Option<Arc<clock::ScaledClock>>),
+    sampling: Option<Sampling>,
     progress: &mut dyn FnMut(Progress),
     interrupt: &Interrupt,
 ) -> Result<Ran, RunError> {
@@ -250,6 +262,11 @@ async fn use_broker(
         interrupted = driven.interrupted;
         failure = driven.failure;
     }
+    // The broker's last sample: what it holds as the run stops.
+    let broker_samples = match sampling {
+        Some(s) => Some(s.finish().await),
+        None => None,
+    };
     let end = state.clock.now();
 
     // Stop every worker, then the ingress load and the provider.
@@ -278,5 +295,6 @@ async fn use_broker(
         end,
         ingress: ingress_record,
         interrupted,
+        broker_samples,
     })
 }

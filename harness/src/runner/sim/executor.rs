@@ -96,6 +96,7 @@ pub fn run(
         incomplete: stopped,
         chaos: crate::chaos::describe(&scenario.chaos),
         broker_kind: scenario.broker.kind.name().to_string(),
+        broker_samples: None,
     })
 }
 

@@ -34,7 +34,7 @@ use super::published::Published;
 use super::spawn::Spawner;
 use super::state::LiveState;
 use crate::profile::{BrokerKind, Scenario};
-use crate::record::{Event, Seq, WorkerId};
+use crate::record::{BrokerSample, Event, Seq, Unavailable, WorkerId};
 
 /// A boxed future, as the seam's methods return (a live run calls them a few times per message).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -101,9 +101,30 @@ pub trait LiveBroker: Send + Sync {
     fn ingress(&self) -> Option<IngressTarget> {
         None
     }
+    /// The run's sampler of the broker's own counts, on a connection of its own; `None` for a
+    /// kind whose events already say everything (the embedded broker).
+    fn sampler(&self) -> BoxFuture<'_, Option<Result<Box<dyn BrokerSampler>, String>>> {
+        Box::pin(async { None })
+    }
     /// Ends the run's use of the broker: stops its proxies, reads what only the broker knows,
     /// and removes everything the run created, whatever happened before.
     fn finish(self: Box<Self>) -> BoxFuture<'static, Finished>;
+}
+
+/// Reads the broker's own DLQ depth, backlog and in-flight count ([`super::sampling`]).
+pub trait BrokerSampler: Send {
+    /// The figures now (`at` is set by the caller); `None` for a figure the kind cannot give.
+    fn sample(&mut self) -> BoxFuture<'_, Result<BrokerSample, String>>;
+    /// The figures the kind cannot give, with the reason (the same for every sample).
+    fn unavailable(&self) -> Vec<Unavailable>;
+}
+
+/// A figure the kind cannot give, and why.
+pub fn unavailable(figure: &str, reason: &str) -> Unavailable {
+    Unavailable {
+        figure: figure.to_string(),
+        reason: reason.to_string(),
+    }
 }
 
 /// Where an ingress service sends its messages.

@@ -14,6 +14,7 @@
 mod answers;
 mod dlq;
 mod observe;
+mod sample;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,7 +23,10 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::QueueAttributeName;
 
-use super::{BoxFuture, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError, QueueFactory};
+use super::{
+    BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
+    QueueFactory,
+};
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, Seq, WorkerId};
 
@@ -34,6 +38,8 @@ pub struct ExternalSqs {
     queue_url: String,
     dlq_url: Option<String>,
     credentials: (String, String),
+    /// The server's endpoint and the region, for the sampler's own client.
+    endpoint: (String, String),
     ports: Vec<String>,
     servers: Vec<tokio::task::AbortHandle>,
     dead_lettered: Arc<AtomicU64>,
@@ -177,6 +183,10 @@ impl ExternalSqs {
             });
             servers.push(task.abort_handle());
         }
+        if s.broker.observe == crate::profile::Observe::Direct {
+            // `observe: none`: every worker talks to the server itself.
+            ports = vec![url.clone(); ports.len()];
+        }
         let dead_lettered = Arc::new(AtomicU64::new(0));
         let dlq = dlq_url.as_ref().map(|d| {
             dlq::Reader::start(
@@ -192,6 +202,7 @@ impl ExternalSqs {
             queue_url,
             dlq_url,
             credentials: (akid, secret),
+            endpoint: (url.clone(), region),
             ports,
             servers,
             dead_lettered,
@@ -286,6 +297,16 @@ impl LiveBroker for ExternalSqs {
             queue_url: self.queue_url.clone(),
             clock: self.clock,
         })
+    }
+
+    fn sampler(&self) -> BoxFuture<'_, Option<Result<Box<dyn BrokerSampler>, String>>> {
+        let (endpoint, region) = &self.endpoint;
+        let sampler = sample::Sampler {
+            sqs: client(endpoint, &self.credentials.0, &self.credentials.1, region),
+            queue_url: self.queue_url.clone(),
+            dlq_url: self.dlq_url.clone(),
+        };
+        Box::pin(async move { Some(Ok(Box::new(sampler) as Box<dyn BrokerSampler>)) })
     }
 
     fn finish(self: Box<Self>) -> BoxFuture<'static, Finished> {

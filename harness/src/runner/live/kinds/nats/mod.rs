@@ -15,6 +15,7 @@ mod book;
 mod frames;
 mod proxy;
 mod queue;
+mod sample;
 mod subject;
 
 use std::net::SocketAddr;
@@ -24,7 +25,10 @@ use std::time::{Duration, Instant};
 use async_nats::jetstream::{self, consumer, stream};
 use futures_util::StreamExt;
 
-use super::{BoxFuture, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError, QueueFactory};
+use super::{
+    BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
+    QueueFactory,
+};
 use crate::profile::{BrokerKind, Scenario};
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, EventKind, Seq, WorkerId};
@@ -52,6 +56,8 @@ pub struct NatsBroker {
     /// The latest consumer info's counts, and when they were read.
     cached: Mutex<Option<(Instant, u64)>>,
     clock: LiveClock,
+    /// `broker.observe: none`: workers connect to the server itself, not through the proxy.
+    direct: bool,
 }
 
 impl NatsBroker {
@@ -139,6 +145,7 @@ impl NatsBroker {
             advisories,
             cached: Mutex::new(None),
             clock: cx.state.clock,
+            direct: s.broker.observe == crate::profile::Observe::Direct,
         })
     }
 
@@ -146,7 +153,11 @@ impl NatsBroker {
         self.book.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Worker `w`'s URL: its own proxy port, or the server's with `observe: none`.
     fn proxy_url(&self, w: WorkerId) -> String {
+        if self.direct {
+            return self.url.clone();
+        }
         format!("nats://{}", self.proxy.addr(w))
     }
 
@@ -325,6 +336,16 @@ impl LiveBroker for NatsBroker {
             urls: (1..=self.workers).map(|w| self.proxy_url(w)).collect(),
             stream: self.stream.clone(),
             clock: self.clock,
+        })
+    }
+
+    fn sampler(&self) -> BoxFuture<'_, Option<Result<Box<dyn BrokerSampler>, String>>> {
+        Box::pin(async move {
+            Some(
+                sample::Sampler::open(&self.url, self.stream.clone(), CONSUMER.to_string())
+                    .await
+                    .map(|s| Box::new(s) as Box<dyn BrokerSampler>),
+            )
         })
     }
 

@@ -3,7 +3,8 @@
 //! Per run, ackbench declares its own queue (and dead-letter exchange and queue) named after
 //! the run ([`resources`]), checks the server-wide `consumer_timeout` against the profile
 //! ([`settings`]), publishes the plan's messages itself (publisher confirms; each message's
-//! `message_id` is its seq), consumes the dead-letter queue itself ([`dlq`]) and starts one
+//! `message_id` is its seq), consumes a copy of the dead-letter queue itself ([`dlq`]; the
+//! queue proper is left alone, its depth read by the run's sampler, [`sample`]) and starts one
 //! proxy port per worker ([`proxy`]): every worker, a program or a built-in target
 //! ([`queue`]), reaches the server through its own port, where its deliveries and acks are
 //! read. At the end everything it declared is deleted.
@@ -13,6 +14,7 @@ mod ledger;
 mod proxy;
 mod queue;
 mod resources;
+mod sample;
 mod settings;
 
 use std::net::SocketAddr;
@@ -22,7 +24,10 @@ use std::time::{Duration, Instant};
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
 use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProperties};
 
-use super::{BoxFuture, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError, QueueFactory};
+use super::{
+    BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
+    QueueFactory,
+};
 use crate::profile::{BrokerKind, RabbitMqSpec};
 use crate::record::{Seq, WorkerId};
 use crate::runner::live::proxy::Proxy;
@@ -46,6 +51,8 @@ pub struct RabbitMq {
     dead_letter: bool,
     workers: u32,
     ready: Mutex<Option<(Instant, u64)>>,
+    /// `broker.observe: none`: workers connect to the server itself, not through the proxy.
+    direct: bool,
 }
 
 fn spec(s: &crate::profile::Scenario) -> &RabbitMqSpec {
@@ -156,6 +163,7 @@ impl RabbitMq {
             dead_letter: spec.dead_letter,
             workers: s.consumer.workers,
             ready: Mutex::new(None),
+            direct: s.broker.observe == crate::profile::Observe::Direct,
         };
         // From here on, a failure still deletes what was declared.
         if let Err(e) = broker.start(&cx).await {
@@ -177,7 +185,7 @@ impl RabbitMq {
             .confirm_select(ConfirmSelectOptions::default())
             .await
             .map_err(|e| failed("cannot select publisher confirms", e))?;
-        if let Some((_, dlq)) = &self.names.dead_letter {
+        if let Some(dlq) = &self.names.dead_seen {
             let ch = self
                 .connection
                 .create_channel()
@@ -254,8 +262,21 @@ impl RabbitMq {
         }
     }
 
+    /// Worker `w`'s URL: its own proxy port, or the server's with `observe: none`.
+    fn worker_url(&self, w: WorkerId) -> String {
+        if self.direct {
+            self.url.clone()
+        } else {
+            via(&self.url, self.proxy.addr(w))
+        }
+    }
+
     async fn counts_now(&self) -> Result<Counts, String> {
-        let unsettled = if self.dead_letter {
+        let unsettled = if self.direct {
+            // No proxy sees the acks: the server's ready count (the run also waits for every
+            // message's effect, [`crate::runner::live::drive`]).
+            self.ready().await?
+        } else if self.dead_letter {
             // Every message ends acked or in the dead-letter queue, both seen by the run.
             self.ledger.unsettled()
         } else {
@@ -280,20 +301,25 @@ impl LiveBroker for RabbitMq {
 
     fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)> {
         vec![
-            (
-                "ACKBENCH_AMQP_URL".to_string(),
-                via(&self.url, self.proxy.addr(worker)),
-            ),
+            ("ACKBENCH_AMQP_URL".to_string(), self.worker_url(worker)),
             ("ACKBENCH_QUEUE".to_string(), self.names.queue.clone()),
         ]
     }
 
     fn queues(&self) -> Arc<dyn QueueFactory> {
         Arc::new(AmqpQueues {
-            urls: (1..=self.workers)
-                .map(|w| via(&self.url, self.proxy.addr(w)))
-                .collect(),
+            urls: (1..=self.workers).map(|w| self.worker_url(w)).collect(),
             consuming: self.consuming.clone(),
+        })
+    }
+
+    fn sampler(&self) -> BoxFuture<'_, Option<Result<Box<dyn BrokerSampler>, String>>> {
+        Box::pin(async move {
+            Some(
+                sample::Sampler::open(self.url.clone(), self.names.clone())
+                    .await
+                    .map(|s| Box::new(s) as Box<dyn BrokerSampler>),
+            )
         })
     }
 

@@ -1,8 +1,10 @@
 //! The run's own resources on the RabbitMQ server, named after the run: the queue `<run>` (a
 //! quorum or classic queue as `queue_type` says, with `x-delivery-limit` for a quorum queue),
 //! and with `dead_letter` the dead-letter exchange `<run>-dlx` (direct) and its queue
-//! `<run>-dlq`, the queue's `x-dead-letter-exchange` / `x-dead-letter-routing-key`. All are
-//! deleted at the end of the run.
+//! `<run>-dlq`, the queue's `x-dead-letter-exchange` / `x-dead-letter-routing-key`, and beside
+//! it `<run>-dlq-seen`, bound with the same key: every dead-lettered message lands in both. The
+//! run consumes the second to see each one as it comes; nobody consumes the first, so its depth
+//! (a passive declare) is the server's own DLQ count. All are deleted at the end of the run.
 
 use lapin::options::{
     ExchangeDeclareOptions, ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions,
@@ -18,6 +20,8 @@ pub struct Names {
     pub queue: String,
     /// The dead-letter exchange and its queue, when `dead_letter` is on.
     pub dead_letter: Option<(String, String)>,
+    /// The copy of the dead-letter queue the run consumes (with `dead_letter`).
+    pub dead_seen: Option<String>,
 }
 
 impl Names {
@@ -27,6 +31,7 @@ impl Names {
             dead_letter: spec
                 .dead_letter
                 .then(|| (format!("{run_id}-dlx"), format!("{run_id}-dlq"))),
+            dead_seen: spec.dead_letter.then(|| format!("{run_id}-dlq-seen")),
         }
     }
 
@@ -35,6 +40,9 @@ impl Names {
         let mut v = vec![format!("queue {}", self.queue)];
         if let Some((x, q)) = &self.dead_letter {
             v.push(format!("exchange {x}"));
+            v.push(format!("queue {q}"));
+        }
+        if let Some(q) = &self.dead_seen {
             v.push(format!("queue {q}"));
         }
         v
@@ -87,16 +95,18 @@ pub async fn declare(
             FieldTable::default(),
         )
         .await?;
-        ch.queue_declare(queue.as_str().into(), durable, FieldTable::default())
+        for q in std::iter::once(queue).chain(&names.dead_seen) {
+            ch.queue_declare(q.as_str().into(), durable, FieldTable::default())
+                .await?;
+            ch.queue_bind(
+                q.as_str().into(),
+                exchange.as_str().into(),
+                queue.as_str().into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
             .await?;
-        ch.queue_bind(
-            queue.as_str().into(),
-            exchange.as_str().into(),
-            queue.as_str().into(),
-            QueueBindOptions::default(),
-            FieldTable::default(),
-        )
-        .await?;
+        }
     }
     ch.queue_declare(
         names.queue.as_str().into(),
@@ -125,11 +135,13 @@ pub async fn ready(ch: &Channel, queue: &str) -> lapin::Result<u64> {
 /// Deletes everything the run declared; what could not be deleted, named.
 pub async fn delete(ch: &Channel, names: &Names) -> Vec<String> {
     let mut left = Vec::new();
-    if let Err(e) = ch
-        .queue_delete(names.queue.as_str().into(), QueueDeleteOptions::default())
-        .await
-    {
-        left.push(format!("queue {} ({e})", names.queue));
+    for q in std::iter::once(&names.queue).chain(&names.dead_seen) {
+        if let Err(e) = ch
+            .queue_delete(q.as_str().into(), QueueDeleteOptions::default())
+            .await
+        {
+            left.push(format!("queue {q} ({e})"));
+        }
     }
     if let Some((exchange, queue)) = &names.dead_letter {
         if let Err(e) = ch

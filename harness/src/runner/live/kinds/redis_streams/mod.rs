@@ -15,6 +15,7 @@ mod proxy;
 mod queue;
 mod resp;
 mod rule;
+mod sample;
 mod settings;
 
 use std::net::SocketAddr;
@@ -29,7 +30,10 @@ use self::entries::Entries;
 use self::proxy::{Observed, RespProtocol};
 use self::queue::{consumer_name, Names, RedisQueue};
 use self::rule::{unix_ms, wall_ms, ClaimRule};
-use super::{BoxFuture, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError, QueueFactory};
+use super::{
+    BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
+    QueueFactory,
+};
 use crate::profile::BrokerKind;
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, Seq, WorkerId};
@@ -52,6 +56,8 @@ pub struct RedisStreams {
     /// The server's counts, when read and after how many publishes.
     counts: Mutex<Option<(Instant, u64, Counts)>>,
     published: AtomicU64,
+    /// `broker.observe: none`: workers connect to the server itself, not through the proxy.
+    direct: bool,
 }
 
 fn unreachable(url: &str, reason: impl ToString) -> OpenError {
@@ -142,11 +148,16 @@ impl RedisStreams {
             clock,
             counts: Mutex::new(None),
             published: AtomicU64::new(0),
+            direct: s.broker.observe == crate::profile::Observe::Direct,
         })
     }
 
-    /// Worker `w`'s URL: the broker's, with its proxy port for host and port.
+    /// Worker `w`'s URL: the broker's, with its proxy port for host and port (the broker's
+    /// own with `observe: none`).
     fn worker_url(&self, w: WorkerId) -> String {
+        if self.direct {
+            return self.url.to_string();
+        }
         worker_url(&self.url, self.proxy.addr(w))
     }
 
@@ -311,6 +322,20 @@ impl LiveBroker for RedisStreams {
             urls: (1..=self.workers).map(|w| self.worker_url(w)).collect(),
             names: self.names.clone(),
             clock: self.clock,
+        })
+    }
+
+    fn sampler(&self) -> BoxFuture<'_, Option<Result<Box<dyn BrokerSampler>, String>>> {
+        Box::pin(async move {
+            Some(
+                sample::Sampler::open(
+                    self.url.as_str(),
+                    self.names.stream.clone(),
+                    self.names.dead.clone(),
+                )
+                .await
+                .map(|s| Box::new(s) as Box<dyn BrokerSampler>),
+            )
         })
     }
 

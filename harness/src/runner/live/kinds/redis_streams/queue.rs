@@ -63,7 +63,11 @@ impl RedisQueue {
         clock: LiveClock,
     ) -> Result<RedisQueue, String> {
         let client = redis::Client::open(url).map_err(|e| e.to_string())?;
-        let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+        // redis-rs gives a connection 1 s by default: 32 workers connecting at once on a
+        // loaded machine need longer.
+        let config = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(std::time::Duration::from_secs(10)))
+            .set_response_timeout(None);
         let conn = client
             .get_multiplexed_async_connection_with_config(&config)
             .await
