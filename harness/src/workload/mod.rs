@@ -15,7 +15,7 @@ pub use poison::poison_flags;
 pub use producer::Attempt;
 
 use crate::profile::{Scenario, WorkloadSpec};
-use crate::record::{nanos, Nanos, Seq};
+use crate::record::{nanos, Key, Nanos, Seq};
 
 /// The publishes of a run, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +68,14 @@ impl Plan {
         match &self.keys {
             Some(k) => k[(seq - 1) as usize].clone(),
             None => format!("msg-{seq}"),
+        }
+    }
+
+    /// The key of message `seq` as the record keeps it (a default key is its number).
+    pub fn message_key(&self, seq: Seq) -> Key {
+        match &self.keys {
+            Some(k) => Key::from(k[(seq - 1) as usize].as_str()),
+            None => Key::numbered(seq),
         }
     }
 
