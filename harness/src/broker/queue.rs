@@ -473,13 +473,10 @@ impl Broker {
                 StaleAck::Reject => AckOutcome::StaleRejected,
                 StaleAck::Ignore | StaleAck::Sqs => AckOutcome::StaleIgnored,
                 StaleAck::Delete => {
-                    match state {
-                        MessageState::Delayed { until } => {
-                            self.delayed.remove(&(until, receipt.seq));
-                        }
-                        // Leased: its index entry is stale once deleted (trimmed below);
-                        // visible: skipped lazily on receive.
-                        _ => {}
+                    // Leased: its index entry is stale once deleted (trimmed below); visible:
+                    // skipped lazily on receive.
+                    if let MessageState::Delayed { until } = state {
+                        self.delayed.remove(&(until, receipt.seq));
                     }
                     self.set_state(receipt.seq, MessageState::Deleted);
                     if let MessageState::Leased { lease_end, .. } = state {

@@ -129,3 +129,35 @@ pub fn plan(scenario: &Scenario) -> Plan {
     };
     plan
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ackbench_targets::message::{Body, Order};
+
+    #[test]
+    fn a_typed_body_reads_as_the_planned_text_and_keys_as_written() {
+        // Three explicit keys, one JSON must escape and one spelled like a default key; message
+        // 2 is poison (its text lacks `email`).
+        let plan = Plan {
+            at: vec![0, 1, 2],
+            keys: Some(vec!["a\"b".into(), "msg-07".into(), "msg-3".into()]),
+            poison: vec![false, true, false],
+            sends: None,
+            groups: None,
+        };
+        for seq in [1, 3] {
+            let typed = Body::Order(Order::of(plan.key(seq), u64::from(seq)));
+            assert_eq!(typed.text(), plan.body(seq));
+            assert_eq!(
+                *typed.order().unwrap(),
+                Order::parse(&plan.body(seq)).unwrap()
+            );
+        }
+        assert!(Order::parse(&plan.body(2)).is_err());
+        // Keys: "msg-07" stays text, "msg-3" is the number 3; both read as written.
+        assert_eq!(plan.message_key(2).to_string(), "msg-07");
+        assert_eq!(plan.message_key(3), Key::numbered(3));
+        assert!(plan.message_key(1).is("a\"b"));
+    }
+}

@@ -193,7 +193,7 @@ impl Executor {
             }
             if !self.hand_out() {
                 let next = self.world.borrow().next_due();
-                if !next.is_some_and(|t| t <= now) {
+                if next.is_none_or(|t| t > now) {
                     return Ok(next);
                 }
             }
