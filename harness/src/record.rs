@@ -9,9 +9,11 @@ use std::time::Duration;
 
 pub mod broker;
 pub mod ingress;
+pub mod key;
 
 pub use broker::{BrokerSample, BrokerSamples, Unavailable};
 pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
+pub use key::Key;
 
 /// Nanoseconds since the start of the run.
 pub type Nanos = u64;
@@ -97,7 +99,7 @@ pub struct ChaosRuleRecord {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct MessageRecord {
-    pub key: String,
+    pub key: Key,
     pub published_at: Nanos,
     pub poison: bool,
 }
@@ -164,6 +166,20 @@ pub enum AckOutcome {
     /// Stale receipt for a message already deleted or dead-lettered: nothing to do
     /// (`reject` refuses it, the others report success).
     StaleGone,
+}
+
+impl RunRecord {
+    /// The key call `c` named.
+    pub fn call_key<'a>(&'a self, c: &'a CallRecord) -> std::borrow::Cow<'a, str> {
+        match (&c.key, c.seq) {
+            (Some(k), _) => k.as_str().into(),
+            (None, Some(seq)) => self
+                .messages
+                .get((seq - 1) as usize)
+                .map_or("".into(), |m| m.key.as_str()),
+            (None, None) => "".into(),
+        }
+    }
 }
 
 impl AckOutcome {
@@ -248,7 +264,9 @@ pub enum CallOutcome {
 pub struct CallRecord {
     /// The message the call's key names; `None` for a key that was never published.
     pub seq: Option<Seq>,
-    pub key: String,
+    /// The key the call named; `None` when the run knew it to be the key of message `seq`
+    /// (a sim run keeps no copy of it: [`RunRecord::call_key`] reads it).
+    pub key: Option<String>,
     pub worker: WorkerId,
     /// Receive count of the worker's delivery when it made the call (0 if it held none).
     pub delivery: u32,

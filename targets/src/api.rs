@@ -12,8 +12,8 @@ use std::time::Duration;
 pub struct Delivery<R> {
     /// Proof of this delivery's lease, used to ack or change visibility.
     pub receipt: R,
-    /// The message body (JSON, see [`crate::message`]).
-    pub body: String,
+    /// The message body (JSON, see [`crate::message`]), as text or already typed.
+    pub body: crate::message::Body,
     /// How many times the broker has handed this message out, this delivery included.
     pub receive_count: u32,
 }
@@ -95,10 +95,27 @@ impl ProviderError {
     }
 }
 
+/// The provider's id of an accepted call: `em-<n>` on the wire, `n` here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ReplyId(pub u64);
+
+impl std::fmt::Display for ReplyId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "em-{}", self.0)
+    }
+}
+
+impl ReplyId {
+    /// The id the provider wrote (`em-<n>`); `None` for any other text.
+    pub fn parse(text: &str) -> Option<ReplyId> {
+        text.strip_prefix("em-")?.parse().ok().map(ReplyId)
+    }
+}
+
 /// A provider client bound to one worker.
 pub trait ProviderClient {
     /// Sends one email; `Ok` carries the provider's id for it.
-    fn send(&self, req: SendRequest<'_>) -> impl Future<Output = Result<String, ProviderError>>;
+    fn send(&self, req: SendRequest<'_>) -> impl Future<Output = Result<ReplyId, ProviderError>>;
 }
 
 /// Clock, checkpoints and randomness of the mode the target runs in.

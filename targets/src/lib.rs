@@ -29,7 +29,7 @@ pub mod store;
 pub mod worker;
 
 pub use api::{
-    Crash, Delivery, Env, ProviderClient, ProviderError, QueueClient, QueueError, Runtime,
+    Crash, Delivery, Env, ProviderClient, ProviderError, QueueClient, QueueError, ReplyId, Runtime,
     SendRequest,
 };
 pub use options::{OnPoison, RetrySpec, TargetOptions, TARGETS};

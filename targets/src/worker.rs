@@ -1,8 +1,9 @@
 //! The consumer loop the built-in targets share: receive, handle, repeat, until the handler dies.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
-use crate::api::{Crash, Delivery, Env, ProviderError, SendRequest};
+use crate::api::{Crash, Delivery, Env, ProviderError, ReplyId, SendRequest};
 use crate::message::Order;
 use crate::options::{OnPoison, TargetOptions};
 use crate::{
@@ -71,12 +72,12 @@ pub async fn run_worker<E: Env>(target: &BuiltinTarget, env: &E) -> Crash {
 /// The order a delivery carries; a body that does not parse (a poison message) is dealt with as
 /// `on_poison` says: `Ok(None)` when it was dead-lettered or released, `Err` when the worker
 /// dies of it.
-pub(crate) async fn read_order<E: Env>(
+pub(crate) async fn read_order<'d, E: Env>(
     options: &TargetOptions,
     env: &E,
-    delivery: &Delivery<E::Receipt>,
-) -> Result<Option<Order>, Crash> {
-    match Order::parse(&delivery.body) {
+    delivery: &'d Delivery<E::Receipt>,
+) -> Result<Option<Cow<'d, Order>>, Crash> {
+    match delivery.body.order() {
         Ok(order) => Ok(Some(order)),
         Err(e) => on_poison(options.on_poison, env, delivery, e)
             .await
@@ -96,7 +97,7 @@ async fn on_poison<E: Env>(
             reason: format!("cannot read message: {error}"),
         }),
         OnPoison::DeadLetter => {
-            env.record_rejected(&delivery.body);
+            env.record_rejected(&delivery.body.text());
             // A refused (stale) ack leaves the message to the broker; nothing else to do.
             let _ = env.ack(&delivery.receipt).await;
             Ok(())
@@ -113,7 +114,7 @@ pub(crate) async fn send_with_retries<E: Env>(
     options: &TargetOptions,
     env: &E,
     order: &Order,
-) -> Result<String, ProviderError> {
+) -> Result<ReplyId, ProviderError> {
     let req = SendRequest {
         key: &order.key,
         to: &order.email,

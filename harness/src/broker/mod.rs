@@ -20,6 +20,7 @@
 
 pub mod dedup;
 pub mod groups;
+mod leases;
 mod messages;
 #[cfg(test)]
 use messages::MessageTable;

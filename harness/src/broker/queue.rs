@@ -2,6 +2,8 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
+use super::leases::LeaseIndex;
+
 use super::dedup::Deduplicator;
 use super::groups::Groups;
 use super::state::{Counts, MessageState};
@@ -55,8 +57,8 @@ pub struct Broker {
     visible: VecDeque<Seq>,
     /// (visible at, seq) of delayed messages.
     delayed: BTreeSet<(Nanos, Seq)>,
-    /// (lease end, seq) of leased messages.
-    leases: BTreeSet<(Nanos, Seq)>,
+    /// (lease end, seq) of leased messages, stale entries left in place ([`LeaseIndex`]).
+    leases: LeaseIndex,
     /// DLQ entries in the order they arrived.
     dlq: Vec<Seq>,
     counts: Counts,
@@ -90,7 +92,7 @@ impl Broker {
             messages,
             visible: VecDeque::new(),
             delayed: BTreeSet::new(),
-            leases: BTreeSet::new(),
+            leases: LeaseIndex::default(),
             dlq: Vec::new(),
             counts: Counts::default(),
             dedup: None,
@@ -264,7 +266,7 @@ impl Broker {
     /// The next instant at which a delay or a lease ends, if any.
     pub fn next_due(&self) -> Option<Nanos> {
         let d = self.delayed.first().map(|&(t, _)| t);
-        let l = self.leases.first().map(|&(t, _)| t);
+        let l = self.leases.first_end();
         match (d, l) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -283,20 +285,13 @@ impl Broker {
             self.set_state(seq, MessageState::Visible);
             self.visible.push_back(seq);
         }
-        while let Some(&(t, _)) = self.leases.first() {
-            if t > now {
+        // One instant's expiries go back together: take them all, earliest published first.
+        loop {
+            let (messages, leases) = (&self.messages, &mut self.leases);
+            let Some((t, group)) = leases.pop_due(now, |t, seq| is_lease(messages, t, seq)) else {
                 break;
-            }
-            // One instant's expiries go back together: take them all, earliest published first.
-            let mut group = Vec::new();
-            while let Some(&(t2, seq)) = self.leases.first() {
-                if t2 != t {
-                    break;
-                }
-                self.leases.pop_first();
-                group.push(seq);
-            }
-            // BTreeSet order within one instant is ascending seq, i.e. earliest published first:
+            };
+            // Within one instant the seqs come ascending, i.e. earliest published first:
             // DLQ moves in that order, then the rest pushed to the front in reverse, so the
             // earliest published ends up first.
             let (to_dlq, back): (Vec<Seq>, Vec<Seq>) = group
@@ -415,7 +410,7 @@ impl Broker {
                 lease_end,
             },
         );
-        self.leases.insert((lease_end, seq));
+        self.leases.insert(lease_end, seq);
         log.push(Event {
             at: now,
             kind: EventKind::Delivered {
@@ -461,8 +456,8 @@ impl Broker {
             MessageState::Leased {
                 nonce, lease_end, ..
             } if nonce == receipt.nonce => {
-                self.leases.remove(&(lease_end, receipt.seq));
                 self.set_state(receipt.seq, MessageState::Deleted);
+                self.trim_leases(lease_end);
                 AckOutcome::Deleted
             }
             MessageState::Deleted | MessageState::DeadLettered => AckOutcome::StaleGone,
@@ -478,16 +473,15 @@ impl Broker {
                 StaleAck::Reject => AckOutcome::StaleRejected,
                 StaleAck::Ignore | StaleAck::Sqs => AckOutcome::StaleIgnored,
                 StaleAck::Delete => {
-                    match state {
-                        MessageState::Leased { lease_end, .. } => {
-                            self.leases.remove(&(lease_end, receipt.seq));
-                        }
-                        MessageState::Delayed { until } => {
-                            self.delayed.remove(&(until, receipt.seq));
-                        }
-                        _ => {} // Visible: skipped lazily on receive
+                    // Leased: its index entry is stale once deleted (trimmed below); visible:
+                    // skipped lazily on receive.
+                    if let MessageState::Delayed { until } = state {
+                        self.delayed.remove(&(until, receipt.seq));
                     }
                     self.set_state(receipt.seq, MessageState::Deleted);
+                    if let MessageState::Leased { lease_end, .. } = state {
+                        self.trim_leases(lease_end);
+                    }
                     AckOutcome::StaleDeleted
                 }
             },
@@ -560,7 +554,6 @@ impl Broker {
             return Err(VisibilityError::StaleReceipt);
         }
         let delivery = m.receive_count;
-        self.leases.remove(&(lease_end, receipt.seq));
         let new_end = now + timeout;
         log.push(Event {
             at: now,
@@ -582,8 +575,9 @@ impl Broker {
                     lease_end: new_end,
                 },
             );
-            self.leases.insert((new_end, receipt.seq));
+            self.leases.insert(new_end, receipt.seq);
         }
+        self.trim_leases(lease_end);
         Ok(new_end)
     }
 
@@ -622,7 +616,7 @@ impl Broker {
                 lease_end: new_end,
             },
         );
-        self.leases.insert((new_end, receipt.seq));
+        self.leases.insert(new_end, receipt.seq);
         new_end
     }
 
@@ -680,6 +674,16 @@ impl Broker {
         entries.len()
     }
 
+    /// After a lease ending at `ended` stopped being current: drops the index's stale entries
+    /// from its top, so that [`Broker::next_due`] is exact. Only the top matters: a stale entry
+    /// further down is dropped when it reaches the top.
+    fn trim_leases(&mut self, ended: Nanos) {
+        if self.leases.first_end() == Some(ended) {
+            let (messages, leases) = (&self.messages, &mut self.leases);
+            leases.trim(|t, seq| is_lease(messages, t, seq));
+        }
+    }
+
     /// True when the message's current delivery is the last one the limit allows.
     fn at_delivery_limit(&self, seq: Seq) -> bool {
         let limit = self.config.max_receives;
@@ -713,4 +717,12 @@ impl Broker {
         }
         m.state = new;
     }
+}
+
+/// True when message `seq` is leased with its lease ending at `end` (a current entry of the
+/// lease index).
+fn is_lease(messages: &Table, end: Nanos, seq: Seq) -> bool {
+    messages.get(seq).is_some_and(
+        |m| matches!(m.state, MessageState::Leased { lease_end, .. } if lease_end == end),
+    )
 }

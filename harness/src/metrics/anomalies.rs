@@ -75,7 +75,7 @@ pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
         record
             .messages
             .get((seq as usize).wrapping_sub(1))
-            .map_or_else(|| format!("#{seq}"), |m| m.key.clone())
+            .map_or_else(|| format!("#{seq}"), |m| m.key.to_string())
     };
     for e in &record.events {
         let mut found = |kind, seq, worker, delivery| {

@@ -11,12 +11,13 @@ use crate::record::RunRecord;
 /// key has one message (always, for a run without the producer's sends recorded).
 pub fn first_of_key(record: &RunRecord) -> Option<Vec<usize>> {
     record.publishes.as_ref()?;
-    let mut first: HashMap<&str, usize> = HashMap::with_capacity(record.messages.len());
+    let mut first: HashMap<&crate::record::Key, usize> =
+        HashMap::with_capacity(record.messages.len());
     let of: Vec<usize> = record
         .messages
         .iter()
         .enumerate()
-        .map(|(i, m)| *first.entry(m.key.as_str()).or_insert(i))
+        .map(|(i, m)| *first.entry(&m.key).or_insert(i))
         .collect();
     of.iter().enumerate().any(|(i, &f)| i != f).then_some(of)
 }

@@ -125,7 +125,8 @@ fn lag_summary(mut lags: Vec<u64>) -> LatencySummary {
 /// The ingress summary of a run, if it had an ingress load.
 pub fn account(record: &RunRecord) -> Option<IngressSummary> {
     let r: &IngressRecord = record.ingress.as_ref()?;
-    let published: HashSet<&str> = record.messages.iter().map(|m| m.key.as_str()).collect();
+    let published: HashSet<std::borrow::Cow<str>> =
+        record.messages.iter().map(|m| m.key.as_str()).collect();
     let accepted_keys: HashSet<&str> = r
         .requests
         .iter()
@@ -135,10 +136,13 @@ pub fn account(record: &RunRecord) -> Option<IngressSummary> {
     let requested: HashSet<&str> = r.requests.iter().map(|q| q.key.as_str()).collect();
     let accepted = r.requests.iter().filter(|q| q.accepted()).count() as u64;
     let failed = r.requests.iter().filter(|q| q.status.is_none()).count() as u64;
-    let lost = accepted_keys.difference(&published).count() as u64;
+    let lost = accepted_keys
+        .iter()
+        .filter(|k| !published.contains(**k))
+        .count() as u64;
     let published_unaccepted = requested
         .iter()
-        .filter(|k| published.contains(*k) && !accepted_keys.contains(*k))
+        .filter(|k| published.contains(**k) && !accepted_keys.contains(*k))
         .count() as u64;
     let dues: Vec<u64> = r.requests.iter().filter_map(|q| q.due).collect();
     let target_rate_per_s = match (dues.iter().min(), dues.iter().max()) {

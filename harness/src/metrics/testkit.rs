@@ -41,7 +41,7 @@ impl Rec {
     pub fn publish_poison(&mut self, at: f64, poison: bool) -> Seq {
         let seq = Seq::try_from(self.r.messages.len() + 1).unwrap_or(Seq::MAX);
         self.r.messages.push(MessageRecord {
-            key: format!("msg-{seq}"),
+            key: format!("msg-{seq}").into(),
             published_at: s(at),
             poison,
         });
@@ -190,7 +190,7 @@ impl Rec {
         let key = seq.map_or_else(|| "unknown".to_string(), |q| format!("msg-{q}"));
         self.r.ledger.calls.push(CallRecord {
             seq,
-            key,
+            key: Some(key),
             worker,
             delivery,
             started: s(started),

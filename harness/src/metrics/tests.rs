@@ -69,7 +69,7 @@ fn arbitrary_record() -> impl Strategy<Value = RunRecord> {
             for i in 0..n {
                 let seq = i as u32 + 1;
                 r.messages.push(MessageRecord {
-                    key: format!("msg-{seq}"),
+                    key: format!("msg-{seq}").into(),
                     published_at: s(i as f64),
                     poison: false,
                 });
@@ -188,7 +188,7 @@ fn a_million_messages() {
         let at = u64::from(seq) * ms;
         let worker = seq % 8 + 1;
         r.messages.push(MessageRecord {
-            key: format!("msg-{seq}"),
+            key: format!("msg-{seq}").into(),
             published_at: at,
             poison: false,
         });

@@ -23,7 +23,8 @@ pub struct EffectLedger {
 #[derive(Debug, Clone)]
 pub struct CallStart {
     pub seq: Option<Seq>,
-    pub key: String,
+    /// `None` when the key is message `seq`'s ([`CallRecord::key`]).
+    pub key: Option<String>,
     pub worker: WorkerId,
     pub delivery: u32,
     pub at: Nanos,
@@ -39,6 +40,12 @@ impl EffectLedger {
             effected: Vec::new(),
             messages_with_effect: 0,
         }
+    }
+
+    /// Room for `calls` more calls and as many effects (a sim run reserves one per message).
+    pub fn reserve(&mut self, calls: usize) {
+        self.ledger.calls.reserve(calls);
+        self.ledger.effects.reserve(calls);
     }
 
     /// A call arrived. With `effect_at: request` an accepted call's effect happens now.
@@ -138,7 +145,7 @@ mod tests {
     fn start(l: &mut EffectLedger, outcome: CallOutcome) -> CallId {
         l.start_call(CallStart {
             seq: Some(1),
-            key: "msg-1".into(),
+            key: Some("msg-1".into()),
             worker: 1,
             delivery: 1,
             at: 5,

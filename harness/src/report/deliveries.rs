@@ -129,7 +129,7 @@ pub fn deliveries(record: &RunRecord) -> Option<Vec<Delivery>> {
         let key = record
             .messages
             .get((span.seq as usize).wrapping_sub(1))
-            .map_or_else(|| format!("#{}", span.seq), |m| m.key.clone());
+            .map_or_else(|| format!("#{}", span.seq), |m| m.key.to_string());
         rows.push(Delivery {
             worker: span.worker,
             key,

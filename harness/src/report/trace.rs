@@ -12,7 +12,7 @@ use crate::record::{
 /// that key.
 pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
     let requests = ingress_lines(record, key);
-    let Some(seq) = record.messages.iter().position(|m| m.key == key) else {
+    let Some(seq) = record.messages.iter().position(|m| m.key.is(key)) else {
         if requests.is_empty() {
             return None;
         }
@@ -247,7 +247,7 @@ mod tests {
             ledger: Ledger {
                 calls: vec![CallRecord {
                     seq: Some(1),
-                    key: "msg-1".into(),
+                    key: Some("msg-1".into()),
                     worker: 1,
                     delivery: 1,
                     started: 0,

@@ -139,7 +139,7 @@ pub fn outcome(target: &str, record: &RunRecord, limit: u32) -> Option<ProbeOutc
         key: (seq as usize)
             .checked_sub(1)
             .and_then(|i| record.messages.get(i))
-            .map(|m| m.key.clone()),
+            .map(|m| m.key.to_string()),
         fate: fate.into(),
         last_delivery,
         effects,

@@ -15,7 +15,7 @@ pub use poison::poison_flags;
 pub use producer::Attempt;
 
 use crate::profile::{Scenario, WorkloadSpec};
-use crate::record::{nanos, Nanos, Seq};
+use crate::record::{nanos, Key, Nanos, Seq};
 
 /// The publishes of a run, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +71,14 @@ impl Plan {
         }
     }
 
+    /// The key of message `seq` as the record keeps it (a default key is its number).
+    pub fn message_key(&self, seq: Seq) -> Key {
+        match &self.keys {
+            Some(k) => Key::from(k[(seq - 1) as usize].as_str()),
+            None => Key::numbered(seq),
+        }
+    }
+
     /// The FIFO message group of plan message `seq`: round robin over `workload.groups`, or one
     /// group per message.
     pub fn group(&self, seq: Seq) -> u32 {
@@ -120,4 +128,36 @@ pub fn plan(scenario: &Scenario) -> Plan {
         None => None,
     };
     plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ackbench_targets::message::{Body, Order};
+
+    #[test]
+    fn a_typed_body_reads_as_the_planned_text_and_keys_as_written() {
+        // Three explicit keys, one JSON must escape and one spelled like a default key; message
+        // 2 is poison (its text lacks `email`).
+        let plan = Plan {
+            at: vec![0, 1, 2],
+            keys: Some(vec!["a\"b".into(), "msg-07".into(), "msg-3".into()]),
+            poison: vec![false, true, false],
+            sends: None,
+            groups: None,
+        };
+        for seq in [1, 3] {
+            let typed = Body::Order(Order::of(plan.key(seq), u64::from(seq)));
+            assert_eq!(typed.text(), plan.body(seq));
+            assert_eq!(
+                *typed.order().unwrap(),
+                Order::parse(&plan.body(seq)).unwrap()
+            );
+        }
+        assert!(Order::parse(&plan.body(2)).is_err());
+        // Keys: "msg-07" stays text, "msg-3" is the number 3; both read as written.
+        assert_eq!(plan.message_key(2).to_string(), "msg-07");
+        assert_eq!(plan.message_key(3), Key::numbered(3));
+        assert!(plan.message_key(1).is("a\"b"));
+    }
 }

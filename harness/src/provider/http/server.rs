@@ -235,7 +235,7 @@ async fn handle(
     let delivery = shared.hooks.delivery(worker);
     let call = lock(&shared.ledger).start_call(CallStart {
         seq,
-        key,
+        key: Some(key),
         worker,
         delivery,
         at: now,

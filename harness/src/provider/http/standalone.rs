@@ -78,7 +78,7 @@ fn write_csv(ledger: &Ledger, path: &Path) -> std::io::Result<()> {
             .ended
             .map(|e| format!("{:.6}", secs_f64(e)))
             .unwrap_or_default();
-        let key = c.key.replace('"', "\"\"");
+        let key = c.key.as_deref().unwrap_or_default().replace('"', "\"\"");
         writeln!(
             f,
             "\"{key}\",{},{:.6},{ended},{outcome}",

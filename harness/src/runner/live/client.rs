@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use ackbench_targets::message::Order;
 use ackbench_targets::{
-    Delivery, ProviderClient, ProviderError, QueueClient, QueueError, Runtime, SendRequest, Store,
-    Tables,
+    Delivery, ProviderClient, ProviderError, QueueClient, QueueError, ReplyId, Runtime,
+    SendRequest, Store, Tables,
 };
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -85,7 +85,7 @@ impl QueueClient for LiveClient {
 }
 
 impl ProviderClient for LiveClient {
-    async fn send(&self, req: SendRequest<'_>) -> Result<String, ProviderError> {
+    async fn send(&self, req: SendRequest<'_>) -> Result<ReplyId, ProviderError> {
         let url = format!("{}w/{}/send", self.shared.provider_url, self.worker);
         let mut call = self
             .http
@@ -97,7 +97,11 @@ impl ProviderClient for LiveClient {
         match call.send().await {
             Ok(r) if r.status().as_u16() == 202 => {
                 let body: serde_json::Value = r.json().await.unwrap_or_default();
-                Ok(body["id"].as_str().unwrap_or_default().to_string())
+                // The provider's own ids are `em-<n>`; another answer's id reads as 0.
+                Ok(body["id"]
+                    .as_str()
+                    .and_then(ReplyId::parse)
+                    .unwrap_or(ReplyId(0)))
             }
             Ok(r) => Err(ProviderError::Status(r.status().as_u16())),
             Err(e) if e.is_timeout() => Err(ProviderError::Timeout),

@@ -90,7 +90,7 @@ impl Drive<'_> {
                     return out;
                 }
                 out.messages.push(MessageRecord {
-                    key,
+                    key: key.into(),
                     published_at: now,
                     poison: plan.poison[next],
                 });

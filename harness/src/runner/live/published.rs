@@ -102,13 +102,13 @@ impl Published {
         // before the hooks were set, which a live run does not make.
         while inner.records.len() + 1 < seq as usize {
             inner.records.push(MessageRecord {
-                key: String::new(),
+                key: String::new().into(),
                 published_at: 0,
                 poison: false,
             });
         }
         inner.records.push(MessageRecord {
-            key: key.clone(),
+            key: key.as_str().into(),
             published_at: self.clock.now(),
             poison,
         });

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use ackbench_targets::message::Order;
 use ackbench_targets::{
-    Delivery, ProviderClient, ProviderError, QueueClient, QueueError, Runtime, SendRequest, Store,
-    Tables,
+    Delivery, ProviderClient, ProviderError, QueueClient, QueueError, ReplyId, Runtime,
+    SendRequest, Store, Tables,
 };
 use rand::RngExt;
 
@@ -124,7 +124,7 @@ impl QueueClient for SimClient {
 }
 
 impl ProviderClient for SimClient {
-    async fn send(&self, req: SendRequest<'_>) -> Result<String, ProviderError> {
+    async fn send(&self, req: SendRequest<'_>) -> Result<ReplyId, ProviderError> {
         let op = {
             let mut w = self.world.borrow_mut();
             let w = &mut *w;
@@ -136,7 +136,8 @@ impl ProviderClient for SimClient {
             let plan = w.provider.plan(now, seq);
             let call = w.ledger.start_call(CallStart {
                 seq,
-                key: req.key.to_string(),
+                // The message's own key is not copied: the record reads it from the message.
+                key: seq.is_none().then(|| req.key.to_string()),
                 worker: self.worker,
                 delivery,
                 at: now,
@@ -182,7 +183,7 @@ impl ProviderClient for SimClient {
             unreachable!("a doomed worker is never polled again")
         };
         match self.wait(op).await {
-            OpResult::Call(Ok(())) => Ok(format!("em-{call}")),
+            OpResult::Call(Ok(())) => Ok(ReplyId(call as u64)),
             OpResult::Call(Err(e)) => Err(e),
             other => unreachable!("a provider call completes with a call result, got {other:?}"),
         }

@@ -128,6 +128,8 @@ impl Executor {
         }
         let mut instants: u64 = 0;
         let mut stopped = None;
+        // The next instant anything is due; each instant says its successor as it ends.
+        let mut next = self.world.borrow().next_due();
         loop {
             if interrupt.requested() {
                 stopped = Some(super::super::interrupt::REASON.to_string());
@@ -137,20 +139,22 @@ impl Executor {
             if instants.is_multiple_of(PROGRESS_EVERY) {
                 progress(self.world.borrow().progress());
             }
-            let next = self.world.borrow().next_due();
-            let Some(next) = next else {
+            let Some(at) = next else {
                 // Nothing more can happen, yet something is left (a visible message nobody can
                 // take, a handler stuck for ever): time runs on to the drain limit.
                 self.world.borrow_mut().now = hard_end;
                 break;
             };
-            if next > hard_end {
+            if at > hard_end {
                 self.world.borrow_mut().now = hard_end;
                 break;
             }
-            if let Err(why) = self.instant(next) {
-                stopped = Some(why);
-                break;
+            match self.instant(at) {
+                Ok(after) => next = after,
+                Err(why) => {
+                    stopped = Some(why);
+                    break;
+                }
             }
             if self.world.borrow().is_drained() {
                 break;
@@ -161,9 +165,10 @@ impl Executor {
         (now, stopped)
     }
 
-    /// Everything that happens at instant `now`, in the documented order (ARCHITECTURE.md, "The sim executor"); an error when the instant
-    /// would never end (see [`MAX_ROUNDS_AT_ONE_INSTANT`]).
-    fn instant(&mut self, now: u64) -> Result<(), String> {
+    /// Everything that happens at instant `now`, in the documented order (ARCHITECTURE.md, "The
+    /// sim executor"); returns the next instant anything is due (after `now`), or an error when
+    /// the instant would never end (see [`MAX_ROUNDS_AT_ONE_INSTANT`]).
+    fn instant(&mut self, now: u64) -> Result<Option<u64>, String> {
         {
             let mut w = self.world.borrow_mut();
             let w = &mut *w;
@@ -188,13 +193,12 @@ impl Executor {
                 self.fire(timer.kind);
             }
             if !self.hand_out() {
-                let more = self.world.borrow().next_due().is_some_and(|t| t <= now);
-                if !more {
-                    break;
+                let next = self.world.borrow().next_due();
+                if next.is_none_or(|t| t > now) {
+                    return Ok(next);
                 }
             }
         }
-        Ok(())
     }
 
     /// One round of hand-outs: each idle worker in ascending id gets the front visible message,

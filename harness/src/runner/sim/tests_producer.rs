@@ -59,7 +59,7 @@ fn a_retry_past_the_five_minute_window_is_a_second_message_and_a_second_email() 
             (430, 2, 4, Some(4)),
         ]
     );
-    let keys: Vec<&str> = r.messages.iter().map(|m| m.key.as_str()).collect();
+    let keys: Vec<String> = r.messages.iter().map(|m| m.key.to_string()).collect();
     assert_eq!(keys, vec!["msg-1", "msg-2", "msg-1", "msg-2"]);
     // Exactly 2 publishes per key. The worker takes each message at its publish (it is idle:
     // each email takes 1 s): 4 deliveries, 4 emails at 0, 10, 420, 430 s, each acked 1 s later.

@@ -3,6 +3,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 
+use ackbench_targets::message::{Body, Order};
 use ackbench_targets::ProviderError;
 use rand_chacha::ChaCha8Rng;
 
@@ -11,7 +12,8 @@ use crate::chaos::{KillSchedule, PointHit};
 use crate::profile::KillPoint;
 use crate::provider::{CallId, EffectLedger, ProviderModel};
 use crate::record::{
-    CallOutcome, Event, EventKind, HandlerEnd, MessageRecord, Nanos, PublishRecord, Seq, WorkerId,
+    CallOutcome, Event, EventKind, HandlerEnd, Key, MessageRecord, Nanos, PublishRecord, Seq,
+    WorkerId,
 };
 use crate::workload::Plan;
 
@@ -161,6 +163,8 @@ impl World {
         http_timeout: Option<Nanos>,
     ) -> World {
         let n = plan.len();
+        let mut ledger = ledger;
+        ledger.reserve(n);
         World {
             now: 0,
             timers: BinaryHeap::new(),
@@ -248,10 +252,10 @@ impl World {
             }
             self.publish_cursor += 1;
             let seq = self.broker.publish(self.now, &mut self.events);
-            let key = self.plan.key(seq);
             if self.plan.has_explicit_keys() {
-                self.key_index.insert(key.clone(), seq);
+                self.key_index.insert(self.plan.key(seq), seq);
             }
+            let key = self.plan.message_key(seq);
             let poison = self.plan.poison[(seq - 1) as usize];
             self.messages.push(MessageRecord {
                 key,
@@ -281,10 +285,10 @@ impl World {
                 .broker
                 .publish_send(self.now, &key, group, &mut self.events);
             if let Some(seq) = seq {
-                self.key_index.entry(key.clone()).or_insert(seq);
+                self.key_index.entry(key).or_insert(seq);
                 self.planned_of.push(a.planned);
                 self.messages.push(MessageRecord {
-                    key,
+                    key: self.plan.message_key(a.planned),
                     published_at: self.now,
                     poison: self.plan.poison[(a.planned - 1) as usize],
                 });
@@ -301,13 +305,18 @@ impl World {
     }
 
     /// The body a consumer receives for broker message `seq`: its plan message's (a key sent
-    /// twice carries the same body twice).
-    pub fn body(&self, seq: Seq) -> String {
+    /// twice carries the same body twice), typed (the order itself) unless it is poison, whose
+    /// old-schema text the target must fail to read as it would in live mode.
+    pub fn body(&self, seq: Seq) -> Body {
         let planned = match self.plan.sends {
             Some(_) => self.planned_of[(seq - 1) as usize],
             None => seq,
         };
-        self.plan.body(planned)
+        if self.plan.poison[(planned - 1) as usize] {
+            Body::Text(self.plan.body(planned))
+        } else {
+            Body::Order(Order::of(self.plan.key(planned), u64::from(planned)))
+        }
     }
 
     /// The message a call or an effect of `worker` for `key` is about: the one the worker holds
@@ -315,7 +324,7 @@ impl World {
     pub fn seq_for(&self, worker: WorkerId, key: &str) -> Option<Seq> {
         if self.plan.sends.is_some() {
             if let Some(h) = self.workers[(worker - 1) as usize].handling {
-                if self.messages[(h.seq - 1) as usize].key == key {
+                if self.messages[(h.seq - 1) as usize].key.is(key) {
                     return Some(h.seq);
                 }
             }
@@ -329,9 +338,9 @@ impl World {
         if self.plan.has_explicit_keys() || self.plan.sends.is_some() {
             return self.key_index.get(key).copied();
         }
-        let seq: Seq = key.strip_prefix("msg-")?.parse().ok()?;
-        let m = self.messages.get(seq.checked_sub(1)? as usize)?;
-        (m.key == key).then_some(seq)
+        // Message n's key is `msg-<n>` (only that spelling): parsed once, no lookup.
+        let seq = Key::number_of(key)?;
+        (seq >= 1 && seq as usize <= self.messages.len()).then_some(seq)
     }
 
     /// True when every planned message is published, the queue holds nothing and no handler runs.
@@ -382,11 +391,11 @@ impl World {
         if self.kills.is_empty() {
             return false;
         }
-        let key = seq.map_or("", |s| self.messages[(s - 1) as usize].key.as_str());
+        let key = seq.map_or("".into(), |s| self.messages[(s - 1) as usize].key.as_str());
         let hit = PointHit {
             point,
             worker: w,
-            key,
+            key: &key,
             delivery,
             now: self.now,
         };

@@ -84,7 +84,7 @@ impl SqsQueue {
                     .unwrap_or(1);
                 return Ok(Delivery {
                     receipt: m.receipt_handle.unwrap_or_default(),
-                    body: m.body.unwrap_or_default(),
+                    body: m.body.unwrap_or_default().into(),
                     receive_count,
                 });
             }

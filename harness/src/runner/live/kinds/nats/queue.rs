@@ -74,7 +74,7 @@ impl NatsQueue {
                 self.held().insert(receipt.clone(), m);
                 return Ok(Delivery {
                     receipt,
-                    body,
+                    body: body.into(),
                     receive_count,
                 });
             }

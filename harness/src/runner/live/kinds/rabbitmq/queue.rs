@@ -158,7 +158,7 @@ impl AmqpQueue {
             let delivery = self.how.ledger.deliveries(seq).max(1);
             return Ok(Delivery {
                 receipt: format!("{generation}.{}.{seq}.{delivery}", d.delivery_tag),
-                body: String::from_utf8_lossy(&d.data).into_owned(),
+                body: String::from_utf8_lossy(&d.data).into_owned().into(),
                 receive_count: delivery,
             });
         }

@@ -136,7 +136,7 @@ impl RedisQueue {
             if let Some((id, body)) = first_entry(&claimed) {
                 return Ok(Some(Delivery {
                     receipt: id,
-                    body,
+                    body: body.into(),
                     receive_count: deliveries as u32 + 1,
                 }));
             }
@@ -214,7 +214,7 @@ impl RedisQueue {
             .and_then(first_entry)
             .map(|(id, body)| Delivery {
                 receipt: id,
-                body,
+                body: body.into(),
                 receive_count: 1,
             }))
     }
