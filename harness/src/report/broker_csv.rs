@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use super::timeseries_csv::{parse_secs, secs};
+use super::timeseries_csv::{parse_secs, read_rows, secs};
 use crate::record::BrokerSample;
 
 /// The file's name in the report folder.
@@ -33,16 +33,7 @@ pub fn write_csv(samples: &[BrokerSample], w: &mut dyn Write) -> io::Result<()> 
 
 /// Reads broker-samples.csv's text back (times at the microsecond it was written with).
 pub fn read_csv(text: &str) -> Result<Vec<BrokerSample>, String> {
-    let mut lines = text.lines();
-    match lines.next() {
-        Some(h) if h == HEADER => {}
-        Some(h) => return Err(format!("its header is `{h}`, not `{HEADER}`")),
-        None => return Err("it is empty".into()),
-    }
-    lines
-        .enumerate()
-        .map(|(i, line)| read_row(line).map_err(|e| format!("row {}: {e}", i + 2)))
-        .collect()
+    read_rows(text, HEADER, read_row)
 }
 
 fn read_row(line: &str) -> Result<BrokerSample, String> {

@@ -51,15 +51,25 @@ pub(crate) fn secs(n: Nanos) -> String {
 /// Reads timeseries.csv's text back into samples (times at the microsecond resolution it was
 /// written with): writing them again gives the same bytes.
 pub fn read_csv(text: &str) -> Result<Vec<Sample>, String> {
+    read_rows(text, HEADER, read_row)
+}
+
+/// Reads a CSV file ackbench wrote: its first line must be `header`; each following line is
+/// read by `row`, an error naming the row's line number.
+pub(super) fn read_rows<T>(
+    text: &str,
+    header: &str,
+    row: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
     let mut lines = text.lines();
     match lines.next() {
-        Some(h) if h == HEADER => {}
-        Some(h) => return Err(format!("its header is `{h}`, not `{HEADER}`")),
+        Some(h) if h == header => {}
+        Some(h) => return Err(format!("its header is `{h}`, not `{header}`")),
         None => return Err("it is empty".into()),
     }
     lines
         .enumerate()
-        .map(|(i, line)| read_row(line).map_err(|e| format!("row {}: {e}", i + 2)))
+        .map(|(i, line)| row(line).map_err(|e| format!("row {}: {e}", i + 2)))
         .collect()
 }
 
