@@ -160,31 +160,53 @@ pub fn check_mode(
     }
 }
 
-/// `consumer.clock: scaled` needs the embedded SQS broker: only its endpoint reads the
-/// durations a consumer sends (leases, waits, delays) in profile seconds.
+/// Why a consumer on `broker` cannot run on the scaled clock, or `None` when it can: a scaled
+/// consumer's durations on the wire (leases, waits, delays) are in profile time, so the broker
+/// side must convert them. The embedded SQS endpoint does; each real broker kind's proxy says
+/// here whether it does.
+pub fn scaled_clock_unsupported(broker: &BrokerSpec) -> Option<String> {
+    use crate::profile::scenario::BrokerKind;
+    match &broker.kind {
+        BrokerKind::Sqs if broker.url.is_none() => None,
+        BrokerKind::Sqs => Some(
+            "an external SQS endpoint takes its durations in whole seconds, which ackbench \
+             cannot convert between profile and wall time exactly"
+                .to_string(),
+        ),
+        BrokerKind::RabbitMq(_) => Some(
+            "ackbench's RabbitMQ proxy does not yet convert the durations a consumer sends"
+                .to_string(),
+        ),
+        BrokerKind::Nats(_) => Some(
+            "ackbench's NATS proxy does not yet convert the durations a consumer sends".to_string(),
+        ),
+        BrokerKind::RedisStreams(_) => Some(
+            "ackbench's Redis Streams proxy does not yet convert the durations a consumer sends"
+                .to_string(),
+        ),
+    }
+}
+
+/// `consumer.clock: scaled` needs a broker side that reads the durations a consumer sends in
+/// profile time ([`scaled_clock_unsupported`]).
 pub fn check_clock(
     consumer: &ConsumerSpec,
     broker: &BrokerSpec,
     path: &FieldPath,
 ) -> Result<(), Problem> {
-    let embedded = broker.kind == crate::profile::scenario::BrokerKind::Sqs && broker.url.is_none();
-    if consumer.clock == Some(ConsumerClock::Scaled) && !embedded {
-        let on = if broker.url.is_some() && broker.kind == crate::profile::scenario::BrokerKind::Sqs
-        {
-            "an external SQS endpoint".to_string()
-        } else {
-            format!("broker kind {}", broker.kind.name())
-        };
-        return Err(Problem::new(
+    if consumer.clock != Some(ConsumerClock::Scaled) {
+        return Ok(());
+    }
+    match scaled_clock_unsupported(broker) {
+        None => Ok(()),
+        Some(why) => Err(Problem::new(
             path.key("clock"),
             format!(
-                "a scaled consumer clock needs the embedded SQS broker, which reads the durations a \
-                 consumer sends in profile seconds; on {on} set consumer.clock: real (the consumer \
-                 scales its own durations by ACKBENCH_TIME_SCALE)"
+                "a scaled consumer clock is not available here: {why}; set consumer.clock: real \
+                 (the consumer scales its own durations by ACKBENCH_TIME_SCALE)"
             ),
-        ));
+        )),
     }
-    Ok(())
 }
 
 /// Reads `consumer.options` for `info`'s target, with that target's defaults.

@@ -29,6 +29,7 @@ use checks::{positive, required};
 
 /// Every broker kind: its name and its keys (besides `kind`), as a profile writes them.
 pub use broker::KINDS as BROKER_KINDS;
+pub use consumer::scaled_clock_unsupported;
 
 /// Resolves a raw profile; `default_name` is used when it has no `name`.
 pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem> {

@@ -122,14 +122,15 @@ pub fn choose(
 /// printed on stderr.
 pub fn for_run(s: &Scenario, dir: &Path) -> Result<Option<Arc<ScaledClock>>, String> {
     let mechanism = mechanism();
-    // Only the embedded SQS endpoint reads a scaled consumer's wire durations in profile time
-    // (`consumer.clock: scaled` elsewhere is refused with the profile): on any other broker the
-    // consumer runs on the machine's clock.
-    let embedded = s.broker.kind == crate::profile::BrokerKind::Sqs && s.broker.url.is_none();
-    let programs = s.consumer.command.is_some() && embedded;
-    if s.consumer.command.is_some() && !embedded {
+    // Only a broker side that reads a scaled consumer's wire durations in profile time can have
+    // one (`consumer.clock: scaled` elsewhere is refused with the profile): on any other the
+    // consumer runs on the machine's clock and scales its own durations.
+    let unsupported = crate::profile::scaled_clock_unsupported(&s.broker);
+    let programs = s.consumer.command.is_some() && unsupported.is_none();
+    if let (Some(_), Some(why)) = (&s.consumer.command, &unsupported) {
         eprintln!(
-            "consumer clock: real (the consumer scales its own durations by ACKBENCH_TIME_SCALE)"
+            "consumer clock: real, because {why} (the consumer scales its own durations by \
+             ACKBENCH_TIME_SCALE)"
         );
         return Ok(None);
     }
