@@ -1,4 +1,5 @@
-//! The SQS broker's lease index: when each current lease ends, earliest first.
+//! A broker model's lease index: when each current lease (or the kind's equivalent: AckWait,
+//! min-idle-time, consumer_timeout tick) ends, earliest first.
 //!
 //! A binary heap of (lease end, seq) whose entries are never removed in place: an ack or a
 //! visibility change leaves the old entry behind, and an entry is *stale* when the message is no
@@ -25,6 +26,11 @@ impl LeaseIndex {
     /// The earliest entry's end; exact once [`LeaseIndex::trim`] has run since the last change.
     pub fn first_end(&self) -> Option<Nanos> {
         self.heap.peek().map(|Reverse((t, _))| *t)
+    }
+
+    /// The earliest entry's message; exact once [`LeaseIndex::trim`] has run.
+    pub fn first_seq(&self) -> Option<Seq> {
+        self.heap.peek().map(|Reverse((_, seq))| *seq)
     }
 
     /// Drops stale entries from the top until the top is a current lease (or none is left).

@@ -116,6 +116,14 @@ impl Messages {
         }
     }
 
+    /// True when message `seq` is delivered with its lease (or the kind's equivalent) ending at
+    /// `end`: a lease index's entry `(end, seq)` is current, not stale.
+    pub fn leased_until(&self, seq: Seq, end: Nanos) -> bool {
+        self.get(seq).is_some_and(
+            |m| matches!(m.state, MessageState::Leased { lease_end, .. } if lease_end == end),
+        )
+    }
+
     /// The delivery count of the delivery a receipt belongs to.
     pub fn delivery_of(&self, r: Receipt) -> u32 {
         let m = self.msg(r.seq);

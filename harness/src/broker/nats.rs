@@ -15,8 +15,9 @@
 //!   ends unacked and emits a MAX_DELIVERIES advisory; the message stays in the stream. It counts
 //!   in `dlq` (reports say "MaxDeliver reached").
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
+use super::leases::LeaseIndex;
 use super::messages::{log_ack, log_lease_moved, MessageTable, Messages};
 use super::queue::{AckRefused, Handout, Receipt, VisibilityError};
 use super::state::MessageState;
@@ -52,8 +53,9 @@ pub struct Nats {
     /// Due for redelivery, in the order they became due. May hold messages acked meanwhile
     /// (skipped on receive).
     redeliver: VecDeque<Seq>,
-    /// (AckWait or nak delay end, seq) of delivered, unacked messages.
-    deadlines: BTreeSet<(Nanos, Seq)>,
+    /// (AckWait or nak delay end, seq) of delivered, unacked messages; an entry whose message
+    /// is no longer delivered with that end is stale and skipped ([`LeaseIndex`]).
+    deadlines: LeaseIndex,
     /// Delivered at least once, neither acked nor given up on.
     ack_pending: u64,
     /// Messages whose MaxDeliver was reached, in that order.
@@ -67,7 +69,7 @@ impl Nats {
             messages: Messages::default(),
             fresh: VecDeque::new(),
             redeliver: VecDeque::new(),
-            deadlines: BTreeSet::new(),
+            deadlines: LeaseIndex::default(),
             ack_pending: 0,
             dlq: Vec::new(),
         }
@@ -83,19 +85,37 @@ impl Nats {
         seq
     }
 
+    /// Exact: every change that makes the earliest entry stale trims it ([`Nats::wait_moved`]).
     pub fn next_due(&self) -> Option<Nanos> {
-        self.deadlines.first().map(|&(t, _)| t)
+        self.deadlines.first_end()
     }
 
     /// Deadlines due by `now` end: one instant's together, lowest sequence first.
     pub fn advance(&mut self, now: Nanos, log: &mut Vec<Event>) {
-        while let Some(&(t, seq)) = self.deadlines.first() {
-            if t > now {
+        loop {
+            let (messages, deadlines) = (&self.messages, &mut self.deadlines);
+            let Some((t, seqs)) = deadlines.pop_due(now, |t, seq| messages.leased_until(seq, t))
+            else {
                 break;
+            };
+            for seq in seqs {
+                self.wait_ended(t, seq, log);
             }
-            self.deadlines.pop_first();
-            self.wait_ended(t, seq, log);
         }
+    }
+
+    /// After a delivery's wait that ended at `ended` stopped being current (acked, nak'ed,
+    /// restarted): drops stale entries from the index's top, so that [`Nats::next_due`] is
+    /// exact. A stale entry further down is dropped when it reaches the top.
+    fn wait_moved(&mut self, ended: Nanos) {
+        if self.deadlines.first_end() == Some(ended) {
+            self.trim();
+        }
+    }
+
+    fn trim(&mut self) {
+        let (messages, deadlines) = (&self.messages, &mut self.deadlines);
+        deadlines.trim(|t, seq| messages.leased_until(seq, t));
     }
 
     /// A delivery's wait ended unacked: redeliver, or stop at MaxDeliver.
@@ -150,7 +170,7 @@ impl Nats {
         };
         let delivery = self.messages.msg(seq).deliveries + 1;
         let end = now.saturating_add(self.config.wait(delivery));
-        self.deadlines.insert((end, seq));
+        self.deadlines.insert(end, seq);
         Some(self.messages.deliver(now, seq, worker, end, log))
     }
 
@@ -171,11 +191,11 @@ impl Nats {
             MessageState::Deleted | MessageState::DeadLettered => AckOutcome::StaleGone,
             _ => {
                 let current = self.messages.is_current(receipt, worker);
-                if let MessageState::Leased { lease_end, .. } = state {
-                    self.deadlines.remove(&(lease_end, receipt.seq));
-                }
                 // A message waiting in the redelivery queue is skipped there lazily.
                 self.messages.set_state(receipt.seq, MessageState::Deleted);
+                if let MessageState::Leased { lease_end, .. } = state {
+                    self.wait_moved(lease_end);
+                }
                 self.ack_pending -= 1;
                 if current {
                     AckOutcome::Deleted
@@ -210,7 +230,6 @@ impl Nats {
             return Ok(());
         };
         let delivery = m.deliveries;
-        self.deadlines.remove(&(lease_end, receipt.seq));
         let end = now.saturating_add(delay);
         log_lease_moved(log, now, receipt.seq, worker, delivery, end);
         if delay == 0 {
@@ -224,8 +243,9 @@ impl Nats {
                     lease_end: end,
                 },
             );
-            self.deadlines.insert((end, receipt.seq));
+            self.deadlines.insert(end, receipt.seq);
         }
+        self.wait_moved(lease_end);
         Ok(())
     }
 
@@ -248,8 +268,7 @@ impl Nats {
             } => {
                 let delivery = m.deliveries;
                 let end = now.saturating_add(self.config.wait(delivery));
-                self.deadlines.remove(&(lease_end, receipt.seq));
-                self.deadlines.insert((end, receipt.seq));
+                self.deadlines.insert(end, receipt.seq);
                 self.messages.set_state(
                     receipt.seq,
                     MessageState::Leased {
@@ -258,6 +277,7 @@ impl Nats {
                         lease_end: end,
                     },
                 );
+                self.wait_moved(lease_end);
                 log_lease_moved(log, now, receipt.seq, worker, delivery, end);
                 Ok(())
             }

@@ -23,6 +23,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
+use super::leases::LeaseIndex;
 use super::messages::{log_ack, log_lease_moved, MessageTable, Messages};
 use super::queue::{AckRefused, Handout, Receipt, VisibilityError};
 use super::state::MessageState;
@@ -115,12 +116,14 @@ pub struct RabbitMq {
     config: RabbitMqConfig,
     messages: Messages,
     ready: Ready,
-    /// (tick at which the delivery times out, seq) of unacked deliveries.
-    timeouts: BTreeSet<(Nanos, Seq)>,
+    /// (tick at which the delivery times out, seq) of unacked deliveries; an entry whose
+    /// message is no longer delivered with that tick is stale ([`LeaseIndex`]).
+    timeouts: LeaseIndex,
     /// Unacked deliveries per consumer (index worker - 1), in delivery order.
     held: Vec<Vec<Seq>>,
-    /// (back at, seq) of messages in the retry queue's TTL.
-    waiting: BTreeSet<(Nanos, Seq)>,
+    /// (back at, seq) of messages in the retry queue's TTL (never stale: a message leaves the
+    /// retry queue only when its TTL ends).
+    waiting: LeaseIndex,
     /// Per message (index seq - 1): deliveries made before it last re-entered the queue from
     /// the retry queue; its returns are counted from there.
     returns_from: Vec<u32>,
@@ -144,9 +147,9 @@ impl RabbitMq {
             config,
             messages: Messages::default(),
             ready,
-            timeouts: BTreeSet::new(),
+            timeouts: LeaseIndex::default(),
             held: Vec::new(),
-            waiting: BTreeSet::new(),
+            waiting: LeaseIndex::default(),
             returns_from: Vec::new(),
             dlq: Vec::new(),
         }
@@ -171,9 +174,11 @@ impl RabbitMq {
         k.saturating_mul(every)
     }
 
+    /// Exact: every change that makes the earliest timeout stale trims it
+    /// ([`RabbitMq::timeout_moved`]).
     pub fn next_due(&self) -> Option<Nanos> {
-        let t = self.timeouts.first().map(|&(t, _)| t);
-        let w = self.waiting.first().map(|&(t, _)| t);
+        let t = self.timeouts.first_end();
+        let w = self.waiting.first_end();
         match (t, w) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -183,29 +188,48 @@ impl RabbitMq {
     /// Messages whose retry-queue TTL ended re-enter at the tail; consumer timeouts due by
     /// `now` each close their holder's channel, requeueing all it held.
     pub fn advance(&mut self, now: Nanos, log: &mut Vec<Event>) {
-        while let Some(&(t, seq)) = self.waiting.first() {
-            if t > now {
+        loop {
+            let (messages, waiting) = (&self.messages, &mut self.waiting);
+            let Some((t, seqs)) = waiting.pop_due(now, |t, seq| in_retry_queue(messages, t, seq))
+            else {
                 break;
+            };
+            for seq in seqs {
+                let delivery = self.messages.msg(seq).deliveries;
+                self.returns_from[(seq - 1) as usize] = delivery;
+                self.messages.set_state(seq, MessageState::Visible);
+                self.ready.push_new(seq);
+                log.push(Event {
+                    at: t,
+                    kind: EventKind::LeaseExpired { seq, delivery },
+                });
             }
-            self.waiting.pop_first();
-            let delivery = self.messages.msg(seq).deliveries;
-            self.returns_from[(seq - 1) as usize] = delivery;
-            self.messages.set_state(seq, MessageState::Visible);
-            self.ready.push_new(seq);
-            log.push(Event {
-                at: t,
-                kind: EventKind::LeaseExpired { seq, delivery },
-            });
         }
-        while let Some(&(t, seq)) = self.timeouts.first() {
-            if t > now {
+        loop {
+            self.trim_timeouts();
+            let Some(t) = self.timeouts.first_end().filter(|&t| t <= now) else {
                 break;
-            }
+            };
+            let seq = self.timeouts.first_seq().expect("an entry at the top");
             let MessageState::Leased { worker, .. } = self.messages.msg(seq).state else {
-                unreachable!("only unacked deliveries have a timeout")
+                unreachable!("only unacked deliveries have a current timeout")
             };
             self.close_channel(t, worker, log);
         }
+    }
+
+    /// After a timeout at `ended` stopped being current: drops stale entries from the index's
+    /// top, so that [`RabbitMq::next_due`] is exact (one further down is dropped when it
+    /// reaches the top).
+    fn timeout_moved(&mut self, ended: Nanos) {
+        if self.timeouts.first_end() == Some(ended) {
+            self.trim_timeouts();
+        }
+    }
+
+    fn trim_timeouts(&mut self) {
+        let (messages, timeouts) = (&self.messages, &mut self.timeouts);
+        timeouts.trim(|t, seq| messages.leased_until(seq, t));
     }
 
     pub fn can_hand_out(&self) -> bool {
@@ -233,7 +257,7 @@ impl RabbitMq {
         let seq = self.ready.pop()?;
         let tick = self.timeout_tick(now);
         let h = self.messages.deliver(now, seq, worker, tick, log);
-        self.timeouts.insert((tick, seq));
+        self.timeouts.insert(tick, seq);
         self.held_mut(worker).push(seq);
         Some(h)
     }
@@ -252,8 +276,11 @@ impl RabbitMq {
         }
         let delivery = self.messages.delivery_of(receipt);
         let outcome = if self.messages.is_current(receipt, worker) {
-            self.settle(receipt.seq, worker);
+            let ended = self.settle(receipt.seq, worker);
             self.messages.set_state(receipt.seq, MessageState::Deleted);
+            if let Some(t) = ended {
+                self.timeout_moved(t);
+            }
             AckOutcome::Deleted
         } else if matches!(
             self.messages.msg(receipt.seq).state,
@@ -288,13 +315,16 @@ impl RabbitMq {
         let delivery = self.messages.msg(seq).deliveries;
         let back = now.saturating_add(delay);
         log_lease_moved(log, now, seq, worker, delivery, back);
-        self.settle(seq, worker);
+        let ended = self.settle(seq, worker);
         if delay == 0 {
             self.give_back(now, seq, log);
         } else {
             self.messages
                 .set_state(seq, MessageState::Delayed { until: back });
-            self.waiting.insert((back, seq));
+            self.waiting.insert(back, seq);
+        }
+        if let Some(t) = ended {
+            self.timeout_moved(t);
         }
         Ok(())
     }
@@ -317,22 +347,32 @@ impl RabbitMq {
     fn close_channel(&mut self, at: Nanos, worker: WorkerId, log: &mut Vec<Event>) {
         let held = std::mem::take(self.held_mut(worker));
         for seq in held {
-            if let MessageState::Leased { lease_end, .. } = self.messages.msg(seq).state {
-                self.timeouts.remove(&(lease_end, seq));
-            }
+            let ended = self.timeout_of(seq);
             self.give_back(at, seq, log);
+            if let Some(t) = ended {
+                self.timeout_moved(t);
+            }
+        }
+    }
+
+    /// The tick at which `seq`'s unacked delivery times out, if it has one.
+    fn timeout_of(&self, seq: Seq) -> Option<Nanos> {
+        match self.messages.msg(seq).state {
+            MessageState::Leased { lease_end, .. } => Some(lease_end),
+            _ => None,
         }
     }
 
     /// Forgets the unacked delivery of `seq` held by `worker` (acked or nacked).
-    fn settle(&mut self, seq: Seq, worker: WorkerId) {
-        if let MessageState::Leased { lease_end, .. } = self.messages.msg(seq).state {
-            self.timeouts.remove(&(lease_end, seq));
-        }
+    /// Answers the tick its timeout was at: pass it to [`RabbitMq::timeout_moved`] once the
+    /// message's state has changed.
+    fn settle(&mut self, seq: Seq, worker: WorkerId) -> Option<Nanos> {
+        let ended = self.timeout_of(seq);
         let held = self.held_mut(worker);
         if let Some(i) = held.iter().position(|&s| s == seq) {
             held.remove(i);
         }
+        ended
     }
 
     /// A return: requeued, or past the delivery limit dead-lettered (dropped without a DLX).
@@ -392,6 +432,11 @@ impl RabbitMq {
             .get((worker - 1) as usize)
             .map_or(&[], |v| v.as_slice())
     }
+}
+
+/// True when retry-queue entry `(t, seq)` is current: the message waits there until `t`.
+fn in_retry_queue(messages: &Messages, t: Nanos, seq: Seq) -> bool {
+    matches!(messages.msg(seq).state, MessageState::Delayed { until } if until == t)
 }
 
 impl MessageTable for RabbitMq {

@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
+use super::leases::LeaseIndex;
 use super::messages::{log_ack, log_lease_moved, MessageTable, Messages};
 use super::queue::{AckRefused, Handout, Receipt, VisibilityError};
 use super::state::MessageState;
@@ -39,8 +40,9 @@ pub struct RedisStreams {
     messages: Messages,
     /// Entries no consumer read yet, in id order.
     fresh: VecDeque<Seq>,
-    /// (claimable from, seq) of pending entries not idle long enough yet.
-    idle: BTreeSet<(Nanos, Seq)>,
+    /// (claimable from, seq) of pending entries not idle long enough yet; an entry whose message
+    /// is no longer pending until then, or is claimable already, is stale ([`LeaseIndex`]).
+    idle: LeaseIndex,
     /// Pending entries XAUTOCLAIM would take now, by entry id.
     claimable: BTreeSet<Seq>,
     /// Entries the consumer rule moved to `<stream>:dead`, in that order.
@@ -53,7 +55,7 @@ impl RedisStreams {
             config,
             messages: Messages::default(),
             fresh: VecDeque::new(),
-            idle: BTreeSet::new(),
+            idle: LeaseIndex::default(),
             claimable: BTreeSet::new(),
             dead: Vec::new(),
         }
@@ -82,24 +84,29 @@ impl RedisStreams {
         }
     }
 
+    /// Exact: every change that makes the earliest entry stale trims it ([`RedisStreams::unpend`]).
     pub fn next_due(&self) -> Option<Nanos> {
-        self.idle.first().map(|&(t, _)| t)
+        self.idle.first_end()
     }
 
     /// Entries that reached `min_idle` (at a claim tick) become claimable; their owner keeps
     /// them until someone claims.
     pub fn advance(&mut self, now: Nanos, log: &mut Vec<Event>) {
-        while let Some(&(t, seq)) = self.idle.first() {
-            if t > now {
+        loop {
+            let (messages, claimable, idle) = (&self.messages, &self.claimable, &mut self.idle);
+            let Some((t, seqs)) =
+                idle.pop_due(now, |t, seq| still_idle(messages, claimable, t, seq))
+            else {
                 break;
+            };
+            for seq in seqs {
+                self.claimable.insert(seq);
+                let delivery = self.messages.msg(seq).deliveries;
+                log.push(Event {
+                    at: t,
+                    kind: EventKind::LeaseExpired { seq, delivery },
+                });
             }
-            self.idle.pop_first();
-            self.claimable.insert(seq);
-            let delivery = self.messages.msg(seq).deliveries;
-            log.push(Event {
-                at: t,
-                kind: EventKind::LeaseExpired { seq, delivery },
-            });
         }
     }
 
@@ -135,16 +142,28 @@ impl RedisStreams {
 
     fn hand(&mut self, now: Nanos, seq: Seq, worker: WorkerId, log: &mut Vec<Event>) -> Handout {
         let at = self.claimable_at(now);
-        self.idle.insert((at, seq));
+        self.idle.insert(at, seq);
         self.messages.deliver(now, seq, worker, at, log)
     }
 
-    /// Takes a pending entry out of the idle or claimable set.
-    fn unpend(&mut self, seq: Seq) {
-        if let MessageState::Leased { lease_end, .. } = self.messages.msg(seq).state {
-            if !self.idle.remove(&(lease_end, seq)) {
-                self.claimable.remove(&seq);
+    /// Takes a pending entry out of the claimable set, or leaves its idle entry stale; call
+    /// [`RedisStreams::idle_moved`] once its state has changed.
+    fn unpend(&mut self, seq: Seq) -> Option<Nanos> {
+        match self.messages.msg(seq).state {
+            MessageState::Leased { lease_end, .. } if !self.claimable.remove(&seq) => {
+                Some(lease_end)
             }
+            _ => None,
+        }
+    }
+
+    /// After an idle entry ending at `ended` went stale: drops stale entries from the index's
+    /// top, so that [`RedisStreams::next_due`] is exact (one further down is dropped when it
+    /// reaches the top).
+    fn idle_moved(&mut self, ended: Option<Nanos>) {
+        if ended.is_some() && self.idle.first_end() == ended {
+            let (messages, claimable, idle) = (&self.messages, &self.claimable, &mut self.idle);
+            idle.trim(|t, seq| still_idle(messages, claimable, t, seq));
         }
     }
 
@@ -163,8 +182,9 @@ impl RedisStreams {
         let outcome = match m.state {
             MessageState::Leased { .. } => {
                 let current = self.messages.is_current(receipt, worker);
-                self.unpend(receipt.seq);
+                let ended = self.unpend(receipt.seq);
                 self.messages.set_state(receipt.seq, MessageState::Deleted);
+                self.idle_moved(ended);
                 if current {
                     AckOutcome::Deleted
                 } else {
@@ -214,7 +234,7 @@ impl RedisStreams {
             return Err(VisibilityError::StaleReceipt);
         }
         let seq = receipt.seq;
-        self.unpend(seq);
+        let ended = self.unpend(seq);
         let delivery = self.messages.msg(seq).deliveries;
         log_lease_moved(log, now, seq, worker, delivery, at);
         self.messages.set_state(
@@ -232,8 +252,9 @@ impl RedisStreams {
                 kind: EventKind::LeaseExpired { seq, delivery },
             });
         } else {
-            self.idle.insert((at, seq));
+            self.idle.insert(at, seq);
         }
+        self.idle_moved(ended);
         Ok(())
     }
 
@@ -256,6 +277,12 @@ impl RedisStreams {
     pub fn is_claimable(&self, seq: Seq) -> bool {
         self.claimable.contains(&seq)
     }
+}
+
+/// True when index entry `(t, seq)` is current: the entry is pending until `t` and not
+/// claimable yet.
+fn still_idle(messages: &Messages, claimable: &BTreeSet<Seq>, t: Nanos, seq: Seq) -> bool {
+    messages.leased_until(seq, t) && !claimable.contains(&seq)
 }
 
 impl MessageTable for RedisStreams {
