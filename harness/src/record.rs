@@ -67,6 +67,26 @@ pub struct RunRecord {
     /// backlog, in-flight count); `None` for a sim run and the embedded broker, whose events
     /// are the whole story.
     pub broker_samples: Option<BrokerSamples>,
+    /// The clock a live run's consumer programs ran on (`consumer.clock`); `None` for a sim run
+    /// and for built-in targets, which run on the run's own clock.
+    pub consumer_clock: Option<ConsumerClockRecord>,
+}
+
+/// The clock a live run's consumer programs ran on, and what the run measured of it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ConsumerClockRecord {
+    /// `scaled` (sped up by `1 / run.time_scale`) or `real` (the machine's clock).
+    pub clock: String,
+    /// The speed asked of a scaled clock: profile seconds per wall second; `None` for `real`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
+    /// The speed the run's clock probe measured; `None` when it could not measure it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<f64>,
+    /// Why a compressed run's consumer ran on the real clock, or what went wrong with the
+    /// measure (a speed off by more than 5%, a probe that failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// One send of the producer that reached the broker.

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::common::{ackbench, stderr};
 
@@ -129,6 +129,16 @@ fn both(sets: &[String]) -> Option<([u64; 5], [u64; 5])> {
     };
     let (with, with_err) = run(&modules, sets);
     let (without, without_err) = without.join().unwrap();
+    for s in [&with, &without] {
+        // summary.json says the clock: scaled at x20, and the probe's measure or why not.
+        let c = &s["consumer_clock"];
+        assert_eq!(
+            (&c["clock"], &c["speed"]),
+            (&json!("scaled"), &json!(20.0)),
+            "{c}"
+        );
+        assert!(c["measured"].is_f64() || c["note"].is_string(), "{c}");
+    }
     for err in [&with_err, &without_err] {
         assert!(err.contains("consumer clock: scaled, x20"), "{err}");
         // The probe measured the clock: within 5% of x20 it says so, else it warns (a machine

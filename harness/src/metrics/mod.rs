@@ -92,6 +92,8 @@ pub struct Metrics {
     pub groups: Vec<groups::GroupAccount>,
     /// The broker's own counts over a live run on a real broker; `None` otherwise.
     pub broker_counts: Option<broker_counts::BrokerCounts>,
+    /// The clock a live run's consumer programs ran on, as recorded.
+    pub consumer_clock: Option<crate::record::ConsumerClockRecord>,
 }
 
 impl std::ops::Deref for Metrics {
@@ -165,6 +167,7 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
         },
         anomalies: anomalies::anomalies(record),
         broker_counts: record.broker_samples.as_ref().map(broker_counts::summarise),
+        consumer_clock: record.consumer_clock.clone(),
     }
 }
 

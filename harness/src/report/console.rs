@@ -461,7 +461,25 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
     if let Some(i) = &s.ingress {
         notes.extend(super::ingress::notes(i));
     }
+    notes.extend(s.consumer_clock.as_ref().map(clock_note));
     notes
+}
+
+/// Which clock the consumer programs ran on: `CONSUMER CLOCK: scaled x20 (measured x19.96).`
+fn clock_note(c: &crate::record::ConsumerClockRecord) -> String {
+    let x = |v: f64| crate::profile::number_text((v * 100.0).round() / 100.0);
+    let mut text = format!("CONSUMER CLOCK: {}", c.clock);
+    if let Some(speed) = c.speed {
+        text.push_str(&format!(" x{}", x(speed)));
+    }
+    if let Some(m) = c.measured {
+        text.push_str(&format!(" (measured x{})", x(m)));
+    }
+    match &c.note {
+        Some(n) => text.push_str(&format!(": {n}.")),
+        None => text.push('.'),
+    }
+    text
 }
 
 /// A warning for every chaos rule that never fired.

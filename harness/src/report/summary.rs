@@ -138,6 +138,10 @@ pub struct Summary {
     /// figure the kind cannot give; absent for sim runs and the embedded broker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub broker_counts: Option<crate::metrics::broker_counts::BrokerCounts>,
+    /// The clock a live run's consumer programs ran on (`scaled` or `real`), the speed asked and
+    /// measured; absent for sim runs and built-in targets (they run on the run's own clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer_clock: Option<crate::record::ConsumerClockRecord>,
 }
 
 impl Summary {
@@ -196,6 +200,7 @@ impl Summary {
             broker_anomalies: m.anomalies.len() as u64,
             anomalies: m.anomalies.clone(),
             broker_counts: m.broker_counts.clone(),
+            consumer_clock: m.consumer_clock.clone(),
         }
     }
 }

@@ -323,3 +323,55 @@ fn no_system_font_library_is_linked() {
     }
     assert!(charts::font::register());
 }
+
+#[test]
+fn the_consumer_clock_is_kept_in_summary_json_and_said_in_every_report() {
+    // A record whose consumer programs ran on a clock asked x20 and measured x19.96: summary.json
+    // keeps the record as it is, and the console, report.md, report.html and junit.xml say it
+    // in one note, the speeds to two decimals. The same folder re-renders the same bytes.
+    let sim = Run::of("marlow-thursday.yaml", THURSDAY, &["workload.count=3"]);
+    let mut record = sim.record.clone();
+    record.consumer_clock = Some(crate::record::ConsumerClockRecord {
+        clock: "scaled".into(),
+        speed: Some(20.0),
+        measured: Some(19.9612),
+        note: None,
+    });
+    let run = Run::from_record(sim.scenario.clone(), record, THURSDAY);
+    let note = "CONSUMER CLOCK: scaled x20 (measured x19.96).";
+    assert!(console::notes(&run.summary).contains(&note.to_string()));
+    let dir = tempdir();
+    run.write(dir.path(), Format::ALL);
+    let json: serde_json::Value =
+        serde_json::from_str(&text(&dir.path().join("summary.json"))).unwrap();
+    assert_eq!(
+        json["consumer_clock"],
+        serde_json::json!({"clock": "scaled", "speed": 20.0, "measured": 19.9612})
+    );
+    for name in [html::FILE, junit::FILE, markdown::FILE] {
+        let t = text(&dir.path().join(name));
+        assert!(
+            t.contains("CONSUMER CLOCK") && t.contains("scaled x20 (measured x19.96)"),
+            "{name}"
+        );
+    }
+    let html_before = read(&dir.path().join(html::FILE));
+    fs::remove_file(dir.path().join(html::FILE)).unwrap();
+    rerender(dir.path(), &[Format::Html]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(read(&dir.path().join(html::FILE)) == html_before);
+
+    // A compressed run whose consumer stayed on the real clock says why; a sim run, nothing.
+    let mut real = sim.record.clone();
+    real.consumer_clock = Some(crate::record::ConsumerClockRecord {
+        clock: "real".into(),
+        speed: None,
+        measured: None,
+        note: Some("libfaketime is not installed".into()),
+    });
+    let run = Run::from_record(sim.scenario.clone(), real, THURSDAY);
+    assert!(console::notes(&run.summary)
+        .contains(&"CONSUMER CLOCK: real: libfaketime is not installed.".to_string()));
+    assert!(!console::notes(&sim.summary)
+        .iter()
+        .any(|n| n.starts_with("CONSUMER CLOCK")));
+}

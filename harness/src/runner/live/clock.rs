@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::profile::{ConsumerClock, Scenario};
+use crate::record::ConsumerClockRecord;
 
 /// The companion library, built by `build.rs` (empty when no C compiler was found).
 static CLOCKWAIT: &[u8] = include_bytes!(env!("ACKBENCH_CLOCKWAIT_SO"));
@@ -118,10 +119,21 @@ pub fn choose(
     }
 }
 
-/// The clock of `s`'s programs, set up in `dir` when scaled; the choice (and any warning) is
-/// printed on stderr.
-pub fn for_run(s: &Scenario, dir: &Path) -> Result<Option<Arc<ScaledClock>>, String> {
+/// The clock of `s`'s programs, set up in `dir` when scaled, and what the run's record says of
+/// it (`None` without a consumer command: a built-in target runs on the run's own clock); the
+/// choice (and any warning) is printed on stderr.
+pub fn for_run(
+    s: &Scenario,
+    dir: &Path,
+) -> Result<(Option<Arc<ScaledClock>>, Option<ConsumerClockRecord>), String> {
     let mechanism = mechanism();
+    let real = |note: Option<String>| ConsumerClockRecord {
+        clock: "real".to_string(),
+        speed: None,
+        measured: None,
+        note,
+    };
+    let compressed = s.run.time_scale < 1.0;
     // Only a broker side that reads a scaled consumer's wire durations in profile time can have
     // one (`consumer.clock: scaled` elsewhere is refused with the profile): on any other the
     // consumer runs on the machine's clock and scales its own durations.
@@ -132,17 +144,19 @@ pub fn for_run(s: &Scenario, dir: &Path) -> Result<Option<Arc<ScaledClock>>, Str
             "consumer clock: real, because {why} (the consumer scales its own durations by \
              ACKBENCH_TIME_SCALE)"
         );
-        return Ok(None);
+        let note = compressed.then(|| format!("{why}; the consumer scales its own durations"));
+        return Ok((None, Some(real(note))));
     }
     let choice = choose(s.consumer.clock, s.run.time_scale, programs, &mechanism)?;
     if let Some(w) = &choice.warning {
         eprintln!("warning: {w}");
     }
     let (ConsumerClock::Scaled, Ok(libfaketime)) = (choice.clock, &mechanism) else {
-        if programs {
-            eprintln!("consumer clock: real");
+        if !programs {
+            return Ok((None, None));
         }
-        return Ok(None);
+        eprintln!("consumer clock: real");
+        return Ok((None, Some(real(choice.warning))));
     };
     let clock = ScaledClock::set_up(libfaketime, dir, s.run.time_scale).map_err(|e| {
         format!(
@@ -155,7 +169,13 @@ pub fn for_run(s: &Scenario, dir: &Path) -> Result<Option<Arc<ScaledClock>>, Str
         crate::profile::number_text(clock.speed()),
         libfaketime.display()
     );
-    Ok(Some(Arc::new(clock)))
+    let record = ConsumerClockRecord {
+        clock: "scaled".to_string(),
+        speed: Some(clock.speed()),
+        measured: None,
+        note: None,
+    };
+    Ok((Some(Arc::new(clock)), Some(record)))
 }
 
 /// A run's scaled clock, ready to start programs on; removes what it made when dropped.

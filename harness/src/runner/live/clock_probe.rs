@@ -35,13 +35,22 @@ pub enum Measured {
     Failed(String),
 }
 
-/// Measures `clock` and prints the result on stderr: a warning when it is off.
-pub async fn check(clock: std::sync::Arc<ScaledClock>, spawner: Spawner) {
+/// Measures `clock` and prints the result on stderr (a warning when it is off); answers what
+/// the record keeps of it: the speed measured, and the warning.
+pub async fn check(
+    clock: std::sync::Arc<ScaledClock>,
+    spawner: Spawner,
+) -> (Option<f64>, Option<String>) {
     let measured = measure(&clock, &spawner).await;
-    match (warning(clock.speed(), &measured), measured) {
+    let warned = warning(clock.speed(), &measured);
+    match (&warned, &measured) {
         (Some(w), _) => eprintln!("warning: {w}"),
         (None, Measured::Speed(got)) => eprintln!("consumer clock: measured x{got:.2}"),
         (None, Measured::Failed(_)) => {}
+    }
+    match measured {
+        Measured::Speed(got) => (Some(got), warned),
+        Measured::Failed(_) => (None, warned),
     }
 }
 

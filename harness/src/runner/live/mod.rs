@@ -43,7 +43,7 @@ use crate::chaos::KillSchedule;
 use crate::profile::Scenario;
 use crate::provider::http::{HttpProvider, LiveClock};
 use crate::provider::ProviderModel;
-use crate::record::{nanos, RunRecord, Seq};
+use crate::record::{nanos, ConsumerClockRecord, RunRecord, Seq};
 use crate::runner::{interrupt, Interrupt, Progress, RunError};
 use crate::workload;
 
@@ -97,7 +97,7 @@ async fn run_live(
         p
     });
     // The consumer's clock: scaled by libfaketime, or the machine's.
-    let clock =
+    let (clock, consumer_clock) =
         clock::for_run(s, &workers::scratch_root().join("clock")).map_err(RunError::Live)?;
     let broker = kinds::open(Context {
         scenario: s,
@@ -124,7 +124,7 @@ async fn run_live(
         &*broker,
         &state,
         published,
-        (&spawner, clock),
+        (&spawner, clock, consumer_clock),
         sampling,
         progress,
         interrupt,
@@ -158,6 +158,7 @@ async fn run_live(
         broker_kind: s.broker.kind.name().to_string(),
         publishes: None,
         broker_samples: ran.broker_samples,
+        consumer_clock: ran.consumer_clock,
     })
 }
 
@@ -170,6 +171,7 @@ struct Ran {
     ingress: Option<crate::record::IngressRecord>,
     interrupted: bool,
     broker_samples: Option<crate::record::BrokerSamples>,
+    consumer_clock: Option<ConsumerClockRecord>,
 }
 
 /// The provider, the workers and the ingress load against an open broker; publish, drive,
@@ -181,7 +183,11 @@ async fn use_broker(
     broker: &dyn LiveBroker,
     state: &Arc<LiveState>,
     published: Option<Arc<Published>>,
-    (spawner, clock): (&Spawner, Option<Arc<clock::ScaledClock>>),
+    (spawner, clock, mut consumer_clock): (
+        &Spawner,
+        Option<Arc<clock::ScaledClock>>,
+        Option<ConsumerClockRecord>,
+    ),
     sampling: Option<Sampling>,
     progress: &mut dyn FnMut(Progress),
     interrupt: &Interrupt,
@@ -208,9 +214,9 @@ async fn use_broker(
     }
     let scratch = Scratch::make()?;
     let mut workers = workers::start(s, broker, state, &provider, spawner, &scratch, &clock)?;
-    if let Some(c) = &clock {
-        tokio::spawn(clock_probe::check(c.clone(), spawner.clone()));
-    }
+    let probe = clock
+        .as_ref()
+        .map(|c| tokio::spawn(clock_probe::check(c.clone(), spawner.clone())));
 
     let mut failure = None;
     // An ingress load: the system's service, then goose users sending it the plan.
@@ -283,6 +289,9 @@ async fn use_broker(
         }
     }
     let ledger = provider.shutdown().await;
+    if let (Some(probe), Some(record)) = (probe, consumer_clock.as_mut()) {
+        record_probe(probe, record).await;
+    }
     if let Some(e) = failure {
         return Err(e);
     }
@@ -296,5 +305,26 @@ async fn use_broker(
         ingress: ingress_record,
         interrupted,
         broker_samples,
+        consumer_clock,
     })
+}
+
+/// What the clock probe measured, into the run's record of the consumer's clock; a probe that
+/// has not answered by the end of the run (it takes a few wall seconds) is stopped and said so.
+async fn record_probe(
+    probe: tokio::task::JoinHandle<(Option<f64>, Option<String>)>,
+    record: &mut ConsumerClockRecord,
+) {
+    if !probe.is_finished() {
+        probe.abort();
+        record.note = Some("the run ended before the clock probe measured it".to_string());
+        return;
+    }
+    match probe.await {
+        Ok((measured, warning)) => {
+            record.measured = measured;
+            record.note = warning;
+        }
+        Err(e) => record.note = Some(format!("the clock probe failed: {e}")),
+    }
 }

@@ -97,6 +97,7 @@ pub fn run(
         chaos: crate::chaos::describe(&scenario.chaos),
         broker_kind: scenario.broker.kind.name().to_string(),
         broker_samples: None,
+        consumer_clock: None,
     })
 }
 
