@@ -204,7 +204,7 @@ impl NatsConnection {
 impl NatsConnection {
     /// A worker's message frame with its durations in wall time (`None`: as it is); notes the
     /// reply inbox of a JetStream API request whose answer is to be converted back.
-    fn to_server(&mut self, m: &Message, frame: &[u8]) -> Option<Vec<u8>> {
+    fn for_server(&mut self, m: &Message, frame: &[u8]) -> Option<Vec<u8>> {
         let wire = self.shared.wire?;
         let (payload, answer) = wire.publish(&m.subject, &frame[m.payload.clone()]);
         if let (Some(api), Some(inbox)) = (answer, &m.reply) {
@@ -216,7 +216,7 @@ impl NatsConnection {
 
 /// A server's message frame with its durations in profile time, when it answers a JetStream
 /// API request noted in `answers` (`None`: as it is).
-fn to_worker(
+fn for_worker(
     wire: Option<Wire>,
     answers: &mut HashMap<String, Api>,
     m: &Message,
@@ -238,7 +238,7 @@ impl Connection for NatsConnection {
             if let Some(m) = &f.message {
                 let bytes = self.up[whole.clone()].to_vec();
                 self.worker_message(m, &bytes);
-                rewritten = self.to_server(m, &bytes);
+                rewritten = self.for_server(m, &bytes);
             }
             match rewritten {
                 Some(frame) => forward.extend_from_slice(&frame),
@@ -263,7 +263,7 @@ impl Connection for NatsConnection {
                     return Flow::Cut;
                 }
                 let frame = &self.down[whole.clone()];
-                rewritten = to_worker(self.shared.wire, &mut self.answers, m, frame);
+                rewritten = for_worker(self.shared.wire, &mut self.answers, m, frame);
             }
             match rewritten {
                 Some(frame) => forward.extend_from_slice(&frame),

@@ -143,13 +143,13 @@ impl Wire {
 
     /// An ack's payload with its durations in wall time: a NAK's delay, a `+NXT`'s pull request.
     fn ack(self, payload: &[u8]) -> Option<Vec<u8>> {
+        // The server reads an ack by its first bytes, as sent.
         let text = std::str::from_utf8(payload).ok()?;
-        let trimmed = text.trim_start();
-        if let Some(rest) = trimmed.strip_prefix("+NXT") {
+        if let Some(rest) = text.strip_prefix("+NXT") {
             let request = json(rest.trim().as_bytes(), &[PULL], |ns| self.to_server(ns))?;
             return Some([b"+NXT ".as_slice(), &request].concat());
         }
-        let arg = trimmed.strip_prefix("-NAK")?.trim();
+        let arg = text.strip_prefix("-NAK")?.trim();
         if arg.is_empty() {
             return None;
         }
