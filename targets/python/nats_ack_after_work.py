@@ -9,7 +9,12 @@ handler dies is never lost.
 One worker process of an ackbench live run with `broker.kind: nats`; its configuration comes
 from the environment (see README.md): ACKBENCH_NATS_URL (this worker's own port), ACKBENCH_STREAM,
 ACKBENCH_CONSUMER (a durable pull consumer ackbench created), ACKBENCH_PROVIDER_URL,
-ACKBENCH_WORKER, ACKBENCH_TIME_SCALE.
+ACKBENCH_WORKER.
+
+Every duration is in profile seconds: a live run starts its workers on a clock sped up to the
+run's pace (`consumer.clock: scaled`, the default of a compressed run), and its proxy converts
+the durations sent to the server (a pull request's expiry, a NAK's delay) between profile and
+wall time. ACKBENCH_TIME_SCALE is not read.
 """
 
 import asyncio
@@ -28,17 +33,15 @@ STREAM = os.environ["ACKBENCH_STREAM"]
 CONSUMER = os.environ["ACKBENCH_CONSUMER"]
 PROVIDER_URL = os.environ["ACKBENCH_PROVIDER_URL"]  # this worker's base URL, ends in "/"
 WORKER = os.environ.get("ACKBENCH_WORKER", "?")
-# Wall seconds per profile second: every duration below is in profile seconds, times SCALE.
-SCALE = float(os.environ.get("ACKBENCH_TIME_SCALE", "1"))
 
-# How long one pull request waits for a message (wall seconds): it only paces an idle loop, the
-# server answers a waiting pull request as soon as a message is there.
+# How long one pull request waits for a message: it only paces an idle loop, the server answers
+# a waiting pull request as soon as a message is there.
 FETCH_WAIT_S = 5
-# A generous client timeout on the provider call (15 profile minutes): a slow provider is the
-# fault under test, so the call waits for it, as naive code does.
-CALL_TIMEOUT_S = max(1.0, 900 * SCALE)
-# Back-off after a fetch that failed (server unreachable): 1 profile second.
-FETCH_BACKOFF_S = 1 * SCALE
+# A generous client timeout on the provider call (15 minutes): a slow provider is the fault
+# under test, so the call waits for it, as naive code does.
+CALL_TIMEOUT_S = 900
+# Back-off after a fetch that failed (server unreachable).
+FETCH_BACKOFF_S = 1
 
 
 def log(text):
@@ -88,7 +91,7 @@ async def main():
     nc = await nats.connect(NATS_URL)
     js = nc.jetstream()
     sub = await js.pull_subscribe_bind(CONSUMER, STREAM)
-    log(f"consuming {STREAM}/{CONSUMER} at {NATS_URL}, provider {PROVIDER_URL}, time scale {SCALE}")
+    log(f"consuming {STREAM}/{CONSUMER} at {NATS_URL}, provider {PROVIDER_URL}")
     while True:
         try:
             msgs = await sub.fetch(1, timeout=FETCH_WAIT_S)

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::common::{have_python_module, root, service_up, stderr, summary_of, temp_profile};
 use crate::live::workers_left;
 
-fn nats_up() -> bool {
+pub(crate) fn nats_up() -> bool {
     service_up("NATS JetStream", 4222)
 }
 
@@ -40,7 +40,12 @@ fn streams_of(pid: u32) -> Vec<String> {
 
 /// Runs `ackbench run PROFILE ARGS` into a report folder of `dir`; returns its pid, output and
 /// summary (if written).
-fn run(dir: &Path, name: &str, profile: &str, args: &[&str]) -> (u32, Output, Option<Value>) {
+pub(crate) fn run(
+    dir: &Path,
+    name: &str,
+    profile: &str,
+    args: &[&str],
+) -> (u32, Output, Option<Value>) {
     let out = dir.join(name);
     let child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
         .args(["run", profile, "--out", out.to_str().unwrap(), "--quiet"])
@@ -57,7 +62,7 @@ fn run(dir: &Path, name: &str, profile: &str, args: &[&str]) -> (u32, Output, Op
 }
 
 /// A finished run: its summary, after checking it left nothing on the server.
-fn finished(run: (u32, Output, Option<Value>)) -> Value {
+pub(crate) fn finished(run: (u32, Output, Option<Value>)) -> Value {
     let (pid, o, s) = run;
     assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
     assert_eq!(
@@ -70,7 +75,7 @@ fn finished(run: (u32, Output, Option<Value>)) -> Value {
 
 const COUNTS: [&str; 5] = ["effects", "duplicate_effects", "dlq", "lost", "deliveries"];
 
-fn counts(s: &Value) -> Vec<(&'static str, Value)> {
+pub(crate) fn counts(s: &Value) -> Vec<(&'static str, Value)> {
     COUNTS.iter().map(|&k| (k, s[k].clone())).collect()
 }
 
@@ -120,7 +125,7 @@ provider:
     )
 }
 
-fn python_consumer(marker: &str) -> String {
+pub(crate) fn python_consumer(marker: &str) -> String {
     let script = root().join("targets/python/nats_ack_after_work.py");
     format!(
         "  command: [python3, \"{}\"]\n  env: {{ ACKBENCH_TEST_MARKER: \"{marker}\" }}",

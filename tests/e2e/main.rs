@@ -21,6 +21,8 @@ mod live_ingress;
 #[cfg(feature = "live")]
 mod live_nats;
 #[cfg(feature = "live")]
+mod live_nats_clock;
+#[cfg(feature = "live")]
 mod live_rabbitmq;
 #[cfg(feature = "live")]
 mod live_redis_streams;

@@ -351,6 +351,26 @@ fn consumer_clock_is_scaled_or_real_and_only_for_a_command() {
     );
 }
 
+#[test]
+fn a_scaled_consumer_clock_on_nats_needs_the_proxy() {
+    let live = BASE.replace(
+        "consumer: { target: ack-after-work }",
+        "mode: live\nconsumer: { command: [python3, consumer.py], clock: scaled }",
+    );
+    // Through the proxy (the default) the profile is accepted; straight to the server it is not.
+    let (_dir, path) = temp_profile(&format!("{live}broker: {{ kind: nats }}\n"));
+    let out = ackbench(&["check", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    expect_error(
+        &format!("{live}broker: {{ kind: nats, observe: none }}\n"),
+        &[],
+        "consumer.clock: a scaled consumer clock is not available here: with broker.observe: \
+         none the workers reach the NATS server directly, and only ackbench's proxy converts the \
+         durations a consumer sends (pull expiries, NAK delays, AckWait) between profile and \
+         wall time; set consumer.clock: real",
+    );
+}
+
 /// A live profile with an ingress section `ingress` (from line 6).
 fn with_ingress(ingress: &str) -> String {
     format!(

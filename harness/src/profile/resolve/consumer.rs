@@ -177,8 +177,14 @@ pub fn scaled_clock_unsupported(broker: &BrokerSpec) -> Option<String> {
             "ackbench's RabbitMQ proxy does not yet convert the durations a consumer sends"
                 .to_string(),
         ),
+        // The proxy converts them (harness/src/runner/live/kinds/nats/wire.rs); without it the
+        // workers talk to the server itself.
+        BrokerKind::Nats(_) if broker.observe == crate::profile::scenario::Observe::Proxy => None,
         BrokerKind::Nats(_) => Some(
-            "ackbench's NATS proxy does not yet convert the durations a consumer sends".to_string(),
+            "with broker.observe: none the workers reach the NATS server directly, and only \
+             ackbench's proxy converts the durations a consumer sends (pull expiries, NAK delays, \
+             AckWait) between profile and wall time"
+                .to_string(),
         ),
         BrokerKind::RedisStreams(_) => Some(
             "ackbench's Redis Streams proxy does not yet convert the durations a consumer sends"
@@ -550,6 +556,29 @@ mod tests {
             error(&live("  target: ack-after-work\n  clock: scaled\n")),
             "p.yaml:6:3: consumer.clock: clock is the clock of a consumer command's processes (a \
              built-in target runs on the run's own clock): give consumer.command too"
+        );
+    }
+
+    #[test]
+    fn a_scaled_clock_on_nats_needs_the_proxy() {
+        let nats = |broker: &str| {
+            format!(
+                "mode: live\nbroker: {broker}\n{}",
+                profile("  command: [python3, c.py]\n  clock: scaled\n")
+            )
+        };
+        // Through the proxy (the default): the proxy converts the consumer's durations.
+        let s = scenario(&nats("{ kind: nats }"));
+        assert_eq!(s.consumer.clock, Some(ConsumerClock::Scaled));
+        assert_eq!(super::scaled_clock_unsupported(&s.broker), None);
+        // Straight to the server: nothing converts them (line 7: `clock` under `consumer`).
+        assert_eq!(
+            error(&nats("{ kind: nats, observe: none }")),
+            "p.yaml:7:10: consumer.clock: a scaled consumer clock is not available here: with \
+             broker.observe: none the workers reach the NATS server directly, and only \
+             ackbench's proxy converts the durations a consumer sends (pull expiries, NAK \
+             delays, AckWait) between profile and wall time; set consumer.clock: real (the \
+             consumer scales its own durations by ACKBENCH_TIME_SCALE)"
         );
     }
 

@@ -74,6 +74,28 @@ pub fn frame(buf: &[u8]) -> Option<Frame> {
     })
 }
 
+/// `frame` (a whole message frame, read as `m`) with `payload` in place of its payload: the
+/// control line's last field, the total byte count (headers included), is rewritten to match;
+/// the headers are kept as they are.
+pub fn with_payload(frame: &[u8], m: &Message, payload: &[u8]) -> Vec<u8> {
+    let eol = frame
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .unwrap_or(frame.len());
+    let line = String::from_utf8_lossy(&frame[..eol]);
+    let mut fields: Vec<&str> = line.split_ascii_whitespace().collect();
+    fields.pop();
+    let headers = &frame[(eol + 2).min(m.payload.start)..m.payload.start];
+    let total = (headers.len() + payload.len()).to_string();
+    fields.push(&total);
+    let mut out = fields.join(" ").into_bytes();
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(headers);
+    out.extend_from_slice(payload);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +133,46 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
         );
         assert_eq!(p.payload.len(), 4);
         assert_eq!(f[5].message.clone().unwrap().payload.len(), 0);
+    }
+
+    #[test]
+    fn a_new_payload_rewrites_the_byte_count_of_each_message_op() {
+        // (frame, new payload, expected): the count is the last field; HPUB/HMSG count their
+        // 12 header bytes (`NATS/1.0` CRLF CRLF) in it: 12 + 3 = 15.
+        let cases: [(&[u8], &[u8], &[u8]); 4] = [
+            (
+                b"PUB a.b _INBOX.x 4\r\nabcd\r\n",
+                b"xyz123",
+                b"PUB a.b _INBOX.x 6\r\nxyz123\r\n",
+            ),
+            (
+                b"MSG _INBOX.x 7 2\r\nab\r\n",
+                b"",
+                b"MSG _INBOX.x 7 0\r\n\r\n",
+            ),
+            (
+                b"HPUB a r 12 14\r\nNATS/1.0\r\n\r\nhi\r\n",
+                b"hey",
+                b"HPUB a r 12 15\r\nNATS/1.0\r\n\r\nhey\r\n",
+            ),
+            (
+                b"HMSG  a 1 12 12\r\nNATS/1.0\r\n\r\n\r\n",
+                b"{}",
+                b"HMSG a 1 12 14\r\nNATS/1.0\r\n\r\n{}\r\n",
+            ),
+        ];
+        for (old, payload, expected) in cases {
+            let m = frame(old).unwrap().message.unwrap();
+            let new = with_payload(old, &m, payload);
+            assert_eq!(
+                String::from_utf8_lossy(&new),
+                String::from_utf8_lossy(expected)
+            );
+            // The rewritten frame reads back whole, with the new payload.
+            let f = frame(&new).unwrap();
+            assert_eq!(f.len, new.len());
+            assert_eq!(&new[f.message.unwrap().payload], payload);
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod proxy;
 mod queue;
 mod sample;
 mod subject;
+mod wire;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -116,6 +117,7 @@ impl NatsBroker {
             book.clone(),
             &stream,
             CONSUMER,
+            cx.wire_scaled,
         ));
         let proxy = match Proxy::start(
             upstream,

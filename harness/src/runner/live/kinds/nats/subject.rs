@@ -41,7 +41,7 @@ pub enum AckKind {
     Ack,
     /// `+WPI`: work in progress, the delivery's AckWait starts again.
     Progress,
-    /// `-NAK`, with the redelivery delay in nanoseconds of wall time (0: at once).
+    /// `-NAK`, with the redelivery delay in nanoseconds as the worker wrote it (0: at once).
     Nak { delay_ns: u64 },
     /// `+TERM`: no more deliveries of this message.
     Term,
@@ -60,15 +60,20 @@ pub fn kind(payload: &[u8]) -> Option<AckKind> {
         return Some(AckKind::Term);
     }
     let rest = text.strip_prefix("-NAK")?.trim();
-    let delay_ns = if rest.is_empty() {
-        0
+    // `{"delay": ns}` or Go's duration form (`5s`); the server takes a delay it cannot read
+    // as none, and the NAK as a NAK.
+    let delay_ns = if rest.starts_with('{') {
+        serde_json::from_str::<serde_json::Value>(rest)
+            .ok()
+            .and_then(|v| v.get("delay").and_then(serde_json::Value::as_u64))
     } else {
-        let v: serde_json::Value = serde_json::from_str(rest).ok()?;
-        v.get("delay")
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(0)
+        crate::profile::parse_duration(rest)
+            .ok()
+            .map(crate::record::nanos)
     };
-    Some(AckKind::Nak { delay_ns })
+    Some(AckKind::Nak {
+        delay_ns: delay_ns.unwrap_or(0),
+    })
 }
 
 #[cfg(test)]
@@ -121,6 +126,18 @@ mod tests {
                 delay_ns: 2_000_000_000
             })
         );
+        // Go's duration form: 1.5 s; a delay the server cannot read: a NAK without one.
+        assert_eq!(
+            kind(b"-NAK 1.5s"),
+            Some(AckKind::Nak {
+                delay_ns: 1_500_000_000
+            })
+        );
+        assert_eq!(
+            kind(b"-NAK {\"delay\": \"x\"}"),
+            Some(AckKind::Nak { delay_ns: 0 })
+        );
+        assert_eq!(kind(b"-NAK soon"), Some(AckKind::Nak { delay_ns: 0 }));
         assert_eq!(kind(b"+TERM reason"), Some(AckKind::Term));
         assert_eq!(kind(b"hello"), None);
     }
