@@ -42,6 +42,9 @@ FETCH_WAIT_S = 5
 CALL_TIMEOUT_S = 900
 # Back-off after a fetch that failed (server unreachable).
 FETCH_BACKOFF_S = 1
+# How long an ack waits for the server's answer. nats-py's default is 1 s; on a clock sped up
+# x20 a loopback round trip through a busy machine can take that long, so allow more.
+ACK_TIMEOUT_S = 30
 
 
 def log(text):
@@ -83,7 +86,7 @@ async def handle(msg):
         return
     # JetStream accepts a late ack (it matches acks by stream sequence): the ack of a delivery
     # whose AckWait ran out acks the message under whoever holds it now.
-    await msg.ack_sync()
+    await msg.ack_sync(timeout=ACK_TIMEOUT_S)
     log(f"{key}: delivery {delivery} acked")
 
 
