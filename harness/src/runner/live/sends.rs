@@ -122,7 +122,159 @@ pub fn fifo_send(key: &str, group: u32) -> FifoSend {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
     use super::*;
+    use crate::broker::Deduplicator;
+    use crate::chaos::KillSchedule;
+    use crate::provider::http::LiveClock;
+    use crate::provider::ProviderModel;
+    use crate::runner::live::kinds::{BoxFuture, Counts, Finished, QueueFactory};
+    use crate::runner::live::state::Hooks;
+
+    const M: Nanos = 60_000_000_000;
+
+    /// A FIFO broker that deduplicates at the time the test sets, and keeps what it was sent.
+    struct Fifo {
+        inner: Mutex<(Deduplicator, Nanos, Vec<(Seq, FifoSend)>)>,
+    }
+
+    impl LiveBroker for Fifo {
+        fn publish(&self, _: Seq, _: String) -> BoxFuture<'_, Result<(), String>> {
+            Box::pin(async { Err("a FIFO send publishes with publish_fifo".to_string()) })
+        }
+        fn publish_fifo<'a>(
+            &'a self,
+            seq: Seq,
+            _: String,
+            send: &'a FifoSend,
+        ) -> BoxFuture<'a, Result<bool, String>> {
+            let mut g = self.inner.lock().expect("lock");
+            let now = g.1;
+            let accepted = g.0.admit(now, &send.dedup_id);
+            if accepted {
+                g.2.push((seq, send.clone()));
+            }
+            Box::pin(std::future::ready(Ok(accepted)))
+        }
+        fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {
+            Box::pin(async { Ok(Counts::default()) })
+        }
+        fn worker_env(&self, _: u32) -> Vec<(String, String)> {
+            Vec::new()
+        }
+        fn queues(&self) -> Arc<dyn QueueFactory> {
+            unimplemented!("no worker in this test")
+        }
+        fn records_its_events(&self) -> bool {
+            true
+        }
+        fn finish(self: Box<Self>) -> BoxFuture<'static, Finished> {
+            Box::pin(async { Finished::default() })
+        }
+    }
+
+    #[tokio::test]
+    async fn every_attempt_is_sent_in_its_group_and_recorded_as_the_sim_records_it() {
+        // Two orders 30 s apart in two groups, the first three attempts of each unanswered,
+        // backoff 1m, 2m, 4m: sends at 0, 0.5, 1, 1.5, 3, 3.5, 7, 7.5 minutes (order 1, 2, 1,
+        // 2, ...). A 5-minute window drops attempts 2 and 3 of both (4 dropped) and accepts
+        // attempt 4 of both (at 7 and 7.5 minutes, past 0 + 5 and 0.5 + 5): broker messages
+        // 1 (msg-1), 2 (msg-2), 3 (msg-1), 4 (msg-2); 2 duplicate publishes.
+        let s = crate::profile::testutil::scenario(
+            "name: t
+mode: live
+run: { duration: 1m, time_scale: 0.01 }
+broker: { fifo: true, dedup_window: 5m }
+workload:
+  arrival: { every: 30s }
+  count: 2
+  groups: 2
+  producer: { first_attempts: 3, backoff: [1m, 2m, 4m] }
+consumer: { target: ack-after-work }
+",
+        );
+        let plan = crate::workload::plan(&s);
+        let clock = LiveClock::new(1.0);
+        let state = LiveState::new(clock, "q.fifo", 1, KillSchedule::new(&[], 1));
+        let provider = HttpProvider::bind(
+            "127.0.0.1:0".parse().expect("address"),
+            ProviderModel::new(&s.provider, 1),
+            clock,
+            s.provider.key.clone(),
+            1,
+            Arc::new(Hooks(state.clone())),
+        )
+        .await
+        .expect("provider");
+        let broker = Fifo {
+            inner: Mutex::new((Deduplicator::new(5 * M), 0, Vec::new())),
+        };
+        let mut sends = Sends::new(&plan, &broker, &state, &provider, true);
+        for i in 0..plan.send_count() {
+            let at = plan.send_at(i).expect("a send");
+            broker.inner.lock().expect("lock").1 = at;
+            sends.send(i, at).await.expect("sent");
+        }
+        let p = sends.publishes.clone().expect("sends recorded");
+        let got: Vec<(Nanos, u32, u32, Option<Seq>, Option<u32>)> = p
+            .iter()
+            .map(|r| (r.at * 2 / M, r.planned, r.attempt, r.seq, r.group))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 1, 1, Some(1), Some(0)),
+                (1, 2, 1, Some(2), Some(1)),
+                (2, 1, 2, None, Some(0)),
+                (3, 2, 2, None, Some(1)),
+                (6, 1, 3, None, Some(0)),
+                (7, 2, 3, None, Some(1)),
+                (14, 1, 4, Some(3), Some(0)),
+                (15, 2, 4, Some(4), Some(1)),
+            ]
+        );
+        assert_eq!(
+            p.iter().map(|r| r.acknowledged).collect::<Vec<_>>(),
+            [false, false, false, false, false, false, true, true]
+        );
+        let keys: Vec<String> = sends.messages.iter().map(|m| m.key.to_string()).collect();
+        assert_eq!(keys, ["msg-1", "msg-2", "msg-1", "msg-2"]);
+        // The run's state names each broker message's key; dropped sends left none.
+        assert_eq!(*state.keys.lock().expect("lock"), keys);
+        assert_eq!(sends.keys_published(), 2);
+        let sent: Vec<(Seq, String, String)> = broker
+            .inner
+            .lock()
+            .expect("lock")
+            .2
+            .iter()
+            .map(|(q, f)| (*q, f.group_id.clone(), f.dedup_id.clone()))
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                (1, "group-1", "msg-1"),
+                (2, "group-2", "msg-2"),
+                (3, "group-1", "msg-1"),
+                (4, "group-2", "msg-2"),
+            ]
+            .map(|(q, g, d)| (q, g.to_string(), d.to_string()))
+        );
+        let record = crate::record::RunRecord {
+            messages: sends.messages.clone(),
+            publishes: sends.publishes.clone(),
+            ..Default::default()
+        };
+        assert_eq!(
+            crate::metrics::copies::publish_counts(&record),
+            Some(crate::metrics::copies::PublishCounts {
+                duplicate_publishes: 2,
+                publishes_deduplicated: 4
+            })
+        );
+        provider.shutdown().await;
+    }
 
     #[test]
     fn ids_name_the_group_as_reports_do_and_deduplicate_by_key() {
