@@ -45,8 +45,11 @@ fn with_python_consumer(text: &str) -> String {
     )
 }
 
-/// Per key of deliveries.csv: (deliveries, distinct broker messages, acked deliveries).
-fn per_key(r: &Ran) -> std::collections::BTreeMap<String, (u32, usize, u32)> {
+/// A key's (deliveries, distinct broker messages, acked deliveries).
+type KeyCounts = (u32, usize, u32);
+
+/// Per key of deliveries.csv: its [`KeyCounts`].
+fn per_key(r: &Ran) -> std::collections::BTreeMap<String, KeyCounts> {
     let text = std::fs::read_to_string(r.dir.path().join("deliveries.csv")).expect("deliveries");
     let mut keys: std::collections::BTreeMap<String, (u32, Vec<String>, u32)> = Default::default();
     for line in text.lines().skip(1) {
@@ -179,6 +182,9 @@ const GROUP_COUNTS: &[&str] = &[
     "publishes_deduplicated",
 ];
 
+/// A message group of summary.json: (group, messages, max_backlog, blocked_s).
+type Group = (String, u64, u64, f64);
+
 /// `text` (GROUPS, or GROUPS with a consumer command) live against the sim run of GROUPS.
 fn check_groups(text: &str) {
     let sim = run_text(GROUPS, &["--quiet"]);
@@ -199,7 +205,7 @@ fn check_groups(text: &str) {
     // msg-3's publish at 50 s to 90 s (40 s); group-2's messages (at 40 and 80 s, emailed in
     // 1 s) never wait. Live, msg-1's first delivery waits for the workers to start (S), which
     // moves its dead-lettering to 90 + S: group-1 is blocked 40 + S.
-    let groups = |s: &Value| -> Vec<(String, u64, u64, f64)> {
+    let groups = |s: &Value| -> Vec<Group> {
         s["message_groups"]
             .as_array()
             .unwrap_or_else(|| panic!("message_groups in {s}"))
@@ -222,7 +228,7 @@ fn check_groups(text: &str) {
         ]
     );
     let live = groups(&s);
-    let shape = |g: &[(String, u64, u64, f64)]| -> Vec<(String, u64, u64)> {
+    let shape = |g: &[Group]| -> Vec<(String, u64, u64)> {
         g.iter().map(|(n, m, b, _)| (n.clone(), *m, *b)).collect()
     };
     assert_eq!(shape(&live), shape(&groups(&sim)), "{s}");

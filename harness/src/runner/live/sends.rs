@@ -136,8 +136,13 @@ mod tests {
 
     /// A FIFO broker that deduplicates at the time the test sets, and keeps what it was sent.
     struct Fifo {
-        inner: Mutex<(Deduplicator, Nanos, Vec<(Seq, FifoSend)>)>,
+        inner: Mutex<Queue>,
     }
+
+    /// The queue's deduplication, the time now, and every accepted send.
+    type Queue = (Deduplicator, Nanos, Vec<(Seq, FifoSend)>);
+    /// A publish record as (half-minutes, planned, attempt, seq, group).
+    type Row = (Nanos, u32, u32, Option<Seq>, Option<u32>);
 
     impl LiveBroker for Fifo {
         fn publish(&self, _: Seq, _: String) -> BoxFuture<'_, Result<(), String>> {
@@ -217,7 +222,7 @@ consumer: { target: ack-after-work }
             sends.send(i, at).await.expect("sent");
         }
         let p = sends.publishes.clone().expect("sends recorded");
-        let got: Vec<(Nanos, u32, u32, Option<Seq>, Option<u32>)> = p
+        let got: Vec<Row> = p
             .iter()
             .map(|r| (r.at * 2 / M, r.planned, r.attempt, r.seq, r.group))
             .collect();

@@ -1,5 +1,8 @@
 //! `broker.kind: sqs`: the embedded broker, served over the SQS API on 127.0.0.1 with the
-//! profile's queue (and its DLQ queue), configured in wall time.
+//! profile's queue (and its DLQ queue), configured in wall time. With `broker.fifo` both are
+//! FIFO queues (`.fifo` names) whose deduplication interval is `broker.dedup_window` in wall
+//! time, and the run sends to it with [`LiveBroker::publish_fifo`]: the queue's answer says
+//! whether a send became a message or was dropped as a repeat.
 //!
 //! The endpoint's own state machine records every broker event (deliveries, acks, leases,
 //! dead-lettering), exactly, in wall time since it started; at the end they are put on the
