@@ -1,7 +1,9 @@
 //! FIFO queues in live mode, on the embedded SQS broker: the retrying producer of
 //! profiles/producer-retry-window.yaml and a poison head in one of two message groups, with the
 //! built-in target and with the shipped boto3 consumer (targets/python/ack_after_work.py); each
-//! live run's counts equal those of the sim run of the same profile.
+//! live run's counts equal those of the sim run of the same profile. And a retrying producer
+//! live against queues that deduplicate nothing (a standard SQS queue, RabbitMQ, NATS, Redis
+//! Streams): every attempt is a message, as in sim mode.
 
 use serde_json::Value;
 
@@ -250,4 +252,65 @@ fn a_poison_head_live_blocks_its_group_only_with_the_boto3_consumer() {
         return;
     }
     check_groups(&with_python_consumer(GROUPS));
+}
+
+/// A retrying producer against a queue that deduplicates nothing (`broker`): every attempt is
+/// a message.
+fn producer_without_fifo(broker: &str) {
+    // 4 orders 10 s apart, each first attempt unanswered, retried after 1m: sends at 0, 10,
+    // 20, 30 s and 60, 70, 80, 90 s, all accepted: 8 broker messages, 4 duplicate publishes,
+    // none dropped; each delivered once and emailed: 8 effects, 4 duplicates (1 per order).
+    let text = format!(
+        "name: producer-standard
+run: {{ duration: 40s, drain: 10m, time_scale: 0.05 }}
+broker: {broker}
+workload:
+  arrival: {{ every: 10s }}
+  count: 4
+  producer: {{ first_attempts: 1, backoff: [1m] }}
+consumer: {{ target: ack-after-work, workers: 2 }}
+provider: {{ effect_at: request, latency: {{ dist: fixed, value: 200ms }} }}
+"
+    );
+    let sim = run_text(&text, &["--quiet"]).summary();
+    let r = run_text(&text, &["--quiet", "--set", "mode=live"]);
+    assert!(r.code() <= 1, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(s["mode"], "live", "{s}");
+    assert_eq!(
+        counts(&s, PRODUCER_COUNTS),
+        [4, 8, 0, 8, 4, 4, 0, 0, 0, 4, 0].map(Value::from).to_vec(),
+        "{s}"
+    );
+    assert_eq!(counts(&s, PRODUCER_COUNTS), counts(&sim, PRODUCER_COUNTS));
+}
+
+#[test]
+fn a_retrying_producer_live_on_a_standard_queue_sends_every_attempt() {
+    producer_without_fifo("{ kind: sqs, visibility_timeout: 30s }");
+}
+
+#[test]
+fn a_retrying_producer_live_on_rabbitmq_sends_every_attempt() {
+    if !crate::common::service_up("RabbitMQ", 5672) {
+        return;
+    }
+    // The server's consumer_timeout (30 min of wall time) is 600m at this time scale.
+    producer_without_fifo("{ kind: rabbitmq, queue_type: quorum, consumer_timeout: 600m }");
+}
+
+#[test]
+fn a_retrying_producer_live_on_nats_sends_every_attempt() {
+    if !crate::common::service_up("NATS", 4222) {
+        return;
+    }
+    producer_without_fifo("{ kind: nats, ack_wait: 30s }");
+}
+
+#[test]
+fn a_retrying_producer_live_on_redis_streams_sends_every_attempt() {
+    if !crate::common::service_up("Redis", 6379) {
+        return;
+    }
+    producer_without_fifo("{ kind: redis-streams, min_idle: 30s }");
 }
