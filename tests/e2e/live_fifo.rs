@@ -9,27 +9,9 @@ use serde_json::Value;
 
 use crate::common::{root, run_profile, run_text, Ran};
 use crate::live::have_boto3;
+use crate::producer_retries::{counts, PRODUCER_COUNTS};
 
 const PROFILE: &str = "profiles/producer-retry-window.yaml";
-
-/// The counts a live run of the producer example must share with its sim run.
-const PRODUCER_COUNTS: &[&str] = &[
-    "messages",
-    "deliveries",
-    "redeliveries",
-    "effects",
-    "messages_with_effect",
-    "duplicate_effects",
-    "lost",
-    "dlq",
-    "unfinished",
-    "duplicate_publishes",
-    "publishes_deduplicated",
-];
-
-fn counts(s: &Value, names: &[&str]) -> Vec<Value> {
-    names.iter().map(|n| s[*n].clone()).collect()
-}
 
 /// The shipped profile's text with its consumer replaced by the boto3 consumer.
 fn with_python_consumer(text: &str) -> String {
@@ -290,27 +272,26 @@ fn a_retrying_producer_live_on_a_standard_queue_sends_every_attempt() {
     producer_without_fifo("{ kind: sqs, visibility_timeout: 30s }");
 }
 
+/// [`producer_without_fifo`] on a real server answering on `port`, if it is up.
+fn producer_on_server(name: &str, port: u16, broker: &str) {
+    if crate::common::service_up(name, port) {
+        producer_without_fifo(broker);
+    }
+}
+
 #[test]
 fn a_retrying_producer_live_on_rabbitmq_sends_every_attempt() {
-    if !crate::common::service_up("RabbitMQ", 5672) {
-        return;
-    }
     // The server's consumer_timeout (30 min of wall time) is 600m at this time scale.
-    producer_without_fifo("{ kind: rabbitmq, queue_type: quorum, consumer_timeout: 600m }");
+    let broker = "{ kind: rabbitmq, queue_type: quorum, consumer_timeout: 600m }";
+    producer_on_server("RabbitMQ", 5672, broker);
 }
 
 #[test]
 fn a_retrying_producer_live_on_nats_sends_every_attempt() {
-    if !crate::common::service_up("NATS", 4222) {
-        return;
-    }
-    producer_without_fifo("{ kind: nats, ack_wait: 30s }");
+    producer_on_server("NATS", 4222, "{ kind: nats, ack_wait: 30s }");
 }
 
 #[test]
 fn a_retrying_producer_live_on_redis_streams_sends_every_attempt() {
-    if !crate::common::service_up("Redis", 6379) {
-        return;
-    }
-    producer_without_fifo("{ kind: redis-streams, min_idle: 30s }");
+    producer_on_server("Redis", 6379, "{ kind: redis-streams, min_idle: 30s }");
 }
