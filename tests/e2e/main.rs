@@ -17,6 +17,8 @@ mod live_broker_counts;
 #[cfg(feature = "live")]
 mod live_clock;
 #[cfg(feature = "live")]
+mod live_fifo;
+#[cfg(feature = "live")]
 mod live_ingress;
 #[cfg(feature = "live")]
 mod live_nats;

@@ -15,7 +15,22 @@ fn run(profile: &str, args: &[&str]) -> (i32, Value, String) {
     (r.code(), r.summary(), r.stdout())
 }
 
-fn counts(s: &Value, names: &[&str]) -> Vec<Value> {
+/// The counts of a retrying producer's run, in the order the tests list them.
+pub const PRODUCER_COUNTS: &[&str] = &[
+    "messages",
+    "deliveries",
+    "redeliveries",
+    "effects",
+    "messages_with_effect",
+    "duplicate_effects",
+    "lost",
+    "dlq",
+    "unfinished",
+    "duplicate_publishes",
+    "publishes_deduplicated",
+];
+
+pub fn counts(s: &Value, names: &[&str]) -> Vec<Value> {
     names.iter().map(|n| s[*n].clone()).collect()
 }
 
@@ -27,22 +42,7 @@ fn the_shipped_profile_sends_a_second_email_per_order_at_minute_seven() {
     let (code, s, out) = run(PROFILE, &[]);
     assert_eq!(code, 1, "the duplicate_effects budget fails: {out}");
     assert_eq!(
-        counts(
-            &s,
-            &[
-                "messages",
-                "deliveries",
-                "redeliveries",
-                "effects",
-                "messages_with_effect",
-                "duplicate_effects",
-                "lost",
-                "dlq",
-                "unfinished",
-                "duplicate_publishes",
-                "publishes_deduplicated",
-            ]
-        ),
+        counts(&s, PRODUCER_COUNTS),
         [20, 40, 0, 40, 20, 20, 0, 0, 0, 20, 40]
             .map(Value::from)
             .to_vec(),

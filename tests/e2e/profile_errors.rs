@@ -615,11 +615,41 @@ fn a_dedup_window_must_be_positive() {
 }
 
 #[test]
-fn a_fifo_queue_runs_in_sim_mode_only() {
+fn a_fifo_queue_runs_live_on_the_embedded_broker_only() {
+    // The embedded SQS broker takes it, with a retrying producer and message groups.
+    let (_dir, path) = temp_profile(&with(
+        "mode: live\nbroker: { fifo: true, dedup_window: 5m }\n",
+    ));
+    let out = ackbench(&["check", &path.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let (_dir, path) = temp_profile(&format!(
+        "mode: live\nbroker: {{ fifo: true }}\n{}",
+        with_producer("{ first_attempts: 3, backoff: [1m, 2m, 4m] }")
+    ));
+    let out = ackbench(&["check", &path.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    // An external endpoint deduplicates for its own 5 minutes of wall time.
     expect_error(
-        &with("mode: live\nbroker: { fifo: true }\n"),
+        &with("mode: live\nbroker: { endpoint: \"http://127.0.0.1:5000\", fifo: true }\n"),
         &[],
-        "broker.fifo: a FIFO queue (deduplication window) runs in sim mode only for now (mode: sim)",
+        "{path}:7:52: broker.fifo: a FIFO queue runs live on the embedded SQS broker only (leave \
+         broker.endpoint out): an external SQS endpoint deduplicates for its own fixed 5 minutes \
+         of wall time, which neither broker.dedup_window nor run.time_scale changes",
+    );
+    // In sim mode an endpoint is only named: the model deduplicates.
+    let (_dir, path) = temp_profile(&with(
+        "broker: { endpoint: \"http://127.0.0.1:5000\", fifo: true }\n",
+    ));
+    let out = ackbench(&["check", &path.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    // An ingress service's sends are its own.
+    let ok = "    command: [python3, ingress.py]\n    url: \"http://127.0.0.1:{port}/orders\"\n    rate_per_s: 1\n";
+    expect_error(
+        &format!("{}broker: {{ fifo: true }}\n", with_ingress(ok)),
+        &[],
+        "broker.fifo: a FIFO queue runs live with ackbench's own producer only (leave \
+         workload.ingress out): an ingress service's sends carry its own message groups and \
+         deduplication ids",
     );
 }
 
@@ -700,18 +730,6 @@ fn a_producer_names_keys_the_workload_publishes() {
         &[],
         "{path}:6:41: workload.producer.keys.0: `msg-9` is never published: the workload \
          publishes at most 3 messages (msg-1 to msg-3)",
-    );
-}
-
-#[test]
-fn a_producer_runs_in_sim_mode_only() {
-    expect_error(
-        &format!(
-            "mode: live\n{}",
-            with_producer("{ first_attempts: 1, backoff: [1m] }")
-        ),
-        &[],
-        "workload.producer: the producer's retries run in sim mode only for now (mode: sim)",
     );
 }
 

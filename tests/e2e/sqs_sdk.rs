@@ -734,6 +734,7 @@ async fn stale_ack_policies_over_sqs() {
             let spec = QueueSpec {
                 broker: BrokerConfig { visibility_timeout: 30 * S, max_receives: 0, stale_ack: policy },
                 dead_letter_queue: None,
+                fifo: None,
             };
             let url = srv.create_queue(name, spec).unwrap();
             c.send_message().queue_url(&url).message_body("m").send().await.unwrap();
@@ -777,6 +778,7 @@ async fn queues_configured_at_bind_dead_letter_into_their_named_dlq() {
             stale_ack: StaleAck::Reject,
         },
         dead_letter_queue: Some("emails-dlq".into()),
+        fifo: None,
     };
     let config = ackbench::broker::sqs::SqsConfig {
         queues: vec![("emails".into(), spec)],

@@ -120,6 +120,12 @@ impl Broker {
         self
     }
 
+    /// [`Broker::with_deduplication`] on a broker already made, before its first send (a
+    /// FIFO queue's interval, set once at its creation).
+    pub fn set_deduplication(&mut self, window: Nanos) {
+        self.dedup = Some(Deduplicator::new(window));
+    }
+
     /// The queue's deduplication, if it is a FIFO queue.
     pub fn deduplicator(&self) -> Option<&Deduplicator> {
         self.dedup.as_ref()

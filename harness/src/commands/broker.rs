@@ -48,6 +48,7 @@ pub fn broker(args: BrokerArgs) -> i32 {
             QueueSpec {
                 broker,
                 dead_letter_queue,
+                fifo: None,
             },
         ));
     }

@@ -83,7 +83,7 @@ fn default_name(origin: &str) -> String {
 }
 
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
 #[cfg(test)]
 mod tests;

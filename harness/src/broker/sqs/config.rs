@@ -1,6 +1,7 @@
 //! Settings of an SQS endpoint and of the queues ackbench creates on it.
 
 use crate::broker::BrokerConfig;
+use crate::record::Nanos;
 use crate::serving::ServeLimits;
 
 use super::queue::default_broker_config;
@@ -70,4 +71,8 @@ pub struct QueueSpec {
     /// they can be received from it. `None`: dead-lettered messages are only counted (they are
     /// in the broker's DLQ and the event log), as in sim mode.
     pub dead_letter_queue: Option<String>,
+    /// A FIFO queue (its name, and its dead-letter queue's, end in `.fifo`) and its
+    /// deduplication interval on the endpoint's clock (a live run's `broker.dedup_window` in
+    /// wall time); `None`: a standard queue.
+    pub fifo: Option<Nanos>,
 }

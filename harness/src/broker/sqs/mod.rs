@@ -68,7 +68,7 @@
 //! # let broker_config: ackbench::broker::BrokerConfig = todo!();
 //! let server = SqsServer::bind("127.0.0.1:0".parse().unwrap(), SqsConfig::default()).await?;
 //! let url = server
-//!     .create_queue("orders", QueueSpec { broker: broker_config, dead_letter_queue: Some("orders-dlq".into()) })
+//!     .create_queue("orders", QueueSpec { broker: broker_config, dead_letter_queue: Some("orders-dlq".into()), fifo: None })
 //!     .expect("valid queue name");
 //! // ... point the workers' SDKs at server.endpoint_url() and `url` ...
 //! let events = server.take_events("orders").unwrap_or_default();

@@ -151,7 +151,22 @@ impl Registry {
         epoch_s: u64,
     ) -> Result<String, SqsError> {
         super::validate::queue_name(Some(name.to_string()))?;
-        let mut settings = QueueSettings::default();
+        let fifo = spec.fifo.is_some();
+        for n in std::iter::once(name).chain(spec.dead_letter_queue.as_deref()) {
+            if n.ends_with(".fifo") != fifo {
+                return Err(SqsError::invalid(
+                    "QueueName",
+                    format!(
+                        "{n}: a FIFO queue's name (and its dead-letter queue's) ends in .fifo, \
+                         and only a FIFO queue's does"
+                    ),
+                ));
+            }
+        }
+        let mut settings = QueueSettings {
+            fifo,
+            ..QueueSettings::default()
+        };
         if let Some(dlq) = &spec.dead_letter_queue {
             super::validate::queue_name(Some(dlq.clone()))?;
             if dlq == name {
@@ -165,7 +180,12 @@ impl Registry {
                     max_receives: 0,
                     ..spec.broker
                 };
-                self.insert(dlq, dlq_config, QueueSettings::default(), epoch_s);
+                let dlq_settings = QueueSettings {
+                    fifo,
+                    ..QueueSettings::default()
+                };
+                self.insert(dlq, dlq_config, dlq_settings, epoch_s);
+                self.set_dedup_interval(dlq, spec.fifo);
             }
             if spec.broker.max_receives > 0 {
                 settings.redrive = Some(RedrivePolicy {
@@ -182,7 +202,15 @@ impl Registry {
             }
             None => self.insert(name, spec.broker, settings, epoch_s),
         }
+        self.set_dedup_interval(name, spec.fifo);
         Ok(self.url(name))
+    }
+
+    /// A FIFO queue ackbench created drops repeats for `interval` (not SQS's 5 minutes).
+    fn set_dedup_interval(&mut self, name: &str, interval: Option<Nanos>) {
+        if let (Some(q), Some(interval)) = (self.queues.get_mut(name), interval) {
+            q.broker.set_deduplication(interval);
+        }
     }
 
     fn insert(&mut self, name: &str, config: BrokerConfig, settings: QueueSettings, epoch_s: u64) {

@@ -105,19 +105,42 @@ impl SqsServer {
     /// Sends a message to queue `name` as a producer would (`SendMessage`), waking long polls.
     /// Returns the message's number in the queue.
     pub fn send_message(&self, name: &str, body: String) -> Result<crate::record::Seq, SqsError> {
+        self.send(name, body, None)?.ok_or_else(|| {
+            SqsError::invalid("MessageDeduplicationId", "a repeat within the interval")
+        })
+    }
+
+    /// Sends a message to FIFO queue `name` in message group `group_id` with deduplication id
+    /// `dedup_id`, as a producer would (`SendMessage`). Returns the message's number in the
+    /// queue, or `None` when the queue dropped it as a repeat of a send it accepted within its
+    /// deduplication interval.
+    pub fn send_fifo_message(
+        &self,
+        name: &str,
+        body: String,
+        group_id: &str,
+        dedup_id: &str,
+    ) -> Result<Option<crate::record::Seq>, SqsError> {
+        self.send(name, body, Some((group_id, dedup_id)))
+    }
+
+    fn send(
+        &self,
+        name: &str,
+        body: String,
+        fifo: Option<(&str, &str)>,
+    ) -> Result<Option<crate::record::Seq>, SqsError> {
         self.service.with_state(|st, now| {
             let epoch_ms = self.service.clock.epoch_ms(now);
             let message = super::NewMessage {
                 body,
-                delay_s: Some(0),
+                delay_s: fifo.is_none().then_some(0),
                 attributes: Default::default(),
-                group_id: None,
-                dedup_id: None,
+                group_id: fifo.map(|(g, _)| g.to_string()),
+                dedup_id: fifo.map(|(_, d)| d.to_string()),
             };
             let (seq, _) = st.get(name)?.send(now, epoch_ms, message)?;
-            seq.ok_or_else(|| {
-                SqsError::invalid("MessageDeduplicationId", "a repeat within the interval")
-            })
+            Ok(seq)
         })
     }
 

@@ -94,16 +94,31 @@ pub fn check_observe(
     Err(Problem::new(path.key("observe"), why))
 }
 
-/// What live runs cannot do yet with the broker: FIFO queues run in sim mode only. Every kind
-/// runs live (the embedded SQS broker or an external endpoint, and the real servers).
-pub fn check_mode(broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
-    if mode == Mode::Live && broker.fifo.is_some() {
-        return Err(Problem::new(
-            path.key("fifo"),
-            "a FIFO queue (deduplication window) runs in sim mode only for now (mode: sim)",
-        ));
+/// What live runs cannot do with the broker. A FIFO queue runs live on the embedded SQS broker,
+/// whose deduplication interval is the profile's window on the run's clock; not on an external
+/// endpoint, whose interval is its own 5 minutes of wall time (SQS's, not settable), which a
+/// scaled run's window does not match; nor with an ingress load, whose sends (their groups and
+/// deduplication ids) are the system's own, not the run's. Every kind runs live otherwise.
+pub fn check_mode(
+    broker: &BrokerSpec,
+    mode: Mode,
+    ingress: bool,
+    path: &FieldPath,
+) -> Result<(), Problem> {
+    if mode != Mode::Live || broker.fifo.is_none() {
+        return Ok(());
     }
-    Ok(())
+    let why = if broker.url.is_some() {
+        "a FIFO queue runs live on the embedded SQS broker only (leave broker.endpoint out): an \
+         external SQS endpoint deduplicates for its own fixed 5 minutes of wall time, which \
+         neither broker.dedup_window nor run.time_scale changes"
+    } else if ingress {
+        "a FIFO queue runs live with ackbench's own producer only (leave workload.ingress out): \
+         an ingress service's sends carry its own message groups and deduplication ids"
+    } else {
+        return Ok(());
+    };
+    Err(Problem::new(path.key("fifo"), why))
 }
 
 fn kind_name(kind: BrokerKindName) -> &'static str {

@@ -79,12 +79,16 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         None | Some(ModeName::Sim) => Mode::Sim,
         Some(ModeName::Live) => Mode::Live,
     };
-    broker::check_mode(&broker, mode, &top.key("broker"))?;
+    broker::check_mode(
+        &broker,
+        mode,
+        workload.ingress.is_some(),
+        &top.key("broker"),
+    )?;
     broker::check_observe(&broker, mode, chaos.len(), &top.key("broker"))?;
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
     consumer::check_clock(&consumer, &broker, &top.key("consumer"))?;
     ingress::check_mode(&workload, mode, &top.key("workload").key("ingress"))?;
-    producer::check_mode(&workload, mode, &top.key("workload").key("producer"))?;
     Ok(Scenario {
         name,
         description: raw.description.map(|d| d.0).unwrap_or_default(),

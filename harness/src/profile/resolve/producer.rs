@@ -3,7 +3,7 @@
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::RawProducer;
-use crate::profile::scenario::{Mode, ProducerBackoff, ProducerSpec, Unacknowledged, WorkloadSpec};
+use crate::profile::scenario::{ProducerBackoff, ProducerSpec, Unacknowledged, WorkloadSpec};
 
 use super::checks::{at_least_one, exactly_one, non_empty, positive, unit_interval};
 use super::consumer::retry;
@@ -87,16 +87,4 @@ pub fn resolve(
         keys,
         backoff,
     })
-}
-
-/// A live run publishes from the run's own SQS client, which every send reaches and answers:
-/// the producer model runs in sim mode only for now.
-pub fn check_mode(workload: &WorkloadSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
-    if mode == Mode::Live && workload.producer.is_some() {
-        return Err(Problem::at_key(
-            path.clone(),
-            "the producer's retries run in sim mode only for now (mode: sim)",
-        ));
-    }
-    Ok(())
 }

@@ -1,5 +1,5 @@
-//! The driving stage of a live run: publish on the plan's schedule (or let the ingress load
-//! publish), report progress, and stop when the run is drained, at the drain limit, on an
+//! The driving stage of a live run: publish on the plan's schedule, every send of it
+//! ([`super::sends`]), or let the ingress load publish, report progress, and stop when the run is drained, at the drain limit, on an
 //! interruption or when something failed.
 //!
 //! The loop sleeps until the next publish is due, something happens in the run (the run's
@@ -13,11 +13,12 @@ use tokio::sync::watch;
 
 use super::ingress::IngressRun;
 use super::kinds::LiveBroker;
+use super::sends::Sends;
 use super::state::LiveState;
 use super::workers::Workers;
 use crate::profile::Scenario;
 use crate::provider::http::HttpProvider;
-use crate::record::{MessageRecord, Seq};
+use crate::record::{MessageRecord, PublishRecord};
 use crate::runner::{Progress, RunError};
 use crate::workload::Plan;
 
@@ -42,8 +43,19 @@ pub struct Drive<'a> {
 pub struct Driven {
     /// The messages published, in order (the ingress load's are known only when it finishes).
     pub messages: Vec<MessageRecord>,
+    /// Every send and what the broker made of it, when the plan lists its sends.
+    pub publishes: Option<Vec<PublishRecord>>,
     pub interrupted: bool,
     pub failure: Option<RunError>,
+}
+
+impl Driven {
+    /// This end, with what the sends recorded.
+    fn with(mut self, sends: Sends<'_>) -> Driven {
+        self.messages = sends.messages;
+        self.publishes = sends.publishes;
+        self
+    }
 }
 
 impl Drive<'_> {
@@ -66,81 +78,73 @@ impl Drive<'_> {
             .clock
             .wall(crate::record::nanos(s.run.duration + s.run.drain));
         let mut out = Driven {
-            messages: Vec::with_capacity(plan.len()),
+            messages: Vec::new(),
+            publishes: None,
             interrupted: false,
             failure: None,
         };
+        let mut sends = Sends::new(plan, broker, state, provider, s.broker.fifo.is_some());
         // With an ingress load, the plan is the load's to send.
-        let mut next = if ingress.is_some() { plan.len() } else { 0 };
+        let mut next = if ingress.is_some() {
+            plan.send_count()
+        } else {
+            0
+        };
         let mut last_progress: Option<Instant> = None;
         loop {
             let now = state.clock.now();
-            while next < plan.len() && plan.at[next] <= now {
-                let seq = (next + 1) as Seq;
-                let key = plan.key(seq);
-                state.publishing(&key);
-                provider.publish_key(&key, seq);
-                // Recorded before the broker has it: a worker may receive it before the
-                // publish call returns.
-                if !broker.records_its_events() {
-                    state.record(crate::record::EventKind::Published { seq });
-                }
-                if let Err(e) = broker.publish(seq, plan.body(seq)).await {
-                    out.failure = Some(RunError::Live(e));
-                    return out;
-                }
-                out.messages.push(MessageRecord {
-                    key: key.into(),
-                    published_at: now,
-                    poison: plan.poison[next],
-                });
+            while next < plan.send_count() && plan.send_at(next).is_some_and(|t| t <= now) {
                 next += 1;
+                if let Err(e) = sends.send(next - 1, now).await {
+                    out.failure = Some(RunError::Live(e));
+                    return out.with(sends);
+                }
             }
             if let Some(e) = workers.failed() {
                 out.failure = Some(e);
-                return out;
+                return out.with(sends);
             }
             let counts = match broker.counts().await {
                 Ok(c) => c,
                 Err(e) => {
                     out.failure = Some(RunError::Live(e));
-                    return out;
+                    return out.with(sends);
                 }
             };
             if last_progress.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) {
                 let (effects, duplicate_effects) = provider.running_counts();
                 progress(Progress {
                     now_s: crate::record::secs_f64(now),
-                    published: ingress.map_or(next, |i| i.published()) as u64,
+                    published: ingress.map_or(sends.keys_published(), |i| i.published()) as u64,
                     effects,
                     duplicate_effects,
                     dlq: counts.dead_lettered,
                 });
                 last_progress = Some(Instant::now());
             }
-            let publishing = next < plan.len() || ingress.is_some_and(|i| !i.load_finished());
+            let publishing =
+                next < plan.send_count() || ingress.is_some_and(|i| !i.load_finished());
             let mut drained = !publishing && counts.unsettled == 0 && !state.busy();
             if s.broker.observe == crate::profile::Observe::Direct {
                 // Without the proxy the run sees no handler: drained once every message has
                 // had its effect or was given up on, and the broker holds nothing.
                 let (effects, duplicates) = provider.running_counts();
                 drained &= effects.saturating_sub(duplicates) + counts.dead_lettered
-                    >= out.messages.len() as u64;
+                    >= sends.keys_published() as u64;
             }
             if drained || started.elapsed() >= hard_end {
-                return out;
+                return out.with(sends);
             }
             let until_publish = plan
-                .at
-                .get(next)
-                .map(|&t| state.clock.wall(t.saturating_sub(now)))
+                .send_at(next)
+                .map(|t| state.clock.wall(t.saturating_sub(now)))
                 .unwrap_or(Duration::MAX);
             tokio::select! {
                 _ = tokio::time::sleep(until_publish.min(LOOK_EVERY)) => {}
                 _ = state.activity() => {}
                 _ = interruptions.changed() => {
                     out.interrupted = true;
-                    return out;
+                    return out.with(sends);
                 }
             }
         }

@@ -31,6 +31,7 @@ pub mod kinds;
 mod proxy;
 mod published;
 mod sampling;
+mod sends;
 mod spawn;
 mod state;
 mod supervisor;
@@ -85,7 +86,7 @@ async fn run_live(
         .map_err(|e| RunError::Live(format!("cannot start the spawning thread: {e}")))?;
     let state = LiveState::new(
         LiveClock::new(s.run.time_scale),
-        kinds::QUEUE,
+        &kinds::queue_name(s).0,
         s.consumer.workers,
         KillSchedule::new(&s.chaos, s.seed),
     );
@@ -156,7 +157,7 @@ async fn run_live(
         incomplete: ran.interrupted.then(|| interrupt::REASON.to_string()),
         chaos: crate::chaos::describe(&s.chaos),
         broker_kind: s.broker.kind.name().to_string(),
-        publishes: None,
+        publishes: ran.publishes,
         broker_samples: ran.broker_samples,
         consumer_clock: ran.consumer_clock,
     })
@@ -165,6 +166,7 @@ async fn run_live(
 /// What the run recorded outside the broker.
 struct Ran {
     messages: Vec<crate::record::MessageRecord>,
+    publishes: Option<Vec<crate::record::PublishRecord>>,
     events: Vec<crate::record::Event>,
     ledger: crate::record::Ledger,
     end: crate::record::Nanos,
@@ -252,6 +254,7 @@ async fn use_broker(
     }
 
     let mut messages = Vec::new();
+    let mut publishes = None;
     if failure.is_none() && !interrupted {
         let driven = Drive {
             scenario: s,
@@ -265,6 +268,7 @@ async fn use_broker(
         .run(progress, &mut interruptions)
         .await;
         messages = driven.messages;
+        publishes = driven.publishes;
         interrupted = driven.interrupted;
         failure = driven.failure;
     }
@@ -299,6 +303,7 @@ async fn use_broker(
     let _ = std::fs::remove_dir_all(&scratch.state_dir);
     Ok(Ran {
         messages,
+        publishes,
         events: state.take_events(),
         ledger,
         end,

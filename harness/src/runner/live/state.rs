@@ -113,6 +113,12 @@ impl LiveState {
         lock(&self.keys).push(key.to_string());
     }
 
+    /// The broker dropped the send just announced by [`LiveState::publishing`] (a repeat within
+    /// its deduplication window): no message has its key.
+    pub fn not_published(&self) {
+        lock(&self.keys).pop();
+    }
+
     pub fn take_events(&self) -> Vec<Event> {
         std::mem::take(&mut lock(&self.events))
     }

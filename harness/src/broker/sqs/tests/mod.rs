@@ -1,5 +1,6 @@
 //! Unit tests of the SQS endpoint: receipt handles and the request parser.
 
+mod fifo_spec;
 mod memory;
 mod parse;
 mod receipts;

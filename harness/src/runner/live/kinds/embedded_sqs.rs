@@ -1,5 +1,8 @@
 //! `broker.kind: sqs`: the embedded broker, served over the SQS API on 127.0.0.1 with the
-//! profile's queue (and its DLQ queue), configured in wall time.
+//! profile's queue (and its DLQ queue), configured in wall time. With `broker.fifo` both are
+//! FIFO queues (`.fifo` names) whose deduplication interval is `broker.dedup_window` in wall
+//! time, and the run sends to it with [`LiveBroker::publish_fifo`]: the queue's answer says
+//! whether a send became a message or was dropped as a repeat.
 //!
 //! The endpoint's own state machine records every broker event (deliveries, acks, leases,
 //! dead-lettering), exactly, in wall time since it started; at the end they are put on the
@@ -11,21 +14,35 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{
-    BoxFuture, Context, Counts, Finished, IngressTarget, LiveBroker, LiveQueue, OpenError,
-    QueueFactory,
+    BoxFuture, Context, Counts, FifoSend, Finished, IngressTarget, LiveBroker, LiveQueue,
+    OpenError, QueueFactory,
 };
 use crate::broker::setup;
 use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer, WireTime};
+use crate::profile::Scenario;
 use crate::provider::http::LiveClock;
-use crate::record::{Seq, WorkerId};
+use crate::record::{nanos, Seq, WorkerId};
 use crate::runner::live::assemble::Timebase;
 use crate::runner::live::state::Hooks;
 
-/// The queue's name on the endpoint (its DLQ queue is `ackbench-dlq`).
+/// The queue's name on the endpoint (its DLQ queue is `ackbench-dlq`); a FIFO queue's is
+/// `ackbench.fifo` ([`queue_name`]).
 pub const QUEUE: &str = "ackbench";
+
+/// The run's queue on the endpoint, and its DLQ queue's name: `ackbench` and `ackbench-dlq`,
+/// or with `broker.fifo` `ackbench.fifo` and `ackbench-dlq.fifo` (SQS names a FIFO queue with
+/// `.fifo`, and a FIFO queue's DLQ must be a FIFO queue too).
+pub fn queue_name(scenario: &Scenario) -> (String, String) {
+    match scenario.broker.fifo {
+        Some(_) => (format!("{QUEUE}.fifo"), format!("{QUEUE}-dlq.fifo")),
+        None => (QUEUE.to_string(), format!("{QUEUE}-dlq")),
+    }
+}
 
 pub struct EmbeddedSqs {
     server: SqsServer,
+    /// The run's queue ([`queue_name`]).
+    queue: String,
     timebase: Timebase,
     clock: LiveClock,
 }
@@ -36,14 +53,20 @@ impl EmbeddedSqs {
         let scale = s.run.time_scale;
         let b = &s.broker;
         let broker = setup::sqs_config(b, |d| d.mul_f64(scale));
-        let dead_letter_queue = (b.max_receives > 0).then(|| format!("{QUEUE}-dlq"));
+        let (queue, dlq) = queue_name(s);
+        let dead_letter_queue = (b.max_receives > 0).then_some(dlq);
         let hooks = Hooks(cx.state.clone());
         let config = SqsConfig {
             queues: vec![(
-                QUEUE.to_string(),
+                queue.clone(),
                 QueueSpec {
                     broker,
                     dead_letter_queue,
+                    // The profile's deduplication window, on the endpoint's (wall) clock.
+                    fifo: b
+                        .fifo
+                        .as_ref()
+                        .map(|f| nanos(f.dedup_window.mul_f64(scale))),
                 },
             )],
             hooks: SqsHooksHandle(Some(Arc::new(hooks))),
@@ -66,6 +89,7 @@ impl EmbeddedSqs {
             .saturating_sub(clock.wall(clock.now()).as_nanos() as u64);
         Ok(EmbeddedSqs {
             server,
+            queue,
             timebase: Timebase { t0, scale },
             clock,
         })
@@ -76,14 +100,35 @@ impl LiveBroker for EmbeddedSqs {
     fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>> {
         let sent = self
             .server
-            .send_message(QUEUE, body)
+            .send_message(&self.queue, body)
             .map(|_| ())
             .map_err(|e| format!("cannot publish message {seq}: {e}"));
         Box::pin(std::future::ready(sent))
     }
 
+    fn publish_fifo<'a>(
+        &'a self,
+        seq: Seq,
+        body: String,
+        send: &'a FifoSend,
+    ) -> BoxFuture<'a, Result<bool, String>> {
+        let sent =
+            match self
+                .server
+                .send_fifo_message(&self.queue, body, &send.group_id, &send.dedup_id)
+            {
+                Ok(Some(got)) if got == seq => Ok(true),
+                Ok(Some(got)) => Err(format!(
+                    "the queue numbered message {seq} {got}: something else sends to it"
+                )),
+                Ok(None) => Ok(false),
+                Err(e) => Err(format!("cannot publish message {seq}: {e}")),
+            };
+        Box::pin(std::future::ready(sent))
+    }
+
     fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {
-        let c = self.server.counts(QUEUE).unwrap_or_default();
+        let c = self.server.counts(&self.queue).unwrap_or_default();
         Box::pin(std::future::ready(Ok(Counts {
             unsettled: c.in_queue(),
             dead_lettered: c.dead_lettered,
@@ -94,14 +139,14 @@ impl LiveBroker for EmbeddedSqs {
         super::sqs_queue::client_env(
             &self.server.endpoint_url(),
             &format!("worker-{worker}"),
-            &self.server.queue_url(QUEUE),
+            &self.server.queue_url(&self.queue),
         )
     }
 
     fn queues(&self) -> Arc<dyn QueueFactory> {
         Arc::new(SqsQueues {
             endpoint: self.server.endpoint_url(),
-            queue_url: self.server.queue_url(QUEUE),
+            queue_url: self.server.queue_url(&self.queue),
             clock: self.clock,
         })
     }
@@ -113,7 +158,7 @@ impl LiveBroker for EmbeddedSqs {
     fn ingress(&self) -> Option<IngressTarget> {
         Some(IngressTarget {
             endpoint: self.server.endpoint_url(),
-            queue_url: self.server.queue_url(QUEUE),
+            queue_url: self.server.queue_url(&self.queue),
         })
     }
 
@@ -121,7 +166,7 @@ impl LiveBroker for EmbeddedSqs {
         Box::pin(async move {
             let events = self
                 .server
-                .take_events(QUEUE)
+                .take_events(&self.queue)
                 .unwrap_or_default()
                 .into_iter()
                 .map(|e| self.timebase.event(e))

@@ -20,7 +20,7 @@ mod rabbitmq;
 mod redis_streams;
 mod sqs_queue;
 
-pub use embedded_sqs::QUEUE;
+pub use embedded_sqs::{queue_name, QUEUE};
 pub use sqs_queue::client_env;
 
 use std::future::Future;
@@ -61,6 +61,14 @@ pub struct Finished {
     pub left_behind: Vec<String>,
 }
 
+/// What a send to a FIFO queue carries besides its body: its `MessageGroupId` and its
+/// `MessageDeduplicationId`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FifoSend {
+    pub group_id: String,
+    pub dedup_id: String,
+}
+
 /// Why a broker could not be opened for a run.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
@@ -84,6 +92,19 @@ pub enum OpenError {
 pub trait LiveBroker: Send + Sync {
     /// Publishes message `seq` (1-based, in plan order) with `body`; done when the broker has it.
     fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>>;
+    /// Publishes message `seq` (the next the broker would number) to the run's FIFO queue, in
+    /// `send`'s message group with its deduplication id; done when the broker has answered.
+    /// `Ok(false)`: the broker dropped it as a repeat within its deduplication interval (no
+    /// message `seq`). Only the kinds whose profile can set `broker.fifo` live answer it.
+    fn publish_fifo<'a>(
+        &'a self,
+        seq: Seq,
+        body: String,
+        send: &'a FifoSend,
+    ) -> BoxFuture<'a, Result<bool, String>> {
+        let _ = (seq, body, send);
+        Box::pin(async { Err("this broker kind has no FIFO queue".to_string()) })
+    }
     /// The broker's counts now.
     fn counts(&self) -> BoxFuture<'_, Result<Counts, String>>;
     /// The environment of worker process `worker`: how it reaches the broker (its own proxy

@@ -1,0 +1,296 @@
+//! The run's own producer in a live run: each send of the plan ([`Plan::sends`]: one per
+//! message, or every attempt of a retrying producer, `workload.producer`) made at its instant,
+//! and what the broker made of it, recorded as a sim run records it.
+//!
+//! A send to a FIFO queue (`broker.fifo`) carries the message's group as its `MessageGroupId`
+//! (`group-<n + 1>` for the plan's group `n`, [`Plan::group`]) and the message's key as its
+//! `MessageDeduplicationId`: the sim's broker deduplicates by key, and so does the endpoint with
+//! that id. A send the broker accepts is broker message `seq`, the next it numbers; one it drops
+//! as a repeat within its deduplication window is a publish record with no message. Effects
+//! count by key, so the key names its first accepted message to the provider.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::kinds::{FifoSend, LiveBroker};
+use super::state::LiveState;
+use crate::provider::http::HttpProvider;
+use crate::record::{EventKind, MessageRecord, Nanos, PublishRecord, Seq};
+use crate::workload::{Attempt, Plan};
+
+/// The sends of one run and what they became.
+pub struct Sends<'a> {
+    plan: &'a Plan,
+    broker: &'a dyn LiveBroker,
+    state: &'a Arc<LiveState>,
+    provider: &'a HttpProvider,
+    fifo: bool,
+    /// Broker messages, index `seq - 1`.
+    pub messages: Vec<MessageRecord>,
+    /// Every send and its outcome, when the plan lists its sends (`None`: one per message).
+    pub publishes: Option<Vec<PublishRecord>>,
+    /// Plan messages sent at least once (their first send is accepted).
+    keys: HashSet<Seq>,
+}
+
+impl<'a> Sends<'a> {
+    pub fn new(
+        plan: &'a Plan,
+        broker: &'a dyn LiveBroker,
+        state: &'a Arc<LiveState>,
+        provider: &'a HttpProvider,
+        fifo: bool,
+    ) -> Sends<'a> {
+        Sends {
+            plan,
+            broker,
+            state,
+            provider,
+            fifo,
+            messages: Vec::with_capacity(plan.len()),
+            publishes: plan.sends.as_ref().map(|s| Vec::with_capacity(s.len())),
+            keys: HashSet::with_capacity(plan.len()),
+        }
+    }
+
+    /// Plan messages (keys) published so far: those with an accepted send.
+    pub fn keys_published(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Makes send number `i` of the plan (0-based, time order) at `now`.
+    pub async fn send(&mut self, i: usize, now: Nanos) -> Result<(), String> {
+        let a = match &self.plan.sends {
+            Some(s) => s[i],
+            None => Attempt {
+                at: self.plan.at[i],
+                planned: i as u32 + 1,
+                attempt: 1,
+                acknowledged: true,
+            },
+        };
+        let seq = self.messages.len() as Seq + 1;
+        let key = self.plan.key(a.planned);
+        let group = self.plan.group(a.planned);
+        // Told before the broker has it: a worker may receive it before the send returns. A
+        // key's first send is always accepted (keys are unique, so is its deduplication id).
+        self.state.publishing(&key);
+        if self.keys.insert(a.planned) {
+            self.provider.publish_key(&key, seq);
+        }
+        if !self.broker.records_its_events() {
+            self.state.record(EventKind::Published { seq });
+        }
+        let body = self.plan.body(a.planned);
+        let accepted = if self.fifo {
+            let send = fifo_send(&key, group);
+            self.broker.publish_fifo(seq, body, &send).await?
+        } else {
+            self.broker.publish(seq, body).await?;
+            true
+        };
+        if accepted {
+            self.messages.push(MessageRecord {
+                key: self.plan.message_key(a.planned),
+                published_at: now,
+                poison: self.plan.poison[(a.planned - 1) as usize],
+            });
+        } else {
+            self.state.not_published();
+        }
+        if let Some(p) = &mut self.publishes {
+            p.push(PublishRecord {
+                at: now,
+                planned: a.planned,
+                attempt: a.attempt,
+                seq: accepted.then_some(seq),
+                acknowledged: a.acknowledged,
+                group: self.plan.groups.map(|_| group),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The group and deduplication ids of a send of message `key` in the plan's group `group`.
+pub fn fifo_send(key: &str, group: u32) -> FifoSend {
+    FifoSend {
+        group_id: format!("group-{}", u64::from(group) + 1),
+        dedup_id: key.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::broker::Deduplicator;
+    use crate::chaos::KillSchedule;
+    use crate::provider::http::LiveClock;
+    use crate::provider::ProviderModel;
+    use crate::runner::live::kinds::{BoxFuture, Counts, Finished, QueueFactory};
+    use crate::runner::live::state::Hooks;
+
+    const M: Nanos = 60_000_000_000;
+
+    /// A FIFO broker that deduplicates at the time the test sets, and keeps what it was sent.
+    struct Fifo {
+        inner: Mutex<Queue>,
+    }
+
+    /// The queue's deduplication, the time now, and every accepted send.
+    type Queue = (Deduplicator, Nanos, Vec<(Seq, FifoSend)>);
+    /// A publish record as (half-minutes, planned, attempt, seq, group).
+    type Row = (Nanos, u32, u32, Option<Seq>, Option<u32>);
+
+    impl LiveBroker for Fifo {
+        fn publish(&self, _: Seq, _: String) -> BoxFuture<'_, Result<(), String>> {
+            Box::pin(async { Err("a FIFO send publishes with publish_fifo".to_string()) })
+        }
+        fn publish_fifo<'a>(
+            &'a self,
+            seq: Seq,
+            _: String,
+            send: &'a FifoSend,
+        ) -> BoxFuture<'a, Result<bool, String>> {
+            let mut g = self.inner.lock().expect("lock");
+            let now = g.1;
+            let accepted = g.0.admit(now, &send.dedup_id);
+            if accepted {
+                g.2.push((seq, send.clone()));
+            }
+            Box::pin(std::future::ready(Ok(accepted)))
+        }
+        fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {
+            Box::pin(async { Ok(Counts::default()) })
+        }
+        fn worker_env(&self, _: u32) -> Vec<(String, String)> {
+            Vec::new()
+        }
+        fn queues(&self) -> Arc<dyn QueueFactory> {
+            unimplemented!("no worker in this test")
+        }
+        fn records_its_events(&self) -> bool {
+            true
+        }
+        fn finish(self: Box<Self>) -> BoxFuture<'static, Finished> {
+            Box::pin(async { Finished::default() })
+        }
+    }
+
+    #[tokio::test]
+    async fn every_attempt_is_sent_in_its_group_and_recorded_as_the_sim_records_it() {
+        // Two orders 30 s apart in two groups, the first three attempts of each unanswered,
+        // backoff 1m, 2m, 4m: sends at 0, 0.5, 1, 1.5, 3, 3.5, 7, 7.5 minutes (order 1, 2, 1,
+        // 2, ...). A 5-minute window drops attempts 2 and 3 of both (4 dropped) and accepts
+        // attempt 4 of both (at 7 and 7.5 minutes, past 0 + 5 and 0.5 + 5): broker messages
+        // 1 (msg-1), 2 (msg-2), 3 (msg-1), 4 (msg-2); 2 duplicate publishes.
+        let s = crate::profile::testutil::scenario(
+            "name: t
+mode: live
+run: { duration: 1m, time_scale: 0.01 }
+broker: { fifo: true, dedup_window: 5m }
+workload:
+  arrival: { every: 30s }
+  count: 2
+  groups: 2
+  producer: { first_attempts: 3, backoff: [1m, 2m, 4m] }
+consumer: { target: ack-after-work }
+",
+        );
+        let plan = crate::workload::plan(&s);
+        let clock = LiveClock::new(1.0);
+        let state = LiveState::new(clock, "q.fifo", 1, KillSchedule::new(&[], 1));
+        let provider = HttpProvider::bind(
+            "127.0.0.1:0".parse().expect("address"),
+            ProviderModel::new(&s.provider, 1),
+            clock,
+            s.provider.key.clone(),
+            1,
+            Arc::new(Hooks(state.clone())),
+        )
+        .await
+        .expect("provider");
+        let broker = Fifo {
+            inner: Mutex::new((Deduplicator::new(5 * M), 0, Vec::new())),
+        };
+        let mut sends = Sends::new(&plan, &broker, &state, &provider, true);
+        for i in 0..plan.send_count() {
+            let at = plan.send_at(i).expect("a send");
+            broker.inner.lock().expect("lock").1 = at;
+            sends.send(i, at).await.expect("sent");
+        }
+        let p = sends.publishes.clone().expect("sends recorded");
+        let got: Vec<Row> = p
+            .iter()
+            .map(|r| (r.at * 2 / M, r.planned, r.attempt, r.seq, r.group))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 1, 1, Some(1), Some(0)),
+                (1, 2, 1, Some(2), Some(1)),
+                (2, 1, 2, None, Some(0)),
+                (3, 2, 2, None, Some(1)),
+                (6, 1, 3, None, Some(0)),
+                (7, 2, 3, None, Some(1)),
+                (14, 1, 4, Some(3), Some(0)),
+                (15, 2, 4, Some(4), Some(1)),
+            ]
+        );
+        assert_eq!(
+            p.iter().map(|r| r.acknowledged).collect::<Vec<_>>(),
+            [false, false, false, false, false, false, true, true]
+        );
+        let keys: Vec<String> = sends.messages.iter().map(|m| m.key.to_string()).collect();
+        assert_eq!(keys, ["msg-1", "msg-2", "msg-1", "msg-2"]);
+        // The run's state names each broker message's key; dropped sends left none.
+        assert_eq!(*state.keys.lock().expect("lock"), keys);
+        assert_eq!(sends.keys_published(), 2);
+        let sent: Vec<(Seq, String, String)> = broker
+            .inner
+            .lock()
+            .expect("lock")
+            .2
+            .iter()
+            .map(|(q, f)| (*q, f.group_id.clone(), f.dedup_id.clone()))
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                (1, "group-1", "msg-1"),
+                (2, "group-2", "msg-2"),
+                (3, "group-1", "msg-1"),
+                (4, "group-2", "msg-2"),
+            ]
+            .map(|(q, g, d)| (q, g.to_string(), d.to_string()))
+        );
+        let record = crate::record::RunRecord {
+            messages: sends.messages.clone(),
+            publishes: sends.publishes.clone(),
+            ..Default::default()
+        };
+        assert_eq!(
+            crate::metrics::copies::publish_counts(&record),
+            Some(crate::metrics::copies::PublishCounts {
+                duplicate_publishes: 2,
+                publishes_deduplicated: 4
+            })
+        );
+        provider.shutdown().await;
+    }
+
+    #[test]
+    fn ids_name_the_group_as_reports_do_and_deduplicate_by_key() {
+        // Plan group 0 is group-1 in reports; the key is the deduplication id as written.
+        assert_eq!(
+            fifo_send("msg-3", 0),
+            FifoSend {
+                group_id: "group-1".into(),
+                dedup_id: "msg-3".into()
+            }
+        );
+        assert_eq!(fifo_send("order 7", u32::MAX).group_id, "group-4294967296");
+    }
+}
