@@ -39,7 +39,7 @@ impl WireTime {
     }
 
     /// A frame from the worker (`bytes`, parsed as `frame`), as it goes on to the server.
-    pub fn to_server(&self, frame: Option<&AMQPFrame>, bytes: Vec<u8>) -> Vec<u8> {
+    pub fn to_server(self, frame: Option<&AMQPFrame>, bytes: Vec<u8>) -> Vec<u8> {
         frame
             .and_then(|f| from_worker(f, self.scale))
             .and_then(|f| encode(&f))
@@ -47,7 +47,7 @@ impl WireTime {
     }
 
     /// A frame from the server, as it goes on to the worker.
-    pub fn to_worker(&self, frame: Option<&AMQPFrame>, bytes: Vec<u8>) -> Vec<u8> {
+    pub fn to_worker(self, frame: Option<&AMQPFrame>, bytes: Vec<u8>) -> Vec<u8> {
         frame
             .and_then(|f| from_server(f, 1.0 / self.scale))
             .and_then(|f| encode(&f))
