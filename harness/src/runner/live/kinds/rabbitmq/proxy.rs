@@ -360,14 +360,19 @@ mod tests {
         frame(1, ch, &m)
     }
 
-    #[tokio::test]
-    async fn deliveries_are_held_until_their_header_and_acks_of_a_closed_channel_are_stale() {
-        let state = LiveState::new(
-            crate::provider::http::LiveClock::new(1.0),
+    /// The state of a run of one worker at `scale`, without kills.
+    fn one_worker(scale: f64) -> Arc<LiveState> {
+        LiveState::new(
+            crate::provider::http::LiveClock::new(scale),
             "q",
             1,
             crate::chaos::KillSchedule::new(&[], 1),
-        );
+        )
+    }
+
+    #[tokio::test]
+    async fn deliveries_are_held_until_their_header_and_acks_of_a_closed_channel_are_stale() {
+        let state = one_worker(1.0);
         let ledger = Arc::new(Ledger::default());
         let mut c = Amqp {
             state: state.clone(),
@@ -439,12 +444,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_scaled_workers_durations_are_converted_and_its_deliveries_still_observed() {
-        let state = LiveState::new(
-            crate::provider::http::LiveClock::new(0.05),
-            "q",
-            1,
-            crate::chaos::KillSchedule::new(&[], 1),
-        );
+        let state = one_worker(0.05);
         let mut c = Amqp {
             state: state.clone(),
             ledger: Arc::new(Ledger::default()),
