@@ -9,7 +9,13 @@ handler dies is never lost: its connection closes and the server requeues it.
 One worker process of an ackbench live run; its configuration comes from the environment (see
 README.md): ACKBENCH_AMQP_URL (this worker's own ackbench proxy port, with the broker's
 credentials and vhost), ACKBENCH_QUEUE, ACKBENCH_PROVIDER_URL, ACKBENCH_WORKER,
-ACKBENCH_TIME_SCALE, ACKBENCH_PREFETCH (optional, default 1).
+ACKBENCH_PREFETCH (optional, default 1).
+
+Every duration is in seconds of the consumer's own clock, as a production consumer writes them:
+a live run starts its workers on a clock sped up to the run's pace (`consumer.clock: scaled`, the
+default of a compressed run), and ackbench's AMQP proxy converts the durations on the wire
+(the heartbeat pika takes from the server, any TTL) between that clock and the server's.
+ACKBENCH_TIME_SCALE is not read.
 """
 
 import json
@@ -27,14 +33,12 @@ QUEUE = os.environ["ACKBENCH_QUEUE"]
 PROVIDER_URL = os.environ["ACKBENCH_PROVIDER_URL"]  # this worker's base URL, ends in "/"
 WORKER = os.environ.get("ACKBENCH_WORKER", "?")
 PREFETCH = int(os.environ.get("ACKBENCH_PREFETCH", "1"))
-# Wall seconds per profile second: every duration below is in profile seconds, times SCALE.
-SCALE = float(os.environ.get("ACKBENCH_TIME_SCALE", "1"))
 
-# A generous client timeout on the provider call (15 profile minutes): a slow provider is the
-# fault under test, so the call waits for it, as naive code does.
-CALL_TIMEOUT_S = max(1.0, 900 * SCALE)
-# Back-off after the connection failed (broker unreachable): 1 profile second.
-RECONNECT_BACKOFF_S = 1 * SCALE
+# A generous client timeout on the provider call (15 minutes): a slow provider is the fault
+# under test, so the call waits for it, as naive code does.
+CALL_TIMEOUT_S = 900
+# Back-off after the connection failed (broker unreachable).
+RECONNECT_BACKOFF_S = 1
 
 
 def log(text):
@@ -82,7 +86,7 @@ def handle(channel, method, properties, body):
 
 
 def main():
-    log(f"consuming {QUEUE}, provider {PROVIDER_URL}, time scale {SCALE}")
+    log(f"consuming {QUEUE}, provider {PROVIDER_URL}")
     params = pika.URLParameters(AMQP_URL)
     while True:
         try:

@@ -1,7 +1,8 @@
 //! Live mode against the real RabbitMQ server on 127.0.0.1:5672 (3.10.x, guest/guest): the sim
 //! model's counts from the real server (the Thursday, kills at `call_answered`), the pika
-//! consumer against the built-in target, nothing left on the server after a run (also after
-//! SIGINT and SIGTERM mid-run), an unreachable URL and a contradicting `consumer_timeout`.
+//! consumer against the built-in target and on the scaled clock, nothing left on the server
+//! after a run (also after SIGINT and SIGTERM mid-run), an unreachable URL and a contradicting
+//! `consumer_timeout`.
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -10,6 +11,7 @@ use serde_json::Value;
 
 use crate::common::{have_python_module, root, service_up, stderr, summary_of, temp_profile};
 use crate::live::workers_left;
+use crate::live_clock::have_libfaketime;
 
 /// python3 with pika: installed with pip when missing under ACKBENCH_REQUIRE_SERVICES=1 (as CI
 /// runs), else the Python half of a test is skipped with a printed reason.
@@ -80,6 +82,11 @@ fn run_ackbench(args: &[&str]) -> (u32, Output) {
 /// Runs `profile` live, checks it left nothing on the server and no worker process carrying
 /// `marker`; its summary.
 fn live(profile: &str, marker: &str) -> Value {
+    live_run(profile, marker).2
+}
+
+/// [`live`], with the run's pid and stderr.
+fn live_run(profile: &str, marker: &str) -> (u32, String, Value) {
     let dir = tempfile::tempdir().unwrap();
     let live = dir.path().join("live");
     let (pid, o) = run_ackbench(&["run", profile, "--out", live.to_str().unwrap(), "--quiet"]);
@@ -98,14 +105,19 @@ fn live(profile: &str, marker: &str) -> Value {
         "workers left: {:?}",
         workers_left(marker)
     );
-    summary_of(&live)
+    (pid, stderr(&o), summary_of(&live))
 }
 
 /// Runs `profile` live (as [`live`]) and in sim mode (`--set mode=sim`); both summaries.
 fn live_and_sim(profile: &str, marker: &str) -> (Value, Value) {
+    let live = live(profile, marker);
+    (live, sim(profile))
+}
+
+/// Runs `profile` in sim mode; its summary.
+fn sim(profile: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let sim = dir.path().join("sim");
-    let live = live(profile, marker);
     let (_, o) = run_ackbench(&[
         "run",
         profile,
@@ -120,7 +132,7 @@ fn live_and_sim(profile: &str, marker: &str) -> (Value, Value) {
         "{profile} sim: {}",
         stderr(&o)
     );
-    (live, summary_of(&sim))
+    summary_of(&sim)
 }
 
 #[test]
@@ -135,6 +147,57 @@ fn the_thursday_on_real_rabbitmq_counts_like_the_sim_model() {
     assert_eq!(counts(&live), counts(&sim));
     assert_eq!(live["deliveries"], sim["deliveries"]);
     assert_eq!(live["stale_acks"], sim["stale_acks"]);
+}
+
+/// The consumer line of profiles/brokers/live-rabbitmq-thursday.yaml.
+const THURSDAY_CONSUMER: &str =
+    "consumer: { target: ack-after-work, workers: 4, restart_after: 1s }";
+
+/// That Thursday over its first 20 orders (1000 s of profile time, 50 s of wall time), with
+/// `consumer` as its consumer line.
+fn short_thursday(consumer: &str) -> String {
+    let text = std::fs::read_to_string(root().join("profiles/brokers/live-rabbitmq-thursday.yaml"))
+        .expect("the Thursday profile");
+    assert!(text.contains(THURSDAY_CONSUMER), "{text}");
+    text.replace("count: 108", "count: 20")
+        .replace("duration: 90m", "duration: 1000s")
+        .replace(THURSDAY_CONSUMER, consumer)
+}
+
+#[test]
+fn pika_on_the_scaled_clock_keeps_its_connections_and_counts_like_the_sim_model() {
+    if !service_up("RabbitMQ", 5672) || !have_libfaketime() || !have_pika() {
+        return;
+    }
+    // The pika consumer, unmodified, on the clock sped up 20x (the default of this compressed
+    // run). pika takes the server's 60 s heartbeat and drops a connection that stays silent
+    // for two of its checks of 65 s: unconverted that is 6.5 s of wall time, and each worker
+    // here waits up to about 8 wall seconds between orders, so every worker would drop and
+    // reconnect again and again (seen as "missed heartbeats" in its log). Converted, the
+    // heartbeat reaches pika as 1200 s, and its answer reaches the server as 60 s again.
+    let marker = format!("rmq-clock-{}", std::process::id());
+    let script = root().join("targets/python/rabbitmq_ack_after_work.py");
+    let (_dir, path) = temp_profile(&short_thursday(&format!(
+        "consumer: {{ command: [python3, \"{}\"], workers: 4, restart_after: 1s, \
+         env: {{ ACKBENCH_TEST_MARKER: \"{marker}\" }} }}",
+        script.display()
+    )));
+    let (pid, err, py) = live_run(path.to_str().unwrap(), &marker);
+    assert!(err.contains("consumer clock: scaled, x20"), "{err}");
+    let (_sim_dir, sim_path) = temp_profile(&short_thursday(THURSDAY_CONSUMER));
+    let sim = sim(sim_path.to_str().unwrap());
+    // One email per order, each delivered once: 20 / 20 / 0, as the sim model says.
+    assert_eq!(counts(&sim), [20, 20, 0, 0, 0, 0]);
+    assert_eq!(counts(&py), counts(&sim));
+    assert_eq!(py["deliveries"], sim["deliveries"]);
+    // Each worker kept its one connection: no heartbeat timeout, no reconnect.
+    let logs = std::env::temp_dir().join(format!("ackbench-live-{pid}/logs"));
+    for w in 1..=4 {
+        let log = std::fs::read_to_string(logs.join(format!("worker-{w}.err"))).unwrap_or_default();
+        assert!(log.contains("consuming"), "worker {w} started: {log}");
+        assert!(!log.contains("connection failed"), "worker {w}: {log}");
+    }
+    let _ = std::fs::remove_dir_all(logs.parent().unwrap());
 }
 
 /// 30 orders every 5 s, 3 workers, 20 kills between the provider's answer and the ack. The

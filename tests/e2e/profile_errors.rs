@@ -352,6 +352,37 @@ fn consumer_clock_is_scaled_or_real_and_only_for_a_command() {
 }
 
 #[test]
+fn a_scaled_consumer_clock_on_rabbitmq_needs_the_amqp_proxy() {
+    let live = BASE.replace(
+        "consumer: { target: ack-after-work }",
+        "mode: live\nconsumer: { command: [python3, consumer.py] }",
+    );
+    // Through ackbench's AMQP proxy (the default) the profile checks; straight to the server
+    // (observe: none) the consumer's durations cannot be converted.
+    let (_dir, path) = temp_profile(&live);
+    let out = ackbench(&[
+        "check",
+        &path.display().to_string(),
+        "--set",
+        "broker.kind=rabbitmq",
+        "--set",
+        "consumer.clock=scaled",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    expect_error(
+        &live,
+        &[
+            "broker.kind=rabbitmq",
+            "broker.observe=none",
+            "consumer.clock=scaled",
+        ],
+        "consumer.clock: a scaled consumer clock is not available here: with broker.observe: \
+         none the workers reach RabbitMQ directly, and only ackbench's AMQP proxy converts the \
+         durations a consumer sends (its heartbeat, TTLs); set consumer.clock: real",
+    );
+}
+
+#[test]
 fn a_scaled_consumer_clock_on_nats_needs_the_proxy() {
     let live = BASE.replace(
         "consumer: { target: ack-after-work }",

@@ -173,8 +173,12 @@ pub fn scaled_clock_unsupported(broker: &BrokerSpec) -> Option<String> {
              cannot convert between profile and wall time exactly"
                 .to_string(),
         ),
+        BrokerKind::RabbitMq(_) if broker.observe == crate::profile::scenario::Observe::Proxy => {
+            None
+        }
         BrokerKind::RabbitMq(_) => Some(
-            "ackbench's RabbitMQ proxy does not yet convert the durations a consumer sends"
+            "with broker.observe: none the workers reach RabbitMQ directly, and only ackbench's \
+             AMQP proxy converts the durations a consumer sends (its heartbeat, TTLs)"
                 .to_string(),
         ),
         // The proxy converts them (harness/src/runner/live/kinds/nats/wire.rs); without it the
@@ -556,6 +560,29 @@ mod tests {
             error(&live("  target: ack-after-work\n  clock: scaled\n")),
             "p.yaml:6:3: consumer.clock: clock is the clock of a consumer command's processes (a \
              built-in target runs on the run's own clock): give consumer.command too"
+        );
+    }
+
+    #[test]
+    fn a_scaled_clock_on_rabbitmq_needs_the_amqp_proxy() {
+        let on = |broker: &str| {
+            format!(
+                "mode: live\nbroker: {broker}\n{}",
+                profile("  command: [python3, c.py]\n  clock: scaled\n")
+            )
+        };
+        // Through ackbench's AMQP proxy (observe: proxy, the default) the durations the
+        // consumer sends are converted; straight to the server they cannot be.
+        assert_eq!(
+            scenario(&on("{ kind: rabbitmq }")).consumer.clock,
+            Some(ConsumerClock::Scaled)
+        );
+        assert_eq!(
+            error(&on("{ kind: rabbitmq, observe: none }")),
+            "p.yaml:7:10: consumer.clock: a scaled consumer clock is not available here: with \
+             broker.observe: none the workers reach RabbitMQ directly, and only ackbench's AMQP \
+             proxy converts the durations a consumer sends (its heartbeat, TTLs); set \
+             consumer.clock: real (the consumer scales its own durations by ACKBENCH_TIME_SCALE)"
         );
     }
 

@@ -16,6 +16,9 @@ mod queue;
 mod resources;
 mod sample;
 mod settings;
+#[cfg(test)]
+mod test_frames;
+mod wire_time;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -148,6 +151,9 @@ impl RabbitMq {
                     state: cx.state.clone(),
                     ledger: ledger.clone(),
                     consumer_timeout: crate::record::nanos(s.broker.visibility_timeout),
+                    wire: cx
+                        .wire_scaled
+                        .then(|| wire_time::WireTime::new(s.run.time_scale)),
                 }),
             )
             .await

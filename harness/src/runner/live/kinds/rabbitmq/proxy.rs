@@ -9,6 +9,11 @@
 //! and a later ack of those delivery tags is stale (the client cannot ack on a closed channel).
 //! From the worker: `basic.ack` (with `multiple`), `basic.nack` and `basic.reject` of the
 //! channel's delivery tags.
+//!
+//! With the worker on the scaled clock ([`WireTime`]), the frames carrying a duration are
+//! converted between its profile time and the server's wall time, each way; the worker's bytes
+//! then go on frame by frame (a frame waits until it is complete), and what is observed is
+//! read from the frames as they were sent.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -17,6 +22,7 @@ use amq_protocol::frame::{parse_frame, AMQPFrame};
 use amq_protocol::protocol::{basic, channel, connection, AMQPClass};
 
 use super::ledger::Ledger;
+use super::wire_time::WireTime;
 use crate::record::{AckOutcome, EventKind, Nanos, Seq, WorkerId};
 use crate::runner::live::proxy::{Connection, Flow, Protocol};
 use crate::runner::live::state::LiveState;
@@ -28,6 +34,8 @@ pub struct Amqp {
     /// The profile's `consumer_timeout`: a delivery's "lease" ends at the earliest instant the
     /// server may close its channel for it.
     pub consumer_timeout: Nanos,
+    /// The worker runs on the scaled clock: its durations on the wire are in profile time.
+    pub wire: Option<WireTime>,
 }
 
 impl Protocol for Amqp {
@@ -37,6 +45,7 @@ impl Protocol for Amqp {
             state: self.state.clone(),
             ledger: self.ledger.clone(),
             consumer_timeout: self.consumer_timeout,
+            wire: self.wire,
             from_worker: Vec::new(),
             from_server: Vec::new(),
             channels: HashMap::new(),
@@ -68,6 +77,7 @@ struct AmqpConnection {
     state: Arc<LiveState>,
     ledger: Arc<Ledger>,
     consumer_timeout: Nanos,
+    wire: Option<WireTime>,
     from_worker: Vec<u8>,
     from_server: Vec<u8>,
     channels: HashMap<u16, ChannelView>,
@@ -214,6 +224,10 @@ impl AmqpConnection {
         bytes: Vec<u8>,
         forward: &mut Vec<u8>,
     ) -> bool {
+        let bytes = match self.wire {
+            Some(wire) => wire.to_worker(frame.as_ref(), bytes),
+            None => bytes,
+        };
         match frame {
             Some(AMQPFrame::Method(ch, AMQPClass::Basic(basic::AMQPMethod::Deliver(d)))) => {
                 self.hold(ch, d.delivery_tag, bytes, forward);
@@ -268,12 +282,17 @@ impl AmqpConnection {
 
 impl Connection for AmqpConnection {
     fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-        forward.extend_from_slice(bytes);
+        if self.wire.is_none() {
+            forward.extend_from_slice(bytes);
+        }
         self.from_worker.extend_from_slice(bytes);
         let mut buf = std::mem::take(&mut self.from_worker);
-        for (frame, _) in frames(&mut buf) {
-            if let Some(f) = frame {
-                self.worker_frame(&f);
+        for (frame, raw) in frames(&mut buf) {
+            if let Some(f) = &frame {
+                self.worker_frame(f);
+            }
+            if let Some(wire) = self.wire {
+                forward.extend(wire.to_server(frame.as_ref(), raw));
             }
         }
         self.from_worker = buf;
@@ -300,23 +319,8 @@ impl Connection for AmqpConnection {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_frames::{frame, short, tune};
     use super::*;
-
-    /// An AMQP frame by hand: type, channel, payload, frame end.
-    fn frame(kind: u8, ch: u16, payload: &[u8]) -> Vec<u8> {
-        let mut f = vec![kind];
-        f.extend_from_slice(&ch.to_be_bytes());
-        f.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-        f.extend_from_slice(payload);
-        f.push(0xCE);
-        f
-    }
-
-    fn short(s: &str) -> Vec<u8> {
-        let mut v = vec![s.len() as u8];
-        v.extend_from_slice(s.as_bytes());
-        v
-    }
 
     /// basic.deliver (60, 60) of `tag`, its content header with `message_id` = `seq` and a body.
     fn delivery(ch: u16, tag: u64, seq: &str) -> Vec<u8> {
@@ -356,19 +360,25 @@ mod tests {
         frame(1, ch, &m)
     }
 
-    #[tokio::test]
-    async fn deliveries_are_held_until_their_header_and_acks_of_a_closed_channel_are_stale() {
-        let state = LiveState::new(
-            crate::provider::http::LiveClock::new(1.0),
+    /// The state of a run of one worker at `scale`, without kills.
+    fn one_worker(scale: f64) -> Arc<LiveState> {
+        LiveState::new(
+            crate::provider::http::LiveClock::new(scale),
             "q",
             1,
             crate::chaos::KillSchedule::new(&[], 1),
-        );
+        )
+    }
+
+    #[tokio::test]
+    async fn deliveries_are_held_until_their_header_and_acks_of_a_closed_channel_are_stale() {
+        let state = one_worker(1.0);
         let ledger = Arc::new(Ledger::default());
         let mut c = Amqp {
             state: state.clone(),
             ledger: ledger.clone(),
             consumer_timeout: 1_000,
+            wire: None,
         }
         .connection(1);
         let mut out = Vec::new();
@@ -414,6 +424,65 @@ mod tests {
         );
         // 3 published-and-delivered, 2 acked, nothing held (9 went back to the queue).
         assert_eq!((ledger.held(), ledger.deliveries(9)), (0, 1));
+    }
+
+    /// The delivery of tag 1, seq 7, published with `expiration` (flag 0x0100, on the wire
+    /// before message-id's 0x0080).
+    fn expiring_delivery(expiration: &str) -> Vec<u8> {
+        let d = delivery(1, 1, "7");
+        let method_len = 7 + u32::from_be_bytes([d[3], d[4], d[5], d[6]]) as usize + 1;
+        let mut h = vec![0, 60, 0, 0];
+        h.extend_from_slice(&2u64.to_be_bytes());
+        h.extend_from_slice(&0x0180u16.to_be_bytes());
+        h.extend(short(expiration));
+        h.extend(short("7"));
+        let mut all = d[..method_len].to_vec();
+        all.extend(frame(2, 1, &h));
+        all.extend(frame(3, 1, b"{}"));
+        all
+    }
+
+    #[tokio::test]
+    async fn a_scaled_workers_durations_are_converted_and_its_deliveries_still_observed() {
+        let state = one_worker(0.05);
+        let mut c = Amqp {
+            state: state.clone(),
+            ledger: Arc::new(Ledger::default()),
+            consumer_timeout: 1_000,
+            wire: Some(WireTime::new(0.05)),
+        }
+        .connection(1);
+        let mut out = Vec::new();
+        // The server's 60 s heartbeat reaches the worker as 1200 (profile) seconds.
+        c.from_server(&tune(30, 60), &mut out);
+        assert_eq!(out, tune(30, 1200));
+        // The worker's answer, in two reads split inside the frame: nothing goes on until it
+        // is complete, then 1200 x 0.05 = 60 s.
+        out.clear();
+        let ok = tune(31, 1200);
+        assert_eq!(c.from_worker(&ok[..9], &mut out), Flow::Go);
+        assert!(out.is_empty());
+        c.from_worker(&ok[9..], &mut out);
+        assert_eq!(out, tune(31, 60));
+        // A delivery whose message was published with 1 profile minute to live ("3000" wall
+        // ms) reaches the worker as "60000", and is observed as delivery 1 of seq 7; the ack
+        // passes byte for byte and is observed.
+        out.clear();
+        c.from_server(&expiring_delivery("3000"), &mut out);
+        assert_eq!(out, expiring_delivery("60000"));
+        out.clear();
+        c.from_worker(&ack(1, 1, false), &mut out);
+        assert_eq!(out, ack(1, 1, false));
+        let seen: Vec<_> = state
+            .take_events()
+            .into_iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Delivered { seq, delivery, .. } => Some((seq, delivery, "deliver")),
+                EventKind::Acked { seq, delivery, .. } => Some((seq, delivery, "ack")),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(seen, [(7, 1, "deliver"), (7, 1, "ack")]);
     }
 
     #[test]
