@@ -180,10 +180,13 @@ pub fn scaled_clock_unsupported(broker: &BrokerSpec) -> Option<String> {
         BrokerKind::Nats(_) => Some(
             "ackbench's NATS proxy does not yet convert the durations a consumer sends".to_string(),
         ),
-        BrokerKind::RedisStreams(_) => Some(
-            "ackbench's Redis Streams proxy does not yet convert the durations a consumer sends"
+        // ackbench's RESP proxy converts them; without it nothing between consumer and server does.
+        BrokerKind::RedisStreams(_) if broker.observe == crate::profile::Observe::Direct => Some(
+            "with broker.observe: none the workers reach the Redis server directly, and only \
+             ackbench's RESP proxy converts the durations a consumer sends"
                 .to_string(),
         ),
+        BrokerKind::RedisStreams(_) => None,
     }
 }
 
