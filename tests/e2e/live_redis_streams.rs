@@ -199,6 +199,82 @@ fn kills_at_call_answered_count_like_the_sim_model_with_the_builtin_and_the_pyth
     }
 }
 
+/// The Thursday of profiles/brokers/live-redis-streams-thursday.yaml over its first 20 orders
+/// (1000 s), with `consumer` for its consumer.
+fn short_thursday(consumer: &str) -> String {
+    let text =
+        std::fs::read_to_string(root().join("profiles/brokers/live-redis-streams-thursday.yaml"))
+            .expect("the shipped profile");
+    let builtin = "consumer: { target: ack-after-work, workers: 4, restart_after: 1s }";
+    assert!(text.contains(builtin) && text.contains("count: 108"));
+    text.replace(builtin, &format!("consumer: {consumer}"))
+        .replace("count: 108", "count: 20")
+        .replace("duration: 90m", "duration: 1000s")
+}
+
+#[test]
+fn the_redis_py_consumer_on_the_scaled_clock_counts_like_the_sim_model() {
+    if !redis_up()
+        || !have_python_module("redis", "redis")
+        || !crate::live_clock::have_libfaketime()
+    {
+        return;
+    }
+    let marker = format!("redis-clock-{}", std::process::id());
+    let python = python_consumer(&marker).replace("workers: 3", "workers: 4");
+    let (_dir, profile) = temp_profile(&short_thursday(&python));
+    let (_sim_dir, sim_profile) = temp_profile(&short_thursday(
+        "{ target: ack-after-work, workers: 4, restart_after: 1s }",
+    ));
+    let sim_out = sim_profile.with_file_name("sim");
+    let sim = ackbench(&[
+        "run",
+        sim_profile.to_str().unwrap(),
+        "--set",
+        "mode=sim",
+        "--out",
+        sim_out.to_str().unwrap(),
+        "--quiet",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(sim.status.code(), Some(1), "{}", stderr(&sim));
+    let sim = summary_of(&sim_out);
+    // Each of the 20 orders is claimed once at 30 s, during its 31-40 s provider call: 40
+    // deliveries and effects (20 duplicates); both XACKs are stale (the first removes the
+    // entry, the second finds it gone): 40 stale acks, nothing dead or lost.
+    assert_eq!(
+        (
+            sim["deliveries"].as_u64(),
+            sim["effects"].as_u64(),
+            sim["duplicate_effects"].as_u64(),
+            sim["stale_acks"].as_u64(),
+            sim["dlq"].as_u64()
+        ),
+        (Some(40), Some(40), Some(20), Some(40), Some(0))
+    );
+    let (pid, code, err, live) = run(&profile, &[]);
+    assert_eq!(code, Some(1), "the duplicate budget fails: {err}");
+    // The consumer ran on the run's pace (time_scale 0.05: 20 times as fast), its durations
+    // (BLOCK, min-idle-time, XPENDING's idle times) converted by its proxy.
+    assert!(err.contains("consumer clock: scaled, x20"), "{err}");
+    assert_eq!(
+        counts(&live),
+        counts(&sim),
+        "redis-py consumer against sim: {err}"
+    );
+    assert_eq!(
+        keys_of(pid),
+        Vec::<String>::new(),
+        "the run's keys are deleted"
+    );
+    assert_eq!(
+        workers_left(&marker),
+        Vec::<String>::new(),
+        "no worker left"
+    );
+}
+
 /// Starts a long run of Python workers, sends `sig` once they run and the stream exists, and
 /// checks that the run's keys and workers are gone.
 fn interrupted(sig: Signal) {

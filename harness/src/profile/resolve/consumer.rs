@@ -556,6 +556,27 @@ mod tests {
         );
     }
 
+    #[test]
+    fn redis_streams_takes_a_scaled_clock_through_its_proxy_only() {
+        use crate::profile::scaled_clock_unsupported;
+        let redis = |observe: &str| {
+            let text = live("  command: [python3, c.py]\n").replace(
+                "mode: live\n",
+                &format!("mode: live\nbroker: {{ kind: redis-streams, min_idle: 30s{observe} }}\n"),
+            );
+            scaled_clock_unsupported(&scenario(&text).broker)
+        };
+        assert_eq!(redis(""), None);
+        assert_eq!(redis(", observe: proxy"), None);
+        assert_eq!(
+            redis(", observe: none").as_deref(),
+            Some(
+                "with broker.observe: none the workers reach the Redis server directly, and only \
+                 ackbench's RESP proxy converts the durations a consumer sends"
+            )
+        );
+    }
+
     /// A live profile whose consumer section (from line 4) is `consumer`.
     fn live(consumer: &str) -> String {
         format!("mode: live\n{}", profile(consumer))
