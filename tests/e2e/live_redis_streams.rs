@@ -40,6 +40,24 @@ fn keys_of(pid: u32) -> Vec<String> {
         .expect("KEYS answers")
 }
 
+/// Runs `profile` in sim mode: (exit code, stderr, summary).
+fn sim_run(profile: &std::path::Path) -> (Option<i32>, String, Value) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("sim");
+    let o = ackbench(&[
+        "run",
+        profile.to_str().unwrap(),
+        "--set",
+        "mode=sim",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--format",
+        "json",
+    ]);
+    (o.status.code(), stderr(&o), summary_of(&out))
+}
+
 /// Runs `ackbench run PROFILE ARGS...` to its end: (pid, exit code, stderr, summary).
 fn run(profile: &std::path::Path, args: &[&str]) -> (u32, Option<i32>, String, Value) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -101,21 +119,8 @@ fn the_thursday_on_redis_streams_counts_like_the_sim_model_and_leaves_nothing() 
         return;
     }
     let profile = root().join("profiles/brokers/live-redis-streams-thursday.yaml");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let sim_out = dir.path().join("sim");
-    let sim = ackbench(&[
-        "run",
-        profile.to_str().unwrap(),
-        "--set",
-        "mode=sim",
-        "--out",
-        sim_out.to_str().unwrap(),
-        "--quiet",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(sim.status.code(), Some(1), "{}", stderr(&sim));
-    let sim = summary_of(&sim_out);
+    let (sim_code, sim_err, sim) = sim_run(&profile);
+    assert_eq!(sim_code, Some(1), "{sim_err}");
     // The sim model's Thursday on Redis Streams (profiles/brokers/redis-streams.yaml's header):
     // each order is claimed once at 30 s, 108 duplicates, 216 stale acks, nothing dead.
     assert_eq!(
@@ -143,24 +148,8 @@ fn kills_at_call_answered_count_like_the_sim_model_with_the_builtin_and_the_pyth
     let (_py_dir, py_profile) = temp_profile(&kill_profile(&python_consumer(&marker)));
     let py = python.then(|| std::thread::spawn(move || run(&py_profile, &[])));
     let (_dir, profile) = temp_profile(&kill_profile(BUILTIN));
-    let sim_out = profile.with_file_name("sim");
-    let sim = ackbench(&[
-        "run",
-        profile.to_str().unwrap(),
-        "--set",
-        "mode=sim",
-        "--out",
-        sim_out.to_str().unwrap(),
-        "--quiet",
-        "--format",
-        "json",
-    ]);
-    assert!(
-        sim.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        stderr(&sim)
-    );
-    let sim = summary_of(&sim_out);
+    let (sim_code, sim_err, sim) = sim_run(&profile);
+    assert!(sim_code.is_some_and(|c| c <= 1), "{sim_err}");
     // Each kill falls between the effect and the XACK: the entry stays in the dead worker's
     // pending entries list until an idle worker claims it 30 s later and sends it again. 30
     // orders, 20 of them twice: 50 effects, 20 duplicates, none dead or lost.
@@ -232,20 +221,8 @@ fn the_redis_py_consumer_on_the_scaled_clock_counts_like_the_sim_model() {
     let (_sim_dir, sim_profile) = temp_profile(&short_thursday(
         "{ target: ack-after-work, workers: 4, restart_after: 1s }",
     ));
-    let sim_out = sim_profile.with_file_name("sim");
-    let sim = ackbench(&[
-        "run",
-        sim_profile.to_str().unwrap(),
-        "--set",
-        "mode=sim",
-        "--out",
-        sim_out.to_str().unwrap(),
-        "--quiet",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(sim.status.code(), Some(1), "{}", stderr(&sim));
-    let sim = summary_of(&sim_out);
+    let (sim_code, sim_err, sim) = sim_run(&sim_profile);
+    assert_eq!(sim_code, Some(1), "{sim_err}");
     // Each of the 20 orders is claimed once at 30 s, during its 31-40 s provider call: 40
     // deliveries and effects (20 duplicates); both XACKs are stale (the first removes the
     // entry, the second finds it gone): 40 stale acks, nothing dead or lost.
