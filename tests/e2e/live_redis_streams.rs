@@ -40,6 +40,16 @@ fn keys_of(pid: u32) -> Vec<String> {
         .expect("KEYS answers")
 }
 
+/// Run `pid` left no key on the server and no worker (marked `marker`) running.
+fn left_nothing(pid: u32, marker: &str) {
+    assert_eq!(
+        keys_of(pid),
+        Vec::<String>::new(),
+        "the run's keys are deleted"
+    );
+    assert_eq!(workers_left(marker), Vec::<String>::new(), "no worker left");
+}
+
 /// Runs `profile` in sim mode: (exit code, stderr, summary).
 fn sim_run(profile: &std::path::Path) -> (Option<i32>, String, Value) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -175,16 +185,7 @@ fn kills_at_call_answered_count_like_the_sim_model_with_the_builtin_and_the_pyth
         assert!(code.is_some_and(|c| c <= 1), "{err}");
         assert_eq!(live["worker_kills"], 20, "{err}");
         assert_eq!(counts(&live), counts(&sim), "redis-py consumer against sim");
-        assert_eq!(
-            keys_of(pid),
-            Vec::<String>::new(),
-            "the run's keys are deleted"
-        );
-        assert_eq!(
-            workers_left(&marker),
-            Vec::<String>::new(),
-            "no worker left"
-        );
+        left_nothing(pid, &marker);
     }
 }
 
@@ -289,16 +290,7 @@ fn interrupted(sig: Signal) {
     std::thread::sleep(Duration::from_secs(2));
     signal(&child, sig);
     assert_eq!(wait_within(&mut child, Duration::from_secs(30)), Some(3));
-    assert_eq!(
-        keys_of(pid),
-        Vec::<String>::new(),
-        "the run's keys are deleted"
-    );
-    assert_eq!(
-        workers_left(&marker),
-        Vec::<String>::new(),
-        "no worker left"
-    );
+    left_nothing(pid, &marker);
 }
 
 #[test]

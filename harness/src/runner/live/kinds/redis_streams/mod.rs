@@ -11,6 +11,7 @@
 //! server: XINFO GROUPS (`pending` + `lag`) and XLEN of the dead stream, cached for 150 ms.
 
 mod entries;
+mod expiry;
 mod proxy;
 mod queue;
 mod resp;

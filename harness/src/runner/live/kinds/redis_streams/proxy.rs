@@ -750,6 +750,11 @@ mod tests {
         let mut back = Vec::new();
         w1.from_server(replies(5).as_bytes(), &mut back);
         assert_eq!(back, replies(100).as_bytes());
+        // TTL goes as PTTL; 1499 wall ms to live is 29.98 profile s: 30.
+        assert_eq!(sent(&mut *w1, &["TTL", "k"]), cmd(&["PTTL", "k"]));
+        let mut back = Vec::new();
+        w1.from_server(b":1499\r\n", &mut back);
+        assert_eq!(back, b":30\r\n");
         assert_eq!(
             outcomes(&state.take_events()),
             ["deliver 1.1 to 1", "ack 1.1 by 1: Deleted"]

@@ -9,7 +9,8 @@
 //!   list and sorted-set pops (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX,
 //!   BZMPOP: seconds);
 //! - to the consumer, wall to profile (÷ `time_scale`): the idle time of each entry of
-//!   XPENDING's extended form, and `idle` and `inactive` of XINFO CONSUMERS.
+//!   XPENDING's extended form, and `idle` and `inactive` of XINFO CONSUMERS;
+//! - key expiries both ways ([`super::expiry`]).
 //!
 //! A positive duration that would round to 0 ms on the wire is sent as 1 ms; -1 (XINFO's
 //! "never") is kept. Entry ids, and every other time the server returns (TIME, XINFO STREAM
@@ -24,6 +25,8 @@ pub enum Retime {
     PendingIdle,
     /// XINFO CONSUMERS: each consumer's `idle` and `inactive` ms.
     ConsumerIdle,
+    /// A key's time to live or expiry time, one integer ([`super::expiry`]).
+    Expiry(super::expiry::Reads),
 }
 
 /// The conversion of one run: its scale and where the consumer's faked timeline starts.
@@ -36,16 +39,16 @@ pub struct WireTime {
     start_ms: f64,
 }
 
-fn upper(a: &[u8]) -> Vec<u8> {
+pub(super) fn upper(a: &[u8]) -> Vec<u8> {
     a.to_ascii_uppercase()
 }
 
-fn number<T: std::str::FromStr>(a: &[u8]) -> Option<T> {
+pub(super) fn number<T: std::str::FromStr>(a: &[u8]) -> Option<T> {
     std::str::from_utf8(a).ok()?.parse().ok()
 }
 
 /// Puts `new` in place of `a`: whether that changed it.
-fn replace(a: &mut Vec<u8>, new: String) -> bool {
+pub(super) fn replace(a: &mut Vec<u8>, new: String) -> bool {
     let changed = *a != new.as_bytes();
     *a = new.into_bytes();
     changed
@@ -168,7 +171,7 @@ impl WireTime {
                 changed |= self.secs(&mut args[last]);
             }
             b"BLMPOP" | b"BZMPOP" if args.len() > 1 => changed |= self.secs(&mut args[1]),
-            _ => {}
+            _ => return self.expiry(args),
         }
         (changed, retime)
     }
@@ -183,6 +186,12 @@ impl WireTime {
 
     /// Converts the durations in a reply (RESP2 or RESP3) the command said it carries.
     pub fn retime<F: Reply>(&self, retime: Retime, f: &mut F) {
+        if let Retime::Expiry(reads) = retime {
+            if let Some(v) = f.int_mut() {
+                *v = self.read_expiry(reads, *v);
+            }
+            return;
+        }
         for item in f.items_mut() {
             match retime {
                 Retime::PendingIdle => {
@@ -197,9 +206,25 @@ impl WireTime {
                         }
                     }
                 }
+                Retime::Expiry(_) => {}
             }
         }
     }
+}
+
+/// `line` (space-separated arguments) as the server gets it through `w`, and what its reply
+/// carries; checks that `command` says whether it changed.
+#[cfg(test)]
+pub(super) fn converted(w: &WireTime, line: &str) -> (String, Option<Retime>) {
+    let mut a: Vec<Vec<u8>> = line.split(' ').map(|a| a.as_bytes().to_vec()).collect();
+    let (changed, retime) = w.command(&mut a);
+    let out = a
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(changed, out != line, "{line}");
+    (out, retime)
 }
 
 #[cfg(test)]
@@ -221,21 +246,8 @@ mod tests {
         }
     }
 
-    fn args(line: &str) -> Vec<Vec<u8>> {
-        line.split(' ').map(|a| a.as_bytes().to_vec()).collect()
-    }
-
-    /// `line` as the server gets it, and what its reply carries.
     fn sent(line: &str) -> (String, Option<Retime>) {
-        let mut a = args(line);
-        let (changed, retime) = W.command(&mut a);
-        let out = a
-            .iter()
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect::<Vec<_>>()
-            .join(" ");
-        assert_eq!(changed, out != line, "{line}");
-        (out, retime)
+        converted(&W, line)
     }
 
     #[test]
