@@ -18,9 +18,13 @@ The consumer-side rules, as in ackbench's model of Redis Streams:
 One worker process of an ackbench live run; its configuration comes from the environment (see
 README.md): ACKBENCH_REDIS_URL (this worker's own proxy port), ACKBENCH_STREAM,
 ACKBENCH_DEAD_STREAM, ACKBENCH_GROUP, ACKBENCH_CONSUMER, ACKBENCH_MIN_IDLE_MS,
-ACKBENCH_CLAIM_EVERY_MS, ACKBENCH_MAX_DELIVERIES, ACKBENCH_RUN_START_MS (all in wall
-milliseconds: the profile's durations times the time scale), ACKBENCH_PROVIDER_URL,
-ACKBENCH_WORKER, ACKBENCH_TIME_SCALE.
+ACKBENCH_CLAIM_EVERY_MS, ACKBENCH_MAX_DELIVERIES, ACKBENCH_RUN_START_MS (Unix milliseconds on
+this consumer's clock), ACKBENCH_PROVIDER_URL, ACKBENCH_WORKER.
+
+Every duration is in profile milliseconds: a live run starts its workers on a clock sped up to
+the run's pace (`consumer.clock: scaled`, the default of a compressed run), and the worker's
+proxy converts the durations on the wire (BLOCK, min-idle-time, XPENDING's idle times) between
+profile and wall time. ACKBENCH_TIME_SCALE is not read.
 """
 
 import json
@@ -43,19 +47,27 @@ MAX_DELIVERIES = int(os.environ.get("ACKBENCH_MAX_DELIVERIES", "0"))
 RUN_START_MS = int(os.environ.get("ACKBENCH_RUN_START_MS", "0"))
 PROVIDER_URL = os.environ["ACKBENCH_PROVIDER_URL"]  # this worker's base URL, ends in "/"
 WORKER = os.environ.get("ACKBENCH_WORKER", "?")
-# Wall seconds per profile second (the durations above are already in wall milliseconds).
-SCALE = float(os.environ.get("ACKBENCH_TIME_SCALE", "1"))
 
-# A generous client timeout on the provider call (15 profile minutes): a slow provider is the
-# fault under test, so the call waits for it, as naive code does.
-CALL_TIMEOUT_S = max(1.0, 900 * SCALE)
-# The longest XREADGROUP block: 1 profile second, so an entry handed back early is seen soon.
-MAX_BLOCK_MS = min(1000, max(1, round(1000 * SCALE)))
-# Stop blocking this long before a claim is due, and poll every POLL_MS instead (wall ms).
-BLOCK_SLACK_MS = 110
-POLL_MS = 5
-# Back-off after a failed command (Redis unreachable): 1 profile second.
-BACKOFF_S = 1 * SCALE
+# A generous client timeout on the provider call (15 minutes): a slow provider is the fault
+# under test, so the call waits for it, as naive code does.
+CALL_TIMEOUT_S = 900
+# The longest XREADGROUP block: 1 second, so an entry handed back early is seen soon.
+MAX_BLOCK_MS = 1000
+# Back-off after a failed command (Redis unreachable).
+BACKOFF_S = 1
+
+# Redis ends a blocking read's timeout only on its own timer tick (every 1000/hz of the
+# server's milliseconds: 100 ms at the default hz 10), so a read can return up to a tick after
+# its BLOCK (sooner when other clients' commands wake the server). A consumer blocked when a
+# claim comes due claims late; so this one never blocks into the last BLOCK_SLACK_MS before a
+# claim, and polls every POLL_MS there instead (it sleeps until the claim is due, so it claims
+# at the instant the entry qualifies). The tick is measured at start in this consumer's own
+# clock (measure_tick): no constant would do, since on a clock sped up to a compressed run's
+# pace the server's tick is longer in this clock's milliseconds (2000 of them at time_scale
+# 0.05). The slack is one and a half ticks; a poll is a twentieth of a tick (5 ms of the
+# server's at hz 10).
+BLOCK_SLACK_MS = None
+POLL_MS = None
 
 
 def log(text):
@@ -64,6 +76,21 @@ def log(text):
 
 def now_ms():
     return int(time.time() * 1000)
+
+
+def measure_tick(r):
+    """The server's timer tick in this clock's ms: 1000/hz of the server's ms (its configured hz,
+    the lowest with dynamic-hz), times this clock's ms per server ms, from the server's TIME read
+    on either side of a 500 ms sleep (the round trips inside it err on the long side)."""
+    info = r.info("server")
+    hz = int(info.get("configured_hz") or info.get("hz") or 10)
+    start = time.monotonic()
+    s0, us0 = r.time()
+    time.sleep(0.5)
+    s1, us1 = r.time()
+    ours = time.monotonic() - start
+    theirs = (s1 - s0) + (us1 - us0) / 1e6
+    return 1000 / hz * (ours / theirs if theirs > 0 else 1)
 
 
 def last_tick(now):
@@ -154,9 +181,8 @@ def read_new(r, block):
 def receive(r):
     """Claims first; else reads a new entry, waiting at most until the next claim is due.
 
-    A blocking read ends at once when an entry arrives, but its timeout only on the server's hz
-    tick (up to 100 ms late at Redis's default hz 10): it never blocks into the last BLOCK_SLACK_MS
-    before a claim, which is polled instead.
+    A blocking read ends at once when an entry arrives, but its timeout only on the server's
+    tick: it never blocks into the last BLOCK_SLACK_MS before a claim, which is polled instead.
     """
     while True:
         got = claim(r)
@@ -169,7 +195,7 @@ def receive(r):
                 return got
             time.sleep(max(1, min(wait, POLL_MS)) / 1000)
             continue
-        block = MAX_BLOCK_MS if wait is None else min(MAX_BLOCK_MS, wait - BLOCK_SLACK_MS)
+        block = MAX_BLOCK_MS if wait is None else min(MAX_BLOCK_MS, int(wait - BLOCK_SLACK_MS))
         got = read_new(r, block)
         if got:
             return got
@@ -192,8 +218,20 @@ def handle(r, entry_id, fields, delivery):
 
 
 def main():
+    global BLOCK_SLACK_MS, POLL_MS
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
-    log(f"consuming {STREAM} as {CONSUMER} in {GROUP}, min idle {MIN_IDLE_MS} ms, provider {PROVIDER_URL}")
+    while BLOCK_SLACK_MS is None:
+        try:
+            tick = measure_tick(r)
+        except redis.exceptions.RedisError as e:
+            log(f"cannot measure the server's tick: {e}")
+            time.sleep(BACKOFF_S)
+            continue
+        BLOCK_SLACK_MS, POLL_MS = 1.5 * tick, tick / 20
+    log(
+        f"consuming {STREAM} as {CONSUMER} in {GROUP}, min idle {MIN_IDLE_MS} ms, "
+        f"server tick {tick:.0f} ms, provider {PROVIDER_URL}"
+    )
     while True:
         try:
             got = receive(r)

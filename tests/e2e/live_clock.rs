@@ -15,7 +15,8 @@ use serde_json::{json, Value};
 
 use crate::common::{ackbench, stderr};
 
-/// Whether the scaled clock's mechanism (libfaketime) is installed where ackbench looks.
+/// Whether the scaled clock's mechanism (libfaketime) is installed where ackbench looks
+/// (skipped with a reason, or failed under ACKBENCH_REQUIRE_SERVICES=1, when not).
 pub(crate) fn have_libfaketime() -> bool {
     let arch = std::env::consts::ARCH;
     let ok = std::env::var_os("ACKBENCH_LIBFAKETIME").is_some()

@@ -40,6 +40,34 @@ fn keys_of(pid: u32) -> Vec<String> {
         .expect("KEYS answers")
 }
 
+/// Run `pid` left no key on the server and no worker (marked `marker`) running.
+fn left_nothing(pid: u32, marker: &str) {
+    assert_eq!(
+        keys_of(pid),
+        Vec::<String>::new(),
+        "the run's keys are deleted"
+    );
+    assert_eq!(workers_left(marker), Vec::<String>::new(), "no worker left");
+}
+
+/// Runs `profile` in sim mode: (exit code, stderr, summary).
+fn sim_run(profile: &std::path::Path) -> (Option<i32>, String, Value) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("sim");
+    let o = ackbench(&[
+        "run",
+        profile.to_str().unwrap(),
+        "--set",
+        "mode=sim",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--format",
+        "json",
+    ]);
+    (o.status.code(), stderr(&o), summary_of(&out))
+}
+
 /// Runs `ackbench run PROFILE ARGS...` to its end: (pid, exit code, stderr, summary).
 fn run(profile: &std::path::Path, args: &[&str]) -> (u32, Option<i32>, String, Value) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -101,21 +129,8 @@ fn the_thursday_on_redis_streams_counts_like_the_sim_model_and_leaves_nothing() 
         return;
     }
     let profile = root().join("profiles/brokers/live-redis-streams-thursday.yaml");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let sim_out = dir.path().join("sim");
-    let sim = ackbench(&[
-        "run",
-        profile.to_str().unwrap(),
-        "--set",
-        "mode=sim",
-        "--out",
-        sim_out.to_str().unwrap(),
-        "--quiet",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(sim.status.code(), Some(1), "{}", stderr(&sim));
-    let sim = summary_of(&sim_out);
+    let (sim_code, sim_err, sim) = sim_run(&profile);
+    assert_eq!(sim_code, Some(1), "{sim_err}");
     // The sim model's Thursday on Redis Streams (profiles/brokers/redis-streams.yaml's header):
     // each order is claimed once at 30 s, 108 duplicates, 216 stale acks, nothing dead.
     assert_eq!(
@@ -143,24 +158,8 @@ fn kills_at_call_answered_count_like_the_sim_model_with_the_builtin_and_the_pyth
     let (_py_dir, py_profile) = temp_profile(&kill_profile(&python_consumer(&marker)));
     let py = python.then(|| std::thread::spawn(move || run(&py_profile, &[])));
     let (_dir, profile) = temp_profile(&kill_profile(BUILTIN));
-    let sim_out = profile.with_file_name("sim");
-    let sim = ackbench(&[
-        "run",
-        profile.to_str().unwrap(),
-        "--set",
-        "mode=sim",
-        "--out",
-        sim_out.to_str().unwrap(),
-        "--quiet",
-        "--format",
-        "json",
-    ]);
-    assert!(
-        sim.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        stderr(&sim)
-    );
-    let sim = summary_of(&sim_out);
+    let (sim_code, sim_err, sim) = sim_run(&profile);
+    assert!(sim_code.is_some_and(|c| c <= 1), "{sim_err}");
     // Each kill falls between the effect and the XACK: the entry stays in the dead worker's
     // pending entries list until an idle worker claims it 30 s later and sends it again. 30
     // orders, 20 of them twice: 50 effects, 20 duplicates, none dead or lost.
@@ -186,17 +185,78 @@ fn kills_at_call_answered_count_like_the_sim_model_with_the_builtin_and_the_pyth
         assert!(code.is_some_and(|c| c <= 1), "{err}");
         assert_eq!(live["worker_kills"], 20, "{err}");
         assert_eq!(counts(&live), counts(&sim), "redis-py consumer against sim");
-        assert_eq!(
-            keys_of(pid),
-            Vec::<String>::new(),
-            "the run's keys are deleted"
-        );
-        assert_eq!(
-            workers_left(&marker),
-            Vec::<String>::new(),
-            "no worker left"
-        );
+        left_nothing(pid, &marker);
     }
+}
+
+/// The Thursday of profiles/brokers/live-redis-streams-thursday.yaml over its first 20 orders
+/// (1000 s), with `consumer` for its consumer, at time scale 0.1: the closest call of seed 1's
+/// first deliveries (msg-11, 31.58 s) answers 0.58 s of profile time after the claim at 30 s,
+/// 58 ms of wall time for the claimer's XPENDING and XCLAIM, where 0.05 leaves a Python
+/// consumer on a busy machine 29 ms.
+fn short_thursday(consumer: &str) -> String {
+    let text =
+        std::fs::read_to_string(root().join("profiles/brokers/live-redis-streams-thursday.yaml"))
+            .expect("the shipped profile");
+    let builtin = "consumer: { target: ack-after-work, workers: 4, restart_after: 1s }";
+    assert!(
+        text.contains(builtin) && text.contains("count: 108") && text.contains("time_scale: 0.05")
+    );
+    text.replace(builtin, &format!("consumer: {consumer}"))
+        .replace("count: 108", "count: 20")
+        .replace("duration: 90m", "duration: 1000s")
+        .replace("time_scale: 0.05", "time_scale: 0.1")
+}
+
+#[test]
+fn the_redis_py_consumer_on_the_scaled_clock_counts_like_the_sim_model() {
+    if !redis_up()
+        || !have_python_module("redis", "redis")
+        || !crate::live_clock::have_libfaketime()
+    {
+        return;
+    }
+    let marker = format!("redis-clock-{}", std::process::id());
+    let python = python_consumer(&marker).replace("workers: 3", "workers: 4");
+    let (_dir, profile) = temp_profile(&short_thursday(&python));
+    let (_sim_dir, sim_profile) = temp_profile(&short_thursday(
+        "{ target: ack-after-work, workers: 4, restart_after: 1s }",
+    ));
+    let (sim_code, sim_err, sim) = sim_run(&sim_profile);
+    assert_eq!(sim_code, Some(1), "{sim_err}");
+    // Each of the 20 orders is claimed once at 30 s, during its 31-40 s provider call: 40
+    // deliveries and effects (20 duplicates); both XACKs are stale (the first removes the
+    // entry, the second finds it gone): 40 stale acks, nothing dead or lost.
+    assert_eq!(
+        (
+            sim["deliveries"].as_u64(),
+            sim["effects"].as_u64(),
+            sim["duplicate_effects"].as_u64(),
+            sim["stale_acks"].as_u64(),
+            sim["dlq"].as_u64()
+        ),
+        (Some(40), Some(40), Some(20), Some(40), Some(0))
+    );
+    let (pid, code, err, live) = run(&profile, &[]);
+    assert_eq!(code, Some(1), "the duplicate budget fails: {err}");
+    // The consumer ran on the run's pace (time_scale 0.1: 10 times as fast), its durations
+    // (BLOCK, min-idle-time, XPENDING's idle times) converted by its proxy.
+    assert!(err.contains("consumer clock: scaled, x10 "), "{err}");
+    assert_eq!(
+        counts(&live),
+        counts(&sim),
+        "redis-py consumer against sim: {err}"
+    );
+    assert_eq!(
+        keys_of(pid),
+        Vec::<String>::new(),
+        "the run's keys are deleted"
+    );
+    assert_eq!(
+        workers_left(&marker),
+        Vec::<String>::new(),
+        "no worker left"
+    );
 }
 
 /// Starts a long run of Python workers, sends `sig` once they run and the stream exists, and
@@ -230,16 +290,7 @@ fn interrupted(sig: Signal) {
     std::thread::sleep(Duration::from_secs(2));
     signal(&child, sig);
     assert_eq!(wait_within(&mut child, Duration::from_secs(30)), Some(3));
-    assert_eq!(
-        keys_of(pid),
-        Vec::<String>::new(),
-        "the run's keys are deleted"
-    );
-    assert_eq!(
-        workers_left(&marker),
-        Vec::<String>::new(),
-        "no worker left"
-    );
+    left_nothing(pid, &marker);
 }
 
 #[test]

@@ -349,6 +349,31 @@ fn consumer_clock_is_scaled_or_real_and_only_for_a_command() {
          takes its durations in whole seconds, which ackbench cannot convert between profile and \
          wall time exactly; set consumer.clock: real",
     );
+    // Redis Streams converts them in ackbench's RESP proxy, so not without it.
+    let redis = live.replace(
+        "mode: live\n",
+        "mode: live\nbroker: { kind: redis-streams, min_idle: 30s, observe: none }\n",
+    );
+    expect_error(
+        &redis,
+        &["consumer.clock=scaled"],
+        "consumer.clock: a scaled consumer clock is not available here: with broker.observe: none \
+         the workers reach the Redis server directly, and only ackbench's RESP proxy converts the \
+         durations a consumer sends; set consumer.clock: real",
+    );
+    let (_dir, path) = temp_profile(&redis.replace(", observe: none", ""));
+    let out = ackbench(&[
+        "check",
+        &path.display().to_string(),
+        "--set",
+        "consumer.clock=scaled",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "through the proxy: {}",
+        stderr(&out)
+    );
 }
 
 #[test]

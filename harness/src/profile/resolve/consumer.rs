@@ -190,10 +190,13 @@ pub fn scaled_clock_unsupported(broker: &BrokerSpec) -> Option<String> {
              AckWait) between profile and wall time"
                 .to_string(),
         ),
-        BrokerKind::RedisStreams(_) => Some(
-            "ackbench's Redis Streams proxy does not yet convert the durations a consumer sends"
+        // ackbench's RESP proxy converts them; without it nothing between consumer and server does.
+        BrokerKind::RedisStreams(_) if broker.observe == crate::profile::Observe::Direct => Some(
+            "with broker.observe: none the workers reach the Redis server directly, and only \
+             ackbench's RESP proxy converts the durations a consumer sends"
                 .to_string(),
         ),
+        BrokerKind::RedisStreams(_) => None,
     }
 }
 
@@ -606,6 +609,27 @@ mod tests {
              ackbench's proxy converts the durations a consumer sends (pull expiries, NAK \
              delays, AckWait) between profile and wall time; set consumer.clock: real (the \
              consumer scales its own durations by ACKBENCH_TIME_SCALE)"
+        );
+    }
+
+    #[test]
+    fn redis_streams_takes_a_scaled_clock_through_its_proxy_only() {
+        use crate::profile::scaled_clock_unsupported;
+        let redis = |observe: &str| {
+            let text = live("  command: [python3, c.py]\n").replace(
+                "mode: live\n",
+                &format!("mode: live\nbroker: {{ kind: redis-streams, min_idle: 30s{observe} }}\n"),
+            );
+            scaled_clock_unsupported(&scenario(&text).broker)
+        };
+        assert_eq!(redis(""), None);
+        assert_eq!(redis(", observe: proxy"), None);
+        assert_eq!(
+            redis(", observe: none").as_deref(),
+            Some(
+                "with broker.observe: none the workers reach the Redis server directly, and only \
+                 ackbench's RESP proxy converts the durations a consumer sends"
+            )
         );
     }
 

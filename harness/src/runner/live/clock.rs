@@ -210,6 +210,12 @@ impl ScaledClock {
         self.speed
     }
 
+    /// Where the faked timeline starts, as Unix milliseconds of the wall clock: a program on
+    /// this clock reads `start + speed * (now - start)` for the wall time `now`.
+    pub fn start_unix_ms(&self) -> f64 {
+        self.shared.start_ms
+    }
+
     /// The environment of a program on this clock, after `env` (the profile's `consumer.env`,
     /// whose `LD_PRELOAD`, if any, is kept after the clock's).
     pub fn env(&self, env: &[(String, String)]) -> Vec<(String, String)> {
@@ -252,6 +258,8 @@ pub fn faketime(speed: f64) -> String {
 struct Shared {
     sem: CString,
     shm: CString,
+    /// The CLOCK_REALTIME start written into the memory, Unix milliseconds.
+    start_ms: f64,
 }
 
 /// The shared memory's size: a page, more than libfaketime's `struct ft_shared_s`.
@@ -283,6 +291,17 @@ fn shared_start() -> Vec<u8> {
         bytes.extend(nsec.to_ne_bytes());
     }
     bytes
+}
+
+/// The CLOCK_REALTIME start in [`shared_start`]'s bytes, as Unix milliseconds.
+fn realtime_start_ms(bytes: &[u8]) -> f64 {
+    let word = |i: usize| {
+        bytes
+            .get(i * 8..i * 8 + 8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, i64::from_ne_bytes)
+    };
+    word(2) as f64 * 1e3 + word(3) as f64 / 1e6
 }
 
 /// Where POSIX shared memory and named semaphores live on Linux.
@@ -342,7 +361,12 @@ impl Shared {
                 0o600,
             )
         };
-        let shared = Shared { sem, shm };
+        let start = shared_start();
+        let shared = Shared {
+            sem,
+            shm,
+            start_ms: realtime_start_ms(&start),
+        };
         if fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -351,7 +375,7 @@ impl Shared {
         // SAFETY: `fd` was just opened and nothing else owns it.
         let mut memory = unsafe { std::fs::File::from_raw_fd(fd) };
         memory.set_len(SHARED_BYTES)?;
-        memory.write_all(&shared_start())?;
+        memory.write_all(&start)?;
         Ok(shared)
     }
 
@@ -497,6 +521,9 @@ mod tests {
             .unwrap()
             .as_secs() as i64;
         assert!((word(2) - now).abs() <= 1, "realtime {} vs {now}", word(2));
+        // The same start, read back as Unix milliseconds: its whole seconds are word 2's.
+        let ms = realtime_start_ms(&bytes);
+        assert_eq!((ms / 1e3).floor() as i64, word(2), "{ms}");
         for clock in 0..4 {
             let nanos = word(3 + clock * 2);
             assert!(

@@ -107,6 +107,7 @@ async fn run_live(
         published: published.clone(),
         spawner: &spawner,
         wire_scaled: clock.is_some(),
+        clock_start_ms: clock.as_ref().map(|c| c.start_unix_ms()),
     })
     .await
     .map_err(|e| match e {

@@ -200,6 +200,10 @@ pub struct Context<'a> {
     pub spawner: &'a Spawner,
     /// The consumer runs on the scaled clock: the durations it sends are in profile time.
     pub wire_scaled: bool,
+    /// With [`Context::wire_scaled`]: where the consumer's faked timeline starts, as Unix
+    /// milliseconds of the wall clock (it reads `start + (now - start) / time_scale`), for the
+    /// kinds whose consumers send or read absolute times.
+    pub clock_start_ms: Option<f64>,
 }
 
 /// Opens the scenario's broker for one run.

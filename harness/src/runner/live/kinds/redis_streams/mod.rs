@@ -11,12 +11,14 @@
 //! server: XINFO GROUPS (`pending` + `lag`) and XLEN of the dead stream, cached for 150 ms.
 
 mod entries;
+mod expiry;
 mod proxy;
 mod queue;
 mod resp;
 mod rule;
 mod sample;
 mod settings;
+mod wire;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,6 +32,7 @@ use self::entries::Entries;
 use self::proxy::{Observed, RespProtocol};
 use self::queue::{consumer_name, Names, RedisQueue};
 use self::rule::{unix_ms, wall_ms, ClaimRule};
+use self::wire::WireTime;
 use super::{
     BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
     QueueFactory,
@@ -58,6 +61,9 @@ pub struct RedisStreams {
     published: AtomicU64,
     /// `broker.observe: none`: workers connect to the server itself, not through the proxy.
     direct: bool,
+    /// The consumer rules as a worker process reads them: in wall time, or with the scaled
+    /// clock in profile time from the run's start on the consumer's clock.
+    worker_rule: ClaimRule,
 }
 
 fn unreachable(url: &str, reason: impl ToString) -> OpenError {
@@ -113,6 +119,21 @@ impl RedisStreams {
                 start_ms: started,
             },
         };
+        // A consumer on the scaled clock reads the rules in profile ms, the start on its clock.
+        let wire = match (cx.wire_scaled, cx.clock_start_ms) {
+            (true, Some(start)) => Some(WireTime::new(clock.scale(), start)),
+            _ => None,
+        };
+        let profile_ms = |d: Duration| d.as_millis() as u64;
+        let worker_rule = match &wire {
+            Some(w) => ClaimRule {
+                min_idle_ms: profile_ms(s.broker.visibility_timeout),
+                claim_every_ms: profile_ms(spec.claim_every),
+                max_deliveries: s.broker.max_receives,
+                start_ms: w.faked_time(started),
+            },
+            None => names.rule,
+        };
         let entries = Arc::new(Entries::default());
         let observed = Observed {
             state: cx.state.clone(),
@@ -121,6 +142,7 @@ impl RedisStreams {
             dead,
             min_idle: nanos(s.broker.visibility_timeout),
             claim_every: nanos(spec.claim_every),
+            wire,
         };
         let workers = s.consumer.workers;
         let proxy = match Proxy::start(
@@ -149,6 +171,7 @@ impl RedisStreams {
             counts: Mutex::new(None),
             published: AtomicU64::new(0),
             direct: s.broker.observe == crate::profile::Observe::Direct,
+            worker_rule,
         })
     }
 
@@ -313,7 +336,7 @@ impl LiveBroker for RedisStreams {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        env.extend(self.names.rule.env());
+        env.extend(self.worker_rule.env());
         env
     }
 

@@ -15,12 +15,18 @@
 //!
 //! A reply carrying a delivery a `received` kill is decided for is not forwarded: the
 //! connection is cut. Bytes that cannot be read as RESP are passed on unread from there on.
+//!
+//! With a consumer on the scaled clock, the durations in its commands and in the replies it
+//! reads are converted between profile and wall time ([`super::wire`]); what is observed is
+//! read from the commands as the server gets them (wall time). A command is forwarded once it
+//! is complete.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::entries::{Entries, Place};
-use super::resp::{command, decode, Resp, Value};
+use super::resp::{command_args, decode, decode_frame, encode_command, Frame, Reply, Resp, Value};
+use super::wire::{Retime, WireTime};
 use crate::record::{AckOutcome, EventKind, Nanos, WorkerId};
 use crate::runner::live::proxy::{Connection, Flow, Protocol};
 use crate::runner::live::state::LiveState;
@@ -34,6 +40,8 @@ pub struct Observed {
     /// `min_idle` and `claim_every` in profile nanoseconds.
     pub min_idle: Nanos,
     pub claim_every: Nanos,
+    /// With a consumer on the scaled clock: the conversion of its wire durations.
+    pub wire: Option<WireTime>,
 }
 
 impl Observed {
@@ -89,6 +97,8 @@ enum Expect {
     Queued,
     /// EXEC: an array of the queued commands' replies.
     Exec(Vec<Expect>),
+    /// A reply with durations the consumer reads, converted to profile time.
+    Retime(Retime),
 }
 
 struct RespConnection {
@@ -156,9 +166,14 @@ impl RespConnection {
         }
     }
 
-    /// A command of the worker: remember what its reply will say.
-    fn command(&mut self, args: &[String]) {
+    /// A command of the worker (as the server gets it): remember what its reply will say, and
+    /// what of it to convert.
+    fn command(&mut self, args: &[String], retime: Option<Retime>) {
         let name = upper(&args[0]);
+        let expect = |c: &Self| match (c.expect(args), retime) {
+            (Expect::Nothing, Some(r)) => Expect::Retime(r),
+            (e, _) => e,
+        };
         match (name.as_str(), &mut self.multi) {
             ("MULTI", None) => {
                 self.multi = Some(Vec::new());
@@ -173,14 +188,14 @@ impl RespConnection {
                 self.expected.push_back(Expect::Nothing);
             }
             (_, Some(_)) => {
-                let e = self.expect(args);
+                let e = expect(self);
                 if let Some(q) = &mut self.multi {
                     q.push(e);
                 }
                 self.expected.push_back(Expect::Queued);
             }
             (_, None) => {
-                let e = self.expect(args);
+                let e = expect(self);
                 self.expected.push_back(e);
             }
         }
@@ -193,7 +208,7 @@ impl RespConnection {
             return false;
         }
         match e {
-            Expect::Nothing | Expect::Queued => false,
+            Expect::Nothing | Expect::Queued | Expect::Retime(_) => false,
             Expect::Hello(r) => {
                 self.resp = r;
                 false
@@ -360,8 +375,8 @@ impl RespConnection {
 
 impl Connection for RespConnection {
     fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-        forward.extend_from_slice(bytes);
         if self.blind {
+            forward.extend_from_slice(bytes);
             return Flow::Go;
         }
         self.up.extend_from_slice(bytes);
@@ -369,15 +384,32 @@ impl Connection for RespConnection {
         loop {
             match decode(&self.up[used..], Resp::Two) {
                 Ok(Some((v, n))) => {
+                    let raw = &self.up[used..used + n];
                     used += n;
-                    match command(&v) {
-                        Some(args) => self.command(&args),
-                        None => self.expected.push_back(Expect::Nothing),
+                    let Some(mut args) = command_args(v) else {
+                        forward.extend_from_slice(raw);
+                        self.expected.push_back(Expect::Nothing);
+                        continue;
+                    };
+                    let (changed, retime) = match &self.run.wire {
+                        Some(w) => w.command(&mut args),
+                        None => (false, None),
+                    };
+                    match changed.then(|| encode_command(&args)) {
+                        Some(Ok(converted)) => forward.extend_from_slice(&converted),
+                        _ => forward.extend_from_slice(raw),
                     }
+                    let text: Vec<String> = args
+                        .iter()
+                        .map(|a| String::from_utf8_lossy(a).into_owned())
+                        .collect();
+                    self.command(&text, retime);
                 }
                 Ok(None) => break,
                 Err(_) => {
                     self.blind = true;
+                    forward.extend_from_slice(&self.up[used..]);
+                    used = self.up.len();
                     break;
                 }
             }
@@ -402,19 +434,27 @@ impl Connection for RespConnection {
                 Some(Expect::Hello(r)) => *r,
                 _ => self.resp,
             };
-            match decode(&self.down[used..], resp) {
-                Ok(Some((Value::Push, n))) => {
-                    forward.extend_from_slice(&self.down[used..used + n]);
+            match decode_frame(&self.down[used..], resp) {
+                Ok(Some((mut frame, n))) => {
+                    let raw = used..used + n;
                     used += n;
-                }
-                Ok(Some((v, n))) => {
+                    if frame.is_push() {
+                        forward.extend_from_slice(&self.down[raw]);
+                        continue;
+                    }
                     let e = self.expected.pop_front().unwrap_or(Expect::Nothing);
-                    if self.reply(e, &v) {
+                    let converted = match &self.run.wire {
+                        Some(w) if retime(w, &e, &mut frame) => frame.encode().ok(),
+                        _ => None,
+                    };
+                    if self.reply(e, &frame.into_value()) {
                         flow = Flow::Cut;
                         break;
                     }
-                    forward.extend_from_slice(&self.down[used..used + n]);
-                    used += n;
+                    match converted {
+                        Some(bytes) => forward.extend_from_slice(&bytes),
+                        None => forward.extend_from_slice(&self.down[raw]),
+                    }
                 }
                 Ok(None) => break,
                 Err(_) => {
@@ -427,6 +467,29 @@ impl Connection for RespConnection {
         }
         self.down.drain(..used);
         flow
+    }
+}
+
+/// Converts the durations of a reply that expected `e` (the replies queued in a transaction
+/// included): true when any were.
+fn retime(wire: &WireTime, e: &Expect, frame: &mut Frame) -> bool {
+    match frame {
+        Frame::Two(f) => retime_in(wire, e, f),
+        Frame::Three(f) => retime_in(wire, e, f),
+    }
+}
+
+fn retime_in<F: Reply>(wire: &WireTime, e: &Expect, f: &mut F) -> bool {
+    match e {
+        Expect::Retime(r) => {
+            wire.retime(*r, f);
+            true
+        }
+        Expect::Exec(queued) => queued
+            .iter()
+            .zip(f.items_mut())
+            .fold(false, |any, (e, f)| retime_in(wire, e, f) | any),
+        _ => false,
     }
 }
 
@@ -459,7 +522,11 @@ mod tests {
     }
 
     fn run() -> (Arc<LiveState>, Arc<Observed>) {
-        let state = LiveState::new(LiveClock::new(1.0), "s", 3, KillSchedule::new(&[], 1));
+        run_with(1.0, None)
+    }
+
+    fn run_with(scale: f64, wire: Option<WireTime>) -> (Arc<LiveState>, Arc<Observed>) {
+        let state = LiveState::new(LiveClock::new(scale), "s", 3, KillSchedule::new(&[], 1));
         let entries = Arc::new(Entries::default());
         entries.published("0-1".into(), 1);
         entries.published("0-2".into(), 2);
@@ -470,6 +537,7 @@ mod tests {
             dead: "s:dead".into(),
             min_idle: 30_000_000_000,
             claim_every: 0,
+            wire,
         });
         (state, run)
     }
@@ -606,5 +674,143 @@ mod tests {
             outcomes(&state.take_events()),
             ["deliver 1.1 to 1", "ack 1.1 by 1: Deleted"]
         );
+    }
+
+    /// Sends `command` from a worker; what reached the server.
+    fn sent(c: &mut dyn Connection, command: &[&str]) -> Vec<u8> {
+        let mut fwd = Vec::new();
+        c.from_worker(&cmd(command), &mut fwd);
+        fwd
+    }
+
+    #[tokio::test]
+    async fn a_scaled_consumers_durations_are_converted_and_its_deliveries_still_observed() {
+        // time_scale 0.05: 20 profile ms per wall ms.
+        let (state, run) = run_with(0.05, Some(WireTime::new(0.05, 1_000_000.0)));
+        let mut w1 = RespProtocol(run).connection(1);
+        // BLOCK 1000 profile ms reaches the server as 50 wall ms; the reply is read as always:
+        // entry 0-1 is delivery 1. A command in two pieces goes on once complete.
+        let read = [
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c1",
+            "BLOCK",
+            "1000",
+            "STREAMS",
+            "s",
+            ">",
+        ];
+        let bytes = cmd(&read);
+        let mut fwd = Vec::new();
+        w1.from_worker(&bytes[..7], &mut fwd);
+        assert!(fwd.is_empty());
+        w1.from_worker(&bytes[7..], &mut fwd);
+        assert_eq!(
+            fwd,
+            cmd(&[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "c1",
+                "BLOCK",
+                "50",
+                "STREAMS",
+                "s",
+                ">"
+            ])
+        );
+        let reply = format!("*1\r\n*2\r\n{}{}", bulk("s"), entry("0-1"));
+        let mut back = Vec::new();
+        w1.from_server(reply.as_bytes(), &mut back);
+        assert_eq!(back, reply.as_bytes());
+        // XPENDING IDLE 30000 -> 1500; its reply's idle 1600 wall ms is 32 000 profile ms. The
+        // same inside MULTI/EXEC, beside an XACK that is still observed.
+        assert_eq!(
+            sent(
+                &mut *w1,
+                &["XPENDING", "s", "g", "IDLE", "30000", "-", "+", "16"]
+            ),
+            cmd(&["XPENDING", "s", "g", "IDLE", "1500", "-", "+", "16"])
+        );
+        let pending =
+            |idle: u32| format!("*1\r\n*4\r\n{}{}:{idle}\r\n:1\r\n", bulk("0-1"), bulk("c1"));
+        let mut back = Vec::new();
+        w1.from_server(pending(1600).as_bytes(), &mut back);
+        assert_eq!(back, pending(32_000).as_bytes());
+        let mut fwd = Vec::new();
+        let mut tx = cmd(&["MULTI"]);
+        tx.extend(cmd(&["XPENDING", "s", "g", "-", "+", "16"]));
+        tx.extend(cmd(&["XACK", "s", "g", "0-1"]));
+        tx.extend(cmd(&["EXEC"]));
+        w1.from_worker(&tx, &mut fwd);
+        assert_eq!(fwd, tx, "nothing to convert in these commands");
+        let replies =
+            |idle: u32| format!("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n{}:1\r\n", pending(idle));
+        let mut back = Vec::new();
+        w1.from_server(replies(5).as_bytes(), &mut back);
+        assert_eq!(back, replies(100).as_bytes());
+        // TTL goes as PTTL; 1499 wall ms to live is 29.98 profile s: 30.
+        assert_eq!(sent(&mut *w1, &["TTL", "k"]), cmd(&["PTTL", "k"]));
+        let mut back = Vec::new();
+        w1.from_server(b":1499\r\n", &mut back);
+        assert_eq!(back, b":30\r\n");
+        assert_eq!(
+            outcomes(&state.take_events()),
+            ["deliver 1.1 to 1", "ack 1.1 by 1: Deleted"]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_scaled_consumers_hand_back_is_observed_from_its_wall_idle() {
+        // IDLE 10 000 profile ms on a JUSTID XCLAIM by the holder reaches the server as 500
+        // wall ms: the entry is claimable 30 s - 10 s = 20 s of profile time on.
+        let (state, run) = run_with(0.05, Some(WireTime::new(0.05, 0.0)));
+        let mut w1 = RespProtocol(run).connection(1);
+        let read = ["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"];
+        exchange(
+            &mut *w1,
+            &read,
+            &format!("*1\r\n*2\r\n{}{}", bulk("s"), entry("0-1")),
+        );
+        let back = [
+            "XCLAIM", "s", "g", "c1", "0", "0-1", "IDLE", "10000", "JUSTID",
+        ];
+        assert_eq!(
+            sent(&mut *w1, &back),
+            cmd(&["XCLAIM", "s", "g", "c1", "0", "0-1", "IDLE", "500", "JUSTID"])
+        );
+        let mut fwd = Vec::new();
+        w1.from_server(format!("*1\r\n{}", bulk("0-1")).as_bytes(), &mut fwd);
+        let released = state.take_events().into_iter().find_map(|e| match e.kind {
+            EventKind::VisibilityChanged { lease_end, .. } => Some((lease_end, e.at)),
+            _ => None,
+        });
+        let (visible_at, at) = released.expect("a hand-back");
+        assert!(
+            visible_at.abs_diff(at + 20_000_000_000) < 1_000_000_000,
+            "claimable 20 s after {at}: {visible_at}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_scaled_consumers_resp3_replies_are_converted() {
+        let (_state, run) = run_with(0.05, Some(WireTime::new(0.05, 0.0)));
+        let mut w1 = RespProtocol(run).connection(1);
+        let hello = format!("%1\r\n{}:3\r\n", bulk("proto"));
+        exchange(&mut *w1, &["HELLO", "3"], &hello);
+        // XINFO CONSUMERS in RESP3: a map per consumer; idle 75 wall ms is 1500 profile ms.
+        sent(&mut *w1, &["XINFO", "CONSUMERS", "s", "g"]);
+        let info = |idle: u32| {
+            format!(
+                "*1\r\n%2\r\n{}{}{}:{idle}\r\n",
+                bulk("name"),
+                bulk("c1"),
+                bulk("idle")
+            )
+        };
+        let mut back = Vec::new();
+        w1.from_server(info(75).as_bytes(), &mut back);
+        assert_eq!(back, info(1500).as_bytes());
     }
 }

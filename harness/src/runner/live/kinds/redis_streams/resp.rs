@@ -1,11 +1,15 @@
 //! RESP as the proxy reads it: the worker's commands (arrays of bulk strings) and the server's
 //! replies, decoded by the `redis-protocol` crate (RESP2, or RESP3 after the worker's `HELLO 3`)
-//! into one small value type that says what the stream commands' replies carry.
+//! into one small value type that says what the stream commands' replies carry. A command or a
+//! reply whose durations the proxy converts ([`super::wire`]) is encoded again by the crate
+//! (a RESP3 map keeps its order: the crate's `index-map` feature).
 
 use redis_protocol::resp2::decode::decode as decode2;
-use redis_protocol::resp2::types::OwnedFrame as Frame2;
+use redis_protocol::resp2::encode::encode as encode2;
+use redis_protocol::resp2::types::{OwnedFrame as Frame2, Resp2Frame};
 use redis_protocol::resp3::decode::complete::decode as decode3;
-use redis_protocol::resp3::types::OwnedFrame as Frame3;
+use redis_protocol::resp3::encode::complete::encode as encode3;
+use redis_protocol::resp3::types::{OwnedFrame as Frame3, Resp3Frame};
 
 /// A decoded RESP value, RESP2 and RESP3 alike (a RESP3 map is its key-value pairs in a row).
 #[derive(Debug, Clone, PartialEq)]
@@ -32,13 +36,146 @@ pub enum Resp {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Undecodable(pub String);
 
-/// The first complete value in `buf` and its length, `None` while it is incomplete.
-pub fn decode(buf: &[u8], resp: Resp) -> Result<Option<(Value, usize)>, Undecodable> {
+/// A reply as the crate decoded it, kept to be encoded again when converted.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Frame {
+    Two(Frame2),
+    Three(Frame3),
+}
+
+/// The first complete frame in `buf` and its length, `None` while it is incomplete.
+pub fn decode_frame(buf: &[u8], resp: Resp) -> Result<Option<(Frame, usize)>, Undecodable> {
     let err = |e: redis_protocol::error::RedisProtocolError| Undecodable(e.to_string());
     Ok(match resp {
-        Resp::Two => decode2(buf).map_err(err)?.map(|(f, n)| (from2(f), n)),
-        Resp::Three => decode3(buf).map_err(err)?.map(|(f, n)| (from3(f), n)),
+        Resp::Two => decode2(buf).map_err(err)?.map(|(f, n)| (Frame::Two(f), n)),
+        Resp::Three => decode3(buf)
+            .map_err(err)?
+            .map(|(f, n)| (Frame::Three(f), n)),
     })
+}
+
+/// The first complete value in `buf` and its length, `None` while it is incomplete.
+pub fn decode(buf: &[u8], resp: Resp) -> Result<Option<(Value, usize)>, Undecodable> {
+    Ok(decode_frame(buf, resp)?.map(|(f, n)| (f.into_value(), n)))
+}
+
+impl Frame {
+    pub fn into_value(self) -> Value {
+        match self {
+            Frame::Two(f) => from2(f),
+            Frame::Three(f) => from3(f),
+        }
+    }
+
+    /// A RESP3 push: out of band, it answers no request.
+    pub fn is_push(&self) -> bool {
+        matches!(self, Frame::Three(Frame3::Push { .. }))
+    }
+
+    /// The frame's bytes on the wire. The crate's decoder builds a RESP3 map from its last
+    /// pair to its first (into an `IndexMap`: its `index-map` feature), so each map is turned
+    /// back to the server's order first (a test below checks the bytes).
+    pub fn encode(&mut self) -> Result<Vec<u8>, Undecodable> {
+        let err = |e: redis_protocol::error::RedisProtocolError| Undecodable(e.to_string());
+        let mut buf = match self {
+            Frame::Two(f) => vec![0; f.encode_len(false)],
+            Frame::Three(f) => {
+                wire_order(f);
+                vec![0; f.encode_len(false)]
+            }
+        };
+        let n = match self {
+            Frame::Two(f) => encode2(&mut buf, f, false).map_err(err)?,
+            Frame::Three(f) => encode3(&mut buf, f, false).map_err(err)?,
+        };
+        buf.truncate(n);
+        Ok(buf)
+    }
+}
+
+/// Reverses every map in `f` (see [`Frame::encode`]).
+fn wire_order(f: &mut Frame3) {
+    match f {
+        Frame3::Map { data, .. } => {
+            data.reverse();
+            data.values_mut().for_each(wire_order);
+        }
+        Frame3::Array { data, .. } | Frame3::Push { data, .. } => {
+            data.iter_mut().for_each(wire_order)
+        }
+        _ => {}
+    }
+}
+
+/// A command's bytes on the wire: an array of bulk strings.
+pub fn encode_command(args: &[Vec<u8>]) -> Result<Vec<u8>, Undecodable> {
+    let frame = Frame2::Array(args.iter().cloned().map(Frame2::BulkString).collect());
+    Frame::Two(frame).encode()
+}
+
+/// What converting a reply's durations needs of a frame, RESP2 and RESP3 alike.
+pub trait Reply {
+    /// An integer's value, to change in place.
+    fn int_mut(&mut self) -> Option<&mut i64>;
+    /// An array's (or a set's) elements.
+    fn items_mut(&mut self) -> &mut [Self]
+    where
+        Self: Sized;
+    /// The value of `field` in a RESP3 map, or in a RESP2 array of field-value pairs.
+    fn field_mut(&mut self, field: &str) -> Option<&mut Self>
+    where
+        Self: Sized;
+}
+
+impl Reply for Frame2 {
+    fn int_mut(&mut self) -> Option<&mut i64> {
+        match self {
+            Frame2::Integer(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    fn items_mut(&mut self) -> &mut [Frame2] {
+        match self {
+            Frame2::Array(a) => a,
+            _ => &mut [],
+        }
+    }
+
+    fn field_mut(&mut self, field: &str) -> Option<&mut Frame2> {
+        self.items_mut()
+            .chunks_exact_mut(2)
+            .find(|kv| matches!(&kv[0], Frame2::BulkString(k) | Frame2::SimpleString(k) if k == field.as_bytes()))
+            .map(|kv| &mut kv[1])
+    }
+}
+
+impl Reply for Frame3 {
+    fn int_mut(&mut self) -> Option<&mut i64> {
+        match self {
+            Frame3::Number { data, .. } => Some(data),
+            _ => None,
+        }
+    }
+
+    fn items_mut(&mut self) -> &mut [Frame3] {
+        match self {
+            Frame3::Array { data, .. } => data,
+            _ => &mut [],
+        }
+    }
+
+    fn field_mut(&mut self, field: &str) -> Option<&mut Frame3> {
+        let is = |k: &Frame3| matches!(k, Frame3::BlobString { data, .. } | Frame3::SimpleString { data, .. } if data == field.as_bytes());
+        match self {
+            Frame3::Map { data, .. } => data.iter_mut().find(|(k, _)| is(k)).map(|(_, v)| v),
+            Frame3::Array { data, .. } => data
+                .chunks_exact_mut(2)
+                .find(|kv| is(&kv[0]))
+                .map(|kv| &mut kv[1]),
+            _ => None,
+        }
+    }
 }
 
 fn from2(f: Frame2) -> Value {
@@ -112,11 +249,16 @@ impl Value {
     }
 }
 
-/// A command as the worker sent it: its arguments as text (a stream command's arguments are
-/// names, ids and numbers; bodies are not read).
-pub fn command(v: &Value) -> Option<Vec<String>> {
+/// A command's arguments as bytes, exactly as sent.
+pub fn command_args(v: Value) -> Option<Vec<Vec<u8>>> {
     match v {
-        Value::Array(args) if !args.is_empty() => args.iter().map(Value::text).collect(),
+        Value::Array(args) if !args.is_empty() => args
+            .into_iter()
+            .map(|a| match a {
+                Value::Bytes(b) => Some(b),
+                _ => None,
+            })
+            .collect(),
         _ => None,
     }
 }
@@ -131,7 +273,10 @@ mod tests {
         assert_eq!(decode(&bytes[..10], Resp::Two), Ok(None));
         let (v, n) = decode(bytes, Resp::Two).unwrap().unwrap();
         assert_eq!(n, bytes.len());
-        assert_eq!(command(&v).unwrap(), ["XACK", "s", "g"]);
+        assert_eq!(
+            command_args(v).unwrap(),
+            [b"XACK".to_vec(), b"s".to_vec(), b"g".to_vec()]
+        );
     }
 
     #[test]
@@ -148,5 +293,39 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(push, Value::Push);
+    }
+
+    #[test]
+    fn a_frame_is_encoded_again_byte_for_byte() {
+        // XPENDING's extended reply (RESP2), and XINFO CONSUMERS' in RESP3: maps (one inside
+        // another here), whose fields keep their order.
+        let r2 = b"*1\r\n*4\r\n$3\r\n0-1\r\n$2\r\nc1\r\n:1500\r\n:1\r\n";
+        let r3 = b"*1\r\n%3\r\n$4\r\nname\r\n$2\r\nc1\r\n$4\r\nidle\r\n:75\r\n$1\r\nm\r\n%2\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n:2\r\n";
+        for (bytes, resp) in [(&r2[..], Resp::Two), (&r3[..], Resp::Three)] {
+            let (mut f, n) = decode_frame(bytes, resp).unwrap().unwrap();
+            assert_eq!(n, bytes.len());
+            assert_eq!(f.encode().unwrap(), bytes);
+        }
+        assert_eq!(
+            encode_command(&[b"XACK".to_vec(), b"s".to_vec()]).unwrap(),
+            b"*2\r\n$4\r\nXACK\r\n$1\r\ns\r\n"
+        );
+    }
+
+    #[test]
+    fn fields_and_integers_are_found_in_resp2_pairs_and_resp3_maps() {
+        let r2 = b"*4\r\n$4\r\nname\r\n$2\r\nc1\r\n$4\r\nidle\r\n:75\r\n";
+        let Some((Frame::Two(mut f), _)) = decode_frame(r2, Resp::Two).unwrap() else {
+            panic!("RESP2")
+        };
+        *f.field_mut("idle").and_then(Reply::int_mut).unwrap() = 1500;
+        assert_eq!(f.field_mut("name").and_then(Reply::int_mut), None);
+        assert_eq!(f.items_mut()[3], Frame2::Integer(1500));
+        let r3 = b"%2\r\n$4\r\nname\r\n$2\r\nc1\r\n$4\r\nidle\r\n:75\r\n";
+        let Some((Frame::Three(mut f), _)) = decode_frame(r3, Resp::Three).unwrap() else {
+            panic!("RESP3")
+        };
+        assert_eq!(f.field_mut("idle").and_then(Reply::int_mut), Some(&mut 75));
+        assert!(f.field_mut("inactive").is_none());
     }
 }
