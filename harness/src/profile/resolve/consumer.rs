@@ -165,7 +165,13 @@ pub fn check_mode(
 /// side must convert them. The embedded SQS endpoint does; each real broker kind's proxy says
 /// here whether it does.
 pub fn scaled_clock_unsupported(broker: &BrokerSpec) -> Option<String> {
-    use crate::profile::scenario::BrokerKind;
+    use crate::profile::scenario::{BrokerKind, Observe};
+    let direct = |server: &str, converts: &str| {
+        Some(format!(
+            "with broker.observe: none the workers reach {server} directly, and only ackbench's \
+             {converts}"
+        ))
+    };
     match &broker.kind {
         BrokerKind::Sqs if broker.url.is_none() => None,
         BrokerKind::Sqs => Some(
@@ -173,30 +179,23 @@ pub fn scaled_clock_unsupported(broker: &BrokerSpec) -> Option<String> {
              cannot convert between profile and wall time exactly"
                 .to_string(),
         ),
-        BrokerKind::RabbitMq(_) if broker.observe == crate::profile::scenario::Observe::Proxy => {
-            None
-        }
-        BrokerKind::RabbitMq(_) => Some(
-            "with broker.observe: none the workers reach RabbitMQ directly, and only ackbench's \
-             AMQP proxy converts the durations a consumer sends (its heartbeat, TTLs)"
-                .to_string(),
+        // Each real broker's proxy converts them (`runner/live/kinds/<kind>/`: RabbitMQ's
+        // `wire_time.rs`, NATS's and Redis's `wire.rs`); without it the workers talk to the
+        // server itself.
+        _ if broker.observe == Observe::Proxy => None,
+        BrokerKind::RabbitMq(_) => direct(
+            "RabbitMQ",
+            "AMQP proxy converts the durations a consumer sends (its heartbeat, TTLs)",
         ),
-        // The proxy converts them (harness/src/runner/live/kinds/nats/wire.rs); without it the
-        // workers talk to the server itself.
-        BrokerKind::Nats(_) if broker.observe == crate::profile::scenario::Observe::Proxy => None,
-        BrokerKind::Nats(_) => Some(
-            "with broker.observe: none the workers reach the NATS server directly, and only \
-             ackbench's proxy converts the durations a consumer sends (pull expiries, NAK delays, \
-             AckWait) between profile and wall time"
-                .to_string(),
+        BrokerKind::Nats(_) => direct(
+            "the NATS server",
+            "proxy converts the durations a consumer sends (pull expiries, NAK delays, AckWait) \
+             between profile and wall time",
         ),
-        // ackbench's RESP proxy converts them; without it nothing between consumer and server does.
-        BrokerKind::RedisStreams(_) if broker.observe == crate::profile::Observe::Direct => Some(
-            "with broker.observe: none the workers reach the Redis server directly, and only \
-             ackbench's RESP proxy converts the durations a consumer sends"
-                .to_string(),
+        BrokerKind::RedisStreams(_) => direct(
+            "the Redis server",
+            "RESP proxy converts the durations a consumer sends",
         ),
-        BrokerKind::RedisStreams(_) => None,
     }
 }
 
