@@ -172,15 +172,7 @@ impl NatsBroker {
             }
         }
         let read = Instant::now();
-        let stream = self
-            .js
-            .get_stream_no_info(&self.stream)
-            .await
-            .map_err(|e| format!("cannot read stream {}: {e}", self.stream))?;
-        let info = stream
-            .consumer_info(CONSUMER)
-            .await
-            .map_err(|e| format!("cannot read consumer {CONSUMER} of {}: {e}", self.stream))?;
+        let info = consumer_info(&self.js, &self.stream, CONSUMER).await?;
         let n = info.num_pending + info.num_ack_pending as u64;
         let mut c = self.cached.lock().unwrap_or_else(PoisonError::into_inner);
         // A publish since the read began made it stale: it is used once, not kept.
@@ -189,6 +181,21 @@ impl NatsBroker {
         }
         Ok(n)
     }
+}
+
+/// The server's info of `consumer` on `stream` (its `num_pending`, `num_ack_pending`), as the
+/// run's counts and its sampler read it.
+async fn consumer_info(
+    js: &jetstream::Context,
+    stream: &str,
+    consumer: &str,
+) -> Result<consumer::Info, String> {
+    js.get_stream_no_info(stream)
+        .await
+        .map_err(|e| format!("cannot read stream {stream}: {e}"))?
+        .consumer_info(consumer)
+        .await
+        .map_err(|e| format!("cannot read consumer {consumer} of {stream}: {e}"))
 }
 
 /// The server's address, for the workers' proxy.

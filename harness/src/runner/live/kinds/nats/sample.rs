@@ -49,15 +49,7 @@ impl Sampler {
     }
 
     async fn read(&mut self) -> Result<BrokerSample, String> {
-        let stream = self
-            .js
-            .get_stream_no_info(&self.stream)
-            .await
-            .map_err(|e| format!("cannot read stream {}: {e}", self.stream))?;
-        let info = stream
-            .consumer_info(&self.consumer)
-            .await
-            .map_err(|e| format!("cannot read consumer {}: {e}", self.consumer))?;
+        let info = super::consumer_info(&self.js, &self.stream, &self.consumer).await?;
         // The server wrote every advisory it published before this answer to the same
         // connection ahead of it: they are all waiting here now.
         while let Some(Some(m)) = self.advisories.next().now_or_never() {
