@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::common::{ackbench, run_profile, stderr, temp_profile};
+use crate::common::{ackbench, run_profile, stderr, temp_profile, CORE_COUNTS};
 
 /// Runs a profile into a temp folder; returns (exit code, summary.json).
 fn run(profile: &str) -> (i32, Value) {
@@ -11,16 +11,8 @@ fn run(profile: &str) -> (i32, Value) {
     (r.code(), r.summary())
 }
 
-fn counts(s: &Value) -> [u64; 6] {
-    [
-        "messages",
-        "deliveries",
-        "effects",
-        "duplicate_effects",
-        "dlq",
-        "lost",
-    ]
-    .map(|k| s[k].as_u64().unwrap_or_else(|| panic!("{k}: {}", s[k])))
+fn counts(s: &Value) -> Vec<u64> {
+    crate::common::counts(s, &CORE_COUNTS)
 }
 
 #[test]

@@ -2,18 +2,12 @@
 
 use serde_json::Value;
 
-use crate::common::{ackbench, run_profile};
+use crate::common::{ackbench, counts, run_profile};
 
 /// Runs a profile into a temp folder; returns (exit code, summary.json, stdout, report dir).
 fn run(profile: &str, extra: &[&str]) -> (i32, Value, String, tempfile::TempDir) {
     let r = run_profile(std::path::Path::new(profile), extra);
     (r.code(), r.summary(), r.stdout(), r.dir)
-}
-
-fn counts(v: &Value, keys: &[&str]) -> Vec<u64> {
-    keys.iter()
-        .map(|k| v[*k].as_u64().unwrap_or_else(|| panic!("{k}: {}", v[*k])))
-        .collect()
 }
 
 #[test]

@@ -79,6 +79,24 @@ pub fn wait_within(child: &mut std::process::Child, limit: std::time::Duration) 
     }
 }
 
+/// The counts of summary.json the tests compare most: messages, deliveries, effects,
+/// duplicates, DLQ and lost.
+pub const CORE_COUNTS: [&str; 6] = [
+    "messages",
+    "deliveries",
+    "effects",
+    "duplicate_effects",
+    "dlq",
+    "lost",
+];
+
+/// The counts `keys` of a summary, in that order; a key that is not a count panics, naming it.
+pub fn counts(s: &serde_json::Value, keys: &[&str]) -> Vec<u64> {
+    keys.iter()
+        .map(|k| s[*k].as_u64().unwrap_or_else(|| panic!("{k}: {}", s[*k])))
+        .collect()
+}
+
 /// Reads a report folder's summary.json.
 pub fn summary_of(dir: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(dir.join("summary.json"))

@@ -39,9 +39,7 @@ const KEYS: [&str; 6] = [
 ];
 
 fn counts(s: &Value) -> Vec<u64> {
-    KEYS.iter()
-        .map(|k| s[*k].as_u64().unwrap_or_else(|| panic!("{k} in {s}")))
-        .collect()
+    crate::common::counts(s, &KEYS)
 }
 
 /// What ackbench named on the server for the run of process `pid` (`ackbench-<pid>-<millis>`):
