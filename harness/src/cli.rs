@@ -222,6 +222,14 @@ pub struct RunArgs {
     /// Example: --trace msg-1
     #[arg(long, value_name = "KEY")]
     pub trace: Vec<String>,
+    /// How a sim run keeps its history. `stream`: the metrics are folded as the run goes, so
+    /// memory is what is in flight (a day of traffic, 100M messages, fits in under 2 GiB).
+    /// `full`: every event, call and effect is kept until the run ends. `auto`: stream above 50
+    /// planned messages; full up to that (the report's worker timeline is drawn from it), with
+    /// `--trace`, and with a modelled producer (`workload.producer`, `broker.fifo`). The reports
+    /// are the same either way; live runs keep their full record.
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = RecordArg::Auto)]
+    pub record: RecordArg,
     /// Outputs to render, comma-separated [default: all]. The recorded data (summary.json,
     /// timeseries.csv, run.json, latency histograms) is always written.
     #[arg(long = "format", value_enum, value_delimiter = ',', default_values_t = Format::ALL.to_vec())]
@@ -307,4 +315,12 @@ pub struct SizeArgs {
     /// then overwrites only the files it writes and removes none of the others.
     #[arg(long)]
     pub force: bool,
+}
+
+/// `ackbench run --record`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecordArg {
+    Auto,
+    Full,
+    Stream,
 }

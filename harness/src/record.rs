@@ -70,6 +70,10 @@ pub struct RunRecord {
     /// The clock a live run's consumer programs ran on (`consumer.clock`); `None` for a sim run
     /// and for built-in targets, which run on the run's own clock.
     pub consumer_clock: Option<ConsumerClockRecord>,
+    /// A streamed run's history, folded as it ran (`run.record: stream`): then `messages`,
+    /// `events` and the ledger are empty, and the metrics and the time series are read from
+    /// here. `None`: the record holds the whole history.
+    pub streamed: Option<Box<crate::metrics::stream::Folded>>,
 }
 
 /// The clock a live run's consumer programs ran on, and what the run measured of it.

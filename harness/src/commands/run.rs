@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use super::default_folder::default_folder;
 use super::{load, mode_name, shell_word};
-use crate::cli::RunArgs;
+use crate::cli::{RecordArg, RunArgs};
 use crate::profile::{self, Scenario};
 use crate::report::folder::{self, Prepared};
 use crate::report::{self, Progress, RunInfo, RunOutputs, RunProgress};
@@ -34,6 +34,13 @@ pub fn run(args: RunArgs) -> i32 {
         eprintln!("error: {e}");
         return exit::BAD_INPUT;
     }
+    scenario.run.record = match record_mode(&args, &scenario) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: --record stream: {e}");
+            return exit::BAD_INPUT;
+        }
+    };
     let profile_text = match profile::effective_yaml(&args.profile.profile, &args.profile.sets) {
         Ok(t) => t,
         Err(e) => {
@@ -172,6 +179,41 @@ pub fn run(args: RunArgs) -> i32 {
 
     // Exit code: 0 pass, 1 a budget failed, 3 incomplete.
     summary.verdict.exit_code()
+}
+
+/// How the run keeps its history (`--record`): `--trace` needs the full record; `stream` is
+/// refused where the run could not stream.
+fn record_mode(args: &RunArgs, scenario: &Scenario) -> Result<profile::Record, String> {
+    Ok(match args.record {
+        RecordArg::Full => profile::Record::Full,
+        RecordArg::Auto if args.trace.is_empty() => profile::Record::Auto,
+        RecordArg::Auto => profile::Record::Full,
+        RecordArg::Stream => {
+            if scenario.mode == profile::Mode::Live {
+                return Err(
+                    "a live run keeps its full record (its length is bounded by the \
+                            wall clock); stream is for sim runs"
+                        .into(),
+                );
+            }
+            if !args.trace.is_empty() {
+                return Err(
+                    "--trace reads a message's events from the full record: give \
+                            --record full, or leave --record out"
+                        .into(),
+                );
+            }
+            if scenario.workload.producer.is_some() || scenario.broker.fifo.is_some() {
+                return Err(
+                    "this run models the producer's sends (workload.producer or \
+                            broker.fifo): a key's copies and its message groups are read from \
+                            the full record, which it keeps"
+                        .into(),
+                );
+            }
+            profile::Record::Stream
+        }
+    })
 }
 
 /// The longest `--trace` key: `trace-KEY.txt` must fit a file system's 255-byte names.

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::handlers::for_each_span;
 use super::place::{index_of, Place, Places};
-use crate::record::{AckOutcome, EventKind, Nanos, RunRecord};
+use crate::record::{AckOutcome, EventKind, Nanos, RunRecord, Seq};
 
 /// What happened to one published message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,7 +50,7 @@ impl MessageAccount {
 
     /// The longest this message waited in the main queue, measured from its publish: to the last
     /// time it left the main queue, or to `end` if it is still there.
-    fn oldest_age(&self, published_at: Nanos, end: Nanos) -> Nanos {
+    pub fn oldest_age(&self, published_at: Nanos, end: Nanos) -> Nanos {
         let until = if self.place.in_main_queue() {
             Some(end)
         } else {
@@ -68,34 +68,16 @@ pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
     let mut acc = vec![MessageAccount::default(); n];
     for e in &record.ledger.effects {
         if let Some(i) = e.seq.and_then(|q| index_of(q, n)) {
-            let a = &mut acc[i];
-            a.effects = a.effects.saturating_add(1);
-            a.first_effect = Some(a.first_effect.map_or(e.at, |f| f.min(e.at)));
+            acc[i].effect(e.at);
         }
     }
     let mut places = Places::new(n);
     for e in &record.events {
-        match e.kind {
-            EventKind::Rejected { seq, .. } => {
-                if let Some(i) = index_of(seq, n) {
-                    acc[i].rejected = true;
-                }
-            }
-            EventKind::Acked {
-                seq,
-                outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted | AckOutcome::LateDeleted,
-                ..
-            } => {
-                if let Some(a) = index_of(seq, n).map(|i| &mut acc[i]) {
-                    a.acked_at = a.acked_at.or(Some(e.at));
-                }
-            }
-            _ => {}
+        if let Some(i) = event_seq(&e.kind).and_then(|q| index_of(q, n)) {
+            acc[i].event(e.at, &e.kind);
         }
         if let Some(m) = places.apply(&e.kind) {
-            if m.from.in_main_queue() && !m.to.in_main_queue() {
-                acc[m.index].left_queue_at = Some(e.at);
-            }
+            acc[m.index].moved(e.at, m.from, m.to);
         }
     }
     for (a, p) in acc.iter_mut().zip(places.into_vec()) {
@@ -105,6 +87,44 @@ pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
         fold_copies(&mut acc, &first);
     }
     acc
+}
+
+/// The message an event is about, for [`MessageAccount::event`] (refusals and deleting acks).
+pub fn event_seq(kind: &EventKind) -> Option<Seq> {
+    match *kind {
+        EventKind::Rejected { seq, .. } => Some(seq),
+        EventKind::Acked {
+            seq,
+            outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted | AckOutcome::LateDeleted,
+            ..
+        } => Some(seq),
+        _ => None,
+    }
+}
+
+impl MessageAccount {
+    /// An effect for the message's key at `at`.
+    pub fn effect(&mut self, at: Nanos) {
+        self.effects = self.effects.saturating_add(1);
+        self.first_effect = Some(self.first_effect.map_or(at, |f| f.min(at)));
+    }
+
+    /// An event about the message ([`event_seq`]): a refusal, or an ack that deleted it.
+    pub fn event(&mut self, at: Nanos, kind: &EventKind) {
+        match kind {
+            EventKind::Rejected { .. } => self.rejected = true,
+            EventKind::Acked { .. } => self.acked_at = self.acked_at.or(Some(at)),
+            _ => {}
+        }
+    }
+
+    /// The message moved from `from` to `to` at `at` ([`super::place::Places::apply`]).
+    pub fn moved(&mut self, at: Nanos, from: Place, to: Place) {
+        if from.in_main_queue() && !to.in_main_queue() {
+            self.left_queue_at = Some(at);
+        }
+        self.place = to;
+    }
 }
 
 /// Folds every later message of a key into the key's first (`first[i]`): effects are the key's,
@@ -190,24 +210,12 @@ pub struct Accounting {
     pub last_handler_end: Nanos,
     /// The largest age the oldest message in the main queue reached.
     pub max_oldest_age: Nanos,
-    /// For every message with an effect, first effect minus publish, in publish order.
-    pub first_effect_delays: Vec<Nanos>,
     /// Sends the broker accepted beyond the first of their key (a retrying producer's second
     /// message for a key); `None` when the run did not model the producer's sends.
     pub duplicate_publishes: Option<u64>,
     /// Sends the broker dropped as duplicates (a FIFO queue's deduplication window); `None` as
     /// above.
     pub publishes_deduplicated: Option<u64>,
-}
-
-impl Accounting {
-    /// Messages whose first effect came more than `after` after their publish.
-    pub fn late_count(&self, after: Nanos) -> u64 {
-        self.first_effect_delays
-            .iter()
-            .filter(|&&d| d > after)
-            .count() as u64
-    }
 }
 
 /// Counts the run from its record and the per-message accounts of [`per_message`].
@@ -224,63 +232,78 @@ impl Accounting {
 pub fn account(record: &RunRecord, accounts: &[MessageAccount], late_after: Nanos) -> Accounting {
     let publishes = super::copies::publish_counts(record);
     let mut a = Accounting {
-        messages: accounts.iter().filter(|m| !m.copy).count() as u64,
         late_after,
         duplicate_publishes: publishes.map(|p| p.duplicate_publishes),
         publishes_deduplicated: publishes.map(|p| p.publishes_deduplicated),
         ..Accounting::default()
     };
     for (m, msg) in accounts.iter().zip(&record.messages) {
-        if m.copy {
-            continue;
+        if !m.copy {
+            a.add_message(m, msg.published_at, record.end);
         }
-        a.effects += u64::from(m.effects);
-        if m.effects > 0 {
-            a.messages_with_effect += 1;
-            a.duplicate_effects += u64::from(m.effects - 1);
-        }
-        if let Some(first) = m.first_effect {
-            a.first_effect_delays
-                .push(first.saturating_sub(msg.published_at));
-        }
-        a.lost += u64::from(m.is_lost());
-        a.unfinished += u64::from(m.is_unfinished());
-        a.rejected += u64::from(m.rejected);
-        if m.place == Place::DeadLettered {
-            a.dlq += 1;
-            if m.effects > 0 {
-                a.dlq_with_effect += 1;
-            } else {
-                a.dlq_without_effect += 1;
-            }
-        }
-        a.max_oldest_age = a
-            .max_oldest_age
-            .max(m.oldest_age(msg.published_at, record.end));
     }
-    a.unknown_key_effects = record.ledger.effects.len() as u64 - a.effects;
-    a.duplicate_rate = if a.messages == 0 {
-        0.0
-    } else {
-        a.duplicate_effects as f64 / a.messages as f64
-    };
-    a.late = a.late_count(late_after);
     for e in &record.events {
-        match e.kind {
-            EventKind::Delivered { delivery, .. } => {
-                a.deliveries += 1;
-                a.redeliveries += u64::from(delivery > 1);
-            }
-            EventKind::Acked { outcome, .. } => a.stale_acks += u64::from(outcome.is_stale()),
-            EventKind::WorkerKilled { .. } => a.worker_kills += 1,
-            EventKind::WorkerCrashed { .. } => a.worker_crashes += 1,
-            EventKind::HandlerEnded { .. } => a.last_handler_end = a.last_handler_end.max(e.at),
-            _ => {}
-        }
+        a.count_event(e.at, &e.kind);
     }
     for_each_span(record, |s| a.worker_busy += s.duration());
     a.handler_retries = handler_retries(record);
+    a.close(record.ledger.effects.len() as u64);
     a
+}
+
+impl Accounting {
+    /// Counts one message (a key's first message, copies folded in) published at
+    /// `published_at`, as it stands at the run's `end`.
+    pub fn add_message(&mut self, m: &MessageAccount, published_at: Nanos, end: Nanos) {
+        self.messages += 1;
+        self.effects += u64::from(m.effects);
+        if m.effects > 0 {
+            self.messages_with_effect += 1;
+            self.duplicate_effects += u64::from(m.effects - 1);
+        }
+        if let Some(first) = m.first_effect {
+            self.late += u64::from(first.saturating_sub(published_at) > self.late_after);
+        }
+        self.lost += u64::from(m.is_lost());
+        self.unfinished += u64::from(m.is_unfinished());
+        self.rejected += u64::from(m.rejected);
+        if m.place == Place::DeadLettered {
+            self.dlq += 1;
+            if m.effects > 0 {
+                self.dlq_with_effect += 1;
+            } else {
+                self.dlq_without_effect += 1;
+            }
+        }
+        self.max_oldest_age = self.max_oldest_age.max(m.oldest_age(published_at, end));
+    }
+
+    /// Counts what one event says of the run as a whole: deliveries, stale acks, kills,
+    /// crashes, the last handler's end.
+    pub fn count_event(&mut self, at: Nanos, kind: &EventKind) {
+        match *kind {
+            EventKind::Delivered { delivery, .. } => {
+                self.deliveries += 1;
+                self.redeliveries += u64::from(delivery > 1);
+            }
+            EventKind::Acked { outcome, .. } => self.stale_acks += u64::from(outcome.is_stale()),
+            EventKind::WorkerKilled { .. } => self.worker_kills += 1,
+            EventKind::WorkerCrashed { .. } => self.worker_crashes += 1,
+            EventKind::HandlerEnded { .. } => self.last_handler_end = self.last_handler_end.max(at),
+            _ => {}
+        }
+    }
+
+    /// The counts that need every message counted: effects of unknown keys (of `all_effects`
+    /// in the ledger) and the duplicate rate.
+    pub fn close(&mut self, all_effects: u64) {
+        self.unknown_key_effects = all_effects - self.effects;
+        self.duplicate_rate = if self.messages == 0 {
+            0.0
+        } else {
+            self.duplicate_effects as f64 / self.messages as f64
+        };
+    }
 }
 
 /// Provider calls beyond the first within one delivery of a message (the target's own retries).
@@ -471,11 +494,10 @@ mod tests {
         r.effect(900.0, Some(m1), 1, 2)
             .effect(300.0, Some(m1), 1, 1)
             .effect(311.0, Some(m2), 1, 1);
-        let a = counts(&r.finish(1000.0), s(300.0));
-        assert_eq!(a.late, 1);
-        assert_eq!(a.first_effect_delays, vec![s(300.0), s(301.0)]);
-        assert_eq!(a.late_count(s(299.0)), 2);
-        assert_eq!(a.late_count(s(301.0)), 0);
+        let r = r.finish(1000.0);
+        assert_eq!(counts(&r, s(300.0)).late, 1);
+        assert_eq!(counts(&r, s(299.0)).late, 2);
+        assert_eq!(counts(&r, s(301.0)).late, 0);
     }
 
     #[test]

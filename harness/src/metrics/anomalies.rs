@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::seconds;
-use crate::record::{AckOutcome, EventKind, RunRecord, Seq, WorkerId};
+use crate::record::{AckOutcome, EventKind, Nanos, RunRecord, Seq, WorkerId};
 
 /// Which step broke the rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,32 +69,42 @@ struct Seen {
 
 /// The run's anomalies, in time order.
 pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
-    let mut seen: HashMap<Seq, Seen> = HashMap::new();
-    let mut out = Vec::new();
+    let mut checker = Checker::default();
+    for e in &record.events {
+        checker.event(e.at, &e.kind);
+    }
     let key = |seq: Seq| {
         record
             .messages
             .get((seq as usize).wrapping_sub(1))
             .map_or_else(|| format!("#{seq}"), |m| m.key.to_string())
     };
-    for e in &record.events {
+    checker.finish(key)
+}
+
+/// The checker read one event at a time: what [`anomalies`] folds over a whole record, and a
+/// streamed run folds as it goes, forgetting a message once nothing more can happen to it.
+#[derive(Default)]
+pub struct Checker {
+    seen: HashMap<Seq, Seen>,
+    /// (kind, seq, at, worker, delivery), named when the run is over.
+    found: Vec<(AnomalyKind, Seq, Nanos, WorkerId, u32)>,
+}
+
+impl Checker {
+    /// Applies one event at `at`.
+    pub fn event(&mut self, at: Nanos, kind: &EventKind) {
         let mut found = |kind, seq, worker, delivery| {
-            out.push(Anomaly {
-                kind,
-                key: key(seq),
-                at_s: seconds(e.at),
-                worker,
-                delivery,
-            })
+            self.found.push((kind, seq, at, worker, delivery));
         };
-        match e.kind {
+        match *kind {
             EventKind::Delivered {
                 seq,
                 worker,
                 delivery,
                 ..
             } => {
-                let s = seen.entry(seq).or_default();
+                let s = self.seen.entry(seq).or_default();
                 if s.acked {
                     found(
                         AnomalyKind::DeliveredAfterConfirmedAck,
@@ -114,7 +124,7 @@ pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
                 delivery,
                 outcome: AckOutcome::Deleted,
             } => {
-                let s = seen.entry(seq).or_default();
+                let s = self.seen.entry(seq).or_default();
                 if s.settled {
                     found(
                         AnomalyKind::AckAcceptedForSettledMessage,
@@ -130,16 +140,34 @@ pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
             // success the server reported (SQS: "might not be deleted"), not a confirmation:
             // they settle nothing the checker relies on.
             EventKind::DeadLettered { seq, .. } | EventKind::Dropped { seq, .. } => {
-                seen.entry(seq).or_default().settled = true
+                self.seen.entry(seq).or_default().settled = true
             }
             // A redrive puts the message back with a new delivery budget.
             EventKind::Redriven { seq } => {
-                seen.insert(seq, Seen::default());
+                self.seen.insert(seq, Seen::default());
             }
             _ => {}
         }
     }
-    out
+
+    /// Lets message `seq` go: no event about it can come any more.
+    pub fn forget(&mut self, seq: Seq) {
+        self.seen.remove(&seq);
+    }
+
+    /// The anomalies found, in time order, each message named by `key`.
+    pub fn finish(self, key: impl Fn(Seq) -> String) -> Vec<Anomaly> {
+        self.found
+            .into_iter()
+            .map(|(kind, seq, at, worker, delivery)| Anomaly {
+                kind,
+                key: key(seq),
+                at_s: seconds(at),
+                worker,
+                delivery,
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

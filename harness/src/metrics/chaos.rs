@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{EventKind, RunRecord};
+use crate::record::{ChaosRuleRecord, EventKind, RunRecord};
 
 /// One chaos rule of the run and how often it fired.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,14 +21,23 @@ pub struct RuleFires {
 pub fn fires(record: &RunRecord) -> Vec<RuleFires> {
     let mut fired = vec![0u64; record.chaos.len()];
     for e in &record.events {
-        if let EventKind::WorkerKilled { rule, .. } = e.kind {
-            if let Some(n) = fired.get_mut(rule as usize) {
-                *n += 1;
-            }
+        count_kill(&mut fired, &e.kind);
+    }
+    named(&record.chaos, fired)
+}
+
+/// Counts a kill in `fired` (by rule index); a kill naming no rule of the run is nobody's.
+pub fn count_kill(fired: &mut [u64], kind: &EventKind) {
+    if let EventKind::WorkerKilled { rule, .. } = *kind {
+        if let Some(n) = fired.get_mut(rule as usize) {
+            *n += 1;
         }
     }
-    record
-        .chaos
+}
+
+/// The rules with their kill counts (`fired`, by rule index).
+pub fn named(rules: &[ChaosRuleRecord], fired: Vec<u64>) -> Vec<RuleFires> {
+    rules
         .iter()
         .zip(fired)
         .enumerate()
@@ -50,7 +59,7 @@ pub fn unfired_required(rules: &[RuleFires]) -> impl Iterator<Item = &RuleFires>
 mod tests {
     use super::*;
     use crate::metrics::testkit::Rec;
-    use crate::record::{ChaosRuleRecord, Event};
+    use crate::record::Event;
 
     #[test]
     fn kills_are_counted_per_rule() {

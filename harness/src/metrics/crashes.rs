@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::seconds;
-use crate::record::{EventKind, RunRecord, WorkerId};
+use crate::record::{EventKind, Nanos, RunRecord, WorkerId};
 
 /// One crash, as summary.json lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,15 +22,20 @@ pub fn crashes(record: &RunRecord) -> Vec<Crash> {
     record
         .events
         .iter()
-        .filter_map(|e| match e.kind {
-            EventKind::WorkerCrashed { worker, exit } => Some(Crash {
-                worker,
-                at_s: seconds(e.at),
-                exit: exit.to_string(),
-            }),
-            _ => None,
-        })
+        .filter_map(|e| crash(e.at, &e.kind))
         .collect()
+}
+
+/// The crash an event records, if it records one.
+pub fn crash(at: Nanos, kind: &EventKind) -> Option<Crash> {
+    match *kind {
+        EventKind::WorkerCrashed { worker, exit } => Some(Crash {
+            worker,
+            at_s: seconds(at),
+            exit: exit.to_string(),
+        }),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use crate::record::{EventKind, HandlerEnd, Nanos, RunRecord, Seq, WorkerId};
+use crate::record::{Event, EventKind, HandlerEnd, Nanos, RunRecord, Seq, WorkerId};
 
 /// One handler's work on one delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,8 +31,39 @@ impl Span {
 /// spans in progress are kept: memory grows with the workers, not with the run. A `HandlerEnded`
 /// without a matching `Delivered` is no span.
 pub fn for_each_span(record: &RunRecord, mut f: impl FnMut(Span)) {
-    let mut open = OpenSpans::default();
+    let mut spans = Spans::default();
     for e in &record.events {
+        if let Some(s) = spans.event(e) {
+            f(s);
+        }
+    }
+    spans.finish(record.end, f);
+}
+
+/// The handler spans of a history read one event at a time: what [`for_each_span`] folds over
+/// a whole record, and a streamed run folds as it goes.
+#[derive(Default)]
+pub struct Spans {
+    open: OpenSpans,
+}
+
+/// What one event did to the spans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpanStep {
+    /// A span started for this message.
+    Opened(Seq),
+    /// A delivery the same worker already had open restarted its span (no new span).
+    Restarted,
+}
+
+impl Spans {
+    /// Applies one event; returns the span it ended, if it ended one.
+    pub fn event(&mut self, e: &Event) -> Option<Span> {
+        self.step(e).0
+    }
+
+    /// [`Spans::event`], saying also whether the event opened a span.
+    pub fn step(&mut self, e: &Event) -> (Option<Span>, Option<SpanStep>) {
         match e.kind {
             EventKind::Delivered {
                 seq,
@@ -40,7 +71,12 @@ pub fn for_each_span(record: &RunRecord, mut f: impl FnMut(Span)) {
                 delivery,
                 ..
             } => {
-                open.insert((worker, seq, delivery), e.at);
+                let step = if self.open.insert((worker, seq, delivery), e.at) {
+                    SpanStep::Opened(seq)
+                } else {
+                    SpanStep::Restarted
+                };
+                (None, Some(step))
             }
             EventKind::HandlerEnded {
                 seq,
@@ -48,32 +84,35 @@ pub fn for_each_span(record: &RunRecord, mut f: impl FnMut(Span)) {
                 delivery,
                 how,
             } => {
-                if let Some(start) = open.remove((worker, seq, delivery)) {
-                    f(Span {
-                        worker,
-                        seq,
-                        delivery,
-                        start,
-                        end: e.at,
-                        how: Some(how),
-                    });
-                }
+                let span = self.open.remove((worker, seq, delivery)).map(|start| Span {
+                    worker,
+                    seq,
+                    delivery,
+                    start,
+                    end: e.at,
+                    how: Some(how),
+                });
+                (span, None)
             }
-            _ => {}
+            _ => (None, None),
         }
     }
-    let mut rest: Vec<_> = open.into_vec();
-    rest.sort_unstable_by_key(|&(key, start)| (start, key));
-    for ((worker, seq, delivery), start) in rest {
-        let end = record.end.max(start);
-        f(Span {
-            worker,
-            seq,
-            delivery,
-            start,
-            end,
-            how: None,
-        });
+
+    /// Calls `f` with every span still open, ended at `end` (`how: None`), in the order they
+    /// started.
+    pub fn finish(self, end: Nanos, mut f: impl FnMut(Span)) {
+        let mut rest: Vec<_> = self.open.into_vec();
+        rest.sort_unstable_by_key(|&(key, start)| (start, key));
+        for ((worker, seq, delivery), start) in rest {
+            f(Span {
+                worker,
+                seq,
+                delivery,
+                start,
+                end: end.max(start),
+                how: None,
+            });
+        }
     }
 }
 
@@ -90,10 +129,10 @@ struct OpenSpans {
 const INDEXED_WORKERS: WorkerId = 1 << 16;
 
 impl OpenSpans {
-    fn insert(&mut self, (worker, seq, delivery): (WorkerId, Seq, u32), start: Nanos) {
+    /// Opens a span; false when the same span was open already (its start moves).
+    fn insert(&mut self, (worker, seq, delivery): (WorkerId, Seq, u32), start: Nanos) -> bool {
         if worker >= INDEXED_WORKERS {
-            self.others.insert((worker, seq, delivery), start);
-            return;
+            return self.others.insert((worker, seq, delivery), start).is_none();
         }
         let w = worker as usize;
         if w >= self.by_worker.len() {
@@ -104,8 +143,14 @@ impl OpenSpans {
             .iter_mut()
             .find(|(s, d, _)| (*s, *d) == (seq, delivery))
         {
-            Some(open) => open.2 = start,
-            None => list.push((seq, delivery, start)),
+            Some(open) => {
+                open.2 = start;
+                false
+            }
+            None => {
+                list.push((seq, delivery, start));
+                true
+            }
         }
     }
 

@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::accounting::MessageAccount;
-use super::handlers::for_each_span;
+use super::handlers::{for_each_span, Span};
 use crate::record::{Nanos, RunRecord};
 
 /// Significant digits of every latency histogram.
@@ -104,24 +104,32 @@ impl Latencies {
     /// Builds both histograms from the record and its per-message accounts.
     pub fn of(record: &RunRecord, accounts: &[MessageAccount]) -> Self {
         let mut l = Latencies::default();
-        for_each_span(record, |s| {
-            if s.how.is_some() {
-                l.handler.record(s.duration());
-            }
-        });
+        for_each_span(record, |s| l.span(&s));
         for (a, m) in accounts
             .iter()
             .zip(&record.messages)
             .filter(|(a, _)| !a.copy)
         {
-            if let Some(first) = a.first_effect {
-                l.end_to_end.record(first.saturating_sub(m.published_at));
-            }
-            if let Some(done) = a.done_at() {
-                l.time_to_done.record(done.saturating_sub(m.published_at));
-            }
+            l.message(a, m.published_at);
         }
         l
+    }
+
+    /// Records one handler span's latency (handlers still working at the end have none).
+    pub fn span(&mut self, s: &Span) {
+        if s.how.is_some() {
+            self.handler.record(s.duration());
+        }
+    }
+
+    /// Records one message's end-to-end latency and time to done, if it had them.
+    pub fn message(&mut self, a: &MessageAccount, published_at: Nanos) {
+        if let Some(first) = a.first_effect {
+            self.end_to_end.record(first.saturating_sub(published_at));
+        }
+        if let Some(done) = a.done_at() {
+            self.time_to_done.record(done.saturating_sub(published_at));
+        }
     }
 }
 

@@ -85,12 +85,35 @@ impl Open {
 
 /// Measures every handler of `record` against the lease it held.
 pub fn analyse(record: &RunRecord) -> LeaseAnalysis {
-    let mut open: HashMap<Seq, Vec<Open>> = HashMap::new();
-    let mut out = LeaseAnalysis::default();
-    let mut ratios: Vec<f64> = Vec::new();
+    let mut fold = Leases::new(HoldRatios::all());
     for e in &record.events {
-        let at = e.at;
-        match e.kind {
+        fold.event(e.at, &e.kind);
+    }
+    fold.finish()
+}
+
+/// The handlers of a history against their leases, read one event at a time: what [`analyse`]
+/// folds over a whole record, and a streamed run folds as it goes. Memory grows with the
+/// handlers in progress and the hold ratios kept ([`HoldRatios`]).
+pub struct Leases {
+    open: HashMap<Seq, Vec<Open>>,
+    out: LeaseAnalysis,
+    ratios: HoldRatios,
+}
+
+impl Leases {
+    pub fn new(ratios: HoldRatios) -> Self {
+        Leases {
+            open: HashMap::new(),
+            out: LeaseAnalysis::default(),
+            ratios,
+        }
+    }
+
+    /// Applies one event at `at`.
+    pub fn event(&mut self, at: Nanos, kind: &EventKind) {
+        let open = &mut self.open;
+        match *kind {
             EventKind::Delivered {
                 seq,
                 worker,
@@ -122,7 +145,7 @@ pub fn analyse(record: &RunRecord) -> LeaseAnalysis {
                 lease_end,
                 ..
             } => {
-                if let Some(o) = current_lease(&mut open, seq, delivery) {
+                if let Some(o) = current_lease(open, seq, delivery) {
                     if lease_end <= at {
                         o.settled = Some((at, Settled::Released));
                     } else {
@@ -133,11 +156,11 @@ pub fn analyse(record: &RunRecord) -> LeaseAnalysis {
             }
             EventKind::LeaseExpired { seq, delivery }
             | EventKind::DeadLettered { seq, delivery } => {
-                if let Some(o) = current_lease(&mut open, seq, delivery) {
+                if let Some(o) = current_lease(open, seq, delivery) {
                     o.lease_ended = Some(at);
                     if o.holds() {
                         o.lease_end = o.lease_end.min(at);
-                        o.dead_lettered = matches!(e.kind, EventKind::DeadLettered { .. });
+                        o.dead_lettered = matches!(kind, EventKind::DeadLettered { .. });
                     }
                 }
             }
@@ -167,25 +190,37 @@ pub fn analyse(record: &RunRecord) -> LeaseAnalysis {
                 ..
             } => {
                 let Some(list) = open.get_mut(&seq) else {
-                    continue;
+                    return;
                 };
                 let Some(i) = list
                     .iter()
                     .position(|o| (o.worker, o.delivery) == (worker, delivery))
                 else {
-                    continue;
+                    return;
                 };
                 let o = list.swap_remove(i);
                 if list.is_empty() {
                     open.remove(&seq);
                 }
-                ratios.push(finish(&o, at, &mut out));
+                let ratio = finish(&o, at, &mut self.out);
+                self.ratios.push(ratio);
             }
             _ => {}
         }
     }
-    out.p99_hold_over_lease = nearest_rank(&mut ratios, 0.99);
-    out
+
+    /// The analysis; `None` for p99 when the kept ratios could not name it exactly
+    /// ([`HoldRatios::tail`]).
+    pub fn try_finish(self) -> Option<LeaseAnalysis> {
+        let mut out = self.out;
+        out.p99_hold_over_lease = self.ratios.p99()?;
+        Some(out)
+    }
+
+    pub fn finish(self) -> LeaseAnalysis {
+        self.try_finish()
+            .expect("every hold ratio is kept: the p99 is exact")
+    }
 }
 
 /// The handler of (seq, delivery) whose lease is still running, if one is.
@@ -231,6 +266,101 @@ fn nearest_rank(values: &mut [f64], q: f64) -> f64 {
     let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len());
     let (_, v, _) = values.select_nth_unstable_by(rank - 1, f64::total_cmp);
     *v
+}
+
+/// The handlers' hold ratios, for their p99 by nearest rank.
+///
+/// `all` keeps every ratio. `tail` keeps the count of every ratio by bucket (the ratio's top 16
+/// bits, which order positive floats as their values do) and the exact values only of the
+/// buckets at the top: whenever the kept values pass twice the floor below, the lowest buckets
+/// are let go while at least `4 k + 4096` values stay, `k` being how many values the p99 leaves
+/// above it at the current count (1% of them). The p99 is then exact unless the run's count
+/// grows more than fourfold with every new ratio below the kept buckets, which `p99` reports as
+/// `None`.
+pub struct HoldRatios {
+    kept: Vec<f64>,
+    /// Counts per bucket (only in `tail`), and the lowest bucket whose values are kept.
+    buckets: Option<(Vec<u64>, usize)>,
+    count: u64,
+}
+
+const RATIO_BUCKETS: usize = 1 << 16;
+
+fn bucket(r: f64) -> usize {
+    // Ratios are non-negative: their bit patterns order as their values.
+    (r.max(0.0).to_bits() >> 48) as usize
+}
+
+/// Values above the p99 of `n` values by nearest rank, plus the p99 itself.
+fn above_p99(n: u64) -> u64 {
+    n - ((0.99 * n as f64).ceil() as u64).clamp(1, n.max(1)) + 1
+}
+
+impl HoldRatios {
+    pub fn all() -> Self {
+        HoldRatios {
+            kept: Vec::new(),
+            buckets: None,
+            count: 0,
+        }
+    }
+
+    pub fn tail() -> Self {
+        HoldRatios {
+            kept: Vec::new(),
+            buckets: Some((vec![0; RATIO_BUCKETS], 0)),
+            count: 0,
+        }
+    }
+
+    pub fn push(&mut self, r: f64) {
+        self.count += 1;
+        let Some((counts, floor)) = &mut self.buckets else {
+            self.kept.push(r);
+            return;
+        };
+        let b = bucket(r);
+        counts[b] += 1;
+        if b < *floor {
+            return;
+        }
+        self.kept.push(r);
+        let keep = 4 * above_p99(self.count) + 4096;
+        if self.kept.len() as u64 > 2 * keep {
+            // The lowest floor that still keeps at least `keep` values.
+            let mut above = 0;
+            let mut f = RATIO_BUCKETS;
+            while f > *floor && above < keep {
+                f -= 1;
+                above += counts[f];
+            }
+            *floor = f;
+            let floor = *floor;
+            self.kept.retain(|&r| bucket(r) >= floor);
+        }
+    }
+
+    /// The p99 by nearest rank (0 for none); `None` when it lies in a bucket whose values were
+    /// let go.
+    pub fn p99(mut self) -> Option<f64> {
+        let Some((counts, floor)) = &self.buckets else {
+            return Some(nearest_rank(&mut self.kept, 0.99));
+        };
+        if self.count == 0 {
+            return Some(0.0);
+        }
+        let above = above_p99(self.count);
+        let below_floor: u64 = counts[..*floor].iter().sum();
+        // The p99 is the `above`-th largest value: kept when the kept values number at least
+        // that many.
+        let kept = self.count - below_floor;
+        if kept < above {
+            return None;
+        }
+        let rank = (kept - above) as usize;
+        let (_, v, _) = self.kept.select_nth_unstable_by(rank, f64::total_cmp);
+        Some(*v)
+    }
 }
 
 #[cfg(test)]

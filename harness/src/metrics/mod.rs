@@ -29,6 +29,7 @@ pub mod latency;
 pub mod leases;
 pub mod place;
 pub mod redrive;
+pub mod stream;
 pub mod timeseries;
 
 #[cfg(test)]
@@ -124,12 +125,28 @@ pub fn seconds(n: Nanos) -> f64 {
 }
 
 /// Analyses a run: accounting and latency. `late_after` is the bound past which a first effect is
-/// late (`budgets.late.after`).
+/// late (`budgets.late_after`). A streamed record ([`RunRecord::streamed`]) was folded as it ran,
+/// with the same bound: its folded counts are read, not recomputed.
 pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
+    let folded = match &record.streamed {
+        Some(f) => {
+            debug_assert_eq!(
+                f.counts.late_after, late_after,
+                "the bound it was folded with"
+            );
+            (**f).clone()
+        }
+        None => fold_record(record, late_after),
+    };
+    assemble(record, folded)
+}
+
+/// The batch analysis of a full record: what a streamed run folds as it goes.
+fn fold_record(record: &RunRecord, late_after: Nanos) -> stream::Folded {
     let accounts = accounting::per_message(record);
     // Counting, the latency histograms and the leases read the same record independently: side
     // by side.
-    let (a, latencies, leases) = std::thread::scope(|s| {
+    let (counts, latencies, leases) = std::thread::scope(|s| {
         let latencies = s.spawn(|| Latencies::of(record, &accounts));
         let leases = s.spawn(|| leases::analyse(record));
         let a = accounting::account(record, &accounts, late_after);
@@ -139,33 +156,49 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
             leases.join().expect("measuring leases does not panic"),
         )
     });
-    let handler = latencies.handler.summary();
-    let redrive = redrive::account(record);
+    let mut chaos_fired = vec![0; record.chaos.len()];
+    for e in &record.events {
+        chaos::count_kill(&mut chaos_fired, &e.kind);
+    }
+    stream::Folded {
+        counts,
+        latencies,
+        leases,
+        redrive: redrive::account(record),
+        chaos_fired,
+        crashes: crashes::crashes(record),
+        anomalies: anomalies::anomalies(record),
+        series: stream::SampleGrid::default(),
+    }
+}
+
+/// The metrics of a run from what was folded of its history and the record's description.
+fn assemble(record: &RunRecord, f: stream::Folded) -> Metrics {
     Metrics {
-        redriven: redrive.redriven,
-        redrive_duplicate_effects: redrive.duplicate_effects,
+        redriven: f.redrive.redriven,
+        redrive_duplicate_effects: f.redrive.duplicate_effects,
         visibility_timeout: record.visibility_timeout,
         workers: record.workers,
         end: record.end,
-        handler,
-        end_to_end: latencies.end_to_end.summary(),
-        p99_over_visibility: leases.p99_hold_over_lease,
-        effective_lease: leases.effective_lease.summary(),
-        handler_leases: leases.counts,
-        time_to_done: latencies.time_to_done.summary(),
-        messages_done: latencies.time_to_done.len(),
-        chaos: chaos::fires(record),
-        latencies,
-        counts: a,
+        handler: f.latencies.handler.summary(),
+        end_to_end: f.latencies.end_to_end.summary(),
+        p99_over_visibility: f.leases.p99_hold_over_lease,
+        effective_lease: f.leases.effective_lease.summary(),
+        handler_leases: f.leases.counts,
+        time_to_done: f.latencies.time_to_done.summary(),
+        messages_done: f.latencies.time_to_done.len(),
+        chaos: chaos::named(&record.chaos, f.chaos_fired),
+        latencies: f.latencies,
+        counts: f.counts,
         ingress: ingress::account(record),
-        crashes: crashes::crashes(record),
+        crashes: f.crashes,
         incomplete: record.incomplete.clone(),
         groups: groups::groups(record),
         broker_kind: match record.broker_kind.as_str() {
             "" => "sqs".to_string(),
             k => k.to_string(),
         },
-        anomalies: anomalies::anomalies(record),
+        anomalies: f.anomalies,
         broker_counts: record.broker_samples.as_ref().map(broker_counts::summarise),
         consumer_clock: record.consumer_clock.clone(),
     }

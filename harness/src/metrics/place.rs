@@ -55,6 +55,48 @@ pub fn index_of(seq: Seq, len: usize) -> Option<usize> {
     (i < len).then_some(i)
 }
 
+/// The message an event may move and the place it would move it to; `None` for an event that
+/// moves no message.
+pub fn destination(kind: &EventKind) -> Option<(Seq, Place)> {
+    Some(match *kind {
+        EventKind::Published { seq } => (seq, Place::Visible),
+        EventKind::Delivered { seq, .. } => (seq, Place::InFlight),
+        EventKind::LeaseExpired { seq, .. } => (seq, Place::Visible),
+        EventKind::Acked {
+            seq,
+            outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted | AckOutcome::LateDeleted,
+            ..
+        } => (seq, Place::Deleted),
+        // From a visible message only: `stale_ack: sqs` leases it again to the latest
+        // receipt's holder (from a leased one it is no move).
+        EventKind::VisibilityChanged { seq, .. } => (seq, Place::InFlight),
+        EventKind::DeadLettered { seq, .. } => (seq, Place::DeadLettered),
+        EventKind::Dropped { seq, .. } => (seq, Place::Deleted),
+        EventKind::Redriven { seq } => (seq, Place::Visible),
+        _ => return None,
+    })
+}
+
+/// Whether `kind` moves a message that is at `from` to `to` (its [`destination`]): events that
+/// do not fit the message's place change nothing.
+pub fn moves(kind: &EventKind, from: Place, to: Place) -> bool {
+    let allowed = match (kind, from) {
+        (EventKind::Published { .. }, Place::Unpublished) => true,
+        (EventKind::LeaseExpired { .. }, Place::InFlight) => true,
+        (EventKind::Redriven { .. }, Place::DeadLettered) => true,
+        (EventKind::VisibilityChanged { .. }, Place::Visible) => true,
+        (
+            EventKind::Delivered { .. }
+            | EventKind::Acked { .. }
+            | EventKind::DeadLettered { .. }
+            | EventKind::Dropped { .. },
+            _,
+        ) => from.in_main_queue(),
+        _ => false,
+    };
+    allowed && from != to
+}
+
 /// The place of every message, advanced one event at a time.
 ///
 /// Events that do not fit (a delivery of a deleted message, a seq that names no message) change
@@ -79,40 +121,10 @@ impl Places {
 
     /// Applies one event; returns the move it made, if it moved a message.
     pub fn apply(&mut self, kind: &EventKind) -> Option<Move> {
-        let (seq, to) = match *kind {
-            EventKind::Published { seq } => (seq, Place::Visible),
-            EventKind::Delivered { seq, .. } => (seq, Place::InFlight),
-            EventKind::LeaseExpired { seq, .. } => (seq, Place::Visible),
-            EventKind::Acked {
-                seq,
-                outcome: AckOutcome::Deleted | AckOutcome::StaleDeleted | AckOutcome::LateDeleted,
-                ..
-            } => (seq, Place::Deleted),
-            // From a visible message only: `stale_ack: sqs` leases it again to the latest
-            // receipt's holder (from a leased one it is no move).
-            EventKind::VisibilityChanged { seq, .. } => (seq, Place::InFlight),
-            EventKind::DeadLettered { seq, .. } => (seq, Place::DeadLettered),
-            EventKind::Dropped { seq, .. } => (seq, Place::Deleted),
-            EventKind::Redriven { seq } => (seq, Place::Visible),
-            _ => return None,
-        };
+        let (seq, to) = destination(kind)?;
         let index = index_of(seq, self.places.len())?;
         let from = self.places[index];
-        let allowed = match (kind, from) {
-            (EventKind::Published { .. }, Place::Unpublished) => true,
-            (EventKind::LeaseExpired { .. }, Place::InFlight) => true,
-            (EventKind::Redriven { .. }, Place::DeadLettered) => true,
-            (EventKind::VisibilityChanged { .. }, Place::Visible) => true,
-            (
-                EventKind::Delivered { .. }
-                | EventKind::Acked { .. }
-                | EventKind::DeadLettered { .. }
-                | EventKind::Dropped { .. },
-                _,
-            ) => from.in_main_queue(),
-            _ => false,
-        };
-        if !allowed || from == to {
+        if !moves(kind, from, to) {
             return None;
         }
         self.places[index] = to;

@@ -50,11 +50,16 @@ pub fn account(record: &RunRecord) -> RedriveAccount {
         }
     }
     for i in 0..n {
-        // Without an earlier effect, the first effect after the redrive is the work finally done.
-        let legit = u64::from(before[i] == 0 && after[i] > 0);
-        out.duplicate_effects += after[i] - legit;
+        out.duplicate_effects += duplicates(before[i], after[i]);
     }
     out
+}
+
+/// The duplicate effects a redrive caused to one message that had `before` effects before its
+/// first redrive and `after` from it on: without an earlier effect, the first effect after the
+/// redrive is the work finally done; every other effect after it is a duplicate.
+pub fn duplicates(before: u64, after: u64) -> u64 {
+    after - u64::from(before == 0 && after > 0)
 }
 
 #[cfg(test)]

@@ -85,13 +85,17 @@ pub fn sample_times(end: Nanos, every: Nanos) -> impl Iterator<Item = Nanos> {
 }
 
 /// Samples the run every `every` nanoseconds from 0 to its end (see [`sample_times`]); `every` =
-/// 0 takes [`default_interval`].
+/// 0 takes [`default_interval`]. A streamed record was sampled as it ran, every `run.sample_every`
+/// or every [`default_interval`]: `every` must be that interval (or a multiple of it).
 pub fn timeseries(record: &RunRecord, every: Nanos) -> Vec<Sample> {
     let every = if every == 0 {
         default_interval(record)
     } else {
         every
     };
+    if let Some(f) = &record.streamed {
+        return f.samples(every);
+    }
     let mut sweep = Sweep::new(record);
     sample_times(record.end, every)
         .map(|t| sweep.sample_at(t))
@@ -116,7 +120,7 @@ struct Sweep<'a> {
     /// Every message below this index is out of the main queue for good, unless redriven.
     oldest: usize,
     /// Redriven messages (published at, index): they re-enter the main queue behind `oldest`.
-    redriven: BinaryHeap<Reverse<(Nanos, usize)>>,
+    redriven: Redriven<usize>,
 }
 
 impl<'a> Sweep<'a> {
@@ -145,7 +149,7 @@ impl<'a> Sweep<'a> {
             in_place,
             sample: Sample::default(),
             oldest: 0,
-            redriven: BinaryHeap::new(),
+            redriven: Redriven::default(),
         }
     }
 
@@ -200,7 +204,7 @@ impl<'a> Sweep<'a> {
         }
         if m.from == Place::DeadLettered && m.to.in_main_queue() {
             let published_at = self.published_at(m.index);
-            self.redriven.push(Reverse((published_at, m.index)));
+            self.redriven.push(published_at, m.index);
         }
     }
 
@@ -238,13 +242,42 @@ impl<'a> Sweep<'a> {
             .get(self.oldest)
             .in_main_queue()
             .then(|| self.published_at(self.oldest));
-        while let Some(&Reverse((_, i))) = self.redriven.peek() {
-            if self.places.get(i).in_main_queue() {
+        let places = &self.places;
+        self.redriven
+            .oldest(in_order, |i| places.get(i).in_main_queue())
+    }
+}
+
+/// Messages a redrive put back in the main queue, by when they were published: they re-enter it
+/// behind the in-order cursor of the oldest message. One that leaves again is dropped lazily.
+#[derive(Debug)]
+pub struct Redriven<I>(BinaryHeap<Reverse<(Nanos, I)>>);
+
+impl<I: Ord + Copy> Default for Redriven<I> {
+    fn default() -> Self {
+        Redriven(BinaryHeap::new())
+    }
+}
+
+impl<I: Ord + Copy> Redriven<I> {
+    pub fn push(&mut self, published_at: Nanos, id: I) {
+        self.0.push(Reverse((published_at, id)));
+    }
+
+    /// When the oldest message in the main queue was published: the in-order one's
+    /// (`in_order`) or a redriven one's still there (`in_queue`), whichever is earlier.
+    pub fn oldest(
+        &mut self,
+        in_order: Option<Nanos>,
+        in_queue: impl Fn(I) -> bool,
+    ) -> Option<Nanos> {
+        while let Some(&Reverse((_, i))) = self.0.peek() {
+            if in_queue(i) {
                 break;
             }
-            self.redriven.pop();
+            self.0.pop();
         }
-        let redriven = self.redriven.peek().map(|&Reverse((p, _))| p);
+        let redriven = self.0.peek().map(|&Reverse((p, _))| p);
         match (in_order, redriven) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -42,6 +42,21 @@ pub struct RunSpec {
     pub sample_every: Option<Duration>,
     /// Live mode: wall seconds per profile second (1.0 in sim mode, where it means nothing).
     pub time_scale: f64,
+    /// How a sim run keeps its history: set by `ackbench run --record`, not a profile key.
+    pub record: Record,
+}
+
+/// How a sim run keeps its history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Record {
+    /// Streams its accounting above 50 planned messages, keeps the full record up to that (the
+    /// worker timeline is drawn from it), and always with a modelled producer.
+    #[default]
+    Auto,
+    /// Every event, call and effect, as the batch analysis and `--trace` read them.
+    Full,
+    /// Metrics folded as the run goes; memory is what is in flight.
+    Stream,
 }
 
 #[derive(Debug, Clone, PartialEq)]

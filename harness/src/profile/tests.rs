@@ -23,6 +23,7 @@ fn a_minimal_profile_gets_every_default() {
             drain: secs(1800),
             sample_every: None,
             time_scale: 1.0,
+            record: Default::default(),
         },
         broker: BrokerSpec {
             kind: BrokerKind::Sqs,

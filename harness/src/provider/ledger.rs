@@ -1,12 +1,18 @@
 //! The effect ledger: every provider call (key, delivery, worker, start, end, outcome) and every
 //! effect. Effect counts come from here and nowhere else.
+//!
+//! A streamed sim run ([`EffectLedger::streaming`]) keeps only the calls still open; what
+//! happened since the last [`EffectLedger::drain`] (calls started, effects, calls that can no
+//! longer have an effect) is handed to the run's streaming accounting.
+
+use std::collections::HashMap;
 
 use crate::profile::EffectAt;
 use crate::record::{
     CallOutcome, CallRecord, EffectRecord, EffectSource, Ledger, Nanos, Seq, WorkerId,
 };
 
-/// Index of a call in the ledger.
+/// A call's id: its index in the ledger (a streamed ledger: its number, never reused).
 pub type CallId = usize;
 
 /// Records calls and effects as they happen.
@@ -14,9 +20,30 @@ pub type CallId = usize;
 pub struct EffectLedger {
     effect_at: EffectAt,
     ledger: Ledger,
-    /// Whether each message (index seq - 1) has had an effect: for live progress only.
-    effected: Vec<bool>,
+    /// Whether each message (bit seq - 1) has had an effect: for progress only.
+    effected: Vec<u64>,
     messages_with_effect: u64,
+    effects: u64,
+    /// A streamed ledger's open calls and what it has not handed over yet.
+    open: Option<OpenCalls>,
+}
+
+/// What a streamed ledger keeps.
+#[derive(Debug, Clone, Default)]
+struct OpenCalls {
+    next: CallId,
+    calls: HashMap<CallId, CallRecord>,
+    /// Calls started since the last drain, each with whether it can still have an effect.
+    started: Vec<(CallRecord, bool)>,
+    /// Messages of calls that could have had an effect and no longer can, since the last drain.
+    closed: Vec<Option<Seq>>,
+}
+
+/// What a streamed ledger hands over at a drain, in this order.
+pub struct Drained<'a> {
+    pub started: std::vec::Drain<'a, (CallRecord, bool)>,
+    pub effects: std::vec::Drain<'a, EffectRecord>,
+    pub closed: std::vec::Drain<'a, Option<Seq>>,
 }
 
 /// A call as it arrives at the provider.
@@ -39,13 +66,26 @@ impl EffectLedger {
             ledger: Ledger::default(),
             effected: Vec::new(),
             messages_with_effect: 0,
+            effects: 0,
+            open: None,
+        }
+    }
+
+    /// A ledger that keeps only the open calls and hands everything else over at each
+    /// [`EffectLedger::drain`].
+    pub fn streaming(effect_at: EffectAt) -> EffectLedger {
+        EffectLedger {
+            open: Some(OpenCalls::default()),
+            ..EffectLedger::new(effect_at)
         }
     }
 
     /// Room for `calls` more calls and as many effects (a sim run reserves one per message).
     pub fn reserve(&mut self, calls: usize) {
-        self.ledger.calls.reserve(calls);
-        self.ledger.effects.reserve(calls);
+        if self.open.is_none() {
+            self.ledger.calls.reserve(calls);
+            self.ledger.effects.reserve(calls);
+        }
     }
 
     /// A call arrived. With `effect_at: request` an accepted call's effect happens now.
@@ -53,7 +93,7 @@ impl EffectLedger {
         if self.effect_at == EffectAt::Request && c.outcome == CallOutcome::Accepted {
             self.effect(c.seq, c.at, c.worker, c.delivery, EffectSource::Provider);
         }
-        self.ledger.calls.push(CallRecord {
+        let record = CallRecord {
             seq: c.seq,
             key: c.key,
             worker: c.worker,
@@ -61,24 +101,66 @@ impl EffectLedger {
             started: c.at,
             ended: None,
             outcome: c.outcome,
-        });
+        };
+        let may_have_effect = self.may_have_effect(&record);
+        if let Some(open) = &mut self.open {
+            let id = open.next;
+            open.next += 1;
+            open.started.push((record.clone(), may_have_effect));
+            open.calls.insert(id, record);
+            return id;
+        }
+        self.ledger.calls.push(record);
         self.ledger.calls.len() - 1
     }
 
+    /// An open call can still have an effect: an accepted call whose effect comes with its
+    /// answer.
+    fn may_have_effect(&self, c: &CallRecord) -> bool {
+        self.effect_at == EffectAt::Response
+            && c.ended.is_none()
+            && c.outcome == CallOutcome::Accepted
+    }
+
     /// The provider's answer reached the caller. With `effect_at: response` an accepted call's
-    /// effect happens now.
-    pub fn answer(&mut self, id: CallId, at: Nanos) {
-        let c = &mut self.ledger.calls[id];
+    /// effect happens now. Returns the call's message and delivery (`None` for a call a streamed
+    /// ledger no longer holds).
+    pub fn answer(&mut self, id: CallId, at: Nanos) -> Option<(Option<Seq>, u32)> {
+        let mut c = match &mut self.open {
+            Some(open) => open.calls.remove(&id)?,
+            None => self.ledger.calls[id].clone(),
+        };
+        let effect = self.may_have_effect(&c);
         c.ended = Some(at);
-        if self.effect_at == EffectAt::Response && c.outcome == CallOutcome::Accepted {
-            let (seq, worker, delivery) = (c.seq, c.worker, c.delivery);
-            self.effect(seq, at, worker, delivery, EffectSource::Provider);
+        if effect {
+            self.effect(c.seq, at, c.worker, c.delivery, EffectSource::Provider);
         }
+        match &mut self.open {
+            Some(open) => {
+                if effect {
+                    open.closed.push(c.seq);
+                }
+            }
+            None => self.ledger.calls[id].ended = Some(at),
+        }
+        Some((c.seq, c.delivery))
     }
 
     /// The caller died (or gave up) before the answer: the call is marked and, with
-    /// `effect_at: response`, never has an effect.
+    /// `effect_at: response`, never has an effect. A streamed ledger lets the call go: an
+    /// abandoned or timed-out call is never answered.
     pub fn abandon(&mut self, id: CallId, how: CallOutcome) {
+        if self.open.is_some() {
+            let Some(c) = self.open.as_mut().and_then(|o| o.calls.remove(&id)) else {
+                return;
+            };
+            if self.may_have_effect(&c) {
+                if let Some(open) = &mut self.open {
+                    open.closed.push(c.seq);
+                }
+            }
+            return;
+        }
         let c = &mut self.ledger.calls[id];
         if c.ended.is_none() {
             c.outcome = how;
@@ -95,13 +177,16 @@ impl EffectLedger {
         source: EffectSource,
     ) {
         if let Some(i) = seq.and_then(|s| s.checked_sub(1)).map(|i| i as usize) {
-            if i >= self.effected.len() {
-                self.effected.resize(i + 1, false);
+            let (word, bit) = (i / 64, 1u64 << (i % 64));
+            if word >= self.effected.len() {
+                self.effected.resize(word + 1, 0);
             }
-            if !std::mem::replace(&mut self.effected[i], true) {
+            if self.effected[word] & bit == 0 {
+                self.effected[word] |= bit;
                 self.messages_with_effect += 1;
             }
         }
+        self.effects += 1;
         self.ledger.effects.push(EffectRecord {
             seq,
             at,
@@ -109,6 +194,17 @@ impl EffectLedger {
             delivery,
             source,
         });
+    }
+
+    /// Hands over what a streamed ledger recorded since the last drain: the calls started, the
+    /// effects, the calls closed. A full ledger hands over nothing (it keeps everything).
+    pub fn drain(&mut self) -> Option<Drained<'_>> {
+        let open = self.open.as_mut()?;
+        Some(Drained {
+            started: open.started.drain(..),
+            effects: self.ledger.effects.drain(..),
+            closed: open.closed.drain(..),
+        })
     }
 
     /// Marks every call still without an answer as abandoned (the run is over).
@@ -125,12 +221,18 @@ impl EffectLedger {
     /// Effects so far and, of those, the ones beyond the first for their key (a running count
     /// for progress display; the summary recounts from the ledger).
     pub fn running_counts(&self) -> (u64, u64) {
-        let effects = self.ledger.effects.len() as u64;
-        (effects, effects.saturating_sub(self.messages_with_effect))
+        (
+            self.effects,
+            self.effects.saturating_sub(self.messages_with_effect),
+        )
     }
 
+    /// The ledger (a streamed one's is empty: what it recorded was handed over).
     pub fn into_ledger(self) -> Ledger {
-        self.ledger
+        match self.open {
+            Some(_) => Ledger::default(),
+            None => self.ledger,
+        }
     }
 
     pub fn ledger(&self) -> &Ledger {

@@ -13,8 +13,9 @@ use crate::metrics::handlers::for_each_span;
 use crate::metrics::seconds;
 use crate::record::{AckOutcome, EventKind, HandlerEnd, Nanos, RunRecord, Seq, WorkerId};
 
-/// Runs with at most this many messages get a worker timeline.
-pub const MAX_MESSAGES: u64 = 50;
+/// Runs with at most this many messages get a worker timeline (and keep their full record,
+/// which it is drawn from).
+pub const MAX_MESSAGES: u64 = crate::metrics::stream::FULL_RECORD_UP_TO;
 
 /// ... and at most this many deliveries (a few messages crash-looping for hours make more bars
 /// than a chart can show).
@@ -85,9 +86,10 @@ pub struct Delivery {
 }
 
 /// Every handler span of the run with its outcome, by worker then start; `None` for a run of
-/// more than [`MAX_MESSAGES`] messages or [`MAX_DELIVERIES`] deliveries.
+/// more than [`MAX_MESSAGES`] messages or [`MAX_DELIVERIES`] deliveries, or a streamed run's
+/// (whose record keeps no events).
 pub fn deliveries(record: &RunRecord) -> Option<Vec<Delivery>> {
-    if record.messages.len() as u64 > MAX_MESSAGES {
+    if record.messages.len() as u64 > MAX_MESSAGES || record.streamed.is_some() {
         return None;
     }
     let mut acks: HashMap<(WorkerId, Seq, u32), AckOutcome> = HashMap::new();

@@ -37,6 +37,8 @@ pub fn simulate(scenario: &Scenario) -> Result<Simulated, RunError> {
     );
     let mut s = scenario.clone();
     s.mode = Mode::Sim;
+    // The sizing rules read the history itself (deaths to next deliveries, every call).
+    s.run.record = crate::profile::Record::Full;
     let started = Instant::now();
     let record = runner::run(&s)?;
     let wall_s = started.elapsed().as_secs_f64();

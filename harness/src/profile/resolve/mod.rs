@@ -170,6 +170,7 @@ fn run(raw: RawRun, path: &FieldPath) -> Result<RunSpec, Problem> {
         drain,
         sample_every,
         time_scale,
+        record: Default::default(),
     })
 }
 

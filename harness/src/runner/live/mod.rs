@@ -161,6 +161,7 @@ async fn run_live(
         publishes: ran.publishes,
         broker_samples: ran.broker_samples,
         consumer_clock: ran.consumer_clock,
+        streamed: None,
     })
 }
 

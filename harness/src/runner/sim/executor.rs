@@ -13,9 +13,12 @@ use super::client::SimClient;
 use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR};
 use crate::broker::setup;
 use crate::chaos::KillSchedule;
-use crate::profile::{KillPoint, Scenario};
+use crate::metrics::stream::{self, Stream, StreamSetup};
+use crate::profile::{KillPoint, Record, Scenario};
 use crate::provider::{EffectLedger, ProviderModel};
-use crate::record::{nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, WorkerExit, WorkerId};
+use crate::record::{
+    nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, Seq, WorkerExit, WorkerId,
+};
 use crate::runner::{Interrupt, Progress, RunError};
 use crate::seed;
 use crate::workload;
@@ -49,16 +52,33 @@ pub fn run(
         .ok_or_else(|| RunError::UnknownTarget(scenario.consumer.target.clone()))?;
     let b = &scenario.broker;
     let broker = setup::model(b);
+    let plan = workload::plan(scenario);
+    let streams = stream::streams(scenario.run.record, plan.len() as u64, plan.sends.is_some());
+    let (ledger, accounting) = if streams {
+        let setup = StreamSetup {
+            late_after: nanos(scenario.budgets.late_after),
+            sample_every: scenario.run.sample_every.map(nanos),
+            redrive_at: scenario.redrive.map(nanos),
+            chaos_rules: scenario.chaos.len(),
+        };
+        (
+            EffectLedger::streaming(scenario.provider.effect_at),
+            Some(Stream::new(setup)),
+        )
+    } else {
+        (EffectLedger::new(scenario.provider.effect_at), None)
+    };
     let world = World::new(
         broker,
         ProviderModel::new(&scenario.provider, scenario.seed),
-        EffectLedger::new(scenario.provider.effect_at),
+        ledger,
         KillSchedule::new(&scenario.chaos, scenario.seed),
-        workload::plan(scenario),
+        plan,
         scenario.consumer.workers,
         seed::stream(scenario.seed, "target"),
         nanos(scenario.consumer.restart_after),
         scenario.consumer.options.http_timeout.map(nanos),
+        accounting,
     );
     let mut ex = Executor {
         world: Rc::new(RefCell::new(world)),
@@ -72,10 +92,30 @@ pub fn run(
 
     // Worker tasks hold clients that point at the world: they are gone once the run ends.
     ex.tasks.clear();
-    let world = Rc::try_unwrap(ex.world)
+    let mut world = Rc::try_unwrap(ex.world)
         .ok()
         .expect("no worker outlives the run")
         .into_inner();
+    world.flush();
+    let streamed = match world.stream.take() {
+        None => None,
+        Some(s) => {
+            let (published, plan) = (world.published, &world.plan);
+            let key = |seq: Seq| match seq {
+                1.. if seq <= published => plan.message_key(seq).to_string(),
+                _ => format!("#{seq}"),
+            };
+            match s.finish(end, key) {
+                Ok(folded) => Some(Box::new(folded)),
+                // The seed makes the same run again: this time with its full record.
+                Err(_) => {
+                    let mut full = scenario.clone();
+                    full.run.record = Record::Full;
+                    return run(&full, progress, interrupt);
+                }
+            }
+        }
+    };
     let publishes = world.plan.sends.is_some().then_some(world.publishes);
     Ok(RunRecord {
         publishes,
@@ -98,6 +138,7 @@ pub fn run(
         broker_kind: scenario.broker.kind.name().to_string(),
         broker_samples: None,
         consumer_clock: None,
+        streamed,
     })
 }
 
@@ -150,7 +191,9 @@ impl Executor {
                 self.world.borrow_mut().now = hard_end;
                 break;
             }
-            match self.instant(at) {
+            let result = self.instant(at);
+            self.world.borrow_mut().flush();
+            match result {
                 Ok(after) => next = after,
                 Err(why) => {
                     stopped = Some(why);
@@ -335,12 +378,10 @@ impl Executor {
                     return;
                 }
                 let now = w.now;
-                w.ledger.answer(call, now);
+                let answered = w.ledger.answer(call, now);
                 w.slot(worker).open_calls.retain(|&c| c != call);
-                let (seq, delivery) = {
-                    let c = &w.ledger.ledger().calls[call];
-                    (c.seq, c.delivery)
-                };
+                let (seq, delivery) =
+                    answered.expect("a current worker's open call is in the ledger");
                 if !w.kill_point(worker, &KillPoint::CallAnswered, seq, delivery) {
                     let result = match outcome {
                         CallOutcome::Error(status) => Err(ProviderError::Status(status)),

@@ -26,6 +26,8 @@ pub use executor::run;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
+mod proptests_stream;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_groups;

@@ -8,7 +8,7 @@ use super::tests::{base, run, secs};
 use crate::metrics::analyse;
 use crate::profile::*;
 
-fn rule() -> impl Strategy<Value = ChaosRule> {
+pub(super) fn rule() -> impl Strategy<Value = ChaosRule> {
     let trigger = prop_oneof![
         Just(KillTrigger::Point(KillPoint::Received)),
         Just(KillTrigger::Point(KillPoint::Checkpoint(
@@ -74,7 +74,7 @@ proptest! {
 
 /// The broker section of kind `kind` (0 sqs, 1 rabbitmq, 2 nats, 3 redis-streams), its lease
 /// `lease_s` and its delivery limit `limit`, as a profile would write it.
-fn broker_of_kind(kind: u8, lease_s: u64, limit: u32) -> BrokerSpec {
+pub(super) fn broker_of_kind(kind: u8, lease_s: u64, limit: u32) -> BrokerSpec {
     let section = match kind {
         0 => format!("{{ kind: sqs, visibility_timeout: {lease_s}s, max_receives: {limit} }}"),
         1 => format!(

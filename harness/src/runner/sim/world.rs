@@ -9,6 +9,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::broker::{BrokerModel, Handout};
 use crate::chaos::{KillSchedule, PointHit};
+use crate::metrics::stream::Stream;
 use crate::profile::KillPoint;
 use crate::provider::{CallId, EffectLedger, ProviderModel};
 use crate::record::{
@@ -137,7 +138,13 @@ pub(super) struct World {
     /// message (index seq - 1) carries, and every send as it reached the broker.
     planned_of: Vec<Seq>,
     pub publishes: Vec<PublishRecord>,
+    /// Broker and worker events: the whole history, or (streamed) the current instant's.
     pub events: Vec<Event>,
+    /// The streaming accounting of a streamed run ([`World::flush`]); `None`: the record keeps
+    /// every message, event, call and effect (`messages`, `events`, the ledger).
+    pub stream: Option<Stream>,
+    /// Messages published so far.
+    pub published: Seq,
     key_index: HashMap<String, Seq>,
     pub workers: Vec<WorkerSlot>,
     pub target_rng: ChaCha8Rng,
@@ -161,8 +168,9 @@ impl World {
         target_rng: ChaCha8Rng,
         restart_after: Nanos,
         http_timeout: Option<Nanos>,
+        stream: Option<Stream>,
     ) -> World {
-        let n = plan.len();
+        let n = if stream.is_some() { 0 } else { plan.len() };
         let mut ledger = ledger;
         ledger.reserve(n);
         World {
@@ -180,6 +188,8 @@ impl World {
             planned_of: Vec::new(),
             publishes: Vec::new(),
             events: Vec::with_capacity(n * 6),
+            stream,
+            published: 0,
             key_index: HashMap::with_capacity(n),
             workers: (1..=workers)
                 .map(|id| WorkerSlot {
@@ -252,16 +262,19 @@ impl World {
             }
             self.publish_cursor += 1;
             let seq = self.broker.publish(self.now, &mut self.events);
+            self.published = seq;
             if self.plan.has_explicit_keys() {
                 self.key_index.insert(self.plan.key(seq), seq);
             }
-            let key = self.plan.message_key(seq);
-            let poison = self.plan.poison[(seq - 1) as usize];
-            self.messages.push(MessageRecord {
-                key,
-                published_at: self.now,
-                poison,
-            });
+            if self.stream.is_none() {
+                let key = self.plan.message_key(seq);
+                let poison = self.plan.poison[(seq - 1) as usize];
+                self.messages.push(MessageRecord {
+                    key,
+                    published_at: self.now,
+                    poison,
+                });
+            }
         }
     }
 
@@ -285,6 +298,7 @@ impl World {
                 .broker
                 .publish_send(self.now, &key, group, &mut self.events);
             if let Some(seq) = seq {
+                self.published = seq;
                 self.key_index.entry(key).or_insert(seq);
                 self.planned_of.push(a.planned);
                 self.messages.push(MessageRecord {
@@ -340,7 +354,7 @@ impl World {
         }
         // Message n's key is `msg-<n>` (only that spelling): parsed once, no lookup.
         let seq = Key::number_of(key)?;
-        (seq >= 1 && seq as usize <= self.messages.len()).then_some(seq)
+        (seq >= 1 && seq <= self.published).then_some(seq)
     }
 
     /// True when every planned message is published, the queue holds nothing and no handler runs.
@@ -356,11 +370,46 @@ impl World {
         let (effects, duplicate_effects) = self.ledger.running_counts();
         crate::runner::Progress {
             now_s: crate::record::secs_f64(self.now),
-            published: self.messages.len() as u64,
+            published: u64::from(self.published),
             effects,
             duplicate_effects,
             dlq: self.broker.counts().dead_lettered,
         }
+    }
+
+    /// The key of published message `seq`.
+    pub fn key_of(&self, seq: Seq) -> std::borrow::Cow<'_, str> {
+        match self.messages.get((seq - 1) as usize) {
+            Some(m) => m.key.as_str(),
+            // A streamed run keeps no messages; its broker messages are the plan's (it has no
+            // producer's sends).
+            None => self.plan.message_key(seq).to_string().into(),
+        }
+    }
+
+    /// A streamed run hands the instant's history to its accounting (a full record keeps it):
+    /// time has come to `now`; then the events, the calls started, the effects, the calls
+    /// closed.
+    pub fn flush(&mut self) {
+        let Some(stream) = &mut self.stream else {
+            return;
+        };
+        stream.advance(self.now);
+        for e in self.events.drain(..) {
+            stream.event(&e);
+        }
+        if let Some(d) = self.ledger.drain() {
+            for (c, may_have_effect) in d.started {
+                stream.call_started(&c, may_have_effect);
+            }
+            for e in d.effects {
+                stream.effect(&e);
+            }
+            for seq in d.closed {
+                stream.call_closed(seq);
+            }
+        }
+        stream.end_instant();
     }
 
     /// Closes the worker's current handler span, if any.
@@ -391,7 +440,7 @@ impl World {
         if self.kills.is_empty() {
             return false;
         }
-        let key = seq.map_or("".into(), |s| self.messages[(s - 1) as usize].key.as_str());
+        let key = seq.map_or(String::new(), |s| self.key_of(s).into_owned());
         let hit = PointHit {
             point,
             worker: w,

@@ -1,0 +1,344 @@
+//! Streaming accounting: the same metrics as the batch analysis of a whole [`RunRecord`], folded
+//! from the history as a sim run makes it, so a run's memory is what is in flight plus what the
+//! reports need, not every event, call and effect it ever had.
+//!
+//! The run hands every item to [`Stream`] in time order, each instant's events first, then the
+//! calls it started and closed, then its effects (the order the batch analysis reads a record in
+//! wherever order matters). Per message, [`table`] keeps what the accounting, the latencies, the
+//! redrive account, the retries count and the time series need, only while something can still
+//! happen to it: a message is **folded** (counted into the totals and let go) once it is settled
+//! (deleted, or dead-lettered with no redrive still to come), no handler span of it is open, and
+//! no provider call about it can still have an effect. Handler spans, leases, anomalies, kills
+//! and crashes fold as the batch analysis does, by the same code ([`super::handlers::Spans`],
+//! [`super::leases::Leases`], [`super::anomalies::Checker`]).
+//!
+//! Exactness: every count equals the batch analysis of the same run's full record (checked by
+//! proptest in `runner/sim/proptests_stream.rs` and byte for byte on the shipped profiles). Two things would
+//! break it, and both are detected rather than let through ([`GaveUp`]): an item about a
+//! message already folded (a model that delivers a deleted message), and a p99 of hold ratios
+//! that lies among the ratios let go ([`super::leases::HoldRatios::tail`]). The run is then
+//! made again with the full record, which the seed makes identical.
+
+mod series;
+mod table;
+
+use super::accounting::{self, Accounting};
+use super::anomalies::{Anomaly, Checker};
+use super::chaos;
+use super::crashes::{self, Crash};
+use super::handlers::{SpanStep, Spans};
+use super::latency::Latencies;
+use super::leases::{HoldRatios, LeaseAnalysis, Leases};
+use super::place::{destination, moves, Place};
+use super::redrive::{self, RedriveAccount};
+use super::Sample;
+use crate::record::{CallRecord, EffectRecord, Event, EventKind, Nanos, Seq};
+
+pub use series::SampleGrid;
+use table::{Lookup, Msg, Table};
+
+/// Runs of at most this many planned messages keep their full record by default
+/// (`--record auto`): small enough to keep, and the worker timeline is drawn from it.
+pub const FULL_RECORD_UP_TO: u64 = 50;
+
+/// How a run keeps its history (`ackbench run --record`).
+pub use crate::profile::Record;
+
+/// Whether a sim run of `planned` messages streams its accounting under `record`. A run whose
+/// producer's sends are modelled (`workload.producer`, `broker.fifo`) keeps its full record:
+/// its keys' copies and message groups are read from it.
+pub fn streams(record: Record, planned: u64, sends: bool) -> bool {
+    !sends
+        && match record {
+            Record::Full => false,
+            Record::Stream => true,
+            Record::Auto => planned > FULL_RECORD_UP_TO,
+        }
+}
+
+/// Why a streamed run could not be accounted exactly; the run is made again with its full
+/// record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GaveUp(pub String);
+
+impl std::fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a streamed run folded: everything the batch analysis computes from a full record,
+/// beside the record's own description of the run.
+#[derive(Debug, Clone)]
+pub struct Folded {
+    pub counts: Accounting,
+    pub latencies: Latencies,
+    pub leases: LeaseAnalysis,
+    pub redrive: RedriveAccount,
+    /// Kills per chaos rule (by index).
+    pub chaos_fired: Vec<u64>,
+    pub crashes: Vec<Crash>,
+    pub anomalies: Vec<Anomaly>,
+    pub series: SampleGrid,
+}
+
+/// What a stream needs to know of the run before it starts.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamSetup {
+    /// A first effect later than this after its publish is late (`budgets.late_after`).
+    pub late_after: Nanos,
+    /// The time series' interval (`run.sample_every`); `None`: a round interval chosen from the
+    /// run's length when it ends.
+    pub sample_every: Option<Nanos>,
+    /// When an operator's redrive takes the DLQ back (`redrive.at`), if the run has one: until
+    /// then a dead-lettered message is not settled for good.
+    pub redrive_at: Option<Nanos>,
+    /// Chaos rules of the run.
+    pub chaos_rules: usize,
+}
+
+/// The streaming accumulator of one run.
+pub struct Stream {
+    setup: StreamSetup,
+    table: Table,
+    counts: Accounting,
+    latencies: Latencies,
+    spans: Spans,
+    leases: Leases,
+    checker: Checker,
+    redrive: RedriveAccount,
+    chaos_fired: Vec<u64>,
+    crashes: Vec<Crash>,
+    series: series::Series,
+    /// Effects of every key, published or not.
+    all_effects: u64,
+    /// The redrive has been made (its instant is over): dead-lettered messages settle.
+    redrive_done: bool,
+    /// Messages the current instant touched, to settle when it ends.
+    dirty: Vec<Seq>,
+    gave_up: Option<GaveUp>,
+}
+
+impl Stream {
+    pub fn new(setup: StreamSetup) -> Stream {
+        Stream {
+            table: Table::default(),
+            counts: Accounting {
+                late_after: setup.late_after,
+                ..Accounting::default()
+            },
+            latencies: Latencies::default(),
+            spans: Spans::default(),
+            leases: Leases::new(HoldRatios::tail()),
+            checker: Checker::default(),
+            redrive: RedriveAccount::default(),
+            chaos_fired: vec![0; setup.chaos_rules],
+            crashes: Vec::new(),
+            series: series::Series::new(setup.sample_every),
+            all_effects: 0,
+            redrive_done: setup.redrive_at.is_none(),
+            dirty: Vec::new(),
+            gave_up: None,
+            setup,
+        }
+    }
+
+    /// Time has come to `now`: every item before it has been handed over. Samples the series at
+    /// its instants before `now`, and settles the DLQ once the redrive's instant is over.
+    pub fn advance(&mut self, now: Nanos) {
+        self.series.advance(now, &self.table);
+        if !self.redrive_done && self.setup.redrive_at.is_some_and(|r| now > r) {
+            self.redrive_done = true;
+            self.dirty.extend(self.table.open_seqs());
+            self.end_instant();
+        }
+    }
+
+    /// One broker or worker event.
+    pub fn event(&mut self, e: &Event) {
+        let (at, kind) = (e.at, &e.kind);
+        self.counts.count_event(at, kind);
+        chaos::count_kill(&mut self.chaos_fired, kind);
+        self.crashes.extend(crashes::crash(at, kind));
+        self.checker.event(at, kind);
+        self.leases.event(at, kind);
+        self.series.count_event(kind);
+        if let EventKind::Published { seq } = *kind {
+            self.table.publish(seq, at);
+        }
+        let (ended, step) = self.spans.step(e);
+        if let Some(SpanStep::Opened(seq)) = step {
+            self.open(seq, "a delivery", |m| m.spans += 1);
+        }
+        if let Some(s) = ended {
+            self.latencies.span(&s);
+            self.counts.worker_busy += s.duration();
+            self.open(s.seq, "a handler's end", |m| m.spans -= 1);
+        }
+        if let Some(seq) = accounting::event_seq(kind) {
+            self.open(seq, "an ack or a refusal", |m| m.account.event(at, kind));
+        }
+        if let EventKind::Redriven { seq } = *kind {
+            self.redrive.redriven += u64::from(self.table.is_published(seq));
+            self.open(seq, "a redrive", |m| {
+                m.redrives += 1;
+                m.effects_at_redrive.get_or_insert(m.account.effects);
+            });
+        }
+        if let Some((seq, to)) = destination(kind) {
+            let series = &mut self.series;
+            // A folded message is deleted or dead-lettered for good: no event but a redrive
+            // (which gives up above) moves it, so one about it changes nothing here.
+            if let Lookup::Open(m) = self.table.lookup(seq) {
+                let from = m.account.place;
+                if moves(kind, from, to) {
+                    m.account.moved(at, from, to);
+                    series.moved(seq, m, from, to);
+                }
+            }
+            self.dirty.push(seq);
+        }
+    }
+
+    /// A provider call started (with its message, delivery and start); `may_have_effect`: it
+    /// can still have an effect after this instant (`effect_at: response`, accepted), until
+    /// [`Stream::call_closed`].
+    pub fn call_started(&mut self, c: &CallRecord, may_have_effect: bool) {
+        let Some(seq) = c.seq else { return };
+        let retries = &mut self.counts.handler_retries;
+        with_open(
+            &mut self.table,
+            &mut self.gave_up,
+            seq,
+            "a provider call",
+            |m| {
+                if c.delivery > 0 {
+                    *retries += u64::from(!m.calls_seen.insert(m.redrives, c.delivery));
+                }
+                m.calls += u32::from(may_have_effect);
+            },
+        );
+    }
+
+    /// A call that could still have an effect no longer can (answered, abandoned, timed out).
+    pub fn call_closed(&mut self, seq: Option<Seq>) {
+        let Some(seq) = seq else { return };
+        self.open(seq, "a call's end", |m| m.calls -= 1);
+    }
+
+    /// One effect.
+    pub fn effect(&mut self, e: &EffectRecord) {
+        self.all_effects += 1;
+        let Some(seq) = e.seq else { return };
+        let series = &mut self.series;
+        with_open(&mut self.table, &mut self.gave_up, seq, "an effect", |m| {
+            series.effect(m);
+            m.account.effect(e.at);
+        });
+    }
+
+    /// The instant's items are all handed over: folds every message they touched that nothing
+    /// more can happen to.
+    pub fn end_instant(&mut self) {
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for seq in dirty.drain(..) {
+            self.settle(seq);
+        }
+        self.dirty = dirty;
+    }
+
+    /// Applies `f` to open message `seq` and marks it for [`Stream::end_instant`].
+    fn open(&mut self, seq: Seq, what: &str, f: impl FnOnce(&mut Msg)) {
+        with_open(&mut self.table, &mut self.gave_up, seq, what, f);
+        self.dirty.push(seq);
+    }
+
+    /// Folds message `seq` if nothing more can happen to it.
+    fn settle(&mut self, seq: Seq) {
+        let redrive_done = self.redrive_done;
+        let Some(m) = self.table.take_if(seq, |m| {
+            let settled = match m.account.place {
+                Place::Deleted => true,
+                Place::DeadLettered => redrive_done,
+                _ => false,
+            };
+            settled && m.spans == 0 && m.calls == 0
+        }) else {
+            return;
+        };
+        self.fold(&m, 0);
+        self.checker.forget(seq);
+    }
+
+    /// Counts one message into the totals as it stands at `end` (a settled message is out of
+    /// the main queue, so `end` is not read for it).
+    fn fold(&mut self, m: &Msg, end: Nanos) {
+        self.counts.add_message(&m.account, m.published_at, end);
+        self.latencies.message(&m.account, m.published_at);
+        if m.redrives > 0 {
+            let before = m.effects_at_redrive.unwrap_or(0);
+            let after = m.account.effects - before;
+            self.redrive.duplicate_effects += redrive::duplicates(before.into(), after.into());
+        }
+    }
+
+    /// Ends the stream at `end`: the messages still open are counted as they stand, the spans
+    /// still open end with the run. `key` names a message in the anomalies.
+    pub fn finish(mut self, end: Nanos, key: impl Fn(Seq) -> String) -> Result<Folded, GaveUp> {
+        self.end_instant();
+        if let Some(why) = self.gave_up.take() {
+            return Err(why);
+        }
+        let series = std::mem::replace(&mut self.series, series::Series::new(None));
+        let series = series.finish(end, &self.table);
+        let open: Vec<Msg> = self.table.drain().collect();
+        for m in &open {
+            self.fold(m, end);
+        }
+        let busy = &mut self.counts.worker_busy;
+        self.spans.finish(end, |s| *busy += s.duration());
+        self.counts.close(self.all_effects);
+        let leases = self
+            .leases
+            .try_finish()
+            .ok_or_else(|| GaveUp("the p99 of hold over lease lies among ratios let go".into()))?;
+        Ok(Folded {
+            counts: self.counts,
+            latencies: self.latencies,
+            leases,
+            redrive: self.redrive,
+            chaos_fired: self.chaos_fired,
+            crashes: self.crashes,
+            anomalies: self.checker.finish(key),
+            series,
+        })
+    }
+}
+
+/// Applies `f` to open message `seq`; an item about a folded message gives the stream up.
+fn with_open(
+    table: &mut Table,
+    gave_up: &mut Option<GaveUp>,
+    seq: Seq,
+    what: &str,
+    f: impl FnOnce(&mut Msg),
+) {
+    match table.lookup(seq) {
+        Lookup::Open(m) => f(m),
+        Lookup::Folded => {
+            gave_up.get_or_insert_with(|| {
+                GaveUp(format!(
+                    "{what} about message {seq} came after it was settled and counted"
+                ))
+            });
+        }
+        Lookup::Unpublished => {}
+    }
+}
+
+impl Folded {
+    /// The time series every `every` (as [`super::timeseries`] samples a full record).
+    pub fn samples(&self, every: Nanos) -> Vec<Sample> {
+        self.series.samples(every)
+    }
+}
