@@ -33,6 +33,7 @@ mod live_sqs_endpoint;
 mod pipes;
 mod producer_retries;
 mod profile_errors;
+mod record_modes;
 mod report_folder;
 mod report_html;
 mod report_rerender;
