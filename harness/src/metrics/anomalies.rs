@@ -17,7 +17,7 @@
 //! On the embedded broker none of these can happen (its proptests check it); on a real server
 //! each is counted in `broker_anomalies` and listed with the message and the instant.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 

@@ -14,7 +14,7 @@
 //!
 //! Handlers still working when the run stopped are not measured (as for handler latency).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -104,7 +104,7 @@ pub struct Leases {
 impl Leases {
     pub fn new(ratios: HoldRatios) -> Self {
         Leases {
-            open: HashMap::new(),
+            open: HashMap::default(),
             out: LeaseAnalysis::default(),
             ratios,
         }

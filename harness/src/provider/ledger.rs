@@ -5,7 +5,7 @@
 //! happened since the last [`EffectLedger::drain`] (calls started, effects, calls that can no
 //! longer have an effect) is handed to the run's streaming accounting.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::profile::EffectAt;
 use crate::record::{

@@ -6,7 +6,9 @@
 //! so the ring does not grow behind it. A seq below the ring's start that is not in that map was
 //! folded.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::metrics::accounting::MessageAccount;
 use crate::record::{Nanos, Seq};
