@@ -120,11 +120,13 @@ pub fn plan(scenario: &Scenario) -> Plan {
     plan.sends = match &w.producer {
         Some(p) => Some(producer::attempts(
             p,
-            &plan.at,
+            plan.at.iter().copied(),
             |i| plan.key(i as Seq + 1),
             &mut crate::seed::stream(scenario.seed, "producer"),
         )),
-        None if scenario.broker.fifo.is_some() => Some(producer::single_attempts(&plan.at)),
+        None if scenario.broker.fifo.is_some() => {
+            Some(producer::single_attempts(plan.at.iter().copied()))
+        }
         None => None,
     };
     plan
