@@ -12,6 +12,8 @@
 mod arrival;
 mod poison;
 pub mod producer;
+#[cfg(test)]
+mod tests_lazy;
 
 pub use crate::profile::template::{Fill, Slot, Template, TemplateError};
 pub use producer::Attempt;
