@@ -1,5 +1,10 @@
 //! Arrival processes: `every`, `rate_per_s` (Poisson or uniform gaps), explicit `at` instants,
 //! and none at all (`Closed`: an ingress load's users pace themselves).
+//!
+//! A generated process is not stored: [`Arrivals`] keeps how to make it (its period, or its mean
+//! gap and the `workload` stream where its gaps start) and the number of arrivals, and a
+//! [`Cursor`] makes the instants one after the other, exactly as they would be drawn all at
+//! once. Only `at` lists keep their instants.
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -7,7 +12,246 @@ use rand_chacha::ChaCha8Rng;
 use crate::profile::{Arrival, RateProcess};
 use crate::record::{nanos, Nanos};
 
-/// Publish instants in `[0, duration)`, at most `cap` of them, ascending.
+/// A rate process keeps its instant every `MARK_EVERY` arrivals, so that one arrival can be
+/// found without walking from the first (8 bytes per 1024 messages).
+const MARK_EVERY: usize = 1024;
+
+/// One `f64` draw (`random::<f64>()`, one `u64`) takes two 32-bit words of a ChaCha stream.
+pub(super) const WORDS_PER_DRAW: u128 = 2;
+
+/// The publish instants of a plan, ascending.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Arrivals {
+    len: usize,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    /// `arrival: at`, kept as listed (sorted).
+    Listed(Vec<Nanos>),
+    /// Arrival `i` at `i * period`.
+    Every { period: Nanos },
+    /// All at 0 (`Closed`).
+    AtZero,
+    /// Gaps of `mean_gap` (uniform), or exponential with that mean drawn from `gaps` (Poisson).
+    Rate {
+        mean_gap: f64,
+        /// The stream at the first gap's draw (Poisson); `None` for uniform gaps.
+        gaps: Option<Box<ChaCha8Rng>>,
+        /// The unrounded instant of arrival `j * MARK_EVERY`, for every `j`.
+        marks: Vec<f64>,
+    },
+}
+
+impl Arrivals {
+    /// The instants in `[0, duration)`, at most `cap` of them. Takes from `rng` exactly the draws
+    /// making them all at once takes (for a Poisson process, one gap per arrival and the gap
+    /// after the last that ends the window), so what follows on `rng` is unchanged.
+    pub fn new(arrival: &Arrival, duration: Nanos, cap: u64, rng: &mut ChaCha8Rng) -> Arrivals {
+        match arrival {
+            Arrival::Every(period) => {
+                let period = nanos(*period).max(1);
+                // Instants 0, period, 2 * period, ... below `duration`: ceil(duration / period).
+                let len = duration.div_ceil(period).min(cap);
+                Arrivals {
+                    len: usize::try_from(len).unwrap_or(usize::MAX),
+                    kind: Kind::Every { period },
+                }
+            }
+            Arrival::Rate {
+                rate_per_s,
+                process,
+            } => {
+                let mean_gap = 1e9 / rate_per_s;
+                let gaps = (*process == RateProcess::Poisson).then(|| Box::new(rng.clone()));
+                // Walk the process once, counting and marking, on the caller's stream itself.
+                let mut walk = Walk::start(mean_gap, gaps.as_deref().cloned());
+                let mut marks = Vec::new();
+                let mut len: usize = 0;
+                while (walk.t as Nanos) < duration && (len as u64) < cap {
+                    if len.is_multiple_of(MARK_EVERY) {
+                        marks.push(walk.t);
+                    }
+                    len += 1;
+                    walk.step();
+                }
+                if let Some(after) = walk.gaps {
+                    *rng = after;
+                }
+                Arrivals {
+                    len,
+                    kind: Kind::Rate {
+                        mean_gap,
+                        gaps,
+                        marks,
+                    },
+                }
+            }
+            Arrival::At(times) => {
+                let mut out: Vec<Nanos> = times
+                    .iter()
+                    .map(|d| nanos(*d))
+                    .filter(|&t| t < duration)
+                    .take(usize::try_from(cap).unwrap_or(usize::MAX))
+                    .collect();
+                out.sort_unstable();
+                Arrivals {
+                    len: out.len(),
+                    kind: Kind::Listed(out),
+                }
+            }
+            // All due at once; `cap` is finite (resolve requires `count` or `keys`).
+            Arrival::Closed => Arrivals {
+                len: cap.min(u32::MAX as u64) as usize,
+                kind: Kind::AtZero,
+            },
+        }
+    }
+
+    /// An arrival process made of these instants, ascending.
+    #[cfg(test)]
+    pub fn listed(at: Vec<Nanos>) -> Arrivals {
+        Arrivals {
+            len: at.len(),
+            kind: Kind::Listed(at),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The instant of arrival `i` (0-based): at once for every kind but a rate, whose walk
+    /// starts from the nearest mark before `i` (at most 1023 gaps).
+    pub fn at(&self, i: usize) -> Option<Nanos> {
+        if i >= self.len {
+            return None;
+        }
+        Some(match &self.kind {
+            Kind::Listed(at) => at[i],
+            Kind::Every { period } => i as Nanos * period,
+            Kind::AtZero => 0,
+            Kind::Rate {
+                mean_gap,
+                gaps,
+                marks,
+            } => {
+                let mark = i / MARK_EVERY;
+                let from = mark * MARK_EVERY;
+                let mut walk = Walk {
+                    t: marks[mark],
+                    mean_gap: *mean_gap,
+                    // Gap 0 leads to arrival 0; the gap after arrival `from` is number `from + 1`.
+                    gaps: gaps.as_ref().map(|g| seek(g, from as u128 + 1)),
+                };
+                for _ in from..i {
+                    walk.step();
+                }
+                walk.t as Nanos
+            }
+        })
+    }
+
+    /// A cursor at the first arrival.
+    pub fn cursor(&self) -> Cursor {
+        Cursor {
+            next: 0,
+            walk: match &self.kind {
+                Kind::Rate { mean_gap, gaps, .. } => {
+                    Some(Walk::start(*mean_gap, gaps.as_deref().cloned()))
+                }
+                _ => None,
+            },
+        }
+    }
+}
+
+/// Reads the arrivals in order, each in constant time and memory.
+#[derive(Debug, Clone)]
+pub(super) struct Cursor {
+    /// The arrival it is at (0-based).
+    next: usize,
+    /// A rate process, at arrival `next`.
+    walk: Option<Walk>,
+}
+
+impl Cursor {
+    /// The instant of the arrival it is at; `None` past the last.
+    pub fn at(&self, a: &Arrivals) -> Option<Nanos> {
+        if self.next >= a.len {
+            return None;
+        }
+        Some(match (&a.kind, &self.walk) {
+            (Kind::Listed(at), _) => at[self.next],
+            (Kind::Every { period }, _) => self.next as Nanos * period,
+            (Kind::Rate { .. }, Some(walk)) => walk.t as Nanos,
+            _ => 0,
+        })
+    }
+
+    /// Moves to the next arrival.
+    pub fn step(&mut self, a: &Arrivals) {
+        if self.next >= a.len {
+            return;
+        }
+        self.next += 1;
+        // No gap is drawn past the last arrival: nothing reads it.
+        if self.next < a.len {
+            if let Some(walk) = &mut self.walk {
+                walk.step();
+            }
+        }
+    }
+}
+
+/// A rate process walked gap by gap, as it is drawn all at once.
+#[derive(Debug, Clone)]
+struct Walk {
+    /// The current arrival's instant, unrounded.
+    t: f64,
+    mean_gap: f64,
+    gaps: Option<ChaCha8Rng>,
+}
+
+impl Walk {
+    /// At the first arrival: 0 for uniform gaps, after a first gap for a Poisson process.
+    fn start(mean_gap: f64, gaps: Option<ChaCha8Rng>) -> Walk {
+        let mut walk = Walk {
+            t: 0.0,
+            mean_gap,
+            gaps,
+        };
+        if let Some(rng) = &mut walk.gaps {
+            walk.t += exp_gap(rng, mean_gap);
+        }
+        walk
+    }
+
+    fn step(&mut self) {
+        self.t += match &mut self.gaps {
+            Some(rng) => exp_gap(rng, self.mean_gap),
+            None => self.mean_gap,
+        };
+    }
+}
+
+/// `start` moved on by `draws` `f64` draws.
+pub(super) fn seek(start: &ChaCha8Rng, draws: u128) -> ChaCha8Rng {
+    let mut rng = start.clone();
+    rng.set_word_pos(start.get_word_pos() + draws * WORDS_PER_DRAW);
+    rng
+}
+
+/// An exponential gap with mean `mean` (inverse transform of a uniform draw).
+fn exp_gap(rng: &mut ChaCha8Rng, mean: f64) -> f64 {
+    let u: f64 = rng.random();
+    -mean * (1.0 - u).ln()
+}
+
+/// Publish instants in `[0, duration)`, at most `cap` of them, ascending, all at once: what
+/// [`Arrivals`] makes one by one.
+#[cfg(test)]
 pub fn arrival_times(
     arrival: &Arrival,
     duration: Nanos,
@@ -51,16 +295,9 @@ pub fn arrival_times(
             );
             out.sort_unstable();
         }
-        // All due at once; `cap` is finite (resolve requires `count` or `keys`).
         Arrival::Closed => out.resize(cap.min(u32::MAX as u64) as usize, 0),
     }
     out
-}
-
-/// An exponential gap with mean `mean` (inverse transform of a uniform draw).
-fn exp_gap(rng: &mut ChaCha8Rng, mean: f64) -> f64 {
-    let u: f64 = rng.random();
-    -mean * (1.0 - u).ln()
 }
 
 #[cfg(test)]
@@ -72,6 +309,17 @@ mod tests {
 
     const S: u64 = 1_000_000_000;
 
+    /// Every instant of `a`, through a cursor.
+    fn walked(a: &Arrivals) -> Vec<Nanos> {
+        let mut c = a.cursor();
+        let mut out = Vec::new();
+        while let Some(t) = c.at(a) {
+            out.push(t);
+            c.step(a);
+        }
+        out
+    }
+
     #[test]
     fn every_fills_the_window_and_respects_the_cap() {
         let mut rng = seed::stream(1, "w");
@@ -80,6 +328,19 @@ mod tests {
         assert_eq!(t.len(), 108);
         assert_eq!((t[0], t[107]), (0, 5350 * S));
         assert_eq!(arrival_times(&a, 5400 * S, 10, &mut rng).len(), 10);
+        // Lazily: 5400 s / 50 s = 108 instants, 0 to 107 * 50 = 5350 s; 10 with the cap.
+        let lazy = Arrivals::new(&a, 5400 * S, u64::MAX, &mut rng);
+        assert_eq!(lazy.len(), 108);
+        assert_eq!(
+            (lazy.at(0), lazy.at(107), lazy.at(108)),
+            (Some(0), Some(5350 * S), None)
+        );
+        assert_eq!(walked(&lazy), t);
+        assert_eq!(Arrivals::new(&a, 5400 * S, 10, &mut rng).len(), 10);
+        // A window that is not a multiple of the period: 5401 s has 109 instants (the last at
+        // 5400 s); 5350 s exactly has 107 (5350 s itself is outside).
+        assert_eq!(Arrivals::new(&a, 5401 * S, u64::MAX, &mut rng).len(), 109);
+        assert_eq!(Arrivals::new(&a, 5350 * S, u64::MAX, &mut rng).len(), 107);
     }
 
     #[test]
@@ -97,6 +358,38 @@ mod tests {
         };
         let t = arrival_times(&u, S, u64::MAX, &mut rng);
         assert_eq!(t, vec![0, 250_000_000, 500_000_000, 750_000_000]);
+        let lazy = Arrivals::new(&u, S, u64::MAX, &mut rng);
+        assert_eq!(walked(&lazy), t);
+    }
+
+    #[test]
+    fn a_poisson_process_takes_one_draw_per_arrival_and_one_more() {
+        // 2,000 arrivals capped by `count`: the first gap, one gap after each arrival (the last
+        // one's ends nothing but is drawn), so 2,001 draws of two words each: 4,002 words.
+        let p = Arrival::Rate {
+            rate_per_s: 10.0,
+            process: RateProcess::Poisson,
+        };
+        let mut rng = seed::stream(3, "workload");
+        let lazy = Arrivals::new(&p, u64::MAX, 2_000, &mut rng);
+        assert_eq!(lazy.len(), 2_000);
+        assert_eq!(rng.get_word_pos(), 4_002);
+        let mut eager_rng = seed::stream(3, "workload");
+        let eager = arrival_times(&p, u64::MAX, 2_000, &mut eager_rng);
+        assert_eq!(eager_rng, rng);
+        assert_eq!(walked(&lazy), eager);
+        // Kept: the instants of arrivals 0 and 1024 (ceil(2000 / 1024) = 2 marks, 16 bytes).
+        let Kind::Rate { marks, .. } = &lazy.kind else {
+            panic!("a rate");
+        };
+        assert_eq!(marks.len(), 2);
+        assert_eq!(
+            (marks[0] as Nanos, marks[1] as Nanos),
+            (eager[0], eager[1024])
+        );
+        // Arrival 1500 from mark 1 (arrival 1024) and 476 gaps; past the last, none.
+        assert_eq!(lazy.at(1_500), Some(eager[1_500]));
+        assert_eq!(lazy.at(2_000), None);
     }
 
     #[test]
@@ -109,6 +402,10 @@ mod tests {
         ]);
         assert_eq!(
             arrival_times(&a, 10 * S, u64::MAX, &mut rng),
+            vec![0, 3 * S]
+        );
+        assert_eq!(
+            walked(&Arrivals::new(&a, 10 * S, u64::MAX, &mut rng)),
             vec![0, 3 * S]
         );
     }

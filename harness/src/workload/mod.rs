@@ -1,35 +1,42 @@
 //! The workload: when messages are published, their keys and bodies, which are poison, and the
 //! request templates of an HTTP ingress load (a profile type, [`crate::profile::template`]).
 //!
-//! [`plan`] turns the workload section into a list of publishes before the run starts, so the
+//! [`plan`] turns the workload section into the run's publishes before the run starts, so the
 //! runner only replays it. Arrival gaps and poison fractions draw from the seed's `workload`
-//! stream.
+//! stream. A generated workload (`every`, `rate_per_s`, poison `none`, `first`, `fraction`,
+//! `keys`, default keys) takes the same memory for any number of messages: the plan keeps how
+//! to make each instant and flag, and makes them when asked, the same for every seed as when
+//! they were all drawn before the run. Lists the profile writes out (`arrival: at`,
+//! `workload.keys`) and the producer's sends are kept as lists.
 
 mod arrival;
 mod poison;
 pub mod producer;
+#[cfg(test)]
+mod tests_lazy;
 
 pub use crate::profile::template::{Fill, Slot, Template, TemplateError};
-pub use arrival::arrival_times;
-pub use poison::poison_flags;
 pub use producer::Attempt;
 
 use crate::profile::{Scenario, WorkloadSpec};
 use crate::record::{nanos, Key, Nanos, Seq};
+use arrival::Arrivals;
+use poison::Selection;
 
 /// The publishes of a run, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
-    /// Publish instants, ascending; message `seq` is published at `at[seq - 1]`.
-    pub at: Vec<Nanos>,
+    /// Publish instants, ascending; message `seq` is published at arrival `seq - 1`.
+    arrivals: Arrivals,
     /// Explicit keys (`workload.keys`); `None` = `msg-<seq>`.
     keys: Option<Vec<String>>,
-    /// Poison flag per message.
-    pub poison: Vec<bool>,
+    /// Which messages are poison.
+    poison: Selection,
     /// Every send of the producer, in time order, when the run models the producer's retries
     /// or the broker's deduplication (`workload.producer`, `broker.fifo`): then message `seq` of
     /// the plan may reach the broker several times, and broker messages are numbered by accepted
-    /// send, not by plan. `None`: message `seq` is published once, at `at[seq - 1]`.
+    /// send, not by plan. `None`: message `seq` is published once, at
+    /// [`Plan::publish_at`]`(seq - 1)`.
     pub sends: Option<Vec<Attempt>>,
     /// `workload.groups`: message groups, round robin in plan order.
     pub groups: Option<u32>,
@@ -38,24 +45,41 @@ pub struct Plan {
 impl Plan {
     /// Messages planned (keys), whatever number of sends reach the broker.
     pub fn len(&self) -> usize {
-        self.at.len()
+        self.arrivals.len()
     }
 
     /// Sends to make: one per message, or the producer's attempts.
     pub fn send_count(&self) -> usize {
-        self.sends.as_ref().map_or(self.at.len(), Vec::len)
+        self.sends.as_ref().map_or(self.len(), Vec::len)
     }
 
-    /// When send number `i` (0-based, time order) goes out.
+    /// When send number `i` (0-based, time order) goes out. Reading every send in order is
+    /// cheaper with a [`SendCursor`].
     pub fn send_at(&self, i: usize) -> Option<Nanos> {
         match &self.sends {
             Some(s) => s.get(i).map(|a| a.at),
-            None => self.at.get(i).copied(),
+            None => self.publish_at(i),
+        }
+    }
+
+    /// When message `i + 1` is first published (`i` 0-based, plan order). A rate's instant is
+    /// walked from the nearest of the instants it keeps (one per 1024 messages); reading them in
+    /// order is cheaper with [`Plan::arrivals`].
+    pub fn publish_at(&self, i: usize) -> Option<Nanos> {
+        self.arrivals.at(i)
+    }
+
+    /// Every message's first publish instant, in plan order.
+    pub fn arrivals(&self) -> impl ExactSizeIterator<Item = Nanos> + '_ {
+        Instants {
+            arrivals: &self.arrivals,
+            cursor: self.arrivals.cursor(),
+            left: self.len(),
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.at.is_empty()
+        self.len() == 0
     }
 
     /// True when the profile names the keys (`workload.keys`).
@@ -88,30 +112,128 @@ impl Plan {
         }
     }
 
+    /// Whether message `seq` (1-based, plan order) is poison. Constant time for every
+    /// selection (a fraction seeks the message's draw); [`SendCursor::advance`] reads the
+    /// flags in order without seeking.
+    pub fn poison(&self, seq: Seq) -> bool {
+        self.poison.is_poison(seq)
+    }
+
     /// The body a consumer receives for message `seq`.
     pub fn body(&self, seq: Seq) -> String {
-        ackbench_targets::message::body(
-            &self.key(seq),
-            u64::from(seq),
-            self.poison[(seq - 1) as usize],
-        )
+        ackbench_targets::message::body(&self.key(seq), u64::from(seq), self.poison(seq))
+    }
+}
+
+/// The arrivals of a plan read in order ([`Plan::arrivals`]).
+struct Instants<'a> {
+    arrivals: &'a Arrivals,
+    cursor: arrival::Cursor,
+    left: usize,
+}
+
+impl Iterator for Instants<'_> {
+    type Item = Nanos;
+
+    fn next(&mut self) -> Option<Nanos> {
+        let t = self.cursor.at(self.arrivals)?;
+        self.cursor.step(self.arrivals);
+        self.left -= 1;
+        Some(t)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Instants<'_> {}
+
+/// Reads a plan's sends in time order, each in constant time and memory: when the next goes
+/// out, and whether the message it sends is poison. Made by [`SendCursor::new`] for one plan
+/// and used with that plan only.
+#[derive(Debug, Clone)]
+pub struct SendCursor {
+    /// Sends made.
+    sent: usize,
+    /// When the next send goes out; `None` when every send is made.
+    next_at: Option<Nanos>,
+    /// Without listed sends: the arrivals and poison flags, at message `sent + 1`.
+    arrivals: arrival::Cursor,
+    poison: poison::Cursor,
+}
+
+impl SendCursor {
+    /// At the plan's first send.
+    pub fn new(plan: &Plan) -> SendCursor {
+        let arrivals = plan.arrivals.cursor();
+        SendCursor {
+            sent: 0,
+            next_at: match &plan.sends {
+                Some(s) => s.first().map(|a| a.at),
+                None => arrivals.at(&plan.arrivals),
+            },
+            arrivals,
+            poison: plan.poison.cursor(),
+        }
+    }
+
+    /// Sends made so far.
+    pub fn sent(&self) -> usize {
+        self.sent
+    }
+
+    /// When the next send goes out; `None` once every send is made.
+    pub fn next_at(&self) -> Option<Nanos> {
+        self.next_at
+    }
+
+    /// Makes the next send (there must be one) and returns whether the message it sends is
+    /// poison: the next message's flag, or with listed sends the flag of the send's message.
+    pub fn advance(&mut self, plan: &Plan) -> bool {
+        match &plan.sends {
+            Some(s) => {
+                let planned = s[self.sent].planned;
+                self.sent += 1;
+                self.next_at = s.get(self.sent).map(|a| a.at);
+                plan.poison(planned)
+            }
+            None => {
+                assert!(self.sent < plan.len(), "every planned message is sent");
+                self.sent += 1;
+                self.arrivals.step(&plan.arrivals);
+                self.next_at = self.arrivals.at(&plan.arrivals);
+                self.poison.next(&plan.poison)
+            }
+        }
     }
 }
 
 /// Plans the publishes of `scenario`: arrivals within `run.duration`, capped by `count` (and by
 /// the number of explicit keys, if any).
 pub fn plan(scenario: &Scenario) -> Plan {
-    let w: &WorkloadSpec = &scenario.workload;
-    let mut rng = crate::seed::stream(scenario.seed, "workload");
+    plan_of(
+        &scenario.workload,
+        nanos(scenario.run.duration),
+        scenario.seed,
+        scenario.broker.fifo.is_some(),
+    )
+}
+
+/// The plan of workload `w` over `duration` with `seed`; `fifo`: the broker is a FIFO queue
+/// (every send listed, for its deduplication).
+fn plan_of(w: &WorkloadSpec, duration: Nanos, seed: u64, fifo: bool) -> Plan {
+    let mut rng = crate::seed::stream(seed, "workload");
     let mut cap = w.count.unwrap_or(u64::MAX);
     if let Some(k) = &w.keys {
         cap = cap.min(k.len() as u64);
     }
-    let at = arrival_times(&w.arrival, nanos(scenario.run.duration), cap, &mut rng);
-    let keys = w.keys.as_ref().map(|k| k[..at.len()].to_vec());
-    let poison = poison_flags(&w.poison, at.len(), keys.as_deref(), &mut rng);
+    let arrivals = Arrivals::new(&w.arrival, duration, cap, &mut rng);
+    let keys = w.keys.as_ref().map(|k| k[..arrivals.len()].to_vec());
+    // The poison fractions draw on from where the arrivals left the stream.
+    let poison = Selection::new(&w.poison, arrivals.len(), keys.as_deref(), &rng);
     let mut plan = Plan {
-        at,
+        arrivals,
         keys,
         poison,
         sends: None,
@@ -120,11 +242,11 @@ pub fn plan(scenario: &Scenario) -> Plan {
     plan.sends = match &w.producer {
         Some(p) => Some(producer::attempts(
             p,
-            &plan.at,
+            plan.arrivals(),
             |i| plan.key(i as Seq + 1),
-            &mut crate::seed::stream(scenario.seed, "producer"),
+            &mut crate::seed::stream(seed, "producer"),
         )),
-        None if scenario.broker.fifo.is_some() => Some(producer::single_attempts(&plan.at)),
+        None if fifo => Some(producer::single_attempts(plan.arrivals())),
         None => None,
     };
     plan
@@ -140,9 +262,9 @@ mod tests {
         // Three explicit keys, one JSON must escape and one spelled like a default key; message
         // 2 is poison (its text lacks `email`).
         let plan = Plan {
-            at: vec![0, 1, 2],
+            arrivals: Arrivals::listed(vec![0, 1, 2]),
             keys: Some(vec!["a\"b".into(), "msg-07".into(), "msg-3".into()]),
-            poison: vec![false, true, false],
+            poison: Selection::Listed(vec![2]),
             sends: None,
             groups: None,
         };

@@ -25,11 +25,12 @@ pub struct Attempt {
     pub acknowledged: bool,
 }
 
-/// One acknowledged attempt per message: what a producer without `workload.producer` sends.
-pub fn single_attempts(at: &[Nanos]) -> Vec<Attempt> {
-    at.iter()
+/// One acknowledged attempt per message first sent at `at` (plan order): what a producer
+/// without `workload.producer` sends.
+pub fn single_attempts(at: impl IntoIterator<Item = Nanos>) -> Vec<Attempt> {
+    at.into_iter()
         .enumerate()
-        .map(|(i, &at)| Attempt {
+        .map(|(i, at)| Attempt {
             at,
             planned: i as u32 + 1,
             attempt: 1,
@@ -42,7 +43,7 @@ pub fn single_attempts(at: &[Nanos]) -> Vec<Attempt> {
 /// (0-based), sorted by time; sends at one instant go in plan order, then attempt order.
 pub fn attempts(
     spec: &ProducerSpec,
-    at: &[Nanos],
+    at: impl IntoIterator<Item = Nanos>,
     key: impl Fn(usize) -> String,
     rng: &mut ChaCha8Rng,
 ) -> Vec<Attempt> {
@@ -51,8 +52,9 @@ pub fn attempts(
         .as_ref()
         .map(|k| k.iter().map(String::as_str).collect());
     let max = spec.backoff.max_attempts();
-    let mut out = Vec::with_capacity(at.len());
-    for (i, &first) in at.iter().enumerate() {
+    let at = at.into_iter();
+    let mut out = Vec::with_capacity(at.size_hint().0);
+    for (i, first) in at.enumerate() {
         let planned = i as u32 + 1;
         let retried = chosen.as_ref().is_none_or(|c| c.contains(key(i).as_str()));
         let mut t = first;
@@ -114,7 +116,7 @@ mod tests {
             keys: None,
             backoff: minutes(&[1, 2, 4]),
         };
-        let a = attempts(&spec, &[0], key, &mut seed::stream(1, "producer"));
+        let a = attempts(&spec, [0], key, &mut seed::stream(1, "producer"));
         let got: Vec<(Nanos, u32, bool)> = a
             .iter()
             .map(|a| (a.at / M, a.attempt, a.acknowledged))
@@ -134,7 +136,7 @@ mod tests {
             keys: Some(vec!["msg-1".into()]),
             backoff: minutes(&[3]),
         };
-        let a = attempts(&spec, &[0, 2 * M], key, &mut seed::stream(1, "producer"));
+        let a = attempts(&spec, [0, 2 * M], key, &mut seed::stream(1, "producer"));
         let got: Vec<(Nanos, u32, u32)> =
             a.iter().map(|a| (a.at / M, a.planned, a.attempt)).collect();
         assert_eq!(got, vec![(0, 1, 1), (2, 2, 1), (3, 1, 2)]);
@@ -149,7 +151,7 @@ mod tests {
             keys: None,
             backoff: minutes(&[1, 1]),
         };
-        let a = attempts(&spec, &[0], key, &mut seed::stream(1, "producer"));
+        let a = attempts(&spec, [0], key, &mut seed::stream(1, "producer"));
         assert_eq!(a.len(), 3);
         assert!(a.iter().all(|a| !a.acknowledged));
         assert_eq!(a[2].at, 2 * M);
@@ -169,7 +171,7 @@ mod tests {
                 jitter: 0.0,
             }),
         };
-        let a = attempts(&spec, &[0], key, &mut seed::stream(1, "producer"));
+        let a = attempts(&spec, [0], key, &mut seed::stream(1, "producer"));
         let at: Vec<Nanos> = a.iter().map(|a| a.at / M).collect();
         assert_eq!(at, vec![0, 1, 3, 6]);
         assert_eq!(
@@ -181,16 +183,16 @@ mod tests {
     #[test]
     fn a_probability_draws_from_the_seed() {
         // p = 0.5 over 10,000 messages, one retry each at most: about 5,000 retries; p = 0 none.
-        let at = vec![0; 10_000];
+        let at = || [0; 10_000];
         let spec = |p| ProducerSpec {
             unacknowledged: Unacknowledged::Probability(p),
             keys: None,
             backoff: minutes(&[1]),
         };
-        let n = attempts(&spec(0.5), &at, key, &mut seed::stream(1, "producer")).len() - 10_000;
+        let n = attempts(&spec(0.5), at(), key, &mut seed::stream(1, "producer")).len() - 10_000;
         assert!((4_700..5_300).contains(&n), "{n}");
         assert_eq!(
-            attempts(&spec(0.0), &at, key, &mut seed::stream(1, "producer")).len(),
+            attempts(&spec(0.0), at(), key, &mut seed::stream(1, "producer")).len(),
             10_000
         );
     }

@@ -92,7 +92,7 @@ async fn run_live(
     );
     // With an ingress load, the messages are whatever the system's ingress service publishes.
     let published = s.workload.ingress.as_ref().map(|i| {
-        let planned = (1..=plan.len() as Seq).map(|q| (plan.key(q), plan.poison[(q - 1) as usize]));
+        let planned = (1..=plan.len() as Seq).map(|q| (plan.key(q), plan.poison(q)));
         let p = Arc::new(Published::new(&i.message_key, planned, state.clock));
         state.set_published(p.clone());
         p

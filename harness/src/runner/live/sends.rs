@@ -63,7 +63,7 @@ impl<'a> Sends<'a> {
         let a = match &self.plan.sends {
             Some(s) => s[i],
             None => Attempt {
-                at: self.plan.at[i],
+                at: self.plan.publish_at(i).expect("a planned message"),
                 planned: i as u32 + 1,
                 attempt: 1,
                 acknowledged: true,
@@ -93,7 +93,7 @@ impl<'a> Sends<'a> {
             self.messages.push(MessageRecord {
                 key: self.plan.message_key(a.planned),
                 published_at: now,
-                poison: self.plan.poison[(a.planned - 1) as usize],
+                poison: self.plan.poison(a.planned),
             });
         } else {
             self.state.not_published();

@@ -16,7 +16,7 @@ use crate::record::{
     CallOutcome, Event, EventKind, HandlerEnd, Key, MessageRecord, Nanos, PublishRecord, Seq,
     WorkerId,
 };
-use crate::workload::Plan;
+use crate::workload::{Plan, SendCursor};
 
 /// Identifies one awaited operation of a worker.
 pub(super) type OpId = u64;
@@ -132,7 +132,7 @@ pub(super) struct World {
     pub kills: KillSchedule,
     pub plan: Plan,
     /// Next send of the plan to make.
-    pub publish_cursor: usize,
+    pub publish_cursor: SendCursor,
     pub messages: Vec<MessageRecord>,
     /// With the producer's sends ([`Plan::sends`]): the plan message (1-based) each broker
     /// message (index seq - 1) carries, and every send as it reached the broker.
@@ -171,6 +171,7 @@ impl World {
         stream: Option<Stream>,
     ) -> World {
         let n = if stream.is_some() { 0 } else { plan.len() };
+        let publish_cursor = SendCursor::new(&plan);
         let mut ledger = ledger;
         ledger.reserve(n);
         World {
@@ -183,7 +184,7 @@ impl World {
             ledger,
             kills,
             plan,
-            publish_cursor: 0,
+            publish_cursor,
             messages: Vec::with_capacity(n),
             planned_of: Vec::new(),
             publishes: Vec::new(),
@@ -242,7 +243,7 @@ impl World {
     /// The next instant anything is due: a publish, a lease or delay end, a timer.
     pub fn next_due(&self) -> Option<Nanos> {
         [
-            self.plan.send_at(self.publish_cursor),
+            self.publish_cursor.next_at(),
             self.broker.next_due(),
             self.timers.peek().map(|Reverse(t)| t.at),
         ]
@@ -256,11 +257,11 @@ impl World {
         if self.plan.sends.is_some() {
             return self.send_due();
         }
-        while let Some(&at) = self.plan.at.get(self.publish_cursor) {
+        while let Some(at) = self.publish_cursor.next_at() {
             if at > self.now {
                 break;
             }
-            self.publish_cursor += 1;
+            let poison = self.publish_cursor.advance(&self.plan);
             let seq = self.broker.publish(self.now, &mut self.events);
             self.published = seq;
             if self.plan.has_explicit_keys() {
@@ -268,7 +269,6 @@ impl World {
             }
             if self.stream.is_none() {
                 let key = self.plan.message_key(seq);
-                let poison = self.plan.poison[(seq - 1) as usize];
                 self.messages.push(MessageRecord {
                     key,
                     published_at: self.now,
@@ -285,13 +285,13 @@ impl World {
             .plan
             .sends
             .as_ref()
-            .and_then(|s| s.get(self.publish_cursor))
+            .and_then(|s| s.get(self.publish_cursor.sent()))
             .copied()
         {
             if a.at > self.now {
                 break;
             }
-            self.publish_cursor += 1;
+            let poison = self.publish_cursor.advance(&self.plan);
             let key = self.plan.key(a.planned);
             let group = self.plan.group(a.planned);
             let seq = self
@@ -304,7 +304,7 @@ impl World {
                 self.messages.push(MessageRecord {
                     key: self.plan.message_key(a.planned),
                     published_at: self.now,
-                    poison: self.plan.poison[(a.planned - 1) as usize],
+                    poison,
                 });
             }
             self.publishes.push(PublishRecord {
@@ -326,7 +326,12 @@ impl World {
             Some(_) => self.planned_of[(seq - 1) as usize],
             None => seq,
         };
-        if self.plan.poison[(planned - 1) as usize] {
+        let poison = match self.messages.get((seq - 1) as usize) {
+            Some(m) => m.poison,
+            // A streamed run keeps no messages: the plan says (in constant time).
+            None => self.plan.poison(planned),
+        };
+        if poison {
             Body::Text(self.plan.body(planned))
         } else {
             Body::Order(Order::of(self.plan.key(planned), u64::from(planned)))
@@ -359,7 +364,7 @@ impl World {
 
     /// True when every planned message is published, the queue holds nothing and no handler runs.
     pub fn is_drained(&self) -> bool {
-        self.publish_cursor == self.plan.send_count()
+        self.publish_cursor.sent() == self.plan.send_count()
             && !self.redrive_pending
             && self.broker.is_settled()
             && self.workers.iter().all(|w| w.handling.is_none())

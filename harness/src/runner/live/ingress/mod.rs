@@ -92,11 +92,12 @@ impl IngressRun {
         let service = Service::start(&env, addr, at.spawner, at.interrupt).await?;
         let offset = clock.now();
         let planned: Vec<Planned> = (1..=plan.len() as Seq)
-            .map(|seq| Planned {
+            .zip(plan.arrivals())
+            .map(|(seq, at)| Planned {
                 key: plan.key(seq),
                 seq,
                 body: plan.body(seq),
-                due: offset + plan.at[(seq - 1) as usize],
+                due: offset + at,
             })
             .collect();
         let n = planned.len() as u64;
