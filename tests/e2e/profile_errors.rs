@@ -500,18 +500,19 @@ fn a_time_scale_below_a_thousandth_is_refused() {
 
 #[test]
 fn a_run_too_big_to_hold_is_refused_with_the_estimate_and_the_limit() {
-    // One message per microsecond for 10 minutes: 6e8 messages (the count of 1e10 is never
-    // reached), plus 1e8 workers: 6e8 x 400 B + 1e8 x 1024 B + 1000 x 400 B = 318.9 GiB.
+    // One message per 10 ns for 10 minutes: 6e10 messages (the count of 1e11 is never
+    // reached), plus 1e8 workers, in a sim run that streams its accounting (16 B a message):
+    // 6e10 x 16 B + 1e8 x 1024 B + 1000 x 400 B = 1,062,400,400,000 B = 989.4 GiB.
     expect_error(
         BASE,
         &[
-            "workload.count=10000000000",
-            "workload.arrival={every: 1us}",
+            "workload.count=100000000000",
+            "workload.arrival={every: 10ns}",
             "consumer.workers=100000000",
         ],
-        "--set workload.arrival={every: 1us}: workload.arrival: a run of this profile would hold \
-         about 318.9 GiB in memory (600000000 planned messages x 400 B + 100000000 workers x \
-         1024 B + 1000 samples x 400 B), more than the 16.0 GiB a run may hold",
+        "--set workload.arrival={every: 10ns}: workload.arrival: a run of this profile would \
+         hold about 989.4 GiB in memory (60000000000 planned messages x 16 B + 100000000 \
+         workers x 1024 B + 1000 samples x 400 B), more than the 16.0 GiB a run may hold",
     );
     expect_error(
         BASE,

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::{refused, root, run_profile};
+use crate::common::{refused, root, run_profile, temp_profile};
 
 /// Every file of a report folder with its bytes, lines that give the wall time blanked (`wall_s`,
 /// "s of wall time", "s (wall)": what differs between two runs of one profile), the marker left
@@ -84,6 +84,27 @@ fn stream_is_refused_where_a_run_keeps_its_full_record() {
     let live = profile("profiles/live-thursday.yaml");
     let err = refused(&["run", &live], &["--record", "stream"]);
     assert!(err.contains("a live run keeps its full record"), "{err}");
+    // 5e7 messages streamed hold about 0.7 GiB (16 B each) and pass; kept whole, 400 B each,
+    // 18.6 GiB: more than a run may hold.
+    let (_dir, big) = temp_profile(
+        "name: big\nrun: { duration: 10m }\n\
+         workload: { arrival: { every: 1us }, count: 50000000 }\n\
+         consumer: { target: ack-after-work }\n",
+    );
+    let big = big.display().to_string();
+    let err = refused(&["run", &big], &["--record", "full"]);
+    assert!(
+        err.contains(
+            "error: --record full: workload.count: a run of this profile would hold about \
+             18.6 GiB in memory (50000000 planned messages x 400 B"
+        ),
+        "{err}"
+    );
+    let err = refused(&["run", &big], &["--trace", "msg-1"]);
+    assert!(
+        err.contains("error: --trace (which keeps the full record): "),
+        "{err}"
+    );
     let err = refused(&["run", &thursday], &["--record", "some"]);
     assert!(
         err.contains("invalid value 'some' for '--record <HOW>'")

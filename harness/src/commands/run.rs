@@ -41,6 +41,17 @@ pub fn run(args: RunArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
+    if scenario.run.record == profile::Record::Full && scenario.mode == profile::Mode::Sim {
+        if let Err(e) = profile::check_full_record(&scenario) {
+            let why = if args.trace.is_empty() {
+                "--record full"
+            } else {
+                "--trace (which keeps the full record)"
+            };
+            eprintln!("error: {why}: {e}");
+            return exit::BAD_INPUT;
+        }
+    }
     let profile_text = match profile::effective_yaml(&args.profile.profile, &args.profile.sets) {
         Ok(t) => t,
         Err(e) => {

@@ -29,7 +29,7 @@ use std::path::Path;
 pub use duration::{format_duration, parse_duration};
 pub use error::{Origin, ProfileError};
 pub use key_source::KeySource;
-pub use resolve::{scaled_clock_unsupported, BROKER_KINDS};
+pub use resolve::{check_full_record, scaled_clock_unsupported, BROKER_KINDS};
 pub use scalar::number_text;
 pub use scenario::*;
 

@@ -5,9 +5,14 @@
 //! The per-item sizes were measured on sim runs of the debug and release builds (peak RSS,
 //! `/usr/bin/time -f %M`), with a 10 ms provider and one delivery per message:
 //!
-//! - a planned message: 1M messages 413 MiB, 100k 69 MiB, so about 400 B each (the plan, the
+//! - a planned message of a run that keeps its full record (live runs, a modelled producer,
+//!   `--record full`): 1M messages 413 MiB, 100k 69 MiB, so about 400 B each (the plan, the
 //!   broker's state, the record's events, the analysis); redeliveries add to it, so the estimate
 //!   is a floor;
+//! - a planned message of a sim run that streams its accounting (`--record auto` or `stream`):
+//!   what stays per message is a bit of the ledger's progress count and what the run holds in
+//!   flight, so [`STREAMED_BYTES_PER_MESSAGE`] bounds it from above (measured:
+//!   `cargo bench -p ackbench --bench sim_throughput`, ARCHITECTURE.md);
 //! - a worker: 100k workers 134 MiB, 1k 33 MiB, so about 1 KiB each (its task and state);
 //! - a time-series sample: 1M samples 425 MiB, 10k 40 MiB, so about 400 B each (the sample, its
 //!   CSV row and its points in every chart).
@@ -19,8 +24,11 @@ use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::scenario::{Arrival, ConsumerSpec, RunSpec, WorkloadSpec};
 
-/// Memory one planned message takes in a run (measured, see the module documentation).
+/// Memory one planned message takes in a run that keeps its full record (measured, see the
+/// module documentation).
 pub const BYTES_PER_MESSAGE: u64 = 400;
+/// Memory one planned message takes in a sim run that streams its accounting.
+pub const STREAMED_BYTES_PER_MESSAGE: u64 = 16;
 /// Memory one worker takes.
 pub const BYTES_PER_WORKER: u64 = 1024;
 /// Memory one time-series sample takes.
@@ -76,12 +84,20 @@ fn round_up_to_ms(d: Duration) -> Duration {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Footprint {
     pub messages: u64,
+    /// Bytes per planned message: [`BYTES_PER_MESSAGE`] or [`STREAMED_BYTES_PER_MESSAGE`].
+    pub per_message: u64,
     pub workers: u64,
     pub samples: u64,
 }
 
 impl Footprint {
-    pub fn of(run: &RunSpec, workload: &WorkloadSpec, consumer: &ConsumerSpec) -> Footprint {
+    /// `streams`: the run streams its accounting (a sim run without a modelled producer).
+    pub fn of(
+        run: &RunSpec,
+        workload: &WorkloadSpec,
+        consumer: &ConsumerSpec,
+        streams: bool,
+    ) -> Footprint {
         // A retrying producer may publish each message up to its attempts, all unacknowledged.
         let attempts = workload
             .producer
@@ -89,6 +105,11 @@ impl Footprint {
             .map_or(1, |p| u64::from(p.backoff.max_attempts()));
         Footprint {
             messages: planned_messages(workload, run.duration).saturating_mul(attempts),
+            per_message: if streams {
+                STREAMED_BYTES_PER_MESSAGE
+            } else {
+                BYTES_PER_MESSAGE
+            },
             workers: u64::from(consumer.workers),
             samples: match run.sample_every {
                 Some(every) => samples_over(run.duration.saturating_add(run.drain), every),
@@ -99,7 +120,7 @@ impl Footprint {
 
     /// The estimate, in bytes.
     pub fn bytes(&self) -> u128 {
-        u128::from(self.messages) * u128::from(BYTES_PER_MESSAGE)
+        u128::from(self.messages) * u128::from(self.per_message)
             + u128::from(self.workers) * u128::from(BYTES_PER_WORKER)
             + u128::from(self.samples) * u128::from(BYTES_PER_SAMPLE)
     }
@@ -116,7 +137,7 @@ impl Footprint {
         if bytes <= u128::from(MAX_RUN_BYTES) {
             return Ok(());
         }
-        let message_bytes = u128::from(self.messages) * u128::from(BYTES_PER_MESSAGE);
+        let message_bytes = u128::from(self.messages) * u128::from(self.per_message);
         let worker_bytes = u128::from(self.workers) * u128::from(BYTES_PER_WORKER);
         let (path, advice) = if worker_bytes > message_bytes {
             (consumer_path.key("workers"), "run fewer workers")
@@ -140,7 +161,7 @@ impl Footprint {
                  {advice}",
                 bytes_text(bytes),
                 self.messages,
-                BYTES_PER_MESSAGE,
+                self.per_message,
                 self.workers,
                 BYTES_PER_WORKER,
                 self.samples,
@@ -221,6 +242,7 @@ mod tests {
     fn the_estimate_adds_the_parts() {
         let f = Footprint {
             messages: 1_000_000,
+            per_message: BYTES_PER_MESSAGE,
             workers: 64,
             samples: 1000,
         };
@@ -232,35 +254,49 @@ mod tests {
 
     #[test]
     fn a_run_too_big_to_hold_is_refused_naming_its_largest_part() {
-        // 10^10 messages x 400 B = 4e12 B = 3.6 TiB.
-        // One message per microsecond for 10 minutes: 6e8 messages (fewer than the count of
-        // 1e10, so the arrival is what to change); 6e8 x 400 B + 1 KiB + 1000 x 400 B =
-        // 240,000,401,024 B = 223.5 GiB.
+        // BASE is a sim run that streams its accounting: 16 B a planned message.
+        // One message per 100 ns for 10 minutes: 6e9 messages (fewer than the count of 1e10, so
+        // the arrival is what to change); 6e9 x 16 B + 1 KiB + 1000 x 400 B =
+        // 96,000,401,024 B = 89.4 GiB.
         let e = error_with(
             BASE,
             &[
                 "workload.count=10000000000",
-                "workload.arrival={every: 1us}",
+                "workload.arrival={every: 100ns}",
             ],
         );
         assert_eq!(
             e,
-            "--set workload.arrival={every: 1us}: workload.arrival: a run of this profile would \
-             hold about 223.5 GiB in memory (600000000 planned messages x 400 B + 1 workers x \
+            "--set workload.arrival={every: 100ns}: workload.arrival: a run of this profile would \
+             hold about 89.4 GiB in memory (6000000000 planned messages x 16 B + 1 workers x \
              1024 B + 1000 samples x 400 B), more than the 16.0 GiB a run may hold: publish \
              fewer messages (a slower workload.arrival, a shorter run.duration or a \
              workload.count) or split the run"
         );
-        // A count below the arrivals is what to change: 5e7 x 400 B = 18.6 GiB.
+        // A count below the arrivals is what to change: 2e9 x 16 B = 29.8 GiB.
         let e = error_with(
             BASE,
-            &["workload.count=50000000", "workload.arrival={every: 1us}"],
+            &[
+                "workload.count=2000000000",
+                "workload.arrival={every: 100ns}",
+            ],
         );
         assert!(
             e.starts_with(
-                "--set workload.count=50000000: workload.count: a run of this profile \
-                           would hold about 18.6 GiB"
+                "--set workload.count=2000000000: workload.count: a run of this profile \
+                           would hold about 29.8 GiB"
             ),
+            "{e}"
+        );
+        // The same run keeping its full record (live mode here) holds 400 B a message: 5e7
+        // messages x 400 B = 18.6 GiB.
+        let live = BASE.replace("name: t", "name: t\nmode: live");
+        let e = error_with(
+            &live,
+            &["workload.count=50000000", "workload.arrival={every: 1us}"],
+        );
+        assert!(
+            e.contains("would hold about 18.6 GiB in memory (50000000 planned messages x 400 B"),
             "{e}"
         );
         // A large count the arrival never reaches is fine: every 50s over 10m is 12 messages.
@@ -270,18 +306,18 @@ mod tests {
         assert!(
             e.starts_with(
                 "--set consumer.workers=100000000: consumer.workers: a run of this profile \
-                 would hold about 95.4 GiB in memory (12 planned messages x 400 B + 100000000 \
+                 would hold about 95.4 GiB in memory (12 planned messages x 16 B + 100000000 \
                  workers x 1024 B"
             ),
             "{e}"
         );
-        // Without a count, the arrival is named: one per microsecond for 10 minutes.
-        let e = error(&BASE.replace("every: 50s", "every: 1us"));
+        // Without a count, the arrival is named: one per 100 ns for 10 minutes.
+        let e = error(&BASE.replace("every: 50s", "every: 100ns"));
         assert!(
             e.starts_with("p.yaml:4:3: workload.arrival: a run of this profile would hold"),
             "{e}"
         );
-        assert!(e.contains("(600000000 planned messages x 400 B"), "{e}");
+        assert!(e.contains("(6000000000 planned messages x 16 B"), "{e}");
     }
 
     #[test]

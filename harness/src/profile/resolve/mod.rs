@@ -31,6 +31,15 @@ use checks::{positive, required};
 pub use broker::KINDS as BROKER_KINDS;
 pub use consumer::scaled_clock_unsupported;
 
+/// A sim run that streams by default, asked to keep its full record (`ackbench run --record
+/// full`, `--trace`), holds 400 B a message rather than 16: the estimate again, at that size.
+pub fn check_full_record(s: &Scenario) -> Result<(), String> {
+    let top = FieldPath::root();
+    footprint::Footprint::of(&s.run, &s.workload, &s.consumer, false)
+        .check(&s.workload, &top.key("workload"), &top.key("consumer"))
+        .map_err(|p| format!("{}: {}", p.path, p.message))
+}
+
 /// Resolves a raw profile; `default_name` is used when it has no `name`.
 pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem> {
     let top = FieldPath::root();
@@ -58,7 +67,10 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         ));
     }
     let consumer = consumer::resolve(raw.consumer, &broker, &top.key("consumer"))?;
-    footprint::Footprint::of(&run, &workload, &consumer).check(
+    // A sim run streams its accounting (`--record auto`) unless it models the producer's sends.
+    let sim = !matches!(raw.mode, Some(ModeName::Live));
+    let streams = sim && workload.producer.is_none() && broker.fifo.is_none();
+    footprint::Footprint::of(&run, &workload, &consumer, streams).check(
         &workload,
         &top.key("workload"),
         &top.key("consumer"),
