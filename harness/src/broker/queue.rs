@@ -210,6 +210,17 @@ impl Broker {
         self.messages.room()
     }
 
+    /// Entries of every per-message structure (the table's messages, the queues, timers and
+    /// DLQ; not a FIFO queue's deduplication ids, which its window bounds).
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> usize {
+        self.messages.held_count()
+            + self.visible.len()
+            + self.delayed.len()
+            + self.leases.len()
+            + self.dlq.len()
+    }
+
     /// True when message `seq` was published and then forgotten (settled, in a broker that
     /// forgets settled messages).
     pub fn forgotten(&self, seq: Seq) -> bool {
