@@ -436,3 +436,145 @@ fn every_kind_holds_only_its_dlq_once_its_messages_are_acked() {
         holds_nothing_once_acked(b, N, poison);
     }
 }
+
+/// The memory a model of each kind takes per message, remembering and forgetting, over a
+/// sim-like load: `ACKBENCH_MEMORY_MESSAGES` messages (default 2,000,000) at 80 a second to 64
+/// consumers, 1% of deliveries acked 35 s later (after the 30 s lease or its equivalent: a
+/// redelivery and a stale ack), at most 5 deliveries. The figure is the growth of the process's
+/// resident memory while the model runs and is kept (the event log is cleared every second), so
+/// run one kind and mode per process:
+///
+/// `ACKBENCH_MEMORY_KIND=nats ACKBENCH_MEMORY_FORGET=1 cargo test -p ackbench --lib
+/// memory_per_message -- --ignored --nocapture`
+#[test]
+#[ignore = "a measurement: run by hand, one kind and mode per process"]
+fn memory_per_message() {
+    const S: Nanos = 1_000_000_000;
+    let n: u64 = std::env::var("ACKBENCH_MEMORY_MESSAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000_000);
+    let kind = std::env::var("ACKBENCH_MEMORY_KIND").unwrap_or_else(|_| "sqs".into());
+    let forget = std::env::var_os("ACKBENCH_MEMORY_FORGET").is_some();
+    let rss = || {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    };
+    let lease = 30 * S;
+    let mut b = match (kind.as_str(), forget) {
+        ("sqs", f) => {
+            let c = BrokerConfig {
+                visibility_timeout: lease,
+                max_receives: 5,
+                stale_ack: StaleAck::Reject,
+            };
+            BrokerModel::Sqs(if f {
+                Broker::forgetting_settled(c)
+            } else {
+                Broker::new(c)
+            })
+        }
+        ("rabbitmq", f) => {
+            let c = RabbitMqConfig {
+                queue_type: QueueType::Quorum,
+                consumer_timeout: lease,
+                timeout_check_every: S,
+                delivery_limit: 4,
+                prefetch: 1,
+                dead_letter: true,
+            };
+            BrokerModel::RabbitMq(if f {
+                RabbitMq::forgetting_settled(c)
+            } else {
+                RabbitMq::new(c)
+            })
+        }
+        ("nats", f) => {
+            let c = NatsConfig {
+                ack_wait: lease,
+                backoff: Vec::new(),
+                max_deliver: 5,
+                max_ack_pending: 1_000,
+            };
+            BrokerModel::Nats(if f {
+                Nats::forgetting_settled(c)
+            } else {
+                Nats::new(c)
+            })
+        }
+        ("redis-streams", f) => {
+            let c = RedisStreamsConfig {
+                min_idle: lease,
+                claim_every: 0,
+                max_deliveries: 5,
+            };
+            BrokerModel::RedisStreams(if f {
+                RedisStreams::forgetting_settled(c)
+            } else {
+                RedisStreams::new(c)
+            })
+        }
+        (other, _) => panic!("unknown kind {other}"),
+    };
+    let before = rss();
+    let mut log = Vec::new();
+    let mut rng: u64 = 42;
+    let mut chance = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % 100
+    };
+    // Consumer w (1..=64) is busy until `busy[w]`, then acks `slow[w]` (a slow delivery).
+    let mut busy = [0 as Nanos; 65];
+    let mut slow: [Option<Receipt>; 65] = [None; 65];
+    let (mut now, mut sent) = (0 as Nanos, 0u64);
+    while sent < n || !b.is_settled() {
+        for _ in 0..80 {
+            if sent < n {
+                b.publish(now, &mut log);
+                sent += 1;
+            }
+        }
+        for w in 1..=64u32 {
+            let i = w as usize;
+            if busy[i] > now {
+                continue;
+            }
+            if let Some(r) = slow[i].take() {
+                let _ = b.ack(now, r, w, &mut log);
+            }
+            while let Some(h) = b.receive(now, w, &mut log) {
+                if chance() == 0 {
+                    slow[i] = Some(h.receipt);
+                    busy[i] = now + 35 * S;
+                    break;
+                }
+                b.ack(now, h.receipt, w, &mut log)
+                    .expect("acked by its holder");
+            }
+        }
+        now += S;
+        while let Some(t) = b.next_due().filter(|&t| t <= now) {
+            b.advance(t, &mut log);
+        }
+        log.clear();
+    }
+    let grown = rss().saturating_sub(before);
+    let c = b.counts();
+    println!(
+        "{kind:>14} {:>11} {n:>10} messages ({} deleted, {} dead): resident +{:.1} MiB, {:.1} B/message; held {}, table room {}",
+        if forget { "forgetting" } else { "remembering" },
+        c.deleted,
+        c.dead_lettered,
+        grown as f64 / 1048576.0,
+        grown as f64 / n as f64,
+        b.held(),
+        b.table_room(),
+    );
+    std::hint::black_box(&b);
+}
