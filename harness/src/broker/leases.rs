@@ -66,6 +66,12 @@ impl LeaseIndex {
         Some((t, seqs))
     }
 
+    /// Entries, stale ones included.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
     pub fn clear(&mut self) {
         self.heap.clear();
     }

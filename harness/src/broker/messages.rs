@@ -1,52 +1,109 @@
 //! The per-message bookkeeping the RabbitMQ, NATS and Redis models share: each message's state
-//! in the common vocabulary, its delivery count and its receipt nonces, with the state counts
-//! kept in step.
+//! in the common vocabulary, its delivery count and its receipt nonces (and what else the kind
+//! keeps per message, `X`), with the state counts kept in step.
+//!
+//! Messages are kept in a [`Table`]: every message ever published ([`Messages::remembering`]),
+//! or only those not yet deleted ([`Messages::forgetting`], what sim runs use): a message is
+//! forgotten once deleted, and a forgotten message still answers as a deleted one (its state is
+//! `Deleted`, its receipts' delivery numbers are exact); only its delivery count is gone.
 
 use super::queue::{Handout, Receipt};
 use super::state::{Counts, MessageState};
+use super::table::{Entry, Table};
 use crate::record::{Event, EventKind, Nanos, Seq, WorkerId};
 
 #[derive(Debug, Clone)]
-pub(crate) struct Msg {
+pub(crate) struct Msg<X = ()> {
     pub state: MessageState,
     /// Deliveries since publish (or since the last redrive).
     pub deliveries: u32,
     /// Deliveries ever; the last receipt's nonce (never reused, not even after a redrive).
     pub nonce: u32,
+    /// What the kind keeps per message besides.
+    pub extra: X,
+}
+
+impl<X> Entry for Msg<X> {
+    fn deliveries(&self) -> u32 {
+        self.deliveries
+    }
+    fn nonce(&self) -> u32 {
+        self.nonce
+    }
 }
 
 /// What the RabbitMQ, NATS and Redis models answer from their [`Messages`] alone: counts, a
 /// message's state and delivery count.
 pub(crate) trait MessageTable {
-    fn messages(&self) -> &Messages;
+    type Extra: Default;
+
+    fn messages(&self) -> &Messages<Self::Extra>;
 
     fn counts(&self) -> Counts {
         self.messages().counts()
     }
 
+    /// Where message `seq` is (`Deleted` once forgotten); `None` if it was never published.
     fn state(&self, seq: Seq) -> Option<MessageState> {
-        self.messages().get(seq).map(|m| m.state)
+        self.messages().state(seq)
     }
 
+    /// Deliveries of message `seq` so far (since its last redrive), while it is kept.
     fn receive_count(&self, seq: Seq) -> Option<u32> {
         self.messages().get(seq).map(|m| m.deliveries)
     }
+
+    /// Messages kept in memory.
+    fn held(&self) -> usize {
+        self.messages().held()
+    }
+
+    /// The room the message table takes, in messages.
+    fn table_room(&self) -> usize {
+        self.messages().table_room()
+    }
 }
 
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Messages {
-    msgs: Vec<Msg>,
+#[derive(Debug, Clone)]
+pub(crate) struct Messages<X = ()> {
+    table: Table<Msg<X>>,
     counts: Counts,
 }
 
-impl Messages {
+impl<X: Default> Messages<X> {
+    /// A table of every message ever published.
+    pub fn remembering() -> Messages<X> {
+        Messages {
+            table: Table::remembering(),
+            counts: Counts::default(),
+        }
+    }
+
+    /// A table that forgets a message once it is deleted.
+    pub fn forgetting() -> Messages<X> {
+        Messages {
+            table: Table::forgetting(),
+            counts: Counts::default(),
+        }
+    }
+
+    /// Messages kept in memory.
+    pub fn held(&self) -> usize {
+        self.table.held_count()
+    }
+
+    /// The room the table takes, in messages.
+    pub fn table_room(&self) -> usize {
+        self.table.room()
+    }
+
     /// Appends a visible message; returns its seq.
     pub fn publish(&mut self, now: Nanos, log: &mut Vec<Event>) -> Seq {
-        let seq = Seq::try_from(self.msgs.len() + 1).expect("fewer than 2^32 messages");
-        self.msgs.push(Msg {
+        let seq = self.table.push(Msg {
             state: MessageState::Visible,
             deliveries: 0,
             nonce: 0,
+            extra: X::default(),
         });
         self.counts.visible += 1;
         log.push(Event {
@@ -56,26 +113,53 @@ impl Messages {
         seq
     }
 
+    /// A message still kept.
     #[inline]
-    pub fn get(&self, seq: Seq) -> Option<&Msg> {
-        seq.checked_sub(1).and_then(|i| self.msgs.get(i as usize))
+    pub fn get(&self, seq: Seq) -> Option<&Msg<X>> {
+        self.table.get(seq)
+    }
+
+    /// A message the model holds (every seq it queued, handed out or dead-lettered).
+    #[inline]
+    pub fn msg(&self, seq: Seq) -> &Msg<X> {
+        self.table.get(seq).expect("a message the model holds")
     }
 
     #[inline]
-    pub fn msg(&self, seq: Seq) -> &Msg {
-        &self.msgs[(seq - 1) as usize]
+    fn msg_mut(&mut self, seq: Seq) -> &mut Msg<X> {
+        self.table.get_mut(seq).expect("a message the model holds")
+    }
+
+    /// What the kind keeps of message `seq` besides, while it holds it.
+    #[inline]
+    pub fn extra_mut(&mut self, seq: Seq) -> &mut X {
+        &mut self.msg_mut(seq).extra
+    }
+
+    /// Where message `seq` is: `Deleted` once forgotten, `None` if it was never published.
+    #[inline]
+    pub fn state(&self, seq: Seq) -> Option<MessageState> {
+        match self.table.get(seq) {
+            Some(m) => Some(m.state),
+            None if self.table.forgotten(seq) => Some(MessageState::Deleted),
+            None => None,
+        }
     }
 
     pub fn counts(&self) -> Counts {
         self.counts
     }
 
+    /// Moves message `seq` to state `new`; once deleted, a forgetting table forgets it.
     #[inline]
     pub fn set_state(&mut self, seq: Seq, new: MessageState) {
-        let m = &mut self.msgs[(seq - 1) as usize];
+        let m = self.table.get_mut(seq).expect("a message the model holds");
         *self.counts.slot(m.state) -= 1;
         *self.counts.slot(new) += 1;
         m.state = new;
+        if new == MessageState::Deleted {
+            self.table.forget(seq);
+        }
     }
 
     /// Hands message `seq` to `worker` as its next delivery, the lease (or the kind's
@@ -88,7 +172,7 @@ impl Messages {
         lease_end: Nanos,
         log: &mut Vec<Event>,
     ) -> Handout {
-        let m = &mut self.msgs[(seq - 1) as usize];
+        let m = self.msg_mut(seq);
         m.deliveries += 1;
         m.nonce += 1;
         let (delivery, nonce) = (m.deliveries, m.nonce);
@@ -124,11 +208,9 @@ impl Messages {
         )
     }
 
-    /// The delivery count of the delivery a receipt belongs to.
+    /// The delivery count of the delivery a receipt belongs to (of a message published).
     pub fn delivery_of(&self, r: Receipt) -> u32 {
-        let m = self.msg(r.seq);
-        // Deliveries since the last redrive keep nonce - deliveries constant.
-        r.nonce.saturating_sub(m.nonce - m.deliveries)
+        self.table.delivery_of(r)
     }
 
     /// True when `receipt` is the current delivery of its message, held by `worker`.
@@ -141,7 +223,7 @@ impl Messages {
 
     /// A redrive gives message `seq` a fresh delivery budget and makes it visible.
     pub fn redriven(&mut self, now: Nanos, seq: Seq, log: &mut Vec<Event>) {
-        self.msgs[(seq - 1) as usize].deliveries = 0;
+        self.msg_mut(seq).deliveries = 0;
         self.set_state(seq, MessageState::Visible);
         log.push(Event {
             at: now,

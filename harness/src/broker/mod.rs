@@ -42,6 +42,8 @@ pub use state::{Counts, MessageState};
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
+mod proptests_forgetting;
+#[cfg(test)]
 mod proptests_groups;
 #[cfg(test)]
 mod proptests_kinds;

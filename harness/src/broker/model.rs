@@ -187,13 +187,40 @@ impl BrokerModel {
         self.counts().in_queue() == 0
     }
 
-    /// Where message `seq` is, in the states every kind shares.
+    /// Where message `seq` is, in the states every kind shares (`Deleted` for a message a
+    /// forgetting model forgot: through the seam a model forgets only deleted messages, since
+    /// nothing here takes an SQS DLQ or purges); `None` for a seq never published.
     pub fn state(&self, seq: Seq) -> Option<MessageState> {
-        each!(self, b => b.state(seq))
+        match self {
+            BrokerModel::Sqs(b) => b
+                .state(seq)
+                .or_else(|| b.forgotten(seq).then_some(MessageState::Deleted)),
+            BrokerModel::RabbitMq(b) => b.state(seq),
+            BrokerModel::Nats(b) => b.state(seq),
+            BrokerModel::RedisStreams(b) => b.state(seq),
+        }
     }
 
-    /// Deliveries of message `seq` so far (since its last redrive).
+    /// Deliveries of message `seq` so far (since its last redrive), while the model keeps it.
     pub fn receive_count(&self, seq: Seq) -> Option<u32> {
         each!(self, b => b.receive_count(seq))
+    }
+
+    /// Messages the model keeps in memory: every message published, or, in a model that
+    /// forgets settled messages (what a sim run drives), those it still holds: in the queue,
+    /// handed out and not settled, or dead-lettered (a redrive may still take them back).
+    pub fn held(&self) -> usize {
+        each!(self, b => b.held())
+    }
+
+    /// The room the model's message table takes, in messages.
+    pub fn table_room(&self) -> usize {
+        each!(self, b => b.table_room())
+    }
+
+    /// Entries of every per-message structure of the model.
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> usize {
+        each!(self, b => b.entries())
     }
 }

@@ -63,10 +63,23 @@ pub struct Nats {
 }
 
 impl Nats {
+    /// A model that remembers every message it was given.
     pub fn new(config: NatsConfig) -> Nats {
+        Nats::with(config, Messages::remembering())
+    }
+
+    /// A model that forgets a message once it is acked, holding only the messages not yet
+    /// acked (those whose MaxDeliver was reached included: a redrive may take them back); it
+    /// answers and logs as [`Nats::new`] does (but `receive_count` of a forgotten message is
+    /// `None`). What sim runs use.
+    pub fn forgetting_settled(config: NatsConfig) -> Nats {
+        Nats::with(config, Messages::forgetting())
+    }
+
+    fn with(config: NatsConfig, messages: Messages) -> Nats {
         Nats {
             config,
-            messages: Messages::default(),
+            messages,
             fresh: VecDeque::new(),
             redeliver: VecDeque::new(),
             deadlines: LeaseIndex::default(),
@@ -156,7 +169,7 @@ impl Nats {
     ) -> Option<Handout> {
         let seq = loop {
             match self.redeliver.pop_front() {
-                Some(seq) if self.messages.msg(seq).state == MessageState::Visible => break seq,
+                Some(seq) if self.messages.state(seq) == Some(MessageState::Visible) => break seq,
                 Some(_) => continue, // acked while waiting for redelivery
                 None => {
                     if !self.may_deliver_new() {
@@ -182,10 +195,9 @@ impl Nats {
         worker: WorkerId,
         log: &mut Vec<Event>,
     ) -> Result<AckOutcome, AckRefused> {
-        let Some(m) = self.messages.get(receipt.seq) else {
+        let Some(state) = self.messages.state(receipt.seq) else {
             return Err(AckRefused(receipt));
         };
-        let state = m.state;
         let delivery = self.messages.delivery_of(receipt);
         let outcome = match state {
             MessageState::Deleted | MessageState::DeadLettered => AckOutcome::StaleGone,
@@ -218,18 +230,18 @@ impl Nats {
         delay: Nanos,
         log: &mut Vec<Event>,
     ) -> Result<(), VisibilityError> {
-        let Some(m) = self.messages.get(receipt.seq) else {
+        let Some(state) = self.messages.state(receipt.seq) else {
             return Err(VisibilityError::StaleReceipt);
         };
         let MessageState::Leased {
             worker: holder,
             nonce,
             lease_end,
-        } = m.state
+        } = state
         else {
             return Ok(());
         };
-        let delivery = m.deliveries;
+        let delivery = self.messages.msg(receipt.seq).deliveries;
         let end = now.saturating_add(delay);
         log_lease_moved(log, now, receipt.seq, worker, delivery, end);
         if delay == 0 {
@@ -257,16 +269,16 @@ impl Nats {
         worker: WorkerId,
         log: &mut Vec<Event>,
     ) -> Result<(), VisibilityError> {
-        let Some(m) = self.messages.get(receipt.seq) else {
+        let Some(state) = self.messages.state(receipt.seq) else {
             return Err(VisibilityError::StaleReceipt);
         };
-        match m.state {
+        match state {
             MessageState::Leased {
                 worker: holder,
                 nonce,
                 lease_end,
             } => {
-                let delivery = m.deliveries;
+                let delivery = self.messages.msg(receipt.seq).deliveries;
                 let end = now.saturating_add(self.config.wait(delivery));
                 self.deadlines.insert(end, receipt.seq);
                 self.messages.set_state(
@@ -300,6 +312,17 @@ impl Nats {
         entries.len()
     }
 
+    /// Entries of every per-message structure (the table's messages, the queues, timers and
+    /// the messages whose MaxDeliver was reached).
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> usize {
+        self.messages.held()
+            + self.fresh.len()
+            + self.redeliver.len()
+            + self.deadlines.len()
+            + self.dlq.len()
+    }
+
     /// Messages whose MaxDeliver was reached, in that order.
     pub fn dlq(&self) -> &[Seq] {
         &self.dlq
@@ -307,6 +330,8 @@ impl Nats {
 }
 
 impl MessageTable for Nats {
+    type Extra = ();
+
     fn messages(&self) -> &Messages {
         &self.messages
     }

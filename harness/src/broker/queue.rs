@@ -51,7 +51,7 @@ pub enum VisibilityError {
 #[derive(Debug, Clone)]
 pub struct Broker {
     config: BrokerConfig,
-    messages: Table,
+    messages: Table<Message>,
     /// Visible messages, front first. May hold messages deleted while visible (`stale_ack:
     /// delete`); those are skipped on receive.
     visible: VecDeque<Seq>,
@@ -69,24 +69,27 @@ pub struct Broker {
 }
 
 impl Broker {
-    /// A broker that remembers every message it was ever given, settled or not: what sim and
-    /// live runs use, so that every event names its delivery exactly.
+    /// A broker that remembers every message it was ever given, settled or not: what a live
+    /// run's embedded broker uses, and tests that look at every message.
     pub fn new(config: BrokerConfig) -> Broker {
-        Broker::with_table(config, Table::all())
+        Broker::with_table(config, Table::remembering())
     }
 
-    /// A broker that forgets a message once it is settled: deleted (acked or purged) or taken
-    /// from the DLQ with [`Broker::take_dlq`]. It holds only the messages still in the queue and
-    /// the DLQ entries not yet taken, so a long-running broker's memory does not grow with every
-    /// message it ever carried. Every receipt of a forgotten message is stale (`StaleGone`), as
-    /// in a broker that remembers; [`Broker::state`] and [`Broker::receive_count`] of a
-    /// forgotten message are `None`, and its stale ack's event names the receipt's delivery
-    /// number (the same unless the message had been redriven).
+    /// A broker that forgets a message once it is settled: deleted (acked, purged, or by a
+    /// stale ack's policy) or taken from the DLQ with [`Broker::take_dlq`]. It holds only the
+    /// messages still in the queue and the DLQ entries not yet taken (a redrive may still take
+    /// those back), so its memory does not grow with every message it ever carried: what sim
+    /// runs and a long-running broker use. It answers every operation as a broker that
+    /// remembers does, with the same events: every receipt of a forgotten message is stale
+    /// (`StaleGone`), and its stale ack's event names the receipt's delivery number exactly
+    /// (the table keeps the redrive offset of a redriven message it forgets). Only
+    /// [`Broker::state`] and [`Broker::receive_count`] of a forgotten message are `None`
+    /// ([`Broker::forgotten`] tells it from a seq never published).
     pub fn forgetting_settled(config: BrokerConfig) -> Broker {
-        Broker::with_table(config, Table::held())
+        Broker::with_table(config, Table::forgetting())
     }
 
-    fn with_table(config: BrokerConfig, messages: Table) -> Broker {
+    fn with_table(config: BrokerConfig, messages: Table<Message>) -> Broker {
         Broker {
             config,
             messages,
@@ -199,6 +202,29 @@ impl Broker {
     /// holds ([`Broker::forgetting_settled`]).
     pub fn held(&self) -> usize {
         self.messages.held_count()
+    }
+
+    /// The room its message table takes, in messages (what [`Broker::held`] keeps, the table's
+    /// spare slots, and the redrive offsets of forgotten messages).
+    pub fn table_room(&self) -> usize {
+        self.messages.room()
+    }
+
+    /// Entries of every per-message structure (the table's messages, the queues, timers and
+    /// DLQ; not a FIFO queue's deduplication ids, which its window bounds).
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> usize {
+        self.messages.held_count()
+            + self.visible.len()
+            + self.delayed.len()
+            + self.leases.len()
+            + self.dlq.len()
+    }
+
+    /// True when message `seq` was published and then forgotten (settled, in a broker that
+    /// forgets settled messages).
+    pub fn forgotten(&self, seq: Seq) -> bool {
+        self.messages.forgotten(seq)
     }
 
     pub fn state(&self, seq: Seq) -> Option<MessageState> {
@@ -433,15 +459,6 @@ impl Broker {
         }
     }
 
-    /// The receive count of the delivery a receipt belongs to.
-    fn delivery_of(&self, r: Receipt) -> u32 {
-        match self.messages.get(r.seq) {
-            // Deliveries since the last redrive keep nonce - receive_count constant.
-            Some(m) => r.nonce.saturating_sub(m.nonce - m.receive_count),
-            None => r.nonce,
-        }
-    }
-
     /// Acks (deletes) by receipt. A stale receipt is handled by the `stale_ack` policy; every
     /// stale ack is recorded as such, whatever the policy.
     pub fn ack(
@@ -457,7 +474,7 @@ impl Broker {
             None if self.messages.forgotten(receipt.seq) => MessageState::Deleted,
             None => return Err(AckRefused(receipt)),
         };
-        let delivery = self.delivery_of(receipt);
+        let delivery = self.messages.delivery_of(receipt);
         let outcome = match state {
             MessageState::Leased {
                 nonce, lease_end, ..
@@ -636,9 +653,9 @@ impl Broker {
     /// purge does; receipts of purged deliveries become stale. Returns how many were deleted.
     /// The event log has no purge event: purged messages simply receive no further events.
     pub fn purge(&mut self) -> usize {
-        let purged = self.messages.seqs_where(|s| {
+        let purged = self.messages.seqs_where(|m| {
             matches!(
-                s,
+                m.state,
                 MessageState::Visible | MessageState::Delayed { .. } | MessageState::Leased { .. }
             )
         });
@@ -727,7 +744,7 @@ impl Broker {
 
 /// True when message `seq` is leased with its lease ending at `end` (a current entry of the
 /// lease index).
-fn is_lease(messages: &Table, end: Nanos, seq: Seq) -> bool {
+fn is_lease(messages: &Table<Message>, end: Nanos, seq: Seq) -> bool {
     messages.get(seq).is_some_and(
         |m| matches!(m.state, MessageState::Leased { lease_end, .. } if lease_end == end),
     )

@@ -49,6 +49,16 @@ pub struct RabbitMqConfig {
     pub dead_letter: bool,
 }
 
+/// What the model keeps per message besides its state and deliveries.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PerMessage {
+    /// Deliveries made before it last re-entered the queue from the retry queue; its returns
+    /// are counted from there.
+    returns_from: u32,
+    /// A classic queue's position of the message: where it was published (or re-entered).
+    position: u64,
+}
+
 /// Messages ready for delivery, in the queue type's order.
 #[derive(Debug, Clone)]
 enum Ready {
@@ -60,38 +70,29 @@ enum Ready {
     /// By position: a returned message keeps the position it was published (or redriven) at.
     Classic {
         ordered: BTreeSet<(u64, Seq)>,
-        positions: Vec<u64>,
         next: u64,
     },
 }
 
 impl Ready {
-    fn push_new(&mut self, seq: Seq) {
+    /// Message `seq` enters at the tail; a classic queue gives it its next `position`.
+    fn push_new(&mut self, seq: Seq, m: &mut PerMessage) {
         match self {
             Ready::Quorum { fresh, .. } => fresh.push_back(seq),
-            Ready::Classic {
-                ordered,
-                positions,
-                next,
-            } => {
+            Ready::Classic { ordered, next } => {
                 *next += 1;
-                let i = (seq - 1) as usize;
-                if positions.len() <= i {
-                    positions.resize(i + 1, 0);
-                }
-                positions[i] = *next;
+                m.position = *next;
                 ordered.insert((*next, seq));
             }
         }
     }
 
-    fn push_return(&mut self, seq: Seq) {
+    /// Message `seq` is returned: at the head of a quorum queue, at its position in a classic one.
+    fn push_return(&mut self, seq: Seq, m: &PerMessage) {
         match self {
             Ready::Quorum { returns, .. } => returns.push_back(seq),
-            Ready::Classic {
-                ordered, positions, ..
-            } => {
-                ordered.insert((positions[(seq - 1) as usize], seq));
+            Ready::Classic { ordered, .. } => {
+                ordered.insert((m.position, seq));
             }
         }
     }
@@ -114,7 +115,7 @@ impl Ready {
 #[derive(Debug, Clone)]
 pub struct RabbitMq {
     config: RabbitMqConfig,
-    messages: Messages,
+    messages: Messages<PerMessage>,
     ready: Ready,
     /// (tick at which the delivery times out, seq) of unacked deliveries; an entry whose
     /// message is no longer delivered with that tick is stale ([`LeaseIndex`]).
@@ -124,14 +125,24 @@ pub struct RabbitMq {
     /// (back at, seq) of messages in the retry queue's TTL (never stale: a message leaves the
     /// retry queue only when its TTL ends).
     waiting: LeaseIndex,
-    /// Per message (index seq - 1): deliveries made before it last re-entered the queue from
-    /// the retry queue; its returns are counted from there.
-    returns_from: Vec<u32>,
     dlq: Vec<Seq>,
 }
 
 impl RabbitMq {
+    /// A model that remembers every message it was given.
     pub fn new(config: RabbitMqConfig) -> RabbitMq {
+        RabbitMq::with(config, Messages::remembering())
+    }
+
+    /// A model that forgets a message once it is deleted (acked, or dropped past the delivery
+    /// limit without a dead-letter exchange), holding only the messages in the queue, the
+    /// retry queue and the DLQ; it answers and logs as [`RabbitMq::new`] does (but
+    /// `receive_count` of a forgotten message is `None`). What sim runs use.
+    pub fn forgetting_settled(config: RabbitMqConfig) -> RabbitMq {
+        RabbitMq::with(config, Messages::forgetting())
+    }
+
+    fn with(config: RabbitMqConfig, messages: Messages<PerMessage>) -> RabbitMq {
         let ready = match config.queue_type {
             QueueType::Quorum => Ready::Quorum {
                 returns: VecDeque::new(),
@@ -139,18 +150,16 @@ impl RabbitMq {
             },
             QueueType::Classic => Ready::Classic {
                 ordered: BTreeSet::new(),
-                positions: Vec::new(),
                 next: 0,
             },
         };
         RabbitMq {
             config,
-            messages: Messages::default(),
+            messages,
             ready,
             timeouts: LeaseIndex::default(),
             held: Vec::new(),
             waiting: LeaseIndex::default(),
-            returns_from: Vec::new(),
             dlq: Vec::new(),
         }
     }
@@ -161,8 +170,7 @@ impl RabbitMq {
 
     pub fn publish(&mut self, now: Nanos, log: &mut Vec<Event>) -> Seq {
         let seq = self.messages.publish(now, log);
-        self.ready.push_new(seq);
-        self.returns_from.push(0);
+        self.ready.push_new(seq, self.messages.extra_mut(seq));
         seq
     }
 
@@ -196,9 +204,10 @@ impl RabbitMq {
             };
             for seq in seqs {
                 let delivery = self.messages.msg(seq).deliveries;
-                self.returns_from[(seq - 1) as usize] = delivery;
+                let m = self.messages.extra_mut(seq);
+                m.returns_from = delivery;
+                self.ready.push_new(seq, m);
                 self.messages.set_state(seq, MessageState::Visible);
-                self.ready.push_new(seq);
                 log.push(Event {
                     at: t,
                     kind: EventKind::LeaseExpired { seq, delivery },
@@ -271,9 +280,9 @@ impl RabbitMq {
         worker: WorkerId,
         log: &mut Vec<Event>,
     ) -> Result<AckOutcome, AckRefused> {
-        if self.messages.get(receipt.seq).is_none() {
+        let Some(state) = self.messages.state(receipt.seq) else {
             return Err(AckRefused(receipt));
-        }
+        };
         let delivery = self.messages.delivery_of(receipt);
         let outcome = if self.messages.is_current(receipt, worker) {
             let ended = self.settle(receipt.seq, worker);
@@ -282,10 +291,7 @@ impl RabbitMq {
                 self.timeout_moved(t);
             }
             AckOutcome::Deleted
-        } else if matches!(
-            self.messages.msg(receipt.seq).state,
-            MessageState::Deleted | MessageState::DeadLettered
-        ) {
+        } else if matches!(state, MessageState::Deleted | MessageState::DeadLettered) {
             AckOutcome::StaleGone
         } else {
             AckOutcome::StaleRejected
@@ -377,8 +383,9 @@ impl RabbitMq {
 
     /// A return: requeued, or past the delivery limit dead-lettered (dropped without a DLX).
     fn give_back(&mut self, at: Nanos, seq: Seq, log: &mut Vec<Event>) {
-        let delivery = self.messages.msg(seq).deliveries;
-        let returns = delivery - self.returns_from[(seq - 1) as usize];
+        let m = self.messages.msg(seq);
+        let (delivery, extra) = (m.deliveries, m.extra);
+        let returns = delivery - extra.returns_from;
         let limit = match self.config.queue_type {
             QueueType::Quorum => self.config.delivery_limit,
             QueueType::Classic => 0,
@@ -402,7 +409,7 @@ impl RabbitMq {
             }
         } else {
             self.messages.set_state(seq, MessageState::Visible);
-            self.ready.push_return(seq);
+            self.ready.push_return(seq, &extra);
             log.push(Event {
                 at,
                 kind: EventKind::LeaseExpired { seq, delivery },
@@ -415,10 +422,27 @@ impl RabbitMq {
         let entries = std::mem::take(&mut self.dlq);
         for &seq in &entries {
             self.messages.redriven(now, seq, log);
-            self.returns_from[(seq - 1) as usize] = 0;
-            self.ready.push_new(seq);
+            let m = self.messages.extra_mut(seq);
+            m.returns_from = 0;
+            self.ready.push_new(seq, m);
         }
         entries.len()
+    }
+
+    /// Entries of every per-message structure (the table's messages, the ready queue, timers,
+    /// unacked deliveries, the retry queue and the DLQ).
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> usize {
+        let ready = match &self.ready {
+            Ready::Quorum { returns, fresh } => returns.len() + fresh.len(),
+            Ready::Classic { ordered, .. } => ordered.len(),
+        };
+        self.messages.held()
+            + ready
+            + self.timeouts.len()
+            + self.held.iter().map(Vec::len).sum::<usize>()
+            + self.waiting.len()
+            + self.dlq.len()
     }
 
     /// Dead-lettered messages, in the order they arrived in the DLQ.
@@ -435,12 +459,14 @@ impl RabbitMq {
 }
 
 /// True when retry-queue entry `(t, seq)` is current: the message waits there until `t`.
-fn in_retry_queue(messages: &Messages, t: Nanos, seq: Seq) -> bool {
-    matches!(messages.msg(seq).state, MessageState::Delayed { until } if until == t)
+fn in_retry_queue(messages: &Messages<PerMessage>, t: Nanos, seq: Seq) -> bool {
+    matches!(messages.state(seq), Some(MessageState::Delayed { until }) if until == t)
 }
 
 impl MessageTable for RabbitMq {
-    fn messages(&self) -> &Messages {
+    type Extra = PerMessage;
+
+    fn messages(&self) -> &Messages<PerMessage> {
         &self.messages
     }
 }

@@ -50,10 +50,23 @@ pub struct RedisStreams {
 }
 
 impl RedisStreams {
+    /// A model that remembers every entry it was given.
     pub fn new(config: RedisStreamsConfig) -> RedisStreams {
+        RedisStreams::with(config, Messages::remembering())
+    }
+
+    /// A model that forgets an entry once it is acked, holding only the entries not yet read
+    /// or still pending and those in the dead stream (a redrive may take them back); it answers
+    /// and logs as [`RedisStreams::new`] does (but `receive_count` of a forgotten entry is
+    /// `None`). What sim runs use.
+    pub fn forgetting_settled(config: RedisStreamsConfig) -> RedisStreams {
+        RedisStreams::with(config, Messages::forgetting())
+    }
+
+    fn with(config: RedisStreamsConfig, messages: Messages) -> RedisStreams {
         RedisStreams {
             config,
-            messages: Messages::default(),
+            messages,
             fresh: VecDeque::new(),
             idle: LeaseIndex::default(),
             claimable: BTreeSet::new(),
@@ -175,11 +188,11 @@ impl RedisStreams {
         worker: WorkerId,
         log: &mut Vec<Event>,
     ) -> Result<AckOutcome, AckRefused> {
-        let Some(m) = self.messages.get(receipt.seq) else {
+        let Some(state) = self.messages.state(receipt.seq) else {
             return Err(AckRefused(receipt));
         };
         let delivery = self.messages.delivery_of(receipt);
-        let outcome = match m.state {
+        let outcome = match state {
             MessageState::Leased { .. } => {
                 let current = self.messages.is_current(receipt, worker);
                 let ended = self.unpend(receipt.seq);
@@ -268,6 +281,17 @@ impl RedisStreams {
         entries.len()
     }
 
+    /// Entries of every per-message structure (the table's messages, the unread entries, idle
+    /// timers, claimable entries and the dead stream).
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> usize {
+        self.messages.held()
+            + self.fresh.len()
+            + self.idle.len()
+            + self.claimable.len()
+            + self.dead.len()
+    }
+
     /// Entries moved to `<stream>:dead`, in that order.
     pub fn dlq(&self) -> &[Seq] {
         &self.dead
@@ -286,6 +310,8 @@ fn still_idle(messages: &Messages, claimable: &BTreeSet<Seq>, t: Nanos, seq: Seq
 }
 
 impl MessageTable for RedisStreams {
+    type Extra = ();
+
     fn messages(&self) -> &Messages {
         &self.messages
     }

@@ -25,11 +25,14 @@ pub fn sqs_config(spec: &BrokerSpec, time: impl Fn(Duration) -> Duration) -> Bro
     }
 }
 
-/// The model a sim run drives, of the profile's kind, on profile time.
+/// The model a sim run drives, of the profile's kind, on profile time. Each forgets a message
+/// once it is settled, so a run's broker holds only the messages not yet settled and the DLQ,
+/// however many the run publishes; it answers and logs exactly as a model that remembers every
+/// message would.
 pub fn model(spec: &BrokerSpec) -> BrokerModel {
     match &spec.kind {
         BrokerKind::Sqs => {
-            let broker = Broker::new(sqs_config(spec, |d| d));
+            let broker = Broker::forgetting_settled(sqs_config(spec, |d| d));
             BrokerModel::Sqs(match &spec.fifo {
                 Some(f) => broker
                     .with_deduplication(nanos(f.dedup_window))
@@ -37,25 +40,27 @@ pub fn model(spec: &BrokerSpec) -> BrokerModel {
                 None => broker,
             })
         }
-        BrokerKind::RabbitMq(r) => BrokerModel::RabbitMq(RabbitMq::new(RabbitMqConfig {
-            queue_type: match r.queue_type {
-                RabbitQueueType::Quorum => QueueType::Quorum,
-                RabbitQueueType::Classic => QueueType::Classic,
-            },
-            consumer_timeout: nanos(spec.visibility_timeout),
-            timeout_check_every: nanos(r.timeout_check_every),
-            delivery_limit: spec.max_receives.saturating_sub(1),
-            prefetch: r.prefetch,
-            dead_letter: r.dead_letter,
-        })),
-        BrokerKind::Nats(n) => BrokerModel::Nats(Nats::new(NatsConfig {
+        BrokerKind::RabbitMq(r) => {
+            BrokerModel::RabbitMq(RabbitMq::forgetting_settled(RabbitMqConfig {
+                queue_type: match r.queue_type {
+                    RabbitQueueType::Quorum => QueueType::Quorum,
+                    RabbitQueueType::Classic => QueueType::Classic,
+                },
+                consumer_timeout: nanos(spec.visibility_timeout),
+                timeout_check_every: nanos(r.timeout_check_every),
+                delivery_limit: spec.max_receives.saturating_sub(1),
+                prefetch: r.prefetch,
+                dead_letter: r.dead_letter,
+            }))
+        }
+        BrokerKind::Nats(n) => BrokerModel::Nats(Nats::forgetting_settled(NatsConfig {
             ack_wait: nanos(spec.visibility_timeout),
             backoff: n.backoff.iter().map(|&d| nanos(d)).collect(),
             max_deliver: spec.max_receives,
             max_ack_pending: n.max_ack_pending,
         })),
         BrokerKind::RedisStreams(r) => {
-            BrokerModel::RedisStreams(RedisStreams::new(RedisStreamsConfig {
+            BrokerModel::RedisStreams(RedisStreams::forgetting_settled(RedisStreamsConfig {
                 min_idle: nanos(spec.visibility_timeout),
                 claim_every: nanos(r.claim_every),
                 max_deliveries: spec.max_receives,

@@ -1,15 +1,42 @@
-//! The broker's per-message table: every message ever published (sim runs and live runs, whose
-//! event logs need each message's delivery count until the end), or only the messages not yet
-//! settled (a long-running SQS endpoint, whose memory must not grow with every message sent).
+//! The brokers' per-message table, by seq (messages are numbered from 1 in publish order).
+//!
+//! A table either remembers every message ever published (a live run's embedded SQS broker,
+//! and the models the tests inspect message by message), or forgets a message once it is
+//! settled, so that its memory is bounded by the messages it still holds, not by every message
+//! it carried: what sim runs use (a message is forgotten once deleted) and a long-running SQS
+//! endpoint (once deleted, purged or taken from the DLQ).
+//!
+//! What a forgotten message still answers: that it was published (its seq is at most the count
+//! of messages published) and so settled, and the delivery number a receipt of it stands for.
+//! A receipt's delivery number is its nonce less the deliveries made before the message's last
+//! redrive; that offset is 0 unless the message was redriven, so it is kept, after the message
+//! is forgotten, only for messages that were redriven ([`Table::delivery_of`]).
+//!
+//! A forgetting table keeps its messages in a window of slots from the oldest seq it holds up
+//! to the newest, indexed like a vector, since messages mostly settle in about the order they
+//! were published. A message that stays held long after those around it settled (a poison
+//! message in the DLQ, a slow delivery) would keep the window from moving: once the window is
+//! more than twice the messages in it (and a fixed slack) long, its oldest messages move to a
+//! map and the window moves past them. So the window's slots and the map together are at most
+//! three times the messages held, plus the slack.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
-use super::state::MessageState;
+use super::queue::Receipt;
 use crate::record::Seq;
 
+/// What the table needs to know of a message: its delivery count and its receipts' nonces.
+pub(super) trait Entry {
+    /// Deliveries since publish (or since the last redrive).
+    fn deliveries(&self) -> u32;
+    /// Deliveries ever: the last receipt's nonce.
+    fn nonce(&self) -> u32;
+}
+
+/// One message of the SQS broker.
 #[derive(Debug, Clone)]
 pub(super) struct Message {
-    pub state: MessageState,
+    pub state: super::state::MessageState,
     /// Deliveries since publish (or since the last redrive).
     pub receive_count: u32,
     /// Deliveries ever; the last receipt's nonce.
@@ -18,116 +45,332 @@ pub(super) struct Message {
     pub group: u32,
 }
 
-/// Messages by seq (numbered from 1 in publish order).
-#[derive(Debug, Clone)]
-pub(super) enum Table {
-    /// Every message ever published, message `seq` at index `seq - 1`.
-    All(Vec<Message>),
-    /// Only messages still held (delayed, visible, leased, or dead-lettered and not yet taken);
-    /// a seq at or below `published` that is not in `held` was deleted or taken from the DLQ.
-    Held {
-        held: HashMap<Seq, Message>,
-        published: Seq,
-    },
+impl Entry for Message {
+    fn deliveries(&self) -> u32 {
+        self.receive_count
+    }
+    fn nonce(&self) -> u32 {
+        self.nonce
+    }
 }
 
-impl Table {
-    pub fn all() -> Table {
-        Table::All(Vec::new())
+/// Slots a window may hold beyond twice its messages before it moves past its oldest ones (a
+/// few in the crate's tests, so that every broker test moves windows past held messages).
+const SLACK: usize = if cfg!(test) { 4 } else { 4096 };
+
+/// Messages by seq; see the module's documentation.
+#[derive(Debug, Clone)]
+pub(super) struct Table<T> {
+    /// Settled messages are forgotten ([`Table::forget`]); otherwise every message is kept.
+    forgets: bool,
+    /// Message `base + i` in slot `i`; `None` once forgotten. `base + window.len()` is the next
+    /// seq to publish.
+    window: VecDeque<Option<T>>,
+    base: Seq,
+    /// Messages held in `window`.
+    in_window: usize,
+    /// Messages still held whose seq is below `base`.
+    older: HashMap<Seq, T>,
+    /// Forgotten messages that were redriven: deliveries made before their last redrive.
+    redriven: HashMap<Seq, u32>,
+}
+
+impl<T: Entry> Table<T> {
+    /// A table that keeps every message.
+    pub fn remembering() -> Table<T> {
+        Table::with(false)
     }
 
-    pub fn held() -> Table {
-        Table::Held {
-            held: HashMap::new(),
-            published: 0,
+    /// A table that forgets a message when told it is settled.
+    pub fn forgetting() -> Table<T> {
+        Table::with(true)
+    }
+
+    fn with(forgets: bool) -> Table<T> {
+        Table {
+            forgets,
+            window: VecDeque::new(),
+            base: 1,
+            in_window: 0,
+            older: HashMap::new(),
+            redriven: HashMap::new(),
         }
     }
 
     /// Messages published so far.
     pub fn published(&self) -> usize {
-        match self {
-            Table::All(v) => v.len(),
-            Table::Held { published, .. } => *published as usize,
-        }
+        self.next_seq() as usize - 1
+    }
+
+    fn next_seq(&self) -> Seq {
+        self.base + Seq::try_from(self.window.len()).expect("fewer than 2^32 messages")
     }
 
     /// Messages the table holds in memory.
     pub fn held_count(&self) -> usize {
-        match self {
-            Table::All(v) => v.len(),
-            Table::Held { held, .. } => held.len(),
-        }
+        self.in_window + self.older.len()
+    }
+
+    /// Slots and entries the table has room for (its memory, in messages).
+    pub fn room(&self) -> usize {
+        self.window.capacity() + self.older.capacity() + self.redriven.capacity()
     }
 
     /// Appends a message; returns its seq.
-    pub fn push(&mut self, m: Message) -> Seq {
-        match self {
-            Table::All(v) => {
-                v.push(m);
-                Seq::try_from(v.len()).expect("fewer than 2^32 messages")
-            }
-            Table::Held { held, published } => {
-                *published = published.checked_add(1).expect("fewer than 2^32 messages");
-                held.insert(*published, m);
-                *published
-            }
+    #[inline]
+    pub fn push(&mut self, m: T) -> Seq {
+        let seq = self.next_seq();
+        assert!(seq < Seq::MAX, "fewer than 2^32 messages");
+        self.window.push_back(Some(m));
+        self.in_window += 1;
+        seq
+    }
+
+    #[inline]
+    pub fn get(&self, seq: Seq) -> Option<&T> {
+        if seq >= self.base {
+            self.window
+                .get((seq - self.base) as usize)
+                .and_then(Option::as_ref)
+        } else if self.older.is_empty() {
+            None
+        } else {
+            self.older.get(&seq)
         }
     }
 
-    pub fn get(&self, seq: Seq) -> Option<&Message> {
-        match self {
-            Table::All(v) => seq.checked_sub(1).and_then(|i| v.get(i as usize)),
-            Table::Held { held, .. } => held.get(&seq),
+    #[inline]
+    pub fn get_mut(&mut self, seq: Seq) -> Option<&mut T> {
+        if seq >= self.base {
+            self.window
+                .get_mut((seq - self.base) as usize)
+                .and_then(Option::as_mut)
+        } else if self.older.is_empty() {
+            None
+        } else {
+            self.older.get_mut(&seq)
         }
     }
 
-    pub fn get_mut(&mut self, seq: Seq) -> Option<&mut Message> {
-        match self {
-            Table::All(v) => seq.checked_sub(1).and_then(|i| v.get_mut(i as usize)),
-            Table::Held { held, .. } => held.get_mut(&seq),
-        }
-    }
-
-    /// True when `seq` was published but is no longer held (only a `Held` table forgets).
+    /// True when `seq` was published but is no longer held (only a forgetting table forgets).
     pub fn forgotten(&self, seq: Seq) -> bool {
-        match self {
-            Table::All(_) => false,
-            Table::Held { held, published } => {
-                seq >= 1 && seq <= *published && !held.contains_key(&seq)
-            }
-        }
+        seq >= 1 && seq < self.next_seq() && self.get(seq).is_none()
     }
 
-    /// Forgets a settled message (a `Held` table only; an `All` table keeps it). The map gives
-    /// back its room once it holds under a quarter of what it has room for, so a burst of
-    /// messages does not keep its peak size for the rest of the broker's life.
+    /// The delivery number (since its last redrive) of the delivery a receipt of message
+    /// `r.seq` belongs to: the receipt's nonce less the deliveries before the message's last
+    /// redrive (0 for a receipt older than that redrive).
+    #[inline]
+    pub fn delivery_of(&self, r: Receipt) -> u32 {
+        let before = match self.get(r.seq) {
+            // Deliveries since the last redrive keep nonce - deliveries constant.
+            Some(m) => m.nonce() - m.deliveries(),
+            None if self.redriven.is_empty() => 0,
+            None => self.redriven.get(&r.seq).copied().unwrap_or(0),
+        };
+        r.nonce.saturating_sub(before)
+    }
+
+    /// A settled message: a forgetting table forgets it (keeping only its redrive offset, if it
+    /// was redriven); a remembering one keeps it.
+    #[inline]
     pub fn forget(&mut self, seq: Seq) {
-        if let Table::Held { held, .. } = self {
-            held.remove(&seq);
-            if held.capacity() > 1024 && held.len() < held.capacity() / 4 {
-                held.shrink_to(held.len() * 2);
+        if !self.forgets {
+            return;
+        }
+        let m = if seq >= self.base {
+            let Some(slot) = self.window.get_mut((seq - self.base) as usize) else {
+                return;
+            };
+            let Some(m) = slot.take() else {
+                return;
+            };
+            self.in_window -= 1;
+            m
+        } else {
+            let Some(m) = self.older.remove(&seq) else {
+                return;
+            };
+            if self.older.capacity() > 1024 && self.older.len() < self.older.capacity() / 4 {
+                self.older.shrink_to(self.older.len() * 2);
+            }
+            m
+        };
+        let before = m.nonce() - m.deliveries();
+        if before > 0 {
+            self.redriven.insert(seq, before);
+        }
+        self.tidy();
+    }
+
+    /// Moves the window past its forgotten front, and past its oldest messages (into `older`)
+    /// while it is more than twice its messages and the slack long; gives room back once the
+    /// window uses under a quarter of it.
+    fn tidy(&mut self) {
+        while matches!(self.window.front(), Some(None)) {
+            self.window.pop_front();
+            self.base += 1;
+        }
+        if self.window.len() > 2 * self.in_window + SLACK {
+            while self.window.len() > 2 * self.in_window + SLACK / 2 {
+                if let Some(Some(m)) = self.window.pop_front() {
+                    self.older.insert(self.base, m);
+                    self.in_window -= 1;
+                }
+                self.base += 1;
+            }
+            while matches!(self.window.front(), Some(None)) {
+                self.window.pop_front();
+                self.base += 1;
+            }
+        }
+        let (len, room) = (self.window.len(), self.window.capacity());
+        if room > 4 * len + SLACK {
+            self.window.shrink_to(2 * len + SLACK / 2);
+        }
+    }
+
+    /// Seqs of the messages held whose entry matches `pick`, in publish order.
+    pub fn seqs_where(&self, pick: impl Fn(&T) -> bool) -> Vec<Seq> {
+        let mut seqs: Vec<Seq> = self
+            .older
+            .iter()
+            .filter(|(_, m)| pick(m))
+            .map(|(&s, _)| s)
+            .collect();
+        seqs.sort_unstable();
+        seqs.extend(
+            self.window
+                .iter()
+                .zip(self.base..)
+                .filter(|(m, _)| m.as_ref().is_some_and(&pick))
+                .map(|(_, s)| s),
+        );
+        seqs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct E {
+        deliveries: u32,
+        nonce: u32,
+    }
+
+    impl Entry for E {
+        fn deliveries(&self) -> u32 {
+            self.deliveries
+        }
+        fn nonce(&self) -> u32 {
+            self.nonce
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Push,
+        Forget(usize),
+        Deliver(usize),
+        Redrive(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => Just(Op::Push),
+            3 => any::<usize>().prop_map(Op::Forget),
+            2 => any::<usize>().prop_map(Op::Deliver),
+            1 => any::<usize>().prop_map(Op::Redrive),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// A forgetting table answers as a map of the messages not yet forgotten, with every
+        /// receipt's delivery number as a table that remembers gives it, and its room stays
+        /// within three times what it holds and the slack.
+        #[test]
+        fn a_forgetting_table_is_a_map_of_what_it_holds(
+            ops in prop::collection::vec(op(), 0..3000),
+            older_first in any::<bool>(),
+        ) {
+            let mut keep: Table<E> = Table::remembering();
+            let mut forget: Table<E> = Table::forgetting();
+            let mut held: BTreeMap<Seq, E> = BTreeMap::new();
+            let mut receipts: Vec<Receipt> = Vec::new();
+            let fresh = E { deliveries: 0, nonce: 0 };
+            for op in ops {
+                let pick = |i: usize| -> Option<Seq> {
+                    let n = held.len();
+                    // Mostly the oldest held messages (they settle in about publish order),
+                    // sometimes any: old messages stay behind and the window moves past them.
+                    let k = if older_first { i % n.clamp(1, 8) } else { i % n.max(1) };
+                    held.keys().nth(k).copied()
+                };
+                match op {
+                    Op::Push => {
+                        let s = keep.push(fresh.clone());
+                        prop_assert_eq!(s, forget.push(fresh.clone()));
+                        held.insert(s, fresh.clone());
+                    }
+                    Op::Forget(i) => {
+                        if let Some(s) = pick(i) {
+                            held.remove(&s);
+                            keep.forget(s);
+                            forget.forget(s);
+                        }
+                    }
+                    Op::Deliver(i) | Op::Redrive(i) => {
+                        if let Some(s) = pick(i) {
+                            let redrive = matches!(op, Op::Redrive(_));
+                            for t in [&mut keep, &mut forget] {
+                                let m = t.get_mut(s).unwrap();
+                                if redrive { m.deliveries = 0 } else { m.deliveries += 1; m.nonce += 1 }
+                            }
+                            let m = forget.get(s).unwrap().clone();
+                            receipts.push(Receipt { seq: s, nonce: m.nonce });
+                            held.insert(s, m);
+                        }
+                    }
+                }
+                prop_assert_eq!(forget.published(), keep.published());
+                prop_assert_eq!(forget.held_count(), held.len());
+                prop_assert!(forget.window.len() <= 2 * forget.in_window + SLACK);
+                let all: Vec<Seq> = held.keys().copied().collect();
+                prop_assert_eq!(forget.seqs_where(|_| true), all);
+            }
+            for seq in 0..=keep.published() as Seq + 1 {
+                prop_assert_eq!(forget.get(seq), held.get(&seq));
+                prop_assert_eq!(forget.forgotten(seq), seq >= 1 && seq as usize <= keep.published() && !held.contains_key(&seq));
+            }
+            for r in receipts {
+                prop_assert_eq!(forget.delivery_of(r), keep.delivery_of(r), "{:?}", r);
             }
         }
     }
 
-    /// Seqs of the messages whose state matches `pick`, in publish order.
-    pub fn seqs_where(&self, pick: impl Fn(MessageState) -> bool) -> Vec<Seq> {
-        match self {
-            Table::All(v) => v
-                .iter()
-                .enumerate()
-                .filter(|(_, m)| pick(m.state))
-                .map(|(i, _)| Seq::try_from(i + 1).expect("fewer than 2^32 messages"))
-                .collect(),
-            Table::Held { held, .. } => {
-                let mut seqs: Vec<Seq> = held
-                    .iter()
-                    .filter(|(_, m)| pick(m.state))
-                    .map(|(&s, _)| s)
-                    .collect();
-                seqs.sort_unstable();
-                seqs
-            }
+    #[test]
+    fn a_million_messages_forgotten_leave_only_the_slack() {
+        let mut t: Table<E> = Table::forgetting();
+        let e = E {
+            deliveries: 1,
+            nonce: 1,
+        };
+        // One message held from the start (a poison message in the DLQ) and a million through.
+        let poison = t.push(e.clone());
+        for _ in 0..1_000_000 {
+            let s = t.push(e.clone());
+            t.forget(s);
         }
+        assert_eq!((t.published(), t.held_count()), (1_000_001, 1));
+        assert!(t.room() <= 16, "room for {} messages", t.room());
+        assert!(t.get(poison).is_some() && t.forgotten(2));
     }
 }

@@ -29,9 +29,9 @@ pub struct SqsConfig {
     /// keeping only the messages queues hold: what a long-running standalone broker needs, so
     /// that its memory does not grow with every message sent. A receipt of a forgotten message
     /// is still known stale (every message's seq is below the queue's count of messages sent,
-    /// and receipts are authenticated), so stale deletes answer as before. Off by default: a
-    /// live run's event log names each stale delete's delivery exactly, which needs every
-    /// message's delivery count until the run ends (see `Broker::forgetting_settled`).
+    /// and receipts are authenticated), so stale deletes answer as before, and their events
+    /// name the receipt's delivery exactly (see `Broker::forgetting_settled`). Off by default,
+    /// as a live run's embedded broker runs: its queues keep every message.
     pub forget_settled: bool,
     /// What a second of a duration on the wire lasts here: [`super::WireTime::REAL`], or a
     /// live run's time scale when its consumer runs on the scaled clock.
