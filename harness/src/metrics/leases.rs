@@ -270,17 +270,22 @@ fn nearest_rank(values: &mut [f64], q: f64) -> f64 {
 
 /// The handlers' hold ratios, for their p99 by nearest rank.
 ///
-/// `all` keeps every ratio. `tail` keeps the count of every ratio by bucket (the ratio's top 16
-/// bits, which order positive floats as their values do) and the exact values only of the
-/// buckets at the top: whenever the kept values pass twice the floor below, the lowest buckets
-/// are let go while at least `4 k + 4096` values stay, `k` being how many values the p99 leaves
-/// above it at the current count (1% of them). The p99 is then exact unless the run's count
-/// grows more than fourfold with every new ratio below the kept buckets, which `p99` reports as
-/// `None`.
+/// `all` keeps every ratio. `tail(expected)` keeps the count of every ratio by bucket (the
+/// ratio's top 16 bits, which order non-negative floats as their values do) and the exact
+/// values only of the top buckets: at least the `K` largest ratios, `K` being how many values
+/// the p99 of `expected` handlers leaves at or above it (1%) plus 4,096. A ratio below the `K`
+/// largest so far can never be among the `K` largest later (ratios are only added), so the p99
+/// is exact whenever the run ends with at most `expected` handlers' worth of tail; `p99` says
+/// `None` when it does not.
 pub struct HoldRatios {
     kept: Vec<f64>,
+    /// The kept count at which to look for buckets to let go again: twice what the last look
+    /// left (which may be more than the floor asks when one bucket holds many ratios).
+    prune_at: usize,
     /// Counts per bucket (only in `tail`), and the lowest bucket whose values are kept.
     buckets: Option<(Vec<u64>, usize)>,
+    /// How many of the largest ratios `tail` keeps at least.
+    keep: u64,
     count: u64,
 }
 
@@ -300,15 +305,20 @@ impl HoldRatios {
     pub fn all() -> Self {
         HoldRatios {
             kept: Vec::new(),
+            prune_at: 0,
             buckets: None,
+            keep: 0,
             count: 0,
         }
     }
 
-    pub fn tail() -> Self {
+    /// Ratios of a run expected to have at most `expected` handlers.
+    pub fn tail(expected: u64) -> Self {
         HoldRatios {
             kept: Vec::new(),
+            prune_at: 0,
             buckets: Some((vec![0; RATIO_BUCKETS], 0)),
+            keep: above_p99(expected.max(1)) + 4096,
             count: 0,
         }
     }
@@ -325,8 +335,8 @@ impl HoldRatios {
             return;
         }
         self.kept.push(r);
-        let keep = 4 * above_p99(self.count) + 4096;
-        if self.kept.len() as u64 > 2 * keep {
+        let keep = self.keep;
+        if self.kept.len() as u64 > 2 * keep && self.kept.len() > self.prune_at {
             // The lowest floor that still keeps at least `keep` values.
             let mut above = 0;
             let mut f = RATIO_BUCKETS;
@@ -337,6 +347,7 @@ impl HoldRatios {
             *floor = f;
             let floor = *floor;
             self.kept.retain(|&r| bucket(r) >= floor);
+            self.prune_at = 2 * self.kept.len();
         }
     }
 
@@ -497,5 +508,59 @@ mod tests {
         let l = analyse(&r.finish(100.0));
         assert_eq!(l.counts, HandlerLeases::default());
         assert_eq!(l.p99_hold_over_lease, 0.0);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, .. Default::default() })]
+
+        /// The ratios' p99 kept by bucket is the p99 of every ratio: 20,000 ratios, many equal
+        /// (a release's 0, a full lease's 1), the rest spread; the late ones may be all small.
+        #[test]
+        fn the_tail_names_the_p99_of_every_ratio(
+            values in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just(0.0f64),
+                    proptest::strategy::Just(1.0f64),
+                    0.0f64..3.0,
+                ],
+                1..20_000,
+            ),
+            shrink_late in proptest::bool::ANY,
+        ) {
+            let (mut all, mut tail) = (HoldRatios::all(), HoldRatios::tail(values.len() as u64));
+            let n = values.len();
+            for (i, v) in values.into_iter().enumerate() {
+                let v = if shrink_late && i > n / 2 { v / 1000.0 } else { v };
+                all.push(v);
+                tail.push(v);
+            }
+            proptest::prop_assert_eq!(tail.p99(), all.p99());
+        }
+    }
+
+    #[test]
+    fn the_tail_keeps_what_its_expected_count_needs_and_says_so_past_it() {
+        // Expected 1,000,000 handlers: it keeps the 10,001 + 4,096 = 14,097 largest at least.
+        // 20,000 ratios of 3.0, then 2,000,000 of 1.0: the 3.0s alone are more than 14,097, so
+        // the floor rises to 3.0's bucket and no 1.0 is kept. The p99 of 2,020,000 ratios is
+        // the 20,201st largest, a 1.0, below the 20,000 kept: past the expected count, `None`.
+        let mut tail = HoldRatios::tail(1_000_000);
+        for _ in 0..20_000 {
+            tail.push(3.0);
+        }
+        for _ in 0..2_000_000 {
+            tail.push(1.0);
+        }
+        assert_eq!(tail.p99(), None);
+        // The same ratios expected: it keeps 20,201 + 4,096 = 24,297 at least: the 3.0s and
+        // the 1.0s' bucket, so the p99 is named exactly.
+        let mut tail = HoldRatios::tail(2_020_000);
+        for _ in 0..20_000 {
+            tail.push(3.0);
+        }
+        for _ in 0..2_000_000 {
+            tail.push(1.0);
+        }
+        assert_eq!(tail.p99(), Some(1.0));
     }
 }

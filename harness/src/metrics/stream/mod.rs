@@ -95,6 +95,9 @@ pub struct StreamSetup {
     pub redrive_at: Option<Nanos>,
     /// Chaos rules of the run.
     pub chaos_rules: usize,
+    /// Handlers the run is expected to have at most (its planned messages times their delivery
+    /// limit): the hold ratios kept for an exact p99 ([`HoldRatios::tail`]).
+    pub expected_handlers: u64,
 }
 
 /// The streaming accumulator of one run.
@@ -129,7 +132,7 @@ impl Stream {
             },
             latencies: Latencies::default(),
             spans: Spans::default(),
-            leases: Leases::new(HoldRatios::tail()),
+            leases: Leases::new(HoldRatios::tail(setup.expected_handlers)),
             checker: Checker::default(),
             redrive: RedriveAccount::default(),
             chaos_fired: vec![0; setup.chaos_rules],

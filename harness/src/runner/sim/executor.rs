@@ -60,6 +60,12 @@ pub fn run(
             sample_every: scenario.run.sample_every.map(nanos),
             redrive_at: scenario.redrive.map(nanos),
             chaos_rules: scenario.chaos.len(),
+            // Deliveries per message: the limit, or a few without one (more are exact too,
+            // unless the p99 then lies among ratios let go: the run is made again in full).
+            expected_handlers: (plan.len() as u64).saturating_mul(match b.max_receives {
+                0 => 4,
+                limit => u64::from(limit),
+            }),
         };
         (
             EffectLedger::streaming(scenario.provider.effect_at),
