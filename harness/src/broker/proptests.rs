@@ -29,7 +29,8 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn policy() -> impl Strategy<Value = StaleAck> {
+/// Every stale-ack policy.
+pub(super) fn policy() -> impl Strategy<Value = StaleAck> {
     prop_oneof![
         Just(StaleAck::Reject),
         Just(StaleAck::Ignore),

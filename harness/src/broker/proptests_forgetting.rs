@@ -8,6 +8,7 @@
 use proptest::prelude::*;
 
 use super::nats::{Nats, NatsConfig};
+use super::proptests::policy;
 use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
 use super::redis_streams::{RedisStreams, RedisStreamsConfig};
 use super::*;
@@ -69,15 +70,6 @@ fn op() -> impl Strategy<Value = Op> {
 
 /// A pair of models of one kind and configuration: (remembering, forgetting).
 type Pair = (BrokerModel, BrokerModel);
-
-fn policy() -> impl Strategy<Value = StaleAck> {
-    prop_oneof![
-        Just(StaleAck::Reject),
-        Just(StaleAck::Ignore),
-        Just(StaleAck::Delete),
-        Just(StaleAck::Sqs)
-    ]
-}
 
 fn sqs() -> impl Strategy<Value = Pair> {
     (1u64..40, 0u32..4, policy(), any::<bool>(), 1u64..60).prop_map(

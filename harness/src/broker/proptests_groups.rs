@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 
+use super::proptests::policy;
 use super::*;
-use crate::profile::StaleAck;
 use crate::record::{Event, Nanos, Seq};
 
 #[derive(Debug, Clone)]
@@ -24,15 +24,6 @@ fn op() -> impl Strategy<Value = Op> {
         3 => any::<usize>().prop_map(|pick| Op::Ack { pick }),
         2 => (any::<usize>(), prop_oneof![Just(0u64), 1u64..80]).prop_map(|(pick, timeout)| Op::Release { pick, timeout }),
         3 => (0u64..40).prop_map(|by| Op::Advance { by }),
-    ]
-}
-
-fn policy() -> impl Strategy<Value = StaleAck> {
-    prop_oneof![
-        Just(StaleAck::Reject),
-        Just(StaleAck::Ignore),
-        Just(StaleAck::Delete),
-        Just(StaleAck::Sqs)
     ]
 }
 
