@@ -126,24 +126,26 @@ impl EffectLedger {
     /// effect happens now. Returns the call's message and delivery (`None` for a call a streamed
     /// ledger no longer holds).
     pub fn answer(&mut self, id: CallId, at: Nanos) -> Option<(Option<Seq>, u32)> {
-        let mut c = match &mut self.open {
-            Some(open) => open.calls.remove(&id)?,
-            None => self.ledger.calls[id].clone(),
-        };
-        let effect = self.may_have_effect(&c);
-        c.ended = Some(at);
-        if effect {
-            self.effect(c.seq, at, c.worker, c.delivery, EffectSource::Provider);
-        }
-        match &mut self.open {
+        let (seq, worker, delivery, effect) = match &mut self.open {
             Some(open) => {
-                if effect {
-                    open.closed.push(c.seq);
-                }
+                let c = open.calls.remove(&id)?;
+                let effect = self.may_have_effect(&c);
+                (c.seq, c.worker, c.delivery, effect)
             }
-            None => self.ledger.calls[id].ended = Some(at),
+            None => {
+                let effect = self.may_have_effect(&self.ledger.calls[id]);
+                let c = &mut self.ledger.calls[id];
+                c.ended = Some(at);
+                (c.seq, c.worker, c.delivery, effect)
+            }
+        };
+        if effect {
+            self.effect(seq, at, worker, delivery, EffectSource::Provider);
+            if let Some(open) = &mut self.open {
+                open.closed.push(seq);
+            }
         }
-        Some((c.seq, c.delivery))
+        Some((seq, delivery))
     }
 
     /// The caller died (or gave up) before the answer: the call is marked and, with
