@@ -15,6 +15,7 @@
 //! Handlers still working when the run stopped are not measured (as for handler latency).
 
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +78,8 @@ enum Settled {
     Released,
 }
 
+type OpenHandlers = SmallVec<[Open; 1]>;
+
 impl Open {
     fn holds(&self) -> bool {
         self.settled.is_none()
@@ -96,7 +99,9 @@ pub fn analyse(record: &RunRecord) -> LeaseAnalysis {
 /// folds over a whole record, and a streamed run folds as it goes. Memory grows with the
 /// handlers in progress and the hold ratios kept ([`HoldRatios`]).
 pub struct Leases {
-    open: HashMap<Seq, Vec<Open>>,
+    /// The handlers in progress per message: almost always one, kept inline (no allocation per
+    /// delivery).
+    open: HashMap<Seq, OpenHandlers>,
     out: LeaseAnalysis,
     ratios: HoldRatios,
 }
@@ -224,7 +229,11 @@ impl Leases {
 }
 
 /// The handler of (seq, delivery) whose lease is still running, if one is.
-fn current_lease(open: &mut HashMap<Seq, Vec<Open>>, seq: Seq, delivery: u32) -> Option<&mut Open> {
+fn current_lease(
+    open: &mut HashMap<Seq, OpenHandlers>,
+    seq: Seq,
+    delivery: u32,
+) -> Option<&mut Open> {
     open.get_mut(&seq)?
         .iter_mut()
         .find(|o| o.delivery == delivery && o.lease_ended.is_none())

@@ -24,7 +24,7 @@ impl Key {
     /// The key as text.
     pub fn as_str(&self) -> Cow<'_, str> {
         match &self.0 {
-            Repr::Numbered(n) => Cow::Owned(format!("msg-{n}")),
+            Repr::Numbered(n) => Cow::Owned(numbered_text(*n)),
             Repr::Named(s) => Cow::Borrowed(s),
         }
     }
@@ -45,6 +45,17 @@ impl Key {
     pub fn is_empty(&self) -> bool {
         matches!(&self.0, Repr::Named(s) if s.is_empty())
     }
+}
+
+/// The default key of plan message `n` written out, `msg-<n>` (without the formatting
+/// machinery: a sim run writes one per delivery).
+pub fn numbered_text(n: u32) -> String {
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(n);
+    let mut text = String::with_capacity(4 + digits.len());
+    text.push_str("msg-");
+    text.push_str(digits);
+    text
 }
 
 /// `n` when `text` is the canonical `msg-<n>`.
@@ -109,6 +120,9 @@ mod tests {
         assert_eq!(Key::from("msg-10"), Key::numbered(10));
         assert_eq!(Key::number_of("msg-10"), Some(10));
         assert_eq!(Key::number_of("msg-010"), None);
+        for n in [0, 7, 10, 99, 4_294_967_295] {
+            assert_eq!(numbered_text(n), format!("msg-{n}"));
+        }
     }
 
     #[test]

@@ -91,7 +91,7 @@ impl Plan {
     pub fn key(&self, seq: Seq) -> String {
         match &self.keys {
             Some(k) => k[(seq - 1) as usize].clone(),
-            None => format!("msg-{seq}"),
+            None => crate::record::key::numbered_text(seq),
         }
     }
 

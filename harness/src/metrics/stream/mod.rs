@@ -198,8 +198,10 @@ impl Stream {
                     m.account.moved(at, from, to);
                     series.moved(seq, m, from, to);
                 }
+                if !std::mem::replace(&mut m.dirty, true) {
+                    self.dirty.push(seq);
+                }
             }
-            self.dirty.push(seq);
         }
     }
 
@@ -250,16 +252,24 @@ impl Stream {
         self.dirty = dirty;
     }
 
-    /// Applies `f` to open message `seq` and marks it for [`Stream::end_instant`].
+    /// Applies `f` to open message `seq` and marks it for [`Stream::end_instant`] (once per
+    /// instant).
     fn open(&mut self, seq: Seq, what: &str, f: impl FnOnce(&mut Msg)) {
-        with_open(&mut self.table, &mut self.gave_up, seq, what, f);
-        self.dirty.push(seq);
+        let mut first = false;
+        with_open(&mut self.table, &mut self.gave_up, seq, what, |m| {
+            f(m);
+            first = !std::mem::replace(&mut m.dirty, true);
+        });
+        if first {
+            self.dirty.push(seq);
+        }
     }
 
     /// Folds message `seq` if nothing more can happen to it.
     fn settle(&mut self, seq: Seq) {
         let redrive_done = self.redrive_done;
         let Some(m) = self.table.take_if(seq, |m| {
+            m.dirty = false;
             let settled = match m.account.place {
                 Place::Deleted => true,
                 Place::DeadLettered => redrive_done,

@@ -34,6 +34,8 @@ pub struct Msg {
     /// The (redrives before, delivery) of each call about it: a second call of one delivery is
     /// a handler's retry.
     pub calls_seen: CallsSeen,
+    /// Listed among the messages the current instant touched (listed once however often).
+    pub dirty: bool,
 }
 
 /// A small set of (redrives before, delivery) pairs: one inline, the rest (a redelivered
@@ -144,18 +146,18 @@ impl Table {
     }
 
     /// Takes message `seq` out if it is open and `ready` says it may be folded.
-    pub fn take_if(&mut self, seq: Seq, ready: impl FnOnce(&Msg) -> bool) -> Option<Msg> {
+    pub fn take_if(&mut self, seq: Seq, ready: impl FnOnce(&mut Msg) -> bool) -> Option<Msg> {
         if !self.is_published(seq) {
             return None;
         }
         let taken = if seq >= self.base {
             let slot = &mut self.ring[(seq - self.base) as usize];
-            if !slot.as_ref().is_some_and(ready) {
+            if !slot.as_mut().is_some_and(ready) {
                 return None;
             }
             slot.take()
         } else {
-            if !self.aside.get(&seq).is_some_and(ready) {
+            if !self.aside.get_mut(&seq).is_some_and(ready) {
                 return None;
             }
             self.aside.remove(&seq)

@@ -75,7 +75,7 @@ impl QueueClient for SimClient {
             // Results of operations the last handler abandoned (a heartbeat's sleep outlived by
             // its call) are never awaited: drop them.
             slot.results.clear();
-            slot.waiting = Some(op);
+            w.waiting.insert((self.worker - 1) as usize, op);
             op
         };
         let OpResult::Delivery(h) = self.wait(op).await else {

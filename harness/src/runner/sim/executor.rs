@@ -8,6 +8,7 @@ use std::task::{Context, Poll, Waker};
 
 use ackbench_targets::worker::run_worker;
 use ackbench_targets::{BuiltinTarget, Crash, ProviderError};
+use smallvec::SmallVec;
 
 use super::client::SimClient;
 use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR};
@@ -254,28 +255,27 @@ impl Executor {
     /// One round of hand-outs: each idle worker in ascending id gets the front visible message,
     /// then those workers run in ascending id. Returns whether anything was handed out.
     fn hand_out(&mut self) -> bool {
-        let handed: Vec<WorkerId> = {
+        let handed: SmallVec<[WorkerId; 8]> = {
             let mut w = self.world.borrow_mut();
             let w = &mut *w;
-            let mut handed = Vec::new();
-            for i in 0..w.workers.len() {
-                if !w.broker.can_hand_out() {
+            let mut handed = SmallVec::new();
+            let mut from = 0;
+            while w.broker.can_hand_out() {
+                let Some(i) = w.waiting.next_from(from) else {
                     break;
-                }
-                let slot = &w.workers[i];
-                let (id, Some(op)) = (slot.id, slot.waiting) else {
+                };
+                from = i + 1;
+                let (id, op) = (w.workers[i].id, w.waiting.op(i));
+                let Some(op) = op.filter(|_| w.workers[i].alive) else {
                     continue;
                 };
-                if !slot.alive {
-                    continue;
-                }
                 let Some(h) = w.broker.receive(w.now, id, &mut w.events) else {
                     // This consumer may take nothing more now (RabbitMQ prefetch, NATS
                     // max_ack_pending); the next one may.
                     continue;
                 };
+                w.waiting.remove(i);
                 let slot = &mut w.workers[i];
-                slot.waiting = None;
                 slot.handling = Some(Handling {
                     seq: h.receipt.seq,
                     delivery: h.receive_count,

@@ -19,6 +19,7 @@
 
 mod client;
 mod executor;
+mod waiting;
 mod world;
 
 pub use executor::run;

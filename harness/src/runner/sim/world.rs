@@ -7,6 +7,7 @@ use ackbench_targets::message::{Body, Order};
 use ackbench_targets::ProviderError;
 use rand_chacha::ChaCha8Rng;
 
+use super::waiting::Waiting;
 use crate::broker::{BrokerModel, Handout};
 use crate::chaos::{KillSchedule, PointHit};
 use crate::metrics::stream::Stream;
@@ -111,8 +112,6 @@ pub(super) struct WorkerSlot {
     /// Bumped at each restart; timers of an older incarnation are ignored.
     pub incarnation: u32,
     pub alive: bool,
-    /// The receive operation waiting for a hand-out.
-    pub waiting: Option<OpId>,
     pub handling: Option<Handling>,
     /// Completed operations not yet seen by the worker.
     pub results: Vec<(OpId, OpResult)>,
@@ -147,6 +146,8 @@ pub(super) struct World {
     pub published: Seq,
     key_index: HashMap<String, Seq>,
     pub workers: Vec<WorkerSlot>,
+    /// The workers waiting in a receive for a hand-out.
+    pub waiting: Waiting,
     pub target_rng: ChaCha8Rng,
     /// The target's own database.
     pub tables: ackbench_targets::Tables,
@@ -192,12 +193,12 @@ impl World {
             stream,
             published: 0,
             key_index: HashMap::with_capacity(n),
+            waiting: Waiting::new(workers as usize),
             workers: (1..=workers)
                 .map(|id| WorkerSlot {
                     id,
                     incarnation: 0,
                     alive: true,
-                    waiting: None,
                     handling: None,
                     results: Vec::new(),
                     open_calls: Vec::new(),
@@ -491,7 +492,8 @@ impl World {
         }
         let s = self.slot(w);
         s.alive = false;
-        s.waiting = None;
+        self.waiting.remove((w - 1) as usize);
+        let s = self.slot(w);
         s.results.clear();
         s.doom = None;
         let restart = self.now + self.restart_after;
