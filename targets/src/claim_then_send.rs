@@ -39,7 +39,7 @@ pub async fn handle<E: Env>(
     let window = options.claim_window.unwrap_or(DEFAULT_CLAIM_WINDOW);
     let now = env.now();
     let next = env
-        .transaction(|t| match t.claims.get(&order.key).copied() {
+        .transaction(|t| match t.claims.get(order.key()).copied() {
             Some(Claim {
                 sent_at: Some(_), ..
             }) => Next::Done,
@@ -49,7 +49,7 @@ pub async fn handle<E: Env>(
             }) if now.saturating_sub(claimed_at) < window => Next::InFlight,
             _ => {
                 t.claims.insert(
-                    order.key.clone(),
+                    order.key().to_string(),
                     Claim {
                         claimed_at: now,
                         sent_at: None,
@@ -72,7 +72,7 @@ pub async fn handle<E: Env>(
                 Ok(_) => {
                     let sent = env.now();
                     env.transaction(|t| {
-                        if let Some(c) = t.claims.get_mut(&order.key) {
+                        if let Some(c) = t.claims.get_mut(order.key()) {
                             c.sent_at = Some(sent);
                         }
                     })
@@ -83,10 +83,10 @@ pub async fn handle<E: Env>(
                 Err(_) => {
                     env.transaction(|t| {
                         if t.claims
-                            .get(&order.key)
+                            .get(order.key())
                             .is_some_and(|c| c.sent_at.is_none())
                         {
-                            t.claims.remove(&order.key);
+                            t.claims.remove(order.key());
                         }
                     })
                     .await;

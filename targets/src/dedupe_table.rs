@@ -19,8 +19,8 @@ pub async fn handle<E: Env>(
         return Ok(());
     };
     env.transaction(|t| {
-        if t.handled.insert(order.key.clone()) {
-            t.write_effect(&order.key);
+        if t.handled.insert(order.key().to_string()) {
+            t.write_effect(order.key());
         }
     })
     .await;

@@ -18,10 +18,10 @@ pub async fn handle<E: Env>(
         return Ok(());
     };
     env.transaction(|t| {
-        let seat = t.seats.entry(order.key.clone()).or_default();
+        let seat = t.seats.entry(order.key().to_string()).or_default();
         if *seat == SeatStatus::Held {
             *seat = SeatStatus::Sold;
-            t.write_effect(&order.key);
+            t.write_effect(order.key());
         }
     })
     .await;

@@ -116,8 +116,8 @@ pub(crate) async fn send_with_retries<E: Env>(
     order: &Order,
 ) -> Result<ReplyId, ProviderError> {
     let req = SendRequest {
-        key: &order.key,
-        to: &order.email,
+        key: order.key(),
+        to: order.email(),
     };
     let max_attempts = options.retry.as_ref().map_or(1, |r| r.max_attempts.max(1));
     let mut attempt = 1;

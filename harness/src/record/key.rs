@@ -47,15 +47,35 @@ impl Key {
     }
 }
 
-/// The default key of plan message `n` written out, `msg-<n>` (without the formatting
-/// machinery: a sim run writes one per delivery).
+/// The default key of plan message `n` written out, `msg-<n>`.
 pub fn numbered_text(n: u32) -> String {
-    let mut digits = itoa::Buffer::new();
-    let digits = digits.format(n);
-    let mut text = String::with_capacity(4 + digits.len());
-    text.push_str("msg-");
-    text.push_str(digits);
-    text
+    NumberedText::new(n).as_str().to_string()
+}
+
+/// `msg-<n>` written on the stack, without the formatting machinery (a sim run writes one per
+/// delivery).
+pub struct NumberedText {
+    buf: [u8; 14],
+    len: usize,
+}
+
+impl NumberedText {
+    pub fn new(n: u32) -> NumberedText {
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(n).as_bytes();
+        let mut buf = [0; 14];
+        buf[..4].copy_from_slice(b"msg-");
+        buf[4..4 + digits.len()].copy_from_slice(digits);
+        NumberedText {
+            buf,
+            len: 4 + digits.len(),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        // SAFETY: the bytes are `msg-` and the decimal digits itoa wrote, all ASCII.
+        unsafe { std::str::from_utf8_unchecked(&self.buf[..self.len]) }
+    }
 }
 
 /// `n` when `text` is the canonical `msg-<n>`.

@@ -95,6 +95,14 @@ impl Plan {
         }
     }
 
+    /// `f` of the key of message `seq`, a default key written on the stack (no allocation).
+    pub fn with_key<T>(&self, seq: Seq, f: impl FnOnce(&str) -> T) -> T {
+        match &self.keys {
+            Some(k) => f(&k[(seq - 1) as usize]),
+            None => f(crate::record::key::NumberedText::new(seq).as_str()),
+        }
+    }
+
     /// The key of message `seq` as the record keeps it (a default key is its number).
     pub fn message_key(&self, seq: Seq) -> Key {
         match &self.keys {
@@ -269,7 +277,7 @@ mod tests {
             groups: None,
         };
         for seq in [1, 3] {
-            let typed = Body::Order(Order::of(plan.key(seq), u64::from(seq)));
+            let typed = Body::Order(Order::of(&plan.key(seq), u64::from(seq)));
             assert_eq!(typed.text(), plan.body(seq));
             assert_eq!(
                 *typed.order().unwrap(),

@@ -241,7 +241,7 @@ impl Executor {
             loop {
                 let timer = self.world.borrow_mut().pop_timer_due(now);
                 let Some(timer) = timer else { break };
-                self.fire(timer.kind);
+                self.fire(timer);
             }
             if !self.hand_out() {
                 let next = self.world.borrow().next_due();

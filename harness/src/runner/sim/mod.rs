@@ -19,6 +19,7 @@
 
 mod client;
 mod executor;
+mod timers;
 mod waiting;
 mod world;
 

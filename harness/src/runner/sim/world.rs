@@ -1,12 +1,13 @@
 //! The state of a sim run: clock, timers, broker, provider, ledger, workers.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 
 use ackbench_targets::message::{Body, Order};
 use ackbench_targets::ProviderError;
 use rand_chacha::ChaCha8Rng;
 
+use super::timers::Timers;
+pub(super) use super::timers::{TimerKind, CLASS_HANDLER, CLASS_SUPERVISOR};
 use super::waiting::Waiting;
 use crate::broker::{BrokerModel, Handout};
 use crate::chaos::{KillSchedule, PointHit};
@@ -28,69 +29,6 @@ pub(super) enum OpResult {
     Delivery(Handout),
     Unit,
     Call(Result<(), ProviderError>),
-}
-
-/// Timer classes: lower runs first at one instant.
-pub(super) const CLASS_SUPERVISOR: u8 = 2;
-pub(super) const CLASS_HANDLER: u8 = 3;
-
-#[derive(Debug, Clone)]
-pub(super) enum TimerKind {
-    Restart {
-        worker: WorkerId,
-    },
-    TimedKill {
-        rule: u32,
-    },
-    Redrive,
-    Wake {
-        worker: WorkerId,
-        incarnation: u32,
-        op: OpId,
-    },
-    Answer {
-        worker: WorkerId,
-        incarnation: u32,
-        op: OpId,
-        call: CallId,
-        outcome: CallOutcome,
-    },
-    ClientTimeout {
-        worker: WorkerId,
-        incarnation: u32,
-        op: OpId,
-        call: CallId,
-    },
-    DelayedKill {
-        worker: WorkerId,
-        incarnation: u32,
-        rule: u32,
-    },
-}
-
-#[derive(Debug, Clone)]
-pub(super) struct Timer {
-    pub at: Nanos,
-    pub class: u8,
-    pub order: u64,
-    pub kind: TimerKind,
-}
-
-impl PartialEq for Timer {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Timer {}
-impl PartialOrd for Timer {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Timer {
-    fn cmp(&self, o: &Self) -> Ordering {
-        (self.at, self.class, self.order).cmp(&(o.at, o.class, o.order))
-    }
 }
 
 /// The delivery a worker is handling now.
@@ -122,8 +60,7 @@ pub(super) struct WorkerSlot {
 /// Everything a sim run mutates.
 pub(super) struct World {
     pub now: Nanos,
-    timers: BinaryHeap<Reverse<Timer>>,
-    next_order: u64,
+    timers: Timers,
     next_op: OpId,
     pub broker: BrokerModel,
     pub provider: ProviderModel,
@@ -177,8 +114,7 @@ impl World {
         ledger.reserve(n);
         World {
             now: 0,
-            timers: BinaryHeap::new(),
-            next_order: 0,
+            timers: Timers::default(),
             next_op: 0,
             broker,
             provider,
@@ -223,22 +159,12 @@ impl World {
     }
 
     pub fn schedule(&mut self, at: Nanos, class: u8, kind: TimerKind) {
-        self.next_order += 1;
-        self.timers.push(Reverse(Timer {
-            at,
-            class,
-            order: self.next_order,
-            kind,
-        }));
+        self.timers.schedule(at, class, kind);
     }
 
     /// The next timer if it is due at or before `t`.
-    pub fn pop_timer_due(&mut self, t: Nanos) -> Option<Timer> {
-        if self.timers.peek().is_some_and(|Reverse(x)| x.at <= t) {
-            self.timers.pop().map(|Reverse(x)| x)
-        } else {
-            None
-        }
+    pub fn pop_timer_due(&mut self, t: Nanos) -> Option<TimerKind> {
+        self.timers.pop_due(t)
     }
 
     /// The next instant anything is due: a publish, a lease or delay end, a timer.
@@ -246,7 +172,7 @@ impl World {
         [
             self.publish_cursor.next_at(),
             self.broker.next_due(),
-            self.timers.peek().map(|Reverse(t)| t.at),
+            self.timers.next_at(),
         ]
         .into_iter()
         .flatten()
@@ -335,7 +261,10 @@ impl World {
         if poison {
             Body::Text(self.plan.body(planned))
         } else {
-            Body::Order(Order::of(self.plan.key(planned), u64::from(planned)))
+            Body::Order(
+                self.plan
+                    .with_key(planned, |key| Order::of(key, u64::from(planned))),
+            )
         }
     }
 

@@ -1,0 +1,152 @@
+//! The sim's timers: what is due when (a worker's sleep or provider answer, a restart, a timed
+//! kill, the redrive), earliest first.
+//!
+//! Timers at one instant run by class (lower first), then in the order they were scheduled: one
+//! heap ordered by (due, class and scheduling order packed in one word).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::world::OpId;
+use crate::provider::CallId;
+use crate::record::{CallOutcome, Nanos, WorkerId};
+
+/// Timer classes: lower runs first at one instant.
+pub(super) const CLASS_SUPERVISOR: u8 = 2;
+pub(super) const CLASS_HANDLER: u8 = 3;
+
+/// What a timer does when it is due.
+#[derive(Debug, Clone)]
+pub(super) enum TimerKind {
+    Restart {
+        worker: WorkerId,
+    },
+    TimedKill {
+        rule: u32,
+    },
+    Redrive,
+    Wake {
+        worker: WorkerId,
+        incarnation: u32,
+        op: OpId,
+    },
+    Answer {
+        worker: WorkerId,
+        incarnation: u32,
+        op: OpId,
+        call: CallId,
+        outcome: CallOutcome,
+    },
+    ClientTimeout {
+        worker: WorkerId,
+        incarnation: u32,
+        op: OpId,
+        call: CallId,
+    },
+    DelayedKill {
+        worker: WorkerId,
+        incarnation: u32,
+        rule: u32,
+    },
+}
+
+/// Bits of an entry's second key left for the scheduling order (the class takes the top byte).
+const ORDER_BITS: u32 = 56;
+
+/// One scheduled timer.
+#[derive(Debug)]
+struct Entry {
+    at: Nanos,
+    /// The class in the top byte, the scheduling order below.
+    rank: u64,
+    kind: TimerKind,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.rank) == (o.at, o.rank)
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.at, self.rank).cmp(&(o.at, o.rank))
+    }
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Timers {
+    heap: BinaryHeap<Reverse<Entry>>,
+    scheduled: u64,
+}
+
+impl Timers {
+    /// Schedules `kind` at `at`, after every timer of its class already scheduled there.
+    pub fn schedule(&mut self, at: Nanos, class: u8, kind: TimerKind) {
+        self.scheduled += 1;
+        debug_assert!(self.scheduled < 1 << ORDER_BITS);
+        let rank = u64::from(class) << ORDER_BITS | self.scheduled;
+        self.heap.push(Reverse(Entry { at, rank, kind }));
+    }
+
+    /// When the earliest timer is due.
+    pub fn next_at(&self) -> Option<Nanos> {
+        self.heap.peek().map(|Reverse(e)| e.at)
+    }
+
+    /// The earliest timer, if it is due at or before `t`.
+    pub fn pop_due(&mut self, t: Nanos) -> Option<TimerKind> {
+        if self.heap.peek()?.0.at > t {
+            return None;
+        }
+        self.heap.pop().map(|Reverse(e)| e.kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wake(op: OpId) -> TimerKind {
+        TimerKind::Wake {
+            worker: 1,
+            incarnation: 0,
+            op,
+        }
+    }
+
+    fn op(kind: Option<TimerKind>) -> Option<OpId> {
+        match kind? {
+            TimerKind::Wake { op, .. } => Some(op),
+            TimerKind::Redrive => Some(0),
+            other => panic!("unexpected timer {other:?}"),
+        }
+    }
+
+    #[test]
+    fn timers_run_by_instant_then_class_then_scheduling_order() {
+        // At 10: wake 1 (handler), the redrive (supervisor), wake 2 (handler); wake 3 at 5.
+        // Due order: 5 first; at 10 the supervisor's redrive, then the handlers' in order.
+        let mut t = Timers::default();
+        t.schedule(10, CLASS_HANDLER, wake(1));
+        t.schedule(10, CLASS_SUPERVISOR, TimerKind::Redrive);
+        t.schedule(10, CLASS_HANDLER, wake(2));
+        t.schedule(5, CLASS_HANDLER, wake(3));
+        assert_eq!(t.next_at(), Some(5));
+        assert_eq!(op(t.pop_due(4)), None);
+        assert_eq!(op(t.pop_due(5)), Some(3));
+        assert_eq!(op(t.pop_due(9)), None);
+        // Scheduled later at 10: wake 4 comes after wake 2.
+        t.schedule(10, CLASS_HANDLER, wake(4));
+        let at_10: Vec<_> = std::iter::from_fn(|| t.pop_due(10))
+            .map(|k| op(Some(k)))
+            .collect();
+        assert_eq!(at_10, vec![Some(0), Some(1), Some(2), Some(4)]);
+        assert_eq!(t.next_at(), None);
+    }
+}
