@@ -22,6 +22,8 @@
 //! - [`serving`]: the accept loop of the SQS endpoint and the provider, with header-read and
 //!   idle timeouts and a connection limit.
 //! - [`seed`]: one seed, one named random stream per consumer of randomness.
+//! - [`seq_window`]: entries by message seq in a window that moves as messages are let go (the
+//!   broker models' messages, the streamed accounting's open messages).
 //! - [`record`]: what a run records; the only input of metrics, verdict and report.
 //! - [`metrics`]: pure functions of a [`record::RunRecord`]: accounting, histograms, time series.
 //! - [`verdict`]: budgets to pass/fail and exit codes.
@@ -41,6 +43,7 @@ pub mod record;
 pub mod report;
 pub mod runner;
 pub mod seed;
+pub mod seq_window;
 pub mod serving;
 pub mod sizing;
 pub mod stdout;

@@ -12,18 +12,14 @@
 //! redrive; that offset is 0 unless the message was redriven, so it is kept, after the message
 //! is forgotten, only for messages that were redriven ([`Table::delivery_of`]).
 //!
-//! A forgetting table keeps its messages in a window of slots from the oldest seq it holds up
-//! to the newest, indexed like a vector, since messages mostly settle in about the order they
-//! were published. A message that stays held long after those around it settled (a poison
-//! message in the DLQ, a slow delivery) would keep the window from moving: once the window is
-//! more than twice the messages in it (and a fixed slack) long, its oldest messages move to a
-//! map and the window moves past them. So the window's slots and the map together are at most
-//! three times the messages held, plus the slack.
+//! A table keeps its messages in a [`SeqWindow`], since messages mostly settle in about the
+//! order they were published.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use super::queue::Receipt;
 use crate::record::Seq;
+use crate::seq_window::SeqWindow;
 
 /// What the table needs to know of a message: its delivery count and its receipts' nonces.
 pub(super) trait Entry {
@@ -54,23 +50,12 @@ impl Entry for Message {
     }
 }
 
-/// Slots a window may hold beyond twice its messages before it moves past its oldest ones (a
-/// few in the crate's tests, so that every broker test moves windows past held messages).
-const SLACK: usize = if cfg!(test) { 4 } else { 4096 };
-
 /// Messages by seq; see the module's documentation.
 #[derive(Debug, Clone)]
 pub(super) struct Table<T> {
     /// Settled messages are forgotten ([`Table::forget`]); otherwise every message is kept.
     forgets: bool,
-    /// Message `base + i` in slot `i`; `None` once forgotten. `base + window.len()` is the next
-    /// seq to publish.
-    window: VecDeque<Option<T>>,
-    base: Seq,
-    /// Messages held in `window`.
-    in_window: usize,
-    /// Messages still held whose seq is below `base`.
-    older: HashMap<Seq, T>,
+    messages: SeqWindow<T>,
     /// Forgotten messages that were redriven: deliveries made before their last redrive.
     redriven: HashMap<Seq, u32>,
 }
@@ -89,72 +74,45 @@ impl<T: Entry> Table<T> {
     fn with(forgets: bool) -> Table<T> {
         Table {
             forgets,
-            window: VecDeque::new(),
-            base: 1,
-            in_window: 0,
-            older: HashMap::new(),
+            messages: SeqWindow::default(),
             redriven: HashMap::new(),
         }
     }
 
     /// Messages published so far.
     pub fn published(&self) -> usize {
-        self.next_seq() as usize - 1
-    }
-
-    fn next_seq(&self) -> Seq {
-        self.base + Seq::try_from(self.window.len()).expect("fewer than 2^32 messages")
+        self.messages.next_seq() as usize - 1
     }
 
     /// Messages the table holds in memory.
     pub fn held_count(&self) -> usize {
-        self.in_window + self.older.len()
+        self.messages.held()
     }
 
     /// Slots and entries the table has room for (its memory, in messages).
     pub fn room(&self) -> usize {
-        self.window.capacity() + self.older.capacity() + self.redriven.capacity()
+        self.messages.room() + self.redriven.capacity()
     }
 
     /// Appends a message; returns its seq.
     #[inline]
     pub fn push(&mut self, m: T) -> Seq {
-        let seq = self.next_seq();
-        assert!(seq < Seq::MAX, "fewer than 2^32 messages");
-        self.window.push_back(Some(m));
-        self.in_window += 1;
-        seq
+        self.messages.push(m)
     }
 
     #[inline]
     pub fn get(&self, seq: Seq) -> Option<&T> {
-        if seq >= self.base {
-            self.window
-                .get((seq - self.base) as usize)
-                .and_then(Option::as_ref)
-        } else if self.older.is_empty() {
-            None
-        } else {
-            self.older.get(&seq)
-        }
+        self.messages.get(seq)
     }
 
     #[inline]
     pub fn get_mut(&mut self, seq: Seq) -> Option<&mut T> {
-        if seq >= self.base {
-            self.window
-                .get_mut((seq - self.base) as usize)
-                .and_then(Option::as_mut)
-        } else if self.older.is_empty() {
-            None
-        } else {
-            self.older.get_mut(&seq)
-        }
+        self.messages.get_mut(seq)
     }
 
     /// True when `seq` was published but is no longer held (only a forgetting table forgets).
     pub fn forgotten(&self, seq: Seq) -> bool {
-        seq >= 1 && seq < self.next_seq() && self.get(seq).is_none()
+        self.messages.was_pushed(seq) && self.get(seq).is_none()
     }
 
     /// The delivery number (since its last redrive) of the delivery a receipt of message
@@ -178,75 +136,18 @@ impl<T: Entry> Table<T> {
         if !self.forgets {
             return;
         }
-        let m = if seq >= self.base {
-            let Some(slot) = self.window.get_mut((seq - self.base) as usize) else {
-                return;
-            };
-            let Some(m) = slot.take() else {
-                return;
-            };
-            self.in_window -= 1;
-            m
-        } else {
-            let Some(m) = self.older.remove(&seq) else {
-                return;
-            };
-            if self.older.capacity() > 1024 && self.older.len() < self.older.capacity() / 4 {
-                self.older.shrink_to(self.older.len() * 2);
-            }
-            m
+        let Some(m) = self.messages.take(seq) else {
+            return;
         };
         let before = m.nonce() - m.deliveries();
         if before > 0 {
             self.redriven.insert(seq, before);
         }
-        self.tidy();
-    }
-
-    /// Moves the window past its forgotten front, and past its oldest messages (into `older`)
-    /// while it is more than twice its messages and the slack long; gives room back once the
-    /// window uses under a quarter of it.
-    fn tidy(&mut self) {
-        while matches!(self.window.front(), Some(None)) {
-            self.window.pop_front();
-            self.base += 1;
-        }
-        if self.window.len() > 2 * self.in_window + SLACK {
-            while self.window.len() > 2 * self.in_window + SLACK / 2 {
-                if let Some(Some(m)) = self.window.pop_front() {
-                    self.older.insert(self.base, m);
-                    self.in_window -= 1;
-                }
-                self.base += 1;
-            }
-            while matches!(self.window.front(), Some(None)) {
-                self.window.pop_front();
-                self.base += 1;
-            }
-        }
-        let (len, room) = (self.window.len(), self.window.capacity());
-        if room > 4 * len + SLACK {
-            self.window.shrink_to(2 * len + SLACK / 2);
-        }
     }
 
     /// Seqs of the messages held whose entry matches `pick`, in publish order.
     pub fn seqs_where(&self, pick: impl Fn(&T) -> bool) -> Vec<Seq> {
-        let mut seqs: Vec<Seq> = self
-            .older
-            .iter()
-            .filter(|(_, m)| pick(m))
-            .map(|(&s, _)| s)
-            .collect();
-        seqs.sort_unstable();
-        seqs.extend(
-            self.window
-                .iter()
-                .zip(self.base..)
-                .filter(|(m, _)| m.as_ref().is_some_and(&pick))
-                .map(|(_, s)| s),
-        );
-        seqs
+        self.messages.seqs_where(pick)
     }
 }
 
@@ -257,6 +158,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::seq_window::SLACK;
 
     #[derive(Debug, Clone, PartialEq, Eq)]
     struct E {
@@ -342,7 +244,9 @@ mod tests {
                 }
                 prop_assert_eq!(forget.published(), keep.published());
                 prop_assert_eq!(forget.held_count(), held.len());
-                prop_assert!(forget.window.len() <= 2 * forget.in_window + SLACK);
+                prop_assert!(
+                    forget.messages.window_len() <= 2 * forget.messages.in_window() + SLACK
+                );
                 let all: Vec<Seq> = held.keys().copied().collect();
                 prop_assert_eq!(forget.seqs_where(|_| true), all);
             }
