@@ -90,6 +90,7 @@ pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
 }
 
 /// The message an event is about, for [`MessageAccount::event`] (refusals and deleting acks).
+#[inline]
 pub fn event_seq(kind: &EventKind) -> Option<Seq> {
     match *kind {
         EventKind::Rejected { seq, .. } => Some(seq),
@@ -104,6 +105,7 @@ pub fn event_seq(kind: &EventKind) -> Option<Seq> {
 
 impl MessageAccount {
     /// An effect for the message's key at `at`.
+    #[inline]
     pub fn effect(&mut self, at: Nanos) {
         self.effects = self.effects.saturating_add(1);
         self.first_effect = Some(self.first_effect.map_or(at, |f| f.min(at)));
@@ -119,6 +121,7 @@ impl MessageAccount {
     }
 
     /// The message moved from `from` to `to` at `at` ([`super::place::Places::apply`]).
+    #[inline]
     pub fn moved(&mut self, at: Nanos, from: Place, to: Place) {
         if from.in_main_queue() && !to.in_main_queue() {
             self.left_queue_at = Some(at);
@@ -280,6 +283,7 @@ impl Accounting {
 
     /// Counts what one event says of the run as a whole: deliveries, stale acks, kills,
     /// crashes, the last handler's end.
+    #[inline]
     pub fn count_event(&mut self, at: Nanos, kind: &EventKind) {
         match *kind {
             EventKind::Delivered { delivery, .. } => {

@@ -93,6 +93,7 @@ pub struct Checker {
 
 impl Checker {
     /// Applies one event at `at`.
+    #[inline]
     pub fn event(&mut self, at: Nanos, kind: &EventKind) {
         let mut found = |kind, seq, worker, delivery| {
             self.found.push((kind, seq, at, worker, delivery));

@@ -27,6 +27,7 @@ pub fn fires(record: &RunRecord) -> Vec<RuleFires> {
 }
 
 /// Counts a kill in `fired` (by rule index); a kill naming no rule of the run is nobody's.
+#[inline]
 pub fn count_kill(fired: &mut [u64], kind: &EventKind) {
     if let EventKind::WorkerKilled { rule, .. } = *kind {
         if let Some(n) = fired.get_mut(rule as usize) {

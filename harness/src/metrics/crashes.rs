@@ -27,6 +27,7 @@ pub fn crashes(record: &RunRecord) -> Vec<Crash> {
 }
 
 /// The crash an event records, if it records one.
+#[inline]
 pub fn crash(at: Nanos, kind: &EventKind) -> Option<Crash> {
     match *kind {
         EventKind::WorkerCrashed { worker, exit } => Some(Crash {

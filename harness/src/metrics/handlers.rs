@@ -63,6 +63,7 @@ impl Spans {
     }
 
     /// [`Spans::event`], saying also whether the event opened a span.
+    #[inline]
     pub fn step(&mut self, e: &Event) -> (Option<Span>, Option<SpanStep>) {
         match e.kind {
             EventKind::Delivered {

@@ -48,6 +48,7 @@ impl LatencyHistogram {
     }
 
     /// Records one latency, rounded to the nearest microsecond.
+    #[inline]
     pub fn record(&mut self, latency: Nanos) {
         let us = latency.saturating_add(500) / 1000;
         // The histogram grows to fit; only a value beyond its largest possible range saturates.
@@ -116,6 +117,7 @@ impl Latencies {
     }
 
     /// Records one handler span's latency (handlers still working at the end have none).
+    #[inline]
     pub fn span(&mut self, s: &Span) {
         if s.how.is_some() {
             self.handler.record(s.duration());
@@ -123,6 +125,7 @@ impl Latencies {
     }
 
     /// Records one message's end-to-end latency and time to done, if it had them.
+    #[inline]
     pub fn message(&mut self, a: &MessageAccount, published_at: Nanos) {
         if let Some(first) = a.first_effect {
             self.end_to_end.record(first.saturating_sub(published_at));

@@ -57,6 +57,7 @@ pub fn index_of(seq: Seq, len: usize) -> Option<usize> {
 
 /// The message an event may move and the place it would move it to; `None` for an event that
 /// moves no message.
+#[inline]
 pub fn destination(kind: &EventKind) -> Option<(Seq, Place)> {
     Some(match *kind {
         EventKind::Published { seq } => (seq, Place::Visible),
@@ -79,6 +80,7 @@ pub fn destination(kind: &EventKind) -> Option<(Seq, Place)> {
 
 /// Whether `kind` moves a message that is at `from` to `to` (its [`destination`]): events that
 /// do not fit the message's place change nothing.
+#[inline]
 pub fn moves(kind: &EventKind, from: Place, to: Place) -> bool {
     let allowed = match (kind, from) {
         (EventKind::Published { .. }, Place::Unpublished) => true,

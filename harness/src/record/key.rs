@@ -38,6 +38,7 @@ impl Key {
     }
 
     /// `n` when `text` is the default key `msg-<n>` (canonical spelling only).
+    #[inline]
     pub fn number_of(text: &str) -> Option<u32> {
         numbered(text)
     }
@@ -79,6 +80,7 @@ impl NumberedText {
 }
 
 /// `n` when `text` is the canonical `msg-<n>`.
+#[inline]
 fn numbered(text: &str) -> Option<u32> {
     let digits = text.strip_prefix("msg-")?;
     let n: u32 = digits.parse().ok()?;

@@ -148,6 +148,7 @@ impl Stream {
 
     /// Time has come to `now`: every item before it has been handed over. Samples the series at
     /// its instants before `now`, and settles the DLQ once the redrive's instant is over.
+    #[inline]
     pub fn advance(&mut self, now: Nanos) {
         self.series.advance(now, &self.table);
         if !self.redrive_done && self.setup.redrive_at.is_some_and(|r| now > r) {

@@ -94,6 +94,7 @@ impl Series {
     }
 
     /// Counts what an event says of the run as a whole.
+    #[inline]
     pub fn count_event(&mut self, kind: &EventKind) {
         match kind {
             EventKind::Published { .. } => self.sample.published += 1,

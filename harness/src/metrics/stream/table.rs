@@ -74,6 +74,7 @@ pub struct Table {
 
 impl Table {
     /// Message `seq` (the next seq) published at `at`.
+    #[inline]
     pub fn publish(&mut self, seq: Seq, at: Nanos) {
         let pushed = self.open.push(Msg {
             published_at: at,
@@ -87,6 +88,7 @@ impl Table {
         self.open.was_pushed(seq)
     }
 
+    #[inline]
     pub fn lookup(&mut self, seq: Seq) -> Lookup<'_> {
         if !self.is_published(seq) {
             return Lookup::Unpublished;
@@ -103,6 +105,7 @@ impl Table {
     }
 
     /// Takes message `seq` out if it is open and `ready` says it may be folded.
+    #[inline]
     pub fn take_if(&mut self, seq: Seq, ready: impl FnOnce(&mut Msg) -> bool) -> Option<Msg> {
         if !self.open.get_mut(seq).is_some_and(ready) {
             return None;

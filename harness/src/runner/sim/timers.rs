@@ -87,6 +87,7 @@ pub(super) struct Timers {
 
 impl Timers {
     /// Schedules `kind` at `at`, after every timer of its class already scheduled there.
+    #[inline]
     pub fn schedule(&mut self, at: Nanos, class: u8, kind: TimerKind) {
         self.scheduled += 1;
         debug_assert!(self.scheduled < 1 << ORDER_BITS);
@@ -95,11 +96,13 @@ impl Timers {
     }
 
     /// When the earliest timer is due.
+    #[inline]
     pub fn next_at(&self) -> Option<Nanos> {
         self.heap.peek().map(|Reverse(e)| e.at)
     }
 
     /// The earliest timer, if it is due at or before `t`.
+    #[inline]
     pub fn pop_due(&mut self, t: Nanos) -> Option<TimerKind> {
         if self.heap.peek()?.0.at > t {
             return None;

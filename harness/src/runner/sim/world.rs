@@ -158,11 +158,13 @@ impl World {
         self.next_op
     }
 
+    #[inline]
     pub fn schedule(&mut self, at: Nanos, class: u8, kind: TimerKind) {
         self.timers.schedule(at, class, kind);
     }
 
     /// The next timer if it is due at or before `t`.
+    #[inline]
     pub fn pop_timer_due(&mut self, t: Nanos) -> Option<TimerKind> {
         self.timers.pop_due(t)
     }
@@ -270,6 +272,7 @@ impl World {
 
     /// The message a call or an effect of `worker` for `key` is about: the one the worker holds
     /// if it carries that key (a key published twice has two messages), else [`World::seq_of`].
+    #[inline]
     pub fn seq_for(&self, worker: WorkerId, key: &str) -> Option<Seq> {
         if self.plan.sends.is_some() {
             if let Some(h) = self.workers[(worker - 1) as usize].handling {
@@ -283,6 +286,7 @@ impl World {
 
     /// The published message whose key is `key` (its first, if the producer published it more
     /// than once). Default keys (`msg-<seq>`) are parsed rather than looked up.
+    #[inline]
     pub fn seq_of(&self, key: &str) -> Option<Seq> {
         if self.plan.has_explicit_keys() || self.plan.sends.is_some() {
             return self.key_index.get(key).copied();
