@@ -84,9 +84,17 @@ impl Order {
     }
 
     fn with_email(key: &str, seq: u64, email: &str) -> Order {
-        let mut text = String::with_capacity(key.len() + email.len());
+        Order::joined(key, &[email], seq)
+    }
+
+    /// The order whose address is the concatenation of `email`'s parts, in one buffer.
+    fn joined(key: &str, email: &[&str], seq: u64) -> Order {
+        let len = key.len() + email.iter().map(|p| p.len()).sum::<usize>();
+        let mut text = String::with_capacity(len);
         text.push_str(key);
-        text.push_str(email);
+        for part in email {
+            text.push_str(part);
+        }
         Order {
             text,
             key_len: key.len(),
@@ -146,15 +154,7 @@ impl From<String> for Body {
 impl Order {
     /// The order of message `seq` with key `key`, as [`body`] writes it (not poison).
     pub fn of(key: &str, seq: u64) -> Order {
-        let mut text = String::with_capacity(2 * key.len() + DOMAIN.len());
-        text.push_str(key);
-        text.push_str(key);
-        text.push_str(DOMAIN);
-        Order {
-            text,
-            key_len: key.len(),
-            seq,
-        }
+        Order::joined(key, &[key, DOMAIN], seq)
     }
 }
 

@@ -36,29 +36,33 @@ impl LeaseIndex {
         }
     }
 
-    /// The earliest entry, stale or not.
-    fn peek(&self) -> Option<(Nanos, Seq)> {
+    /// The earliest entry, stale or not, and whether it is the heap's (on a tie, the queue's
+    /// comes first).
+    fn earliest(&self) -> Option<((Nanos, Seq), bool)> {
         let queued = self.in_order.front().copied();
         let heaped = self.heap.peek().map(|&Reverse(e)| e);
         match (queued, heaped) {
-            (Some(q), Some(h)) => Some(q.min(h)),
-            (q, h) => q.or(h),
+            (Some(q), Some(h)) if h < q => Some((h, true)),
+            (Some(q), _) => Some((q, false)),
+            (None, h) => h.map(|h| (h, true)),
         }
+    }
+
+    /// The earliest entry, stale or not.
+    fn peek(&self) -> Option<(Nanos, Seq)> {
+        self.earliest().map(|(e, _)| e)
     }
 
     /// Drops the earliest entry.
     fn pop(&mut self) {
-        let heaped = self.heap.peek().map(|&Reverse(e)| e);
-        match (self.in_order.front(), heaped) {
-            (Some(&q), Some(h)) if h < q => {
+        match self.earliest() {
+            Some((_, true)) => {
                 self.heap.pop();
             }
-            (Some(_), _) => {
+            Some((_, false)) => {
                 self.in_order.pop_front();
             }
-            (None, _) => {
-                self.heap.pop();
-            }
+            None => {}
         }
     }
 

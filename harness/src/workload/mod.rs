@@ -89,10 +89,7 @@ impl Plan {
 
     /// The key of message `seq`.
     pub fn key(&self, seq: Seq) -> String {
-        match &self.keys {
-            Some(k) => k[(seq - 1) as usize].clone(),
-            None => crate::record::key::numbered_text(seq),
-        }
+        self.with_key(seq, str::to_string)
     }
 
     /// `f` of the key of message `seq`, a default key written on the stack (no allocation).
