@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use crate::record::{AckOutcome, Nanos, Seq};
 
@@ -23,6 +24,8 @@ struct Inner {
     held: u64,
     /// When each message last went back to the queue (profile time).
     returned_at: HashMap<Seq, Nanos>,
+    /// When the latest return happened (wall time): the server requeues a moment later.
+    last_return: Option<Instant>,
 }
 
 impl Ledger {
@@ -85,7 +88,14 @@ impl Ledger {
     /// `seq` went back to the queue at `at` (a nack with requeue, its channel or connection
     /// closed).
     pub fn returned(&self, seq: Seq, at: Nanos) {
-        self.lock().returned_at.insert(seq, at);
+        let mut g = self.lock();
+        g.returned_at.insert(seq, at);
+        g.last_return = Some(Instant::now());
+    }
+
+    /// When the latest return happened (wall time), if any did.
+    pub fn last_return(&self) -> Option<Instant> {
+        self.lock().last_return
     }
 
     /// The published messages neither acked nor dead-lettered, with the delivery number they
@@ -135,5 +145,21 @@ mod tests {
         assert_eq!((l.unsettled(), l.dead_count(), l.held()), (1, 1, 0));
         assert_eq!(l.stale_outcome(1), AckOutcome::StaleGone);
         assert_eq!(l.stale_outcome(3), AckOutcome::StaleRejected);
+    }
+
+    #[test]
+    fn a_return_is_remembered_with_when_it_happened() {
+        // No return yet: nothing for the server to requeue. Then seq 1 returns at profile
+        // time 5: it is unsettled (published once, never acked), with its return time, and the
+        // wall time of that return is kept for the grace before the server's count shows it.
+        let l = Ledger::default();
+        l.published();
+        assert!(l.last_return().is_none());
+        let before = Instant::now();
+        assert_eq!(l.delivered(1), 1);
+        l.settled(1, false);
+        l.returned(1, 5);
+        assert!(l.last_return().is_some_and(|r| r >= before));
+        assert_eq!(l.unsettled_messages(), [(5, 1, 1)]);
     }
 }

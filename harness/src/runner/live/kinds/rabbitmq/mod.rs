@@ -40,6 +40,10 @@ use resources::Names;
 const KIND: &str = "rabbitmq";
 /// How long the server's queue count is reused by `counts()`.
 const READY_EVERY: Duration = Duration::from_millis(150);
+/// How long after a return (a nack with requeue, a closed channel or connection) the server may
+/// still not count the message in its queue: it requeues asynchronously, later on a loaded
+/// machine. A count of the queue read sooner does not show the message.
+const REQUEUE_GRACE: Duration = Duration::from_millis(500);
 
 pub struct RabbitMq {
     url: String,
@@ -233,28 +237,47 @@ impl RabbitMq {
         }
     }
 
-    /// Messages ready in the queue, from the server at most every [`READY_EVERY`].
-    async fn ready(&self) -> Result<u64, String> {
+    /// Messages ready in the queue, from the server at most every [`READY_EVERY`] and never
+    /// from a count read within [`REQUEUE_GRACE`] of the latest return; `None` while that
+    /// return is so recent that no count can show it yet.
+    async fn ready(&self) -> Result<Option<u64>, String> {
+        let returned = self.ledger.last_return();
+        if returned.is_some_and(|r| r.elapsed() < REQUEUE_GRACE) {
+            return Ok(None);
+        }
+        let shows_returns = |at: Instant| returned.is_none_or(|r| at >= r + REQUEUE_GRACE);
         let cached = *self.ready.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, n)) = cached.filter(|(at, _)| at.elapsed() < READY_EVERY) {
-            return Ok(n);
+        if let Some((_, n)) =
+            cached.filter(|&(at, _)| at.elapsed() < READY_EVERY && shows_returns(at))
+        {
+            return Ok(Some(n));
         }
         let n = resources::ready(&self.admin, &self.names.queue)
             .await
             .map_err(|e| format!("cannot read the queue {}: {e}", self.names.queue))?;
         *self.ready.lock().unwrap_or_else(PoisonError::into_inner) = Some((Instant::now(), n));
-        Ok(n)
+        Ok(Some(n))
     }
 
     /// Without a dead-letter exchange the server drops a message past its delivery limit,
     /// unseen. Once the run's connections are closed, an empty queue means every message
-    /// neither acked nor dead-lettered was dropped, at its last return.
-    async fn dropped(admin: &Channel, names: &Names, ledger: &Ledger) -> Vec<crate::record::Event> {
-        if names.dead_letter.is_some() {
+    /// neither acked nor dead-lettered was dropped, at its last return. Without the proxies
+    /// (`observe: none`) no ack is seen, so nothing is said.
+    async fn dropped(
+        admin: &Channel,
+        names: &Names,
+        ledger: &Ledger,
+        direct: bool,
+    ) -> Vec<crate::record::Event> {
+        if names.dead_letter.is_some() || direct {
             return Vec::new();
         }
-        // The server requeues a closed connection's deliveries a moment after the close.
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // The server requeues a closed connection's deliveries a moment after the close, and the
+        // proxies may still be closing theirs: the count is read a grace after both.
+        tokio::time::sleep(REQUEUE_GRACE).await;
+        if let Some(r) = ledger.last_return() {
+            tokio::time::sleep_until((r + REQUEUE_GRACE).into()).await;
+        }
         match resources::ready(admin, &names.queue).await {
             Ok(0) => ledger
                 .unsettled_messages()
@@ -280,14 +303,16 @@ impl RabbitMq {
     async fn counts_now(&self) -> Result<Counts, String> {
         let unsettled = if self.direct {
             // No proxy sees the acks: the server's ready count (the run also waits for every
-            // message's effect, [`crate::runner::live::drive`]).
-            self.ready().await?
+            // message's effect, [`crate::runner::live::drive`]). A return not yet requeued counts.
+            self.ready().await?.unwrap_or(1)
         } else if self.dead_letter {
             // Every message ends acked or in the dead-letter queue, both seen by the run.
             self.ledger.unsettled()
         } else {
             // A message past its delivery limit is dropped unseen: ask the server what is left.
-            self.ready().await? + self.ledger.held()
+            // A return not yet requeued counts (it is in neither the queue nor a worker's hands):
+            // an empty queue read then does not end the run with that message unaccounted for.
+            self.ready().await?.unwrap_or(1) + self.ledger.held()
         };
         Ok(Counts {
             unsettled,
@@ -336,7 +361,7 @@ impl LiveBroker for RabbitMq {
             if let Some(task) = me.dlq {
                 task.abort();
             }
-            let dropped = RabbitMq::dropped(&me.admin, &me.names, &me.ledger).await;
+            let dropped = RabbitMq::dropped(&me.admin, &me.names, &me.ledger, me.direct).await;
             let mut left_behind = match me.connection.create_channel().await {
                 Ok(ch) => resources::delete(&ch, &me.names).await,
                 Err(_) => match Connection::connect(&me.url, ConnectionProperties::default()).await
