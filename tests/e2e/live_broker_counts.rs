@@ -81,18 +81,8 @@ fn rabbitmq_gives_its_dlq_depth_and_backlog_and_says_why_not_in_flight() {
     let why = b["unavailable"][0]["reason"].as_str().unwrap_or_default();
     assert!(why.contains("passive declare"), "{b}");
     // Nothing named after the run is left on the server (the DLQ's consumed copy included).
-    let o = Command::new("rabbitmqctl")
-        .args(["list_queues", "name", "-q"])
-        .output()
-        .expect("rabbitmqctl runs");
-    let prefix = format!("ackbench-{pid}-");
-    let left: Vec<String> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(str::trim)
-        .filter(|q| q.starts_with(&prefix))
-        .map(str::to_string)
-        .collect();
-    assert_eq!(left, Vec::<String>::new(), "queues left on the server");
+    let left = crate::live_rabbitmq::left_on_server(pid);
+    assert_eq!(left, Vec::<String>::new(), "left on the server");
     // The folder renders again from its recorded data, broker samples included.
     let out = dir.path().join("r");
     let csv = std::fs::read_to_string(out.join("broker-samples.csv")).unwrap();
