@@ -133,6 +133,29 @@ fn ctrl_c_mid_run_stops_every_worker() {
     );
 }
 
+/// How long a live run of Python workers has to get going: a loaded machine starts Python
+/// slowly, and workers a chaos rule kills come and go meanwhile.
+pub const GOING_WITHIN: Duration = Duration::from_secs(120);
+
+/// Reads `seen` every `every` until `going` holds of what it saw, or [`GOING_WITHIN`] has
+/// passed; what it saw last: `Ok` once going, `Err` when the time ran out.
+pub fn until_going<T>(
+    every: Duration,
+    mut seen: impl FnMut() -> T,
+    going: impl Fn(&T) -> bool,
+) -> Result<T, T> {
+    let started = Instant::now();
+    let mut last = seen();
+    while !going(&last) {
+        if started.elapsed() >= GOING_WITHIN {
+            return Err(last);
+        }
+        std::thread::sleep(every);
+        last = seen();
+    }
+    Ok(last)
+}
+
 /// Runs `ackbench run PROFILE`, waits (up to 30 s) until `ready` holds, sends it SIGINT, and
 /// returns its exit code.
 pub fn run_and_interrupt(profile: &std::path::Path, ready: impl Fn() -> bool) -> Option<i32> {

@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use crate::common::{have_python_module, root, service_up, stderr, summary_of, temp_profile};
-use crate::live::workers_left;
+use crate::live::{until_going, workers_left, GOING_WITHIN};
 
 pub(crate) fn nats_up() -> bool {
     service_up("NATS JetStream", 4222)
@@ -195,21 +195,16 @@ fn interrupted_by(signal: nix::sys::signal::Signal, name: &str) -> Option<i32> {
         .spawn()
         .unwrap();
     let pid = child.id();
-    // Going: the stream is on the server and a worker process runs (workers killed by the
-    // chaos rule come and go; one running is enough to see that the signal stops it). A loaded
-    // machine starts Python slowly: up to 120 s.
-    let ready = || !streams_of(pid).is_empty() && !workers_left(&marker).is_empty();
-    let started = Instant::now();
-    while !ready() && started.elapsed() < Duration::from_secs(120) {
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    if !ready() {
+    // Going: the stream is on the server and a worker process runs (one running is enough to
+    // see that the signal stops it).
+    let seen = until_going(
+        Duration::from_millis(200),
+        || (streams_of(pid), workers_left(&marker)),
+        |(streams, workers)| !streams.is_empty() && !workers.is_empty(),
+    );
+    if let Err((streams, workers)) = seen {
         let _ = child.kill();
-        panic!(
-            "{name}: the run got going within 120 s: streams {:?}, workers {:?}",
-            streams_of(pid),
-            workers_left(&marker)
-        );
+        panic!("{name}: the run got going within {GOING_WITHIN:?}: streams {streams:?}, workers {workers:?}");
     }
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
     let code = child.wait().unwrap().code();

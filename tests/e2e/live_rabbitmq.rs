@@ -5,12 +5,12 @@
 //! `consumer_timeout`.
 
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::common::{have_python_module, root, service_up, stderr, summary_of, temp_profile};
-use crate::live::workers_left;
+use crate::live::{until_going, workers_left, GOING_WITHIN};
 use crate::live_clock::have_libfaketime;
 
 /// python3 with pika: installed with pip when missing under ACKBENCH_REQUIRE_SERVICES=1 (as CI
@@ -363,21 +363,14 @@ fn interrupted_leaves_nothing(signal: nix::sys::signal::Signal, python: bool) {
         .spawn()
         .expect("ackbench starts");
     let pid = child.id();
-    let started = Instant::now();
     // Going: the run's queue is on the server and, with the Python consumer, a worker process
-    // of it runs (workers killed by the chaos rule come and go; one running is enough to see
-    // that the signal stops it). A loaded machine starts Python slowly: up to 120 s.
-    let seen = || (left_on_server(pid), workers_left(&marker));
-    let going = |(queues, workers): &(Vec<String>, Vec<String>)| {
-        !queues.is_empty() && (!python || !workers.is_empty())
-    };
-    let mut last = seen();
-    while !going(&last) && started.elapsed() < Duration::from_secs(120) {
-        std::thread::sleep(Duration::from_millis(200));
-        last = seen();
-    }
-    let got_going = going(&last);
-    if got_going {
+    // of it runs (one running is enough to see that the signal stops it).
+    let seen = until_going(
+        Duration::from_millis(200),
+        || (left_on_server(pid), workers_left(&marker)),
+        |(queues, workers)| !queues.is_empty() && (!python || !workers.is_empty()),
+    );
+    if seen.is_ok() {
         std::thread::sleep(Duration::from_secs(1));
     }
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
@@ -388,8 +381,9 @@ fn interrupted_leaves_nothing(signal: nix::sys::signal::Signal, python: bool) {
         stderr(&o)
     );
     assert!(
-        got_going,
-        "the run got going within 120 s (last seen: {last:?}); {said}"
+        seen.is_ok(),
+        "the run got going within {GOING_WITHIN:?} (queues and workers seen last: {seen:?}); \
+         {said}"
     );
     assert_eq!(
         o.status.code(),

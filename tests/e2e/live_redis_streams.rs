@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use serde_json::Value;
@@ -14,7 +14,7 @@ use crate::common::{
     ackbench, have_python_module, root, service_up, signal, start, stderr, summary_of,
     temp_profile, wait_within,
 };
-use crate::live::workers_left;
+use crate::live::{until_going, workers_left, GOING_WITHIN};
 
 const COUNTS: [&str; 5] = ["effects", "duplicate_effects", "dlq", "lost", "unfinished"];
 
@@ -281,21 +281,16 @@ fn interrupted(sig: Signal) {
         "json",
     ]);
     let pid = child.id();
-    let started = Instant::now();
-    // Going: the stream is on the server and a worker process runs (workers killed by the
-    // chaos rule come and go; one running is enough to see that the signal stops it). A loaded
-    // machine starts Python slowly: up to 120 s.
-    let ready = || !workers_left(&marker).is_empty() && !keys_of(pid).is_empty();
-    while !ready() && started.elapsed() < Duration::from_secs(120) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    if !ready() {
+    // Going: the stream is on the server and a worker process runs (one running is enough to
+    // see that the signal stops it).
+    let seen = until_going(
+        Duration::from_millis(100),
+        || (keys_of(pid), workers_left(&marker)),
+        |(keys, workers)| !keys.is_empty() && !workers.is_empty(),
+    );
+    if let Err((keys, workers)) = seen {
         let _ = child.kill();
-        panic!(
-            "{sig:?}: the run got going within 120 s: keys {:?}, workers {:?}",
-            keys_of(pid),
-            workers_left(&marker)
-        );
+        panic!("{sig:?}: the run got going within {GOING_WITHIN:?}: keys {keys:?}, workers {workers:?}");
     }
     std::thread::sleep(Duration::from_secs(2));
     signal(&child, sig);

@@ -303,7 +303,8 @@ impl RabbitMq {
     async fn counts_now(&self) -> Result<Counts, String> {
         let unsettled = if self.direct {
             // No proxy sees the acks: the server's ready count (the run also waits for every
-            // message's effect, [`crate::runner::live::drive`]). A return not yet requeued counts.
+            // message's effect, [`crate::runner::live::drive`]). No proxy sees a return either,
+            // so the count is always read.
             self.ready().await?.unwrap_or(1)
         } else if self.dead_letter {
             // Every message ends acked or in the dead-letter queue, both seen by the run.
