@@ -93,7 +93,7 @@ pub struct Checker {
 
 impl Checker {
     /// Applies one event at `at`.
-    #[inline]
+    #[inline(always)]
     pub fn event(&mut self, at: Nanos, kind: &EventKind) {
         let mut found = |kind, seq, worker, delivery| {
             self.found.push((kind, seq, at, worker, delivery));
