@@ -26,6 +26,9 @@ struct Inner {
     returned_at: HashMap<Seq, Nanos>,
     /// When the latest return happened (wall time): the server requeues a moment later.
     last_return: Option<Instant>,
+    /// When the server confirmed the latest publish (wall time): a count of the queue read
+    /// before then does not show that message.
+    last_publish: Option<Instant>,
 }
 
 impl Ledger {
@@ -35,8 +38,24 @@ impl Ledger {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// The server confirmed a publish (it is in the queue now).
     pub fn published(&self) {
-        self.lock().published += 1;
+        let mut g = self.lock();
+        g.published += 1;
+        g.last_publish = Some(Instant::now());
+    }
+
+    /// When the server confirmed the latest publish, if any.
+    pub fn last_publish(&self) -> Option<Instant> {
+        self.lock().last_publish
+    }
+
+    /// Published messages no proxy has seen delivered yet. Such a message is in the queue or on
+    /// its way to a worker (sent by the server, its frames not read yet): never dropped, since
+    /// the server drops only a message coming back from a delivery.
+    pub fn never_delivered(&self) -> u64 {
+        let g = self.lock();
+        g.published.saturating_sub(g.deliveries.len() as u64)
     }
 
     /// A delivery of `seq` left the broker for a worker: its delivery number (1 = first).
@@ -143,6 +162,7 @@ mod tests {
         assert!(l.dead_lettered(2));
         assert!(!l.dead_lettered(2));
         assert_eq!((l.unsettled(), l.dead_count(), l.held()), (1, 1, 0));
+        assert_eq!(l.never_delivered(), 1);
         assert_eq!(l.stale_outcome(1), AckOutcome::StaleGone);
         assert_eq!(l.stale_outcome(3), AckOutcome::StaleRejected);
     }
@@ -153,10 +173,14 @@ mod tests {
         // time 5: it is unsettled (published once, never acked), with its return time, and the
         // wall time of that return is kept for the grace before the server's count shows it.
         let l = Ledger::default();
+        assert!(l.last_publish().is_none());
         l.published();
         assert!(l.last_return().is_none());
+        assert!(l.last_publish().is_some());
+        assert_eq!(l.never_delivered(), 1);
         let before = Instant::now();
         assert_eq!(l.delivered(1), 1);
+        assert_eq!(l.never_delivered(), 0);
         l.settled(1, false);
         l.returned(1, 5);
         assert!(l.last_return().is_some_and(|r| r >= before));

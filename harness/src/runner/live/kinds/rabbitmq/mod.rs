@@ -237,19 +237,20 @@ impl RabbitMq {
         }
     }
 
-    /// Messages ready in the queue, from the server at most every [`READY_EVERY`] and never
-    /// from a count read within [`REQUEUE_GRACE`] of the latest return; `None` while that
-    /// return is so recent that no count can show it yet.
+    /// Messages ready in the queue, from the server at most every [`READY_EVERY`], never from a
+    /// count read before the latest confirmed publish or within [`REQUEUE_GRACE`] of the latest
+    /// return; `None` while that return is so recent that no count can show it yet.
     async fn ready(&self) -> Result<Option<u64>, String> {
         let returned = self.ledger.last_return();
         if returned.is_some_and(|r| r.elapsed() < REQUEUE_GRACE) {
             return Ok(None);
         }
-        let shows_returns = |at: Instant| returned.is_none_or(|r| at >= r + REQUEUE_GRACE);
+        let published = self.ledger.last_publish();
+        let shows = |at: Instant| {
+            returned.is_none_or(|r| at >= r + REQUEUE_GRACE) && published.is_none_or(|p| at >= p)
+        };
         let cached = *self.ready.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, n)) =
-            cached.filter(|&(at, _)| at.elapsed() < READY_EVERY && shows_returns(at))
-        {
+        if let Some((_, n)) = cached.filter(|&(at, _)| at.elapsed() < READY_EVERY && shows(at)) {
             return Ok(Some(n));
         }
         let n = resources::ready(&self.admin, &self.names.queue)
@@ -313,7 +314,10 @@ impl RabbitMq {
             // A message past its delivery limit is dropped unseen: ask the server what is left.
             // A return not yet requeued counts (it is in neither the queue nor a worker's hands):
             // an empty queue read then does not end the run with that message unaccounted for.
-            self.ready().await?.unwrap_or(1) + self.ledger.held()
+            // So does a message never seen delivered: the server may have sent it to a worker
+            // whose proxy has not read it yet (out of the queue, not yet held).
+            let ready = self.ready().await?.unwrap_or(1);
+            ready.max(self.ledger.never_delivered()) + self.ledger.held()
         };
         Ok(Counts {
             unsettled,
