@@ -115,7 +115,8 @@ impl Leases {
         }
     }
 
-    /// Applies one event at `at`.
+    /// Applies one event at `at` (inlined into the stream's step: one call per event less).
+    #[inline(always)]
     pub fn event(&mut self, at: Nanos, kind: &EventKind) {
         let open = &mut self.open;
         match *kind {

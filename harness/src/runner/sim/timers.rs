@@ -65,9 +65,17 @@ struct Entry {
     slot: u32,
 }
 
+impl Entry {
+    /// (due, rank) as one number, so the heap compares without a branch per field.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        u128::from(self.at) << 64 | u128::from(self.rank)
+    }
+}
+
 impl PartialEq for Entry {
     fn eq(&self, o: &Self) -> bool {
-        (self.at, self.rank) == (o.at, o.rank)
+        self.key() == o.key()
     }
 }
 impl Eq for Entry {}
@@ -77,8 +85,9 @@ impl PartialOrd for Entry {
     }
 }
 impl Ord for Entry {
+    #[inline(always)]
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.at, self.rank).cmp(&(o.at, o.rank))
+        self.key().cmp(&o.key())
     }
 }
 

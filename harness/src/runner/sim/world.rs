@@ -170,15 +170,16 @@ impl World {
     }
 
     /// The next instant anything is due: a publish, a lease or delay end, a timer.
+    #[inline]
     pub fn next_due(&self) -> Option<Nanos> {
-        [
-            self.publish_cursor.next_at(),
-            self.broker.next_due(),
+        let earliest = |a: Option<Nanos>, b: Option<Nanos>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        earliest(
+            earliest(self.publish_cursor.next_at(), self.broker.next_due()),
             self.timers.next_at(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        )
     }
 
     /// Publishes every planned message due at or before `now`.
