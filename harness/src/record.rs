@@ -26,6 +26,15 @@ pub fn secs_f64(n: Nanos) -> f64 {
     n as f64 / 1e9
 }
 
+/// The earlier of two instants either of which may be absent (nothing due).
+#[inline]
+pub fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// 1-based message number in publish order.
 pub type Seq = u32;
 /// 1-based worker id.

@@ -9,7 +9,7 @@ use super::groups::Groups;
 use super::state::{Counts, MessageState};
 use super::table::{Message, Table};
 use crate::profile::StaleAck;
-use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
+use crate::record::{earliest, AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BrokerConfig {
@@ -298,11 +298,7 @@ impl Broker {
     /// The next instant at which a delay or a lease ends, if any.
     pub fn next_due(&self) -> Option<Nanos> {
         let d = self.delayed.first().map(|&(t, _)| t);
-        let l = self.leases.first_end();
-        match (d, l) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        earliest(d, self.leases.first_end())
     }
 
     /// Ends every delay and lease due at or before `now`. Expired leases go back to the front of

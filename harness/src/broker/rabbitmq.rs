@@ -27,7 +27,7 @@ use super::leases::LeaseIndex;
 use super::messages::{log_ack, log_lease_moved, MessageTable, Messages};
 use super::queue::{AckRefused, Handout, Receipt, VisibilityError};
 use super::state::MessageState;
-use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
+use crate::record::{earliest, AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueType {
@@ -185,12 +185,7 @@ impl RabbitMq {
     /// Exact: every change that makes the earliest timeout stale trims it
     /// ([`RabbitMq::timeout_moved`]).
     pub fn next_due(&self) -> Option<Nanos> {
-        let t = self.timeouts.first_end();
-        let w = self.waiting.first_end();
-        match (t, w) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        earliest(self.timeouts.first_end(), self.waiting.first_end())
     }
 
     /// Messages whose retry-queue TTL ended re-enter at the tail; consumer timeouts due by

@@ -9,7 +9,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::place::{index_of, Place, Places};
-use crate::record::{EventKind, Nanos, RunRecord};
+use crate::record::{earliest, EventKind, Nanos, RunRecord};
 
 const SECOND: Nanos = 1_000_000_000;
 
@@ -278,10 +278,7 @@ impl<I: Ord + Copy> Redriven<I> {
             self.0.pop();
         }
         let redriven = self.0.peek().map(|&Reverse((p, _))| p);
-        match (in_order, redriven) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        earliest(in_order, redriven)
     }
 }
 

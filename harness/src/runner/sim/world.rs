@@ -15,8 +15,8 @@ use crate::metrics::stream::Stream;
 use crate::profile::KillPoint;
 use crate::provider::{CallId, EffectLedger, ProviderModel};
 use crate::record::{
-    CallOutcome, Event, EventKind, HandlerEnd, Key, MessageRecord, Nanos, PublishRecord, Seq,
-    WorkerId,
+    earliest, CallOutcome, Event, EventKind, HandlerEnd, Key, MessageRecord, Nanos, PublishRecord,
+    Seq, WorkerId,
 };
 use crate::workload::{Plan, SendCursor};
 
@@ -172,10 +172,6 @@ impl World {
     /// The next instant anything is due: a publish, a lease or delay end, a timer.
     #[inline]
     pub fn next_due(&self) -> Option<Nanos> {
-        let earliest = |a: Option<Nanos>, b: Option<Nanos>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
         earliest(
             earliest(self.publish_cursor.next_at(), self.broker.next_due()),
             self.timers.next_at(),
