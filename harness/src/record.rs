@@ -273,6 +273,29 @@ pub enum EventKind {
     Dropped { seq: Seq, delivery: u32 },
 }
 
+impl EventKind {
+    /// The message the event is about; `None` for a worker's own events (kills, crashes,
+    /// restarts).
+    #[inline(always)]
+    pub fn seq(&self) -> Option<Seq> {
+        match *self {
+            EventKind::Published { seq }
+            | EventKind::Delivered { seq, .. }
+            | EventKind::Acked { seq, .. }
+            | EventKind::VisibilityChanged { seq, .. }
+            | EventKind::LeaseExpired { seq, .. }
+            | EventKind::DeadLettered { seq, .. }
+            | EventKind::Rejected { seq, .. }
+            | EventKind::HandlerEnded { seq, .. }
+            | EventKind::Redriven { seq }
+            | EventKind::Dropped { seq, .. } => Some(seq),
+            EventKind::WorkerKilled { .. }
+            | EventKind::WorkerCrashed { .. }
+            | EventKind::WorkerRestarted { .. } => None,
+        }
+    }
+}
+
 /// The effect ledger: the single source of effect counts.
 #[derive(Debug, Clone, Default)]
 pub struct Ledger {

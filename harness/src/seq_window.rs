@@ -1,7 +1,8 @@
 //! Entries numbered by seq (messages are numbered from 1 in publish order), kept in a window of
 //! slots from the oldest seq still held up to the newest, indexed like a vector: what a broker
-//! model keeps per message it still holds, and what streamed accounting keeps per message it has
-//! not yet counted. Both let go of messages in about the order they were published.
+//! model keeps per message it still holds, what streamed accounting keeps per message it has
+//! not yet counted, and a streamed effect ledger's open provider calls (numbered from 1 as they
+//! start). All let go of their entries in about the order they were numbered.
 //!
 //! An entry held long after those around it were let go (a poison message in the DLQ, a slow
 //! delivery, a message waiting for a redrive) would keep the window from moving: once the
@@ -45,7 +46,7 @@ impl<T> Default for SeqWindow<T> {
 impl<T> SeqWindow<T> {
     /// The seq the next entry pushed gets (1 for the first).
     pub fn next_seq(&self) -> Seq {
-        self.base + Seq::try_from(self.window.len()).expect("fewer than 2^32 messages")
+        self.base + Seq::try_from(self.window.len()).expect("fewer than 2^32 entries")
     }
 
     /// Whether `seq` was pushed, held or taken since.
@@ -67,7 +68,7 @@ impl<T> SeqWindow<T> {
     #[inline]
     pub fn push(&mut self, entry: T) -> Seq {
         let seq = self.next_seq();
-        assert!(seq < Seq::MAX, "fewer than 2^32 messages");
+        assert!(seq < Seq::MAX, "fewer than 2^32 entries");
         self.window.push_back(Some(entry));
         self.in_window += 1;
         seq
@@ -166,7 +167,7 @@ impl<T> SeqWindow<T> {
     /// Every entry held, the window left empty (the next seq stays where it was).
     pub fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
         self.in_window = 0;
-        self.base += Seq::try_from(self.window.len()).expect("fewer than 2^32 messages");
+        self.base += Seq::try_from(self.window.len()).expect("fewer than 2^32 entries");
         self.older
             .drain()
             .map(|(_, e)| e)

@@ -58,7 +58,7 @@ pub struct Anomaly {
 
 /// What the history says of one message so far.
 #[derive(Debug, Default, Clone, Copy)]
-struct Seen {
+pub struct Seen {
     /// The highest delivery number handed out since the message's last redrive.
     delivery: u32,
     /// The broker confirmed an ack as current.
@@ -83,7 +83,12 @@ pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
 }
 
 /// The checker read one event at a time: what [`anomalies`] folds over a whole record, and a
-/// streamed run folds as it goes, forgetting a message once nothing more can happen to it.
+/// streamed run folds as it goes.
+///
+/// What it knows of a message is a [`Seen`]: [`Checker::event`] keeps them in a map by seq; a
+/// caller that already keeps a record per message (the streamed accounting's table, which lets
+/// a message go once nothing more can happen to it) keeps them there and hands them to
+/// [`Checker::event_on`].
 #[derive(Default)]
 pub struct Checker {
     seen: HashMap<Seq, Seen>,
@@ -91,69 +96,47 @@ pub struct Checker {
     found: Vec<(AnomalyKind, Seq, Nanos, WorkerId, u32)>,
 }
 
+/// The message an event the checker reads is about, if it reads it.
+#[inline(always)]
+pub fn checked_seq(kind: &EventKind) -> Option<Seq> {
+    match *kind {
+        EventKind::Delivered { seq, .. }
+        | EventKind::Acked {
+            seq,
+            outcome: AckOutcome::Deleted,
+            ..
+        }
+        | EventKind::DeadLettered { seq, .. }
+        | EventKind::Dropped { seq, .. }
+        | EventKind::Redriven { seq } => Some(seq),
+        _ => None,
+    }
+}
+
 impl Checker {
-    /// Applies one event at `at`.
-    #[inline(always)]
+    /// Applies one event at `at`, what it knows of the message kept in its own map.
     pub fn event(&mut self, at: Nanos, kind: &EventKind) {
-        let mut found = |kind, seq, worker, delivery| {
-            self.found.push((kind, seq, at, worker, delivery));
-        };
-        match *kind {
-            EventKind::Delivered {
-                seq,
-                worker,
-                delivery,
-                ..
-            } => {
-                let s = self.seen.entry(seq).or_default();
-                if s.acked {
-                    found(
-                        AnomalyKind::DeliveredAfterConfirmedAck,
-                        seq,
-                        worker,
-                        delivery,
-                    );
-                }
-                if delivery < s.delivery {
-                    found(AnomalyKind::DeliveryCountWentDown, seq, worker, delivery);
-                }
-                s.delivery = s.delivery.max(delivery);
-            }
-            EventKind::Acked {
-                seq,
-                worker,
-                delivery,
-                outcome: AckOutcome::Deleted,
-            } => {
-                let s = self.seen.entry(seq).or_default();
-                if s.settled {
-                    found(
-                        AnomalyKind::AckAcceptedForSettledMessage,
-                        seq,
-                        worker,
-                        delivery,
-                    );
-                }
-                s.acked = true;
-                s.settled = true;
-            }
-            // Deletes by a stale or expired receipt are the stale-ack policy's reading of a
-            // success the server reported (SQS: "might not be deleted"), not a confirmation:
-            // they settle nothing the checker relies on.
-            EventKind::DeadLettered { seq, .. } | EventKind::Dropped { seq, .. } => {
-                self.seen.entry(seq).or_default().settled = true
-            }
-            // A redrive puts the message back with a new delivery budget.
-            EventKind::Redriven { seq } => {
-                self.seen.insert(seq, Seen::default());
-            }
-            _ => {}
+        if let Some(seq) = checked_seq(kind) {
+            let seen = self.seen.entry(seq).or_default();
+            on_message(&mut self.found, seen, seq, at, kind);
         }
     }
 
-    /// Lets message `seq` go: no event about it can come any more.
-    pub fn forget(&mut self, seq: Seq) {
-        self.seen.remove(&seq);
+    /// Applies one event at `at` about message `seq`, what is known of it being `seen` (kept
+    /// by the caller; `Seen::default()` for a message nothing was known of).
+    #[inline(always)]
+    pub fn event_on(&mut self, seen: &mut Seen, seq: Seq, at: Nanos, kind: &EventKind) {
+        on_message(&mut self.found, seen, seq, at, kind);
+    }
+
+    /// Takes what this checker's own map holds of message `seq` (events about it before the
+    /// caller kept its record), for [`Checker::event_on`] from now on.
+    #[inline]
+    pub fn take(&mut self, seq: Seq) -> Seen {
+        if self.seen.is_empty() {
+            return Seen::default();
+        }
+        self.seen.remove(&seq).unwrap_or_default()
     }
 
     /// The anomalies found, in time order, each message named by `key`.
@@ -168,6 +151,51 @@ impl Checker {
                 delivery,
             })
             .collect()
+    }
+}
+
+/// One event about message `seq`, what is known of it being `s`; an anomaly found goes to
+/// `found`.
+#[inline(always)]
+fn on_message(
+    found: &mut Vec<(AnomalyKind, Seq, Nanos, WorkerId, u32)>,
+    s: &mut Seen,
+    seq: Seq,
+    at: Nanos,
+    kind: &EventKind,
+) {
+    let mut found = |kind, worker, delivery| found.push((kind, seq, at, worker, delivery));
+    match *kind {
+        EventKind::Delivered {
+            worker, delivery, ..
+        } => {
+            if s.acked {
+                found(AnomalyKind::DeliveredAfterConfirmedAck, worker, delivery);
+            }
+            if delivery < s.delivery {
+                found(AnomalyKind::DeliveryCountWentDown, worker, delivery);
+            }
+            s.delivery = s.delivery.max(delivery);
+        }
+        EventKind::Acked {
+            worker,
+            delivery,
+            outcome: AckOutcome::Deleted,
+            ..
+        } => {
+            if s.settled {
+                found(AnomalyKind::AckAcceptedForSettledMessage, worker, delivery);
+            }
+            s.acked = true;
+            s.settled = true;
+        }
+        // Deletes by a stale or expired receipt are the stale-ack policy's reading of a
+        // success the server reported (SQS: "might not be deleted"), not a confirmation: they
+        // settle nothing the checker relies on.
+        EventKind::DeadLettered { .. } | EventKind::Dropped { .. } => s.settled = true,
+        // A redrive puts the message back with a new delivery budget.
+        EventKind::Redriven { .. } => *s = Seen::default(),
+        _ => {}
     }
 }
 
@@ -289,6 +317,32 @@ mod tests {
                     1
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn what_a_caller_keeps_per_message_finds_what_the_map_finds() {
+        // Message 1 is acked and confirmed at 2 s and delivered again at 5 s (one anomaly, at
+        // 5 s). Its first two events go through the checker's own map; from the third on the
+        // caller keeps its `Seen`, taken over from the map (as the streamed accounting does
+        // when a message is published after events named it), so the anomaly is still found.
+        let events = [
+            delivered(S, 1, 1, 1),
+            acked(2 * S, 1, 1, 1, AckOutcome::Deleted),
+            delivered(5 * S, 1, 2, 2),
+        ];
+        let mut checker = Checker::default();
+        for e in &events[..2] {
+            checker.event(e.at, &e.kind);
+        }
+        let mut seen = checker.take(1);
+        assert!(checker.seen.is_empty(), "taken out of the map");
+        checker.event_on(&mut seen, 1, events[2].at, &events[2].kind);
+        let found = checker.finish(|seq| format!("#{seq}"));
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].kind, found[0].at_s),
+            (AnomalyKind::DeliveredAfterConfirmedAck, 5.0)
         );
     }
 }

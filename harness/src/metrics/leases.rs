@@ -78,8 +78,6 @@ enum Settled {
     Released,
 }
 
-type OpenHandlers = SmallVec<[Open; 1]>;
-
 impl Open {
     fn holds(&self) -> bool {
         self.settled.is_none()
@@ -98,12 +96,34 @@ pub fn analyse(record: &RunRecord) -> LeaseAnalysis {
 /// The handlers of a history against their leases, read one event at a time: what [`analyse`]
 /// folds over a whole record, and a streamed run folds as it goes. Memory grows with the
 /// handlers in progress and the hold ratios kept ([`HoldRatios`]).
+///
+/// The handlers in progress of a message are a [`MessageHandlers`]: [`Leases::event`] keeps
+/// them in a map by seq; a caller that already keeps a record per message (the streamed
+/// accounting's table) keeps them there and hands them to [`Leases::event_on`], one lookup
+/// less per event.
 pub struct Leases {
-    /// The handlers in progress per message: almost always one, kept inline (no allocation per
-    /// delivery).
-    open: HashMap<Seq, OpenHandlers>,
+    open: HashMap<Seq, MessageHandlers>,
     out: LeaseAnalysis,
     ratios: HoldRatios,
+}
+
+/// The handlers in progress of one message: almost always one, kept inline (no allocation per
+/// delivery).
+#[derive(Debug, Clone, Default)]
+pub struct MessageHandlers(SmallVec<[Open; 1]>);
+
+/// The message a lease event is about, if the event is one [`Leases`] reads.
+#[inline(always)]
+pub fn lease_seq(kind: &EventKind) -> Option<Seq> {
+    match *kind {
+        EventKind::Delivered { seq, .. }
+        | EventKind::VisibilityChanged { seq, .. }
+        | EventKind::LeaseExpired { seq, .. }
+        | EventKind::DeadLettered { seq, .. }
+        | EventKind::Acked { seq, .. }
+        | EventKind::HandlerEnded { seq, .. } => Some(seq),
+        _ => None,
+    }
 }
 
 impl Leases {
@@ -115,104 +135,40 @@ impl Leases {
         }
     }
 
-    /// Applies one event at `at` (inlined into the stream's step: one call per event less).
-    #[inline(always)]
+    /// Applies one event at `at`, the message's handlers kept in this fold's own map.
     pub fn event(&mut self, at: Nanos, kind: &EventKind) {
-        let open = &mut self.open;
-        match *kind {
-            EventKind::Delivered {
-                seq,
-                worker,
-                delivery,
-                lease_end,
-            } => {
-                let list = open.entry(seq).or_default();
-                for o in list.iter_mut() {
-                    if o.holds() && o.lease_ended.is_some() {
-                        o.redelivered = true;
-                    }
-                }
-                list.retain(|o| (o.worker, o.delivery) != (worker, delivery));
-                list.push(Open {
-                    worker,
-                    delivery,
-                    start: at,
-                    lease_end,
-                    extended: false,
-                    lease_ended: None,
-                    dead_lettered: false,
-                    settled: None,
-                    redelivered: false,
-                });
+        let Some(seq) = lease_seq(kind) else {
+            return;
+        };
+        let list = if matches!(kind, EventKind::Delivered { .. }) {
+            self.open.entry(seq).or_default()
+        } else {
+            match self.open.get_mut(&seq) {
+                Some(list) => list,
+                None => return,
             }
-            EventKind::VisibilityChanged {
-                seq,
-                delivery,
-                lease_end,
-                ..
-            } => {
-                if let Some(o) = current_lease(open, seq, delivery) {
-                    if lease_end <= at {
-                        o.settled = Some((at, Settled::Released));
-                    } else {
-                        o.extended |= lease_end > o.lease_end;
-                        o.lease_end = lease_end;
-                    }
-                }
-            }
-            EventKind::LeaseExpired { seq, delivery }
-            | EventKind::DeadLettered { seq, delivery } => {
-                if let Some(o) = current_lease(open, seq, delivery) {
-                    o.lease_ended = Some(at);
-                    if o.holds() {
-                        o.lease_end = o.lease_end.min(at);
-                        o.dead_lettered = matches!(kind, EventKind::DeadLettered { .. });
-                    }
-                }
-            }
-            EventKind::Acked {
-                seq,
-                worker,
-                delivery,
-                outcome,
-            } => {
-                let found = open.get_mut(&seq).and_then(|list| {
-                    list.iter_mut()
-                        .find(|o| (o.worker, o.delivery) == (worker, delivery))
-                });
-                if let Some(o) = found.filter(|o| o.holds()) {
-                    let how = if outcome == AckOutcome::Deleted {
-                        Settled::AckedInTime
-                    } else {
-                        Settled::AckedLate
-                    };
-                    o.settled = Some((at, how));
-                }
-            }
-            EventKind::HandlerEnded {
-                seq,
-                worker,
-                delivery,
-                ..
-            } => {
-                let Some(list) = open.get_mut(&seq) else {
-                    return;
-                };
-                let Some(i) = list
-                    .iter()
-                    .position(|o| (o.worker, o.delivery) == (worker, delivery))
-                else {
-                    return;
-                };
-                let o = list.swap_remove(i);
-                if list.is_empty() {
-                    open.remove(&seq);
-                }
-                let ratio = finish(&o, at, &mut self.out);
-                self.ratios.push(ratio);
-            }
-            _ => {}
+        };
+        on_message(list, at, kind, &mut self.out, &mut self.ratios);
+        if list.0.is_empty() {
+            self.open.remove(&seq);
         }
+    }
+
+    /// Applies one event at `at` about the message whose handlers in progress are `handlers`
+    /// (kept by the caller; empty for a message with none).
+    #[inline(always)]
+    pub fn event_on(&mut self, handlers: &mut MessageHandlers, at: Nanos, kind: &EventKind) {
+        on_message(handlers, at, kind, &mut self.out, &mut self.ratios);
+    }
+
+    /// Takes what this fold's own map holds of message `seq` (events about it before the caller
+    /// kept its record), for [`Leases::event_on`] from now on.
+    #[inline]
+    pub fn take(&mut self, seq: Seq) -> MessageHandlers {
+        if self.open.is_empty() {
+            return MessageHandlers::default();
+        }
+        self.open.remove(&seq).unwrap_or_default()
     }
 
     /// The analysis; `None` for p99 when the kept ratios could not name it exactly
@@ -229,14 +185,108 @@ impl Leases {
     }
 }
 
-/// The handler of (seq, delivery) whose lease is still running, if one is.
-fn current_lease(
-    open: &mut HashMap<Seq, OpenHandlers>,
-    seq: Seq,
-    delivery: u32,
-) -> Option<&mut Open> {
-    open.get_mut(&seq)?
-        .iter_mut()
+/// One event about a message with handlers `list` in progress: a delivery opens one, the
+/// lease's events and the handler's acks mark it, its end counts it into `out` and `ratios`.
+#[inline(always)]
+fn on_message(
+    list: &mut MessageHandlers,
+    at: Nanos,
+    kind: &EventKind,
+    out: &mut LeaseAnalysis,
+    ratios: &mut HoldRatios,
+) {
+    let list = &mut list.0;
+    match *kind {
+        EventKind::Delivered {
+            worker,
+            delivery,
+            lease_end,
+            ..
+        } => {
+            for o in list.iter_mut() {
+                if o.holds() && o.lease_ended.is_some() {
+                    o.redelivered = true;
+                }
+            }
+            list.retain(|o| (o.worker, o.delivery) != (worker, delivery));
+            list.push(Open {
+                worker,
+                delivery,
+                start: at,
+                lease_end,
+                extended: false,
+                lease_ended: None,
+                dead_lettered: false,
+                settled: None,
+                redelivered: false,
+            });
+        }
+        EventKind::VisibilityChanged {
+            delivery,
+            lease_end,
+            ..
+        } => {
+            if let Some(o) = current_lease(list, delivery) {
+                if lease_end <= at {
+                    o.settled = Some((at, Settled::Released));
+                } else {
+                    o.extended |= lease_end > o.lease_end;
+                    o.lease_end = lease_end;
+                }
+            }
+        }
+        EventKind::LeaseExpired { delivery, .. } | EventKind::DeadLettered { delivery, .. } => {
+            if let Some(o) = current_lease(list, delivery) {
+                o.lease_ended = Some(at);
+                if o.holds() {
+                    o.lease_end = o.lease_end.min(at);
+                    o.dead_lettered = matches!(kind, EventKind::DeadLettered { .. });
+                }
+            }
+        }
+        EventKind::Acked {
+            worker,
+            delivery,
+            outcome,
+            ..
+        } => {
+            let found = list
+                .iter_mut()
+                .find(|o| (o.worker, o.delivery) == (worker, delivery));
+            if let Some(o) = found.filter(|o| o.holds()) {
+                let how = if outcome == AckOutcome::Deleted {
+                    Settled::AckedInTime
+                } else {
+                    Settled::AckedLate
+                };
+                o.settled = Some((at, how));
+            }
+        }
+        EventKind::HandlerEnded {
+            worker, delivery, ..
+        } => {
+            let Some(i) = list
+                .iter()
+                .position(|o| (o.worker, o.delivery) == (worker, delivery))
+            else {
+                return;
+            };
+            // Almost always the message's only handler: popped without a swap.
+            let o = if i + 1 == list.len() {
+                list.pop().expect("index i is in the list")
+            } else {
+                list.swap_remove(i)
+            };
+            let ratio = finish(&o, at, out);
+            ratios.push(ratio);
+        }
+        _ => {}
+    }
+}
+
+/// The handler of `delivery` whose lease is still running, if one is.
+fn current_lease(list: &mut [Open], delivery: u32) -> Option<&mut Open> {
+    list.iter_mut()
         .find(|o| o.delivery == delivery && o.lease_ended.is_none())
 }
 
@@ -412,6 +462,29 @@ mod tests {
         );
         assert_eq!(l.p99_hold_over_lease, 34.0 / 30.0);
         assert_eq!(l.effective_lease.summary().max, 30000.0);
+    }
+
+    #[test]
+    fn handlers_a_caller_keeps_per_message_count_as_the_map_counts() {
+        // The slow handler's history (three handlers, each outliving its lease, see above) read
+        // with every message's handlers kept by the caller from its first event on, as the
+        // streamed accounting keeps them in its table: the same counts, the same p99.
+        let record = slow_handler(StaleAck::Reject);
+        let mut fold = Leases::new(HoldRatios::all());
+        let mut kept: std::collections::BTreeMap<Seq, MessageHandlers> = Default::default();
+        for e in &record.events {
+            let Some(seq) = lease_seq(&e.kind) else {
+                continue;
+            };
+            let handlers = kept.entry(seq).or_insert_with(|| fold.take(seq));
+            fold.event_on(handlers, e.at, &e.kind);
+        }
+        assert!(fold.open.is_empty(), "nothing went through the map");
+        let by_caller = fold.finish();
+        let by_map = analyse(&record);
+        assert_eq!(by_caller.counts, by_map.counts);
+        assert_eq!(by_caller.counts.handlers, 3);
+        assert_eq!(by_caller.p99_hold_over_lease, by_map.p99_hold_over_lease);
     }
 
     #[test]

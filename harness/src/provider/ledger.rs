@@ -5,12 +5,11 @@
 //! happened since the last [`EffectLedger::drain`] (calls started, effects, calls that can no
 //! longer have an effect) is handed to the run's streaming accounting.
 
-use rustc_hash::FxHashMap as HashMap;
-
 use crate::profile::EffectAt;
 use crate::record::{
     CallOutcome, CallRecord, EffectRecord, EffectSource, Ledger, Nanos, Seq, WorkerId,
 };
+use crate::seq_window::SeqWindow;
 
 /// A call's id: its index in the ledger (a streamed ledger: its number, never reused).
 pub type CallId = usize;
@@ -31,8 +30,9 @@ pub struct EffectLedger {
 /// What a streamed ledger keeps.
 #[derive(Debug, Clone, Default)]
 struct OpenCalls {
-    next: CallId,
-    calls: HashMap<CallId, CallRecord>,
+    /// The open calls by number (call id + 1): calls are numbered as they start and mostly
+    /// end in about that order, as messages are published and settle.
+    calls: SeqWindow<CallRecord>,
     /// Calls started since the last drain, each with whether it can still have an effect.
     started: Vec<(CallRecord, bool)>,
     /// Messages of calls that could have had an effect and no longer can, since the last drain.
@@ -44,6 +44,11 @@ pub struct Drained<'a> {
     pub started: std::vec::Drain<'a, (CallRecord, bool)>,
     pub effects: std::vec::Drain<'a, EffectRecord>,
     pub closed: std::vec::Drain<'a, Option<Seq>>,
+}
+
+/// The number a streamed ledger keeps open call `id` under; `None` beyond any it numbered.
+fn number(id: CallId) -> Option<Seq> {
+    Seq::try_from(id + 1).ok()
 }
 
 /// A call as it arrives at the provider.
@@ -104,11 +109,8 @@ impl EffectLedger {
         };
         let may_have_effect = self.may_have_effect(&record);
         if let Some(open) = &mut self.open {
-            let id = open.next;
-            open.next += 1;
             open.started.push((record.clone(), may_have_effect));
-            open.calls.insert(id, record);
-            return id;
+            return open.calls.push(record) as CallId - 1;
         }
         self.ledger.calls.push(record);
         self.ledger.calls.len() - 1
@@ -128,7 +130,7 @@ impl EffectLedger {
     pub fn answer(&mut self, id: CallId, at: Nanos) -> Option<(Option<Seq>, u32)> {
         let (seq, worker, delivery, effect) = match &mut self.open {
             Some(open) => {
-                let c = open.calls.remove(&id)?;
+                let c = open.calls.take(number(id)?)?;
                 let effect = self.may_have_effect(&c);
                 (c.seq, c.worker, c.delivery, effect)
             }
@@ -153,7 +155,8 @@ impl EffectLedger {
     /// abandoned or timed-out call is never answered.
     pub fn abandon(&mut self, id: CallId, how: CallOutcome) {
         if self.open.is_some() {
-            let Some(c) = self.open.as_mut().and_then(|o| o.calls.remove(&id)) else {
+            let open = self.open.as_mut();
+            let Some(c) = open.and_then(|o| o.calls.take(number(id)?)) else {
                 return;
             };
             if self.may_have_effect(&c) {

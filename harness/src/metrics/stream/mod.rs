@@ -5,12 +5,14 @@
 //! The run hands every item to [`Stream`] in time order, each instant's events first, then the
 //! calls it started and closed, then its effects (the order the batch analysis reads a record in
 //! wherever order matters). Per message, [`table`] keeps what the accounting, the latencies, the
-//! redrive account, the retries count and the time series need, only while something can still
-//! happen to it: a message is **folded** (counted into the totals and let go) once it is settled
+//! redrive account, the retries count, the time series, the leases and the anomaly checker
+//! need, in one record an event finds by one lookup, only while something can still happen to
+//! it: a message is **folded** (counted into the totals and let go) once it is settled
 //! (deleted, or dead-lettered with no redrive still to come), no handler span of it is open, and
 //! no provider call about it can still have an effect. Handler spans, leases, anomalies, kills
 //! and crashes fold as the batch analysis does, by the same code ([`super::handlers::Spans`],
-//! [`super::leases::Leases`], [`super::anomalies::Checker`]).
+//! [`super::leases::Leases`], [`super::anomalies::Checker`]; the last two are handed the
+//! message's part of its record instead of finding it in a map of their own).
 //!
 //! Exactness: every count equals the batch analysis of the same run's full record (checked by
 //! proptest in `runner/sim/proptests_stream.rs` and byte for byte on the shipped profiles). Two things would
@@ -158,51 +160,84 @@ impl Stream {
         }
     }
 
-    /// One broker or worker event.
+    /// One broker or worker event. The run-wide folds read it first; then, for an event about
+    /// a message, everything kept of that message is found by one lookup and updated in place.
     pub fn event(&mut self, e: &Event) {
         let (at, kind) = (e.at, &e.kind);
         self.counts.count_event(at, kind);
         chaos::count_kill(&mut self.chaos_fired, kind);
         self.crashes.extend(crashes::crash(at, kind));
-        self.checker.event(at, kind);
-        self.leases.event(at, kind);
         self.series.count_event(kind);
         if let EventKind::Published { seq } = *kind {
-            self.table.publish(seq, at);
+            let (handlers, seen) = (self.leases.take(seq), self.checker.take(seq));
+            self.table.publish(seq, at, handlers, seen);
         }
         let (ended, step) = self.spans.step(e);
-        if let Some(SpanStep::Opened(seq)) = step {
-            self.open(seq, "a delivery", |m| m.spans += 1);
-        }
-        if let Some(s) = ended {
-            self.latencies.span(&s);
+        if let Some(s) = &ended {
+            self.latencies.span(s);
             self.counts.worker_busy += s.duration();
-            self.open(s.seq, "a handler's end", |m| m.spans -= 1);
-        }
-        if let Some(seq) = accounting::event_seq(kind) {
-            self.open(seq, "an ack or a refusal", |m| m.account.event(at, kind));
         }
         if let EventKind::Redriven { seq } = *kind {
             self.redrive.redriven += u64::from(self.table.is_published(seq));
-            self.open(seq, "a redrive", |m| {
+        }
+        let Some(seq) = kind.seq() else { return };
+        let opened = matches!(step, Some(SpanStep::Opened(_)));
+        let m = match self.table.lookup(seq) {
+            Lookup::Open(m) => m,
+            // A seq that names no message (yet): the checker and the leases keep what they
+            // know of it themselves, and hand it over if it is published.
+            Lookup::Unpublished => {
+                self.checker.event(at, kind);
+                self.leases.event(at, kind);
+                return;
+            }
+            // A folded message is deleted or dead-lettered for good: no event but a redrive
+            // moves it, and the spans, leases and checker hold nothing of it. A delivery, a
+            // handler's end, an ack or a redrive of it would change counts already made.
+            Lookup::Folded => {
+                let what = if opened {
+                    "a delivery"
+                } else if ended.is_some() {
+                    "a handler's end"
+                } else if accounting::event_seq(kind).is_some() {
+                    "an ack or a refusal"
+                } else if matches!(kind, EventKind::Redriven { .. }) {
+                    "a redrive"
+                } else {
+                    return;
+                };
+                self.gave_up.get_or_insert_with(|| {
+                    GaveUp(format!(
+                        "{what} about message {seq} came after it was settled and counted"
+                    ))
+                });
+                return;
+            }
+        };
+        self.checker.event_on(&mut m.seen, seq, at, kind);
+        self.leases.event_on(&mut m.handlers, at, kind);
+        m.spans = m.spans + u32::from(opened) - u32::from(ended.is_some());
+        match *kind {
+            EventKind::Acked { .. } | EventKind::Rejected { .. }
+                if accounting::event_seq(kind).is_some() =>
+            {
+                m.account.event(at, kind);
+            }
+            EventKind::Redriven { .. } => {
                 m.redrives += 1;
                 m.effects_at_redrive.get_or_insert(m.account.effects);
-            });
-        }
-        if let Some((seq, to)) = destination(kind) {
-            let series = &mut self.series;
-            // A folded message is deleted or dead-lettered for good: no event but a redrive
-            // (which gives up above) moves it, so one about it changes nothing here.
-            if let Lookup::Open(m) = self.table.lookup(seq) {
-                let from = m.account.place;
-                if moves(kind, from, to) {
-                    m.account.moved(at, from, to);
-                    series.moved(seq, m, from, to);
-                }
-                if !std::mem::replace(&mut m.dirty, true) {
-                    self.dirty.push(seq);
-                }
             }
+            _ => {}
+        }
+        if let Some((_, to)) = destination(kind) {
+            let from = m.account.place;
+            if moves(kind, from, to) {
+                m.account.moved(at, from, to);
+                self.series.moved(seq, m, from, to);
+            }
+        }
+        if !std::mem::replace(&mut m.dirty, true) {
+            self.dirty.push(seq);
         }
     }
 
@@ -281,7 +316,6 @@ impl Stream {
             return;
         };
         self.fold(&m, 0);
-        self.checker.forget(seq);
     }
 
     /// Counts one message into the totals as it stands at `end` (a settled message is out of

@@ -6,6 +6,8 @@
 //! holds was folded.
 
 use crate::metrics::accounting::MessageAccount;
+use crate::metrics::anomalies::Seen;
+use crate::metrics::leases::MessageHandlers;
 use crate::record::{Nanos, Seq};
 use crate::seq_window::SeqWindow;
 
@@ -29,6 +31,10 @@ pub struct Msg {
     pub calls_seen: CallsSeen,
     /// Listed among the messages the current instant touched (listed once however often).
     pub dirty: bool,
+    /// Its handlers in progress, against their leases ([`crate::metrics::leases::Leases`]).
+    pub handlers: MessageHandlers,
+    /// What the anomaly checker knows of it ([`crate::metrics::anomalies::Checker`]).
+    pub seen: Seen,
 }
 
 /// A small set of (redrives before, delivery) pairs: one inline, the rest (a redelivered
@@ -73,11 +79,14 @@ pub struct Table {
 }
 
 impl Table {
-    /// Message `seq` (the next seq) published at `at`.
+    /// Message `seq` (the next seq) published at `at`, with what the leases and the checker
+    /// knew of it already (nothing, unless events named it before its publish).
     #[inline]
-    pub fn publish(&mut self, seq: Seq, at: Nanos) {
+    pub fn publish(&mut self, seq: Seq, at: Nanos, handlers: MessageHandlers, seen: Seen) {
         let pushed = self.open.push(Msg {
             published_at: at,
+            handlers,
+            seen,
             ..Msg::default()
         });
         debug_assert_eq!(seq, pushed, "messages are published in seq order");
