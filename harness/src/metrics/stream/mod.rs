@@ -304,30 +304,21 @@ impl Stream {
     /// Folds message `seq` if nothing more can happen to it.
     fn settle(&mut self, seq: Seq) {
         let redrive_done = self.redrive_done;
-        let Some(m) = self.table.take_if(seq, |m| {
-            m.dirty = false;
-            let settled = match m.account.place {
-                Place::Deleted => true,
-                Place::DeadLettered => redrive_done,
-                _ => false,
-            };
-            settled && m.spans == 0 && m.calls == 0
-        }) else {
-            return;
-        };
-        self.fold(&m, 0);
-    }
-
-    /// Counts one message into the totals as it stands at `end` (a settled message is out of
-    /// the main queue, so `end` is not read for it).
-    fn fold(&mut self, m: &Msg, end: Nanos) {
-        self.counts.add_message(&m.account, m.published_at, end);
-        self.latencies.message(&m.account, m.published_at);
-        if m.redrives > 0 {
-            let before = m.effects_at_redrive.unwrap_or(0);
-            let after = m.account.effects - before;
-            self.redrive.duplicate_effects += redrive::duplicates(before.into(), after.into());
-        }
+        let (counts, latencies, redrive) =
+            (&mut self.counts, &mut self.latencies, &mut self.redrive);
+        self.table.fold_if(
+            seq,
+            |m| {
+                m.dirty = false;
+                let settled = match m.account.place {
+                    Place::Deleted => true,
+                    Place::DeadLettered => redrive_done,
+                    _ => false,
+                };
+                settled && m.spans == 0 && m.calls == 0
+            },
+            |m| fold(counts, latencies, redrive, m, 0),
+        );
     }
 
     /// Ends the stream at `end`: the messages still open are counted as they stand, the spans
@@ -341,7 +332,13 @@ impl Stream {
         let series = series.finish(end, &self.table);
         let open: Vec<Msg> = self.table.drain().collect();
         for m in &open {
-            self.fold(m, end);
+            fold(
+                &mut self.counts,
+                &mut self.latencies,
+                &mut self.redrive,
+                m,
+                end,
+            );
         }
         let busy = &mut self.counts.worker_busy;
         self.spans.finish(end, |s| *busy += s.duration());
@@ -360,6 +357,24 @@ impl Stream {
             anomalies: self.checker.finish(key),
             series,
         })
+    }
+}
+
+/// Counts one message into the totals as it stands at `end` (a settled message is out of the
+/// main queue, so `end` is not read for it).
+fn fold(
+    counts: &mut Accounting,
+    latencies: &mut Latencies,
+    redrives: &mut RedriveAccount,
+    m: &Msg,
+    end: Nanos,
+) {
+    counts.add_message(&m.account, m.published_at, end);
+    latencies.message(&m.account, m.published_at);
+    if m.redrives > 0 {
+        let before = m.effects_at_redrive.unwrap_or(0);
+        let after = m.account.effects - before;
+        redrives.duplicate_effects += redrive::duplicates(before.into(), after.into());
     }
 }
 

@@ -113,13 +113,23 @@ impl Table {
         self.open.get(seq)
     }
 
-    /// Takes message `seq` out if it is open and `ready` says it may be folded.
+    /// Folds message `seq` if it is open and `ready` says it may be: `fold` reads it where it
+    /// lies, then it is let go. True if it was folded.
     #[inline]
-    pub fn take_if(&mut self, seq: Seq, ready: impl FnOnce(&mut Msg) -> bool) -> Option<Msg> {
-        if !self.open.get_mut(seq).is_some_and(ready) {
-            return None;
+    pub fn fold_if(
+        &mut self,
+        seq: Seq,
+        ready: impl FnOnce(&mut Msg) -> bool,
+        fold: impl FnOnce(&Msg),
+    ) -> bool {
+        let Some(m) = self.open.get_mut(seq) else {
+            return false;
+        };
+        if !ready(m) {
+            return false;
         }
-        self.open.take(seq)
+        fold(m);
+        self.open.remove(seq)
     }
 
     /// The seqs of every open message, ascending.
