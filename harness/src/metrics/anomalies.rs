@@ -96,9 +96,10 @@ pub struct Checker {
     found: Vec<(AnomalyKind, Seq, Nanos, WorkerId, u32)>,
 }
 
-/// The message an event the checker reads is about, if it reads it.
+/// The message an event the checker reads is about, if it reads it (only those get an entry in
+/// its map).
 #[inline(always)]
-pub fn checked_seq(kind: &EventKind) -> Option<Seq> {
+fn checked_seq(kind: &EventKind) -> Option<Seq> {
     match *kind {
         EventKind::Delivered { seq, .. }
         | EventKind::Acked {

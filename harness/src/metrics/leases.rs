@@ -112,20 +112,6 @@ pub struct Leases {
 #[derive(Debug, Clone, Default)]
 pub struct MessageHandlers(SmallVec<[Open; 1]>);
 
-/// The message a lease event is about, if the event is one [`Leases`] reads.
-#[inline(always)]
-pub fn lease_seq(kind: &EventKind) -> Option<Seq> {
-    match *kind {
-        EventKind::Delivered { seq, .. }
-        | EventKind::VisibilityChanged { seq, .. }
-        | EventKind::LeaseExpired { seq, .. }
-        | EventKind::DeadLettered { seq, .. }
-        | EventKind::Acked { seq, .. }
-        | EventKind::HandlerEnded { seq, .. } => Some(seq),
-        _ => None,
-    }
-}
-
 impl Leases {
     pub fn new(ratios: HoldRatios) -> Self {
         Leases {
@@ -135,9 +121,10 @@ impl Leases {
         }
     }
 
-    /// Applies one event at `at`, the message's handlers kept in this fold's own map.
+    /// Applies one event at `at`, the message's handlers kept in this fold's own map (only a
+    /// delivery makes an entry there; an event about a message without one changes nothing).
     pub fn event(&mut self, at: Nanos, kind: &EventKind) {
-        let Some(seq) = lease_seq(kind) else {
+        let Some(seq) = kind.seq() else {
             return;
         };
         let list = if matches!(kind, EventKind::Delivered { .. }) {
@@ -473,7 +460,7 @@ mod tests {
         let mut fold = Leases::new(HoldRatios::all());
         let mut kept: std::collections::BTreeMap<Seq, MessageHandlers> = Default::default();
         for e in &record.events {
-            let Some(seq) = lease_seq(&e.kind) else {
+            let Some(seq) = e.kind.seq() else {
                 continue;
             };
             let handlers = kept.entry(seq).or_insert_with(|| fold.take(seq));
