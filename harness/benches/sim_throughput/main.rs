@@ -1,5 +1,6 @@
-//! Sim throughput: deliveries per second, instructions per delivery, peak memory and bytes per
-//! message of whole runs, beside the floor (a minimal event-loop model of the same scenario,
+//! Sim throughput: deliveries per second (of wall time), CPU seconds (all threads: a streamed
+//! run's accounting folds on a thread of its own), instructions per delivery, peak memory and
+//! bytes per message of whole runs, beside the floor (a minimal event-loop model of the same scenario,
 //! `floor.rs`) in the same run.
 //!
 //! `cargo bench -p ackbench --bench sim_throughput` (release build): 10k, 100k, 1M and 10M
@@ -76,11 +77,12 @@ fn main() {
         kinds.push(FLOOR);
     }
     println!(
-        "{:>14} {:>10} {:>11} {:>9} {:>14} {:>12} {:>10} {:>10}",
+        "{:>14} {:>10} {:>11} {:>9} {:>9} {:>14} {:>12} {:>10} {:>10}",
         "model",
         "messages",
         "deliveries",
         "run_s",
+        "cpu_s",
         "deliveries/s",
         "ns/message",
         "peak_MiB",
@@ -217,17 +219,33 @@ fn child(n: u64, kind: &str, run_only: bool) {
         return;
     }
     let peak = peak_rss_bytes();
+    // The process's CPU time over all its threads (the run's accounting has one of its own),
+    // from its start: a few ms of it are the process's own start.
+    let cpu_s = cpu_seconds();
     println!(
-        "{:>14} {:>10} {:>11} {:>9.3} {:>14.0} {:>12.0} {:>10.1} {:>10.0}",
+        "{:>14} {:>10} {:>11} {:>9.3} {:>9.3} {:>14.0} {:>12.0} {:>10.1} {:>10.0}",
         kind,
         n,
         deliveries,
         run_s,
+        cpu_s,
         deliveries as f64 / run_s,
         run_s * 1e9 / n as f64,
         peak / 1048576.0,
         peak / n as f64
     );
+}
+
+/// User and system CPU time of this process so far, all threads, in seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes the struct it is given and reads nothing else.
+    let usage = unsafe {
+        let mut u = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// Peak resident set size of this process (VmHWM), in bytes.

@@ -2,8 +2,8 @@
 //! effect. Effect counts come from here and nowhere else.
 //!
 //! A streamed sim run ([`EffectLedger::streaming`]) keeps only the calls still open; what
-//! happened since the last [`EffectLedger::drain`] (calls started, effects, calls that can no
-//! longer have an effect) is handed to the run's streaming accounting.
+//! happened since it was last taken ([`EffectLedger::recorded`]: calls started, effects, calls
+//! that can no longer have an effect) is handed to the run's streaming accounting.
 
 use crate::profile::EffectAt;
 use crate::record::{
@@ -33,17 +33,19 @@ struct OpenCalls {
     /// The open calls by number (call id + 1): calls are numbered as they start and mostly
     /// end in about that order, as messages are published and settle.
     calls: SeqWindow<CallRecord>,
-    /// Calls started since the last drain, each with whether it can still have an effect.
+    /// Calls started and not handed over yet, each with whether it can still have an effect.
     started: Vec<(CallRecord, bool)>,
-    /// Messages of calls that could have had an effect and no longer can, since the last drain.
+    /// Messages of calls that could have had an effect and no longer can, not handed over yet.
     closed: Vec<Option<Seq>>,
 }
 
-/// What a streamed ledger hands over at a drain, in this order.
-pub struct Drained<'a> {
-    pub started: std::vec::Drain<'a, (CallRecord, bool)>,
-    pub effects: std::vec::Drain<'a, EffectRecord>,
-    pub closed: std::vec::Drain<'a, Option<Seq>>,
+/// What a streamed ledger recorded and has not handed over, in the order it is handed over;
+/// the lists are the ledger's own, for the caller to read and to take (see
+/// [`EffectLedger::recorded`]).
+pub struct Recorded<'a> {
+    pub started: &'a mut Vec<(CallRecord, bool)>,
+    pub effects: &'a mut Vec<EffectRecord>,
+    pub closed: &'a mut Vec<Option<Seq>>,
 }
 
 /// The number a streamed ledger keeps open call `id` under; `None` beyond any it numbered.
@@ -76,8 +78,8 @@ impl EffectLedger {
         }
     }
 
-    /// A ledger that keeps only the open calls and hands everything else over at each
-    /// [`EffectLedger::drain`].
+    /// A ledger that keeps only the open calls and hands everything else over
+    /// ([`EffectLedger::recorded`]).
     pub fn streaming(effect_at: EffectAt) -> EffectLedger {
         EffectLedger {
             open: Some(OpenCalls::default()),
@@ -201,14 +203,15 @@ impl EffectLedger {
         });
     }
 
-    /// Hands over what a streamed ledger recorded since the last drain: the calls started, the
-    /// effects, the calls closed. A full ledger hands over nothing (it keeps everything).
-    pub fn drain(&mut self) -> Option<Drained<'_>> {
+    /// What a streamed ledger recorded and has not handed over yet (the calls started, the
+    /// effects, the calls closed), each list growing until its caller takes it: what is
+    /// taken out of them is handed over. A full ledger hands over nothing (it keeps everything).
+    pub fn recorded(&mut self) -> Option<Recorded<'_>> {
         let open = self.open.as_mut()?;
-        Some(Drained {
-            started: open.started.drain(..),
-            effects: self.ledger.effects.drain(..),
-            closed: open.closed.drain(..),
+        Some(Recorded {
+            started: &mut open.started,
+            effects: &mut self.ledger.effects,
+            closed: &mut open.closed,
         })
     }
 

@@ -1,4 +1,5 @@
-//! Runs independent sim runs on several threads. Each run is single-threaded and deterministic;
+//! Runs independent sim runs on several threads. Each run is deterministic (its executor one
+//! thread; a streamed run's accounting, which folds what the run records in order, another);
 //! results come back in the order of the inputs, whatever thread ran them and when.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

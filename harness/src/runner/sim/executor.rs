@@ -10,6 +10,7 @@ use ackbench_targets::worker::run_worker;
 use ackbench_targets::{BuiltinTarget, Crash, ProviderError};
 use smallvec::SmallVec;
 
+use super::accounting::Accounting;
 use super::client::SimClient;
 use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR};
 use crate::broker::setup;
@@ -70,7 +71,7 @@ pub fn run(
         };
         (
             EffectLedger::streaming(scenario.provider.effect_at),
-            Some(Stream::new(setup)),
+            Some(Accounting::start(Stream::new(setup))),
         )
     } else {
         (EffectLedger::new(scenario.provider.effect_at), None)
@@ -104,7 +105,7 @@ pub fn run(
         .expect("no worker outlives the run")
         .into_inner();
     world.flush();
-    let streamed = match world.stream.take() {
+    let streamed = match world.finish_accounting() {
         None => None,
         Some(s) => {
             let (published, plan) = (world.published, &world.plan);

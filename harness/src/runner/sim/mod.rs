@@ -1,4 +1,5 @@
-//! Sim mode: the whole run on virtual time, in one thread, deterministically.
+//! Sim mode: the whole run on virtual time, in one thread (a streamed run's accounting on a
+//! second), deterministically.
 //!
 //! A small executor of the project's own (not tokio's paused clock) so that the order of events
 //! at one instant is exact and cheap:
@@ -15,8 +16,11 @@
 //!
 //! Workers are ordinary async target code ([`ackbench_targets`]) polled with a no-op waker: every
 //! operation a target awaits (receive, provider call, sleep) completes by an event of this
-//! executor, which then polls that worker again. No real socket, thread, sleep or clock is used.
+//! executor, which then polls that worker again. No real socket, sleep or clock is used; the one
+//! other thread, a streamed run's accounting ([`accounting`]), only folds what the run recorded,
+//! in the order it was recorded.
 
+mod accounting;
 mod client;
 mod executor;
 mod timers;

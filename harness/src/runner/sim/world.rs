@@ -6,6 +6,7 @@ use ackbench_targets::message::{Body, Order};
 use ackbench_targets::ProviderError;
 use rand_chacha::ChaCha8Rng;
 
+use super::accounting::Accounting;
 use super::timers::Timers;
 pub(super) use super::timers::{TimerKind, CLASS_HANDLER, CLASS_SUPERVISOR};
 use super::waiting::Waiting;
@@ -74,11 +75,13 @@ pub(super) struct World {
     /// message (index seq - 1) carries, and every send as it reached the broker.
     planned_of: Vec<Seq>,
     pub publishes: Vec<PublishRecord>,
-    /// Broker and worker events: the whole history, or (streamed) the current instant's.
+    /// Broker and worker events: the whole history, or (streamed) those not yet handed to the
+    /// accounting.
     pub events: Vec<Event>,
-    /// The streaming accounting of a streamed run ([`World::flush`]); `None`: the record keeps
-    /// every message, event, call and effect (`messages`, `events`, the ledger).
-    pub stream: Option<Stream>,
+    /// The streaming accounting of a streamed run, on its own thread ([`World::flush`]);
+    /// `None`: the record keeps every message, event, call and effect (`messages`, `events`,
+    /// the ledger).
+    pub accounting: Option<Accounting>,
     /// Messages published so far.
     pub published: Seq,
     key_index: HashMap<String, Seq>,
@@ -106,9 +109,9 @@ impl World {
         target_rng: ChaCha8Rng,
         restart_after: Nanos,
         http_timeout: Option<Nanos>,
-        stream: Option<Stream>,
+        accounting: Option<Accounting>,
     ) -> World {
-        let n = if stream.is_some() { 0 } else { plan.len() };
+        let n = if accounting.is_some() { 0 } else { plan.len() };
         let publish_cursor = SendCursor::new(&plan);
         let mut ledger = ledger;
         ledger.reserve(n);
@@ -126,7 +129,7 @@ impl World {
             planned_of: Vec::new(),
             publishes: Vec::new(),
             events: Vec::with_capacity(n * 6),
-            stream,
+            accounting,
             published: 0,
             key_index: HashMap::with_capacity(n),
             waiting: Waiting::new(workers as usize),
@@ -193,7 +196,7 @@ impl World {
             if self.plan.has_explicit_keys() {
                 self.key_index.insert(self.plan.key(seq), seq);
             }
-            if self.stream.is_none() {
+            if self.accounting.is_none() {
                 let key = self.plan.message_key(seq);
                 self.messages.push(MessageRecord {
                     key,
@@ -323,29 +326,20 @@ impl World {
         }
     }
 
-    /// A streamed run hands the instant's history to its accounting (a full record keeps it):
-    /// time has come to `now`; then the events, the calls started, the effects, the calls
-    /// closed.
+    /// The instant is over: a streamed run hands its history to its accounting (a full record
+    /// keeps it): its events, and what the ledger recorded (the calls started, the effects, the
+    /// calls closed).
     pub fn flush(&mut self) {
-        let Some(stream) = &mut self.stream else {
-            return;
-        };
-        stream.advance(self.now);
-        for e in self.events.drain(..) {
-            stream.event(&e);
+        if let Some(accounting) = &mut self.accounting {
+            accounting.instant(self.now, &mut self.events, self.ledger.recorded());
         }
-        if let Some(d) = self.ledger.drain() {
-            for (c, may_have_effect) in d.started {
-                stream.call_started(&c, may_have_effect);
-            }
-            for e in d.effects {
-                stream.effect(&e);
-            }
-            for seq in d.closed {
-                stream.call_closed(seq);
-            }
-        }
-        stream.end_instant();
+    }
+
+    /// A streamed run's accounting, once every instant is flushed: whatever it has not handed
+    /// over is, and what it folded is returned. `None` for a run that keeps its full record.
+    pub fn finish_accounting(&mut self) -> Option<Stream> {
+        let accounting = self.accounting.take()?;
+        Some(accounting.finish(&mut self.events, self.ledger.recorded()))
     }
 
     /// Closes the worker's current handler span, if any.
