@@ -341,6 +341,16 @@ pub enum EffectSource {
     Store,
 }
 
+/// What a streamed run's accounting reads of a provider call as it starts: its message, the
+/// delivery it was made in (0 if its worker held none) and whether it can still have an effect
+/// once the instant is over (`effect_at: response`, accepted) until it closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartedCall {
+    pub seq: Option<Seq>,
+    pub delivery: u32,
+    pub may_have_effect: bool,
+}
+
 /// One effect: one email accepted, one row written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EffectRecord {

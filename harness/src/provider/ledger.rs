@@ -7,7 +7,7 @@
 
 use crate::profile::EffectAt;
 use crate::record::{
-    CallOutcome, CallRecord, EffectRecord, EffectSource, Ledger, Nanos, Seq, WorkerId,
+    CallOutcome, CallRecord, EffectRecord, EffectSource, Ledger, Nanos, Seq, StartedCall, WorkerId,
 };
 use crate::seq_window::SeqWindow;
 
@@ -34,7 +34,7 @@ struct OpenCalls {
     /// end in about that order, as messages are published and settle.
     calls: SeqWindow<CallRecord>,
     /// Calls started and not handed over yet, each with whether it can still have an effect.
-    started: Vec<(CallRecord, bool)>,
+    started: Vec<StartedCall>,
     /// Messages of calls that could have had an effect and no longer can, not handed over yet.
     closed: Vec<Option<Seq>>,
 }
@@ -43,7 +43,7 @@ struct OpenCalls {
 /// the lists are the ledger's own, for the caller to read and to take (see
 /// [`EffectLedger::recorded`]).
 pub struct Recorded<'a> {
-    pub started: &'a mut Vec<(CallRecord, bool)>,
+    pub started: &'a mut Vec<StartedCall>,
     pub effects: &'a mut Vec<EffectRecord>,
     pub closed: &'a mut Vec<Option<Seq>>,
 }
@@ -111,7 +111,11 @@ impl EffectLedger {
         };
         let may_have_effect = self.may_have_effect(&record);
         if let Some(open) = &mut self.open {
-            open.started.push((record.clone(), may_have_effect));
+            open.started.push(StartedCall {
+                seq: record.seq,
+                delivery: record.delivery,
+                may_have_effect,
+            });
             return open.calls.push(record) as CallId - 1;
         }
         self.ledger.calls.push(record);

@@ -34,7 +34,7 @@ use super::leases::{HoldRatios, LeaseAnalysis, Leases};
 use super::place::{destination, moves, Place};
 use super::redrive::{self, RedriveAccount};
 use super::Sample;
-use crate::record::{CallRecord, EffectRecord, Event, EventKind, Nanos, Seq};
+use crate::record::{EffectRecord, Event, EventKind, Nanos, Seq, StartedCall};
 
 pub use series::SampleGrid;
 use table::{Lookup, Msg, Table};
@@ -241,10 +241,9 @@ impl Stream {
         }
     }
 
-    /// A provider call started (with its message, delivery and start); `may_have_effect`: it
-    /// can still have an effect after this instant (`effect_at: response`, accepted), until
-    /// [`Stream::call_closed`].
-    pub fn call_started(&mut self, c: &CallRecord, may_have_effect: bool) {
+    /// A provider call started; if it may still have an effect after this instant, it can
+    /// until [`Stream::call_closed`].
+    pub fn call_started(&mut self, c: &StartedCall) {
         let Some(seq) = c.seq else { return };
         let retries = &mut self.counts.handler_retries;
         with_open(
@@ -256,7 +255,7 @@ impl Stream {
                 if c.delivery > 0 {
                     *retries += u64::from(!m.calls_seen.insert(m.redrives, c.delivery));
                 }
-                m.calls += u32::from(may_have_effect);
+                m.calls += u32::from(c.may_have_effect);
             },
         );
     }

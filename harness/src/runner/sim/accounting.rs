@@ -9,14 +9,15 @@
 //! end), so what it folds is the same, byte for byte. Batches go over a bounded channel and
 //! come back emptied for reuse, so the run holds a few batches in flight whatever its length,
 //! and a run that records faster than its accounting folds waits for it rather than queueing
-//! without bound.
+//! without bound. On a machine with one core, or when the thread cannot be started, the run
+//! folds each batch itself as it hands it over.
 
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
 
 use crate::metrics::stream::Stream;
 use crate::provider::ledger::Recorded;
-use crate::record::{CallRecord, EffectRecord, Event, Nanos, Seq};
+use crate::record::{EffectRecord, Event, Nanos, Seq, StartedCall};
 
 /// Events a batch collects before it is handed to the thread: enough that a hand-over (a wake
 /// of the thread) is rare, few enough that the batches in flight stay small.
@@ -40,7 +41,7 @@ struct InstantEnd {
 struct Batch {
     instants: Vec<InstantEnd>,
     events: Vec<Event>,
-    started: Vec<(CallRecord, bool)>,
+    started: Vec<StartedCall>,
     effects: Vec<EffectRecord>,
     closed: Vec<Option<Seq>>,
 }
@@ -62,8 +63,8 @@ impl Batch {
             for event in &self.events[e..end.events] {
                 stream.event(event);
             }
-            for (call, may_have_effect) in &self.started[s..end.started] {
-                stream.call_started(call, *may_have_effect);
+            for call in &self.started[s..end.started] {
+                stream.call_started(call);
             }
             for effect in &self.effects[f..end.effects] {
                 stream.effect(effect);
@@ -77,37 +78,79 @@ impl Batch {
     }
 }
 
-/// The run's side of the accounting thread.
+/// The run's side of its accounting.
 pub(super) struct Accounting {
     /// Where each instant not handed over yet ends in the run's lists.
     instants: Vec<InstantEnd>,
-    full: Option<SyncSender<Batch>>,
-    emptied: Receiver<Batch>,
-    thread: JoinHandle<Stream>,
+    folder: Folder,
+}
+
+/// Who folds what the run hands over.
+enum Folder {
+    /// The accounting thread.
+    Thread {
+        full: Option<SyncSender<Batch>>,
+        emptied: Receiver<Batch>,
+        thread: JoinHandle<Option<Box<Stream>>>,
+    },
+    /// The run itself, as it hands a batch over: on a machine with one core, or when no thread
+    /// could be started (the same folds, in the same order).
+    InLine { stream: Box<Stream>, batch: Batch },
 }
 
 impl Accounting {
-    /// Starts the thread that folds into `stream`.
-    pub fn start(mut stream: Stream) -> Accounting {
+    /// Starts the thread that folds into `stream`; folds in line if the machine has one core
+    /// or the thread cannot be started.
+    pub fn start(stream: Stream) -> Accounting {
+        let cores = thread::available_parallelism().map_or(1, |n| n.get());
+        if cores < 2 {
+            return Accounting::in_line(Box::new(stream));
+        }
+        Accounting::on_thread(Box::new(stream)).unwrap_or_else(Accounting::in_line)
+    }
+
+    /// Starts the thread that folds into `stream`; `Err` gives the stream back if it cannot be
+    /// started.
+    fn on_thread(stream: Box<Stream>) -> Result<Accounting, Box<Stream>> {
         let (full, to_fold) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
         let (give_back, emptied) = mpsc::channel::<Batch>();
-        let thread = thread::Builder::new()
+        // The stream goes to the thread once it runs, so it stays here if it cannot be started.
+        let (hand, take) = mpsc::sync_channel::<Box<Stream>>(1);
+        let spawned = thread::Builder::new()
             .name("ackbench-accounting".into())
             .spawn(move || {
+                let mut stream = take.recv().ok()?;
                 for mut batch in to_fold {
                     batch.fold_into(&mut stream);
                     batch.clear();
                     // The run may have ended already; the batch is then simply dropped.
                     let _ = give_back.send(batch);
                 }
-                stream
-            })
-            .expect("the accounting thread starts");
+                Some(stream)
+            });
+        let Ok(thread) = spawned else {
+            return Err(stream);
+        };
+        hand.send(stream)
+            .expect("the accounting thread takes its stream first");
+        Ok(Accounting {
+            instants: Vec::new(),
+            folder: Folder::Thread {
+                full: Some(full),
+                emptied,
+                thread,
+            },
+        })
+    }
+
+    /// Folds in line, as the run hands each batch over.
+    pub fn in_line(stream: Box<Stream>) -> Accounting {
         Accounting {
             instants: Vec::new(),
-            full: Some(full),
-            emptied,
-            thread,
+            folder: Folder::InLine {
+                stream,
+                batch: Batch::default(),
+            },
         }
     }
 
@@ -129,34 +172,50 @@ impl Accounting {
         }
     }
 
-    /// Hands the run's lists to the thread, leaving emptied ones (or new ones) in their place.
+    /// Hands the run's lists over to be folded, leaving emptied ones (or new ones) in their
+    /// place.
     fn hand_over(&mut self, events: &mut Vec<Event>, recorded: Option<Recorded<'_>>) {
-        let mut batch = self.emptied.try_recv().unwrap_or_default();
-        std::mem::swap(&mut batch.instants, &mut self.instants);
-        std::mem::swap(&mut batch.events, events);
-        if let Some(r) = recorded {
-            std::mem::swap(&mut batch.started, r.started);
-            std::mem::swap(&mut batch.effects, r.effects);
-            std::mem::swap(&mut batch.closed, r.closed);
-        }
-        if let Some(full) = &self.full {
-            // The thread is gone only if it panicked; `finish` reports that.
-            if full.send(batch).is_err() {
-                self.full = None;
+        let take = |batch: &mut Batch| {
+            std::mem::swap(&mut batch.instants, &mut self.instants);
+            std::mem::swap(&mut batch.events, events);
+            if let Some(r) = recorded {
+                std::mem::swap(&mut batch.started, r.started);
+                std::mem::swap(&mut batch.effects, r.effects);
+                std::mem::swap(&mut batch.closed, r.closed);
+            }
+        };
+        match &mut self.folder {
+            Folder::Thread { full, emptied, .. } => {
+                let mut batch = emptied.try_recv().unwrap_or_default();
+                take(&mut batch);
+                // The thread is gone only if it panicked; `finish` reports that.
+                if full.as_ref().is_some_and(|f| f.send(batch).is_err()) {
+                    *full = None;
+                }
+            }
+            Folder::InLine { stream, batch } => {
+                take(batch);
+                batch.fold_into(stream);
+                batch.clear();
             }
         }
     }
 
-    /// Hands over what is left (every instant ended), waits for the thread to fold everything
-    /// and returns the stream. A panic of the thread is the run's.
+    /// Hands over what is left (every instant ended), waits for everything to be folded and
+    /// returns the stream. A panic of the thread is the run's.
     pub fn finish(mut self, events: &mut Vec<Event>, recorded: Option<Recorded<'_>>) -> Stream {
         if !self.instants.is_empty() {
             self.hand_over(events, recorded);
         }
-        drop(self.full.take());
-        match self.thread.join() {
-            Ok(stream) => stream,
-            Err(panic) => std::panic::resume_unwind(panic),
+        match self.folder {
+            Folder::InLine { stream, .. } => *stream,
+            Folder::Thread { full, thread, .. } => {
+                drop(full);
+                match thread.join() {
+                    Ok(stream) => *stream.expect("the accounting thread took its stream"),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
         }
     }
 }
@@ -165,7 +224,7 @@ impl Accounting {
 mod tests {
     use super::*;
     use crate::metrics::stream::StreamSetup;
-    use crate::record::{AckOutcome, CallOutcome, EffectSource, EventKind, HandlerEnd};
+    use crate::record::{AckOutcome, EffectSource, EventKind, HandlerEnd};
 
     fn setup() -> StreamSetup {
         StreamSetup {
@@ -177,12 +236,7 @@ mod tests {
         }
     }
 
-    type Instant = (
-        Nanos,
-        Vec<Event>,
-        Vec<(CallRecord, bool)>,
-        Vec<EffectRecord>,
-    );
+    type Instant = (Nanos, Vec<Event>, Vec<StartedCall>, Vec<EffectRecord>);
 
     /// Message `seq`'s life, in three instants: published at 10·seq; delivered to worker 1 at
     /// +1, which calls the provider; at +2 the effect, the ack and the handler's end. Every
@@ -193,14 +247,10 @@ mod tests {
             let t = u64::from(seq) * 10;
             let ev = |at, kind| Event { at, kind };
             instants.push((t, vec![ev(t, EventKind::Published { seq })], vec![], vec![]));
-            let call = CallRecord {
+            let call = StartedCall {
                 seq: Some(seq),
-                key: None,
-                worker: 1,
                 delivery: 1,
-                started: t + 1,
-                ended: None,
-                outcome: CallOutcome::Accepted,
+                may_have_effect: false,
             };
             let delivered = EventKind::Delivered {
                 seq,
@@ -208,12 +258,7 @@ mod tests {
                 delivery: 1,
                 lease_end: t + 30,
             };
-            instants.push((
-                t + 1,
-                vec![ev(t + 1, delivered)],
-                vec![(call, false)],
-                vec![],
-            ));
+            instants.push((t + 1, vec![ev(t + 1, delivered)], vec![call], vec![]));
             let effect = EffectRecord {
                 seq: Some(seq),
                 at: t + 2,
@@ -247,27 +292,10 @@ mod tests {
         instants
     }
 
-    /// Folded on the thread, across several batches, a history gives what it gives folded in
-    /// line, instant by instant.
-    #[test]
-    fn the_thread_folds_what_the_run_would_fold_in_line() {
-        // 6,000 messages, 3 instants and 4 events each: 24,000 events, more than one batch.
-        let instants = history(6_000);
-        let mut inline = Stream::new(setup());
-        for (now, events, started, effects) in &instants {
-            inline.advance(*now);
-            for e in events {
-                inline.event(e);
-            }
-            for (c, may) in started {
-                inline.call_started(c, *may);
-            }
-            for e in effects {
-                inline.effect(e);
-            }
-            inline.end_instant();
-        }
-        let mut threaded = Accounting::start(Stream::new(setup()));
+    /// Folds `instants` as a run records them, through `accounting`; returns what it folded
+    /// and how many times the run's lists were handed over before the end.
+    fn fold_by(accounting: Accounting, instants: Vec<Instant>) -> (Stream, usize) {
+        let mut accounting = accounting;
         // The run's own lists, which the instants' items are recorded into.
         let (mut events, mut started, mut effects, mut closed) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -282,24 +310,41 @@ mod tests {
                 effects: &mut effects,
                 closed: &mut closed,
             };
-            threaded.instant(now, &mut events, Some(recorded));
+            accounting.instant(now, &mut events, Some(recorded));
             handed_over += usize::from(events.len() < before);
         }
-        // 24,000 events in batches of 4,096: handed over 5 times (after 4,096 x 1..5
-        // events; each instant ends on a whole message, so a batch holds a few more), the
-        // rest when it ends.
-        assert_eq!(handed_over, 5);
         let recorded = Recorded {
             started: &mut started,
             effects: &mut effects,
             closed: &mut closed,
         };
-        let threaded = threaded.finish(&mut events, Some(recorded));
+        let stream = accounting.finish(&mut events, Some(recorded));
         assert!(events.is_empty() && started.is_empty() && effects.is_empty());
+        (stream, handed_over)
+    }
+
+    /// Folded on the thread, or in line batch by batch, across several batches, a history
+    /// gives what it gives folded instant by instant.
+    #[test]
+    fn the_thread_folds_what_the_run_would_fold_in_line() {
+        // 6,000 messages, 3 instants and 4 events each: 24,000 events, more than one batch.
+        let instants = history(6_000);
+        let mut inline = Stream::new(setup());
+        for (now, events, started, effects) in &instants {
+            inline.advance(*now);
+            for e in events {
+                inline.event(e);
+            }
+            for c in started {
+                inline.call_started(c);
+            }
+            for e in effects {
+                inline.effect(e);
+            }
+            inline.end_instant();
+        }
         let key = |seq: Seq| format!("msg-{seq}");
         let a = inline.finish(60_010, key).expect("exact");
-        let b = threaded.finish(60_010, key).expect("exact");
-        assert_eq!(format!("{:?}", a.counts), format!("{:?}", b.counts));
         // 6,000 messages, each delivered once and deleted; 6,000 + 2,000 effects, one
         // duplicate for each third message.
         assert_eq!(a.counts.messages, 6_000);
@@ -307,9 +352,21 @@ mod tests {
         assert_eq!(a.counts.effects, 8_000);
         assert_eq!(a.counts.duplicate_effects, 2_000);
         assert_eq!(a.counts.lost + a.counts.unfinished + a.counts.dlq, 0);
-        assert_eq!(
-            format!("{:?}", a.series.samples(5)),
-            format!("{:?}", b.series.samples(5))
-        );
+        let on_thread = Accounting::on_thread(Box::new(Stream::new(setup())))
+            .unwrap_or_else(|_| panic!("the test starts a thread"));
+        let in_line = Accounting::in_line(Box::new(Stream::new(setup())));
+        for accounting in [on_thread, in_line] {
+            let (b, handed_over) = fold_by(accounting, instants.clone());
+            // 24,000 events in batches of 4,096: handed over 5 times (after 4,096 x 1..5
+            // events; each instant ends on a whole message, so a batch holds a few more),
+            // the rest when it ends.
+            assert_eq!(handed_over, 5);
+            let b = b.finish(60_010, key).expect("exact");
+            assert_eq!(format!("{:?}", a.counts), format!("{:?}", b.counts));
+            assert_eq!(
+                format!("{:?}", a.series.samples(5)),
+                format!("{:?}", b.series.samples(5))
+            );
+        }
     }
 }
