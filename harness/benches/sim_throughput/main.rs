@@ -238,14 +238,11 @@ fn child(n: u64, kind: &str, run_only: bool) {
 
 /// User and system CPU time of this process so far, all threads, in seconds.
 fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes the struct it is given and reads nothing else.
-    let usage = unsafe {
-        let mut u = std::mem::zeroed::<libc::rusage>();
-        libc::getrusage(libc::RUSAGE_SELF, &mut u);
-        u
-    };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
+    use nix::sys::resource::{getrusage, UsageWho};
+    use nix::sys::time::TimeValLike;
+    getrusage(UsageWho::RUSAGE_SELF).map_or(f64::NAN, |u| {
+        (u.user_time().num_microseconds() + u.system_time().num_microseconds()) as f64 / 1e6
+    })
 }
 
 /// Peak resident set size of this process (VmHWM), in bytes.

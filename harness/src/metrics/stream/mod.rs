@@ -329,15 +329,10 @@ impl Stream {
         }
         let series = std::mem::replace(&mut self.series, series::Series::new(None));
         let series = series.finish(end, &self.table);
-        let open: Vec<Msg> = self.table.drain().collect();
-        for m in &open {
-            fold(
-                &mut self.counts,
-                &mut self.latencies,
-                &mut self.redrive,
-                m,
-                end,
-            );
+        let (counts, latencies, redrive) =
+            (&mut self.counts, &mut self.latencies, &mut self.redrive);
+        for m in self.table.drain() {
+            fold(counts, latencies, redrive, &m, end);
         }
         let busy = &mut self.counts.worker_busy;
         self.spans.finish(end, |s| *busy += s.duration());
