@@ -9,6 +9,8 @@ mod common;
 mod crashes;
 mod engine;
 #[cfg(feature = "live")]
+mod frameworks;
+#[cfg(feature = "live")]
 mod interrupt;
 #[cfg(feature = "live")]
 mod live;

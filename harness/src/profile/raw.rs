@@ -59,7 +59,7 @@ pub struct RawRun {
                  max_receives, stale_ack, fifo, dedup_window; rabbitmq: queue_type, consumer_timeout, \
                  timeout_check_every, delivery_limit, prefetch, dead_letter; nats: ack_wait, \
                  max_deliver, backoff, max_ack_pending; redis-streams: min_idle, claim_every, \
-                 max_deliveries; any kind: observe"
+                 max_deliveries; any kind: observe, queue, reuse; rabbitmq: arguments"
 )]
 pub struct RawBroker {
     pub kind: Option<BrokerKindName>,
@@ -92,6 +92,12 @@ pub struct RawBroker {
     pub max_deliveries: Option<u32>,
     // every kind, live mode on a real broker
     pub observe: Option<ObserveName>,
+    /// The run's queue (stream) by a fixed name, as the consumer's framework names it.
+    pub queue: Option<Text>,
+    /// Use `queue` when it already exists (empty), rather than refuse the run.
+    pub reuse: Option<bool>,
+    // rabbitmq: the queue's arguments, as the consumer's framework declares them
+    pub arguments: Option<yaml_serde::Mapping>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -133,7 +139,8 @@ pub enum StaleAckName {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys arrival, count, poison, keys, ingress, producer, groups"
+    expecting = "a mapping with keys arrival, count, poison, keys, ingress, producer, groups, \
+                 message"
 )]
 pub struct RawWorkload {
     pub arrival: Option<RawArrival>,
@@ -144,6 +151,40 @@ pub struct RawWorkload {
     pub producer: Option<RawProducer>,
     /// FIFO message groups: messages go round-robin into this many groups.
     pub groups: Option<u32>,
+    /// The message as the consumer expects it (live mode).
+    pub message: Option<RawMessage>,
+}
+
+/// `workload.message`: a framework preset (`format`) or a shape of the profile's own. Its parts
+/// stay YAML here; [`super::resolve`] reads their placeholders and encoding steps.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys format, task, args, kwargs, body, headers, content_type, \
+                 content_encoding, correlation_id, fields, attributes"
+)]
+pub struct RawMessage {
+    pub format: Option<FormatName>,
+    pub task: Option<Text>,
+    pub args: Option<yaml_serde::Value>,
+    pub kwargs: Option<yaml_serde::Value>,
+    pub body: Option<yaml_serde::Value>,
+    pub headers: Option<yaml_serde::Mapping>,
+    pub content_type: Option<Text>,
+    pub content_encoding: Option<Text>,
+    pub correlation_id: Option<Text>,
+    pub fields: Option<yaml_serde::Mapping>,
+    pub attributes: Option<yaml_serde::Mapping>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FormatName {
+    Custom,
+    Celery,
+    Dramatiq,
+    #[serde(rename = "faststream")]
+    FastStream,
 }
 
 /// `workload.producer`: a producer whose sends are not always acknowledged, and that retries.

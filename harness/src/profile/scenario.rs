@@ -81,6 +81,20 @@ pub struct BrokerSpec {
     /// Live mode on a real broker: how the run sees the workers' deliveries and acks
     /// (`broker.observe`).
     pub observe: Observe,
+    /// Live mode: the run's queue (or stream) by name (`broker.queue`, `broker.reuse`);
+    /// default a name of the run's own.
+    pub queue: QueueName,
+}
+
+/// `broker.queue` and `broker.reuse`: the name a consumer's framework gives its queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueName {
+    /// `None`: the run names its queue after itself (`ackbench-<pid>-<millis>`), or `ackbench`
+    /// on the embedded SQS endpoint.
+    pub name: Option<String>,
+    /// An existing (empty) queue of that name is used and left in place; otherwise one that
+    /// exists refuses the run.
+    pub reuse: bool,
 }
 
 /// How a live run on a real broker sees its workers (`broker.observe`).
@@ -131,6 +145,8 @@ pub struct RabbitMqSpec {
     pub prefetch: u32,
     /// Dead messages go to a dead-letter queue through a DLX; without one they are dropped.
     pub dead_letter: bool,
+    /// More queue arguments (`broker.arguments`, or a framework's): values may use `{queue}`.
+    pub arguments: Vec<(String, super::message::Node)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -155,6 +171,17 @@ impl BrokerKind {
             BrokerKind::RabbitMq(_) => "rabbitmq",
             BrokerKind::Nats(_) => "nats",
             BrokerKind::RedisStreams(_) => "redis-streams",
+        }
+    }
+
+    /// How the kind carries a message besides its body (`workload.message`).
+    pub fn carrier(&self) -> super::message::Carrier {
+        use super::message::Carrier;
+        match self {
+            BrokerKind::Sqs => Carrier::Sqs,
+            BrokerKind::RabbitMq(_) => Carrier::Amqp,
+            BrokerKind::Nats(_) => Carrier::Nats,
+            BrokerKind::RedisStreams(_) => Carrier::StreamEntry,
         }
     }
 }
@@ -241,6 +268,10 @@ pub struct WorkloadSpec {
     /// each message is a group of its own (its key is its `MessageGroupId`), so only a key's
     /// own messages are ordered behind each other.
     pub groups: Option<u32>,
+    /// `workload.message`: the message as the consumer expects it (a framework's format or a
+    /// shape of the profile's own); `None`: the order's JSON body, as the built-in targets read
+    /// it. Sim runs do not read it (the built-in targets take the order itself).
+    pub message: Option<super::message::MessageSpec>,
 }
 
 /// `workload.producer`: which sends the producer gets no answer for, and when it retries them.

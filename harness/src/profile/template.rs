@@ -9,6 +9,12 @@
 //! - `{body}`: the message body a directly published message would carry (the JSON order, or the
 //!   old-schema body of a poison message);
 //! - `{port}` (in `url` only): the port ackbench gives the ingress service.
+//!
+//! A published message's template (`workload.message`, [`crate::profile::message`]) also takes
+//! `{email}` (the order's address, empty for a poison message), `{id}` (a UUID made from the
+//! seed and the message's number: the same for every delivery and every run of the seed),
+//! `{queue}` (the queue or stream the run publishes to) and `{now_ms}` (the publish instant as
+//! Unix milliseconds).
 
 use std::fmt;
 
@@ -19,6 +25,10 @@ pub enum Slot {
     Seq,
     Body,
     Port,
+    Email,
+    Id,
+    Queue,
+    NowMs,
 }
 
 impl Slot {
@@ -28,6 +38,10 @@ impl Slot {
             Slot::Seq => "seq",
             Slot::Body => "body",
             Slot::Port => "port",
+            Slot::Email => "email",
+            Slot::Id => "id",
+            Slot::Queue => "queue",
+            Slot::NowMs => "now_ms",
         }
     }
 }
@@ -52,13 +66,17 @@ pub enum TemplateError {
 }
 
 /// What one message fills a template with.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Fill<'a> {
     pub key: &'a str,
     /// The message's number in publish order (1-based).
     pub seq: u32,
     pub body: &'a str,
     pub port: u16,
+    pub email: &'a str,
+    pub id: &'a str,
+    pub queue: &'a str,
+    pub now_ms: u64,
 }
 
 impl Template {
@@ -122,9 +140,21 @@ impl Template {
                 Part::Slot(Slot::Seq) => out.push_str(&fill.seq.to_string()),
                 Part::Slot(Slot::Body) => out.push_str(fill.body),
                 Part::Slot(Slot::Port) => out.push_str(&fill.port.to_string()),
+                Part::Slot(Slot::Email) => out.push_str(fill.email),
+                Part::Slot(Slot::Id) => out.push_str(fill.id),
+                Part::Slot(Slot::Queue) => out.push_str(fill.queue),
+                Part::Slot(Slot::NowMs) => out.push_str(&fill.now_ms.to_string()),
             }
         }
         out
+    }
+
+    /// The slot this template is, when it is exactly one placeholder and nothing else.
+    pub fn whole(&self) -> Option<Slot> {
+        match self.parts.as_slice() {
+            [Part::Slot(s)] => Some(*s),
+            _ => None,
+        }
     }
 
     /// Whether the template uses `slot`.
@@ -158,6 +188,7 @@ mod tests {
             seq: 7,
             body: r#"{"key":"msg-7"}"#,
             port: 8080,
+            ..Fill::default()
         }
     }
 

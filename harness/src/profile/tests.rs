@@ -33,6 +33,7 @@ fn a_minimal_profile_gets_every_default() {
             url: None,
             fifo: None,
             observe: crate::profile::Observe::Proxy,
+            queue: Default::default(),
         },
         workload: WorkloadSpec {
             arrival: Arrival::Every(secs(50)),
@@ -42,6 +43,7 @@ fn a_minimal_profile_gets_every_default() {
             ingress: None,
             producer: None,
             groups: None,
+            message: None,
         },
         consumer: ConsumerSpec {
             target: "ack-after-work".into(),
@@ -263,7 +265,7 @@ fn an_unknown_key_is_an_error_at_any_depth() {
          `dedup_window`, `queue_type`, `consumer_timeout`, \
          `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `ack_wait`, \
          `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`, \
-         `observe`"
+         `observe`, `queue`, `reuse`, `arguments`"
     );
     let e = error(&with("provider:\n  phases:\n    - { from: 0s, to: 1m, latency: { dist: fixed, value: 1s, vlaue: 2s } }\n"));
     assert!(
@@ -361,7 +363,7 @@ fn an_error_in_an_override_names_the_override() {
          `stale_ack`, `fifo`, `dedup_window`, `queue_type`, `consumer_timeout`, \
          `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `ack_wait`, \
          `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`, \
-         `observe`"
+         `observe`, `queue`, `reuse`, `arguments`"
     );
     assert_eq!(
         error_with(BASE, &["consumer.workers=many"]),

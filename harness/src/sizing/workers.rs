@@ -61,6 +61,7 @@ mod tests {
             ingress: None,
             producer: None,
             groups: None,
+            message: None,
         }
     }
 

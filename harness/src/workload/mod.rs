@@ -10,10 +10,13 @@
 //! `workload.keys`) and the producer's sends are kept as lists.
 
 mod arrival;
+pub mod message;
 mod poison;
 pub mod producer;
 #[cfg(test)]
 mod tests_lazy;
+#[cfg(test)]
+mod tests_message;
 
 pub use crate::profile::template::{Fill, Slot, Template, TemplateError};
 pub use producer::Attempt;

@@ -56,6 +56,7 @@ fn workload(arrival: Arrival, count: Option<u64>, poison: Poison) -> WorkloadSpe
         ingress: None,
         producer: None,
         groups: None,
+        message: None,
     }
 }
 

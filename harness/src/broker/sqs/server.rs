@@ -105,7 +105,17 @@ impl SqsServer {
     /// Sends a message to queue `name` as a producer would (`SendMessage`), waking long polls.
     /// Returns the message's number in the queue.
     pub fn send_message(&self, name: &str, body: String) -> Result<crate::record::Seq, SqsError> {
-        self.send(name, body, None)?.ok_or_else(|| {
+        self.send_with_attributes(name, body, Default::default())
+    }
+
+    /// [`SqsServer::send_message`] with message attributes.
+    pub fn send_with_attributes(
+        &self,
+        name: &str,
+        body: String,
+        attributes: super::message_attributes::MessageAttributes,
+    ) -> Result<crate::record::Seq, SqsError> {
+        self.send(name, body, attributes, None)?.ok_or_else(|| {
             SqsError::invalid("MessageDeduplicationId", "a repeat within the interval")
         })
     }
@@ -121,13 +131,14 @@ impl SqsServer {
         group_id: &str,
         dedup_id: &str,
     ) -> Result<Option<crate::record::Seq>, SqsError> {
-        self.send(name, body, Some((group_id, dedup_id)))
+        self.send(name, body, Default::default(), Some((group_id, dedup_id)))
     }
 
     fn send(
         &self,
         name: &str,
         body: String,
+        attributes: super::message_attributes::MessageAttributes,
         fifo: Option<(&str, &str)>,
     ) -> Result<Option<crate::record::Seq>, SqsError> {
         self.service.with_state(|st, now| {
@@ -135,7 +146,7 @@ impl SqsServer {
             let message = super::NewMessage {
                 body,
                 delay_s: fifo.is_none().then_some(0),
-                attributes: Default::default(),
+                attributes,
                 group_id: fifo.map(|(g, _)| g.to_string()),
                 dedup_id: fifo.map(|(_, d)| d.to_string()),
             };

@@ -9,8 +9,8 @@ use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{BrokerKindName, ObserveName, QueueTypeName, RawBroker, StaleAckName};
 use crate::profile::scenario::{
-    BrokerKind, BrokerSpec, FifoSpec, Mode, NatsSpec, Observe, RabbitMqSpec, RabbitQueueType,
-    RedisStreamsSpec, StaleAck,
+    BrokerKind, BrokerSpec, FifoSpec, Mode, NatsSpec, Observe, QueueName, RabbitMqSpec,
+    RabbitQueueType, RedisStreamsSpec, StaleAck,
 };
 
 use super::checks::{at_least_one, positive};
@@ -32,6 +32,7 @@ pub const RABBITMQ_KEYS: &[&str] = &[
     "delivery_limit",
     "prefetch",
     "dead_letter",
+    "arguments",
 ];
 pub const NATS_KEYS: &[&str] = &[
     "url",
@@ -50,21 +51,69 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("redis-streams", REDIS_STREAMS_KEYS),
 ];
 
-pub fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+pub fn resolve(mut raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
     let kind = raw.kind.unwrap_or(BrokerKindName::Sqs);
     check_keys(&raw, kind, path)?;
     let observe = match raw.observe {
         None | Some(ObserveName::Proxy) => Observe::Proxy,
         Some(ObserveName::None) => Observe::Direct,
     };
+    let queue = queue_name(raw.queue.take(), raw.reuse.take(), path)?;
     let mut spec = match kind {
         BrokerKindName::Sqs => sqs(raw, path),
         BrokerKindName::RabbitMq => rabbitmq(raw, path),
         BrokerKindName::Nats => nats(raw, path),
         BrokerKindName::RedisStreams => redis_streams(raw, path),
     }?;
+    if queue.reuse && !matches!(spec.kind, BrokerKind::RabbitMq(_)) {
+        return Err(Problem::at_key(
+            path.key("reuse"),
+            format!(
+                "reuse is for RabbitMQ queues (a framework that declares its queue itself); on \
+                 {} a run creates its own queue or stream with the profile's settings and \
+                 deletes it at the end",
+                spec.kind.name()
+            ),
+        ));
+    }
     spec.observe = observe;
+    spec.queue = queue;
     Ok(spec)
+}
+
+/// `queue` and `reuse`: a name a broker takes for a queue, stream or subject token.
+fn queue_name(
+    name: Option<crate::profile::scalar::Text>,
+    reuse: Option<bool>,
+    path: &FieldPath,
+) -> Result<QueueName, Problem> {
+    let Some(name) = name.map(|n| n.0) else {
+        if reuse.is_some() {
+            return Err(Problem::at_key(
+                path.key("reuse"),
+                "goes with broker.queue: the name of an existing queue to use",
+            ));
+        }
+        return Ok(QueueName::default());
+    };
+    let ok = !name.is_empty()
+        && name.len() <= 80
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !ok {
+        return Err(Problem::new(
+            path.key("queue"),
+            format!(
+                "a queue name is 1 to 80 characters of letters, digits, -, _ and . (a name every \
+                 kind takes: SQS queue, RabbitMQ queue, NATS stream, Redis key), got {name:?}"
+            ),
+        ));
+    }
+    Ok(QueueName {
+        name: Some(name),
+        reuse: reuse.unwrap_or(false),
+    })
 }
 
 /// `observe: none` (workers straight to the broker, no proxy) is for a live run on a real
@@ -146,6 +195,7 @@ fn keys_set(raw: &RawBroker) -> Vec<&'static str> {
         raw.delivery_limit.is_some(),
         raw.prefetch.is_some(),
         raw.dead_letter.is_some(),
+        raw.arguments.is_some(),
         raw.url.is_some(),
         raw.ack_wait.is_some(),
         raw.max_deliver.is_some(),
@@ -218,6 +268,7 @@ fn sqs(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
     let fifo = fifo(raw.fifo, raw.dedup_window, path)?;
     Ok(BrokerSpec {
         observe: Observe::Proxy,
+        queue: QueueName::default(),
         kind: BrokerKind::Sqs,
         url,
         visibility_timeout,
@@ -255,7 +306,7 @@ fn fifo(
     }
 }
 
-fn rabbitmq(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+fn rabbitmq(mut raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
     let queue_type = match raw.queue_type {
         None | Some(QueueTypeName::Quorum) => RabbitQueueType::Quorum,
         Some(QueueTypeName::Classic) => RabbitQueueType::Classic,
@@ -288,12 +339,17 @@ fn rabbitmq(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
     let url = kind_url(raw.url, defaults::RABBITMQ_URL, &["amqp", "amqps"], path)?;
     Ok(BrokerSpec {
         observe: Observe::Proxy,
+        queue: QueueName::default(),
         url,
         kind: BrokerKind::RabbitMq(RabbitMqSpec {
             queue_type,
             timeout_check_every,
             prefetch,
             dead_letter: raw.dead_letter.unwrap_or(true),
+            arguments: match raw.arguments.take() {
+                Some(m) => arguments(m, &path.key("arguments"))?,
+                None => Vec::new(),
+            },
         }),
         visibility_timeout: consumer_timeout,
         // The (L+1)-th return dead-letters: L + 1 deliveries.
@@ -337,6 +393,7 @@ fn nats(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
     let url = kind_url(raw.url, defaults::NATS_URL, &["nats", "tls"], path)?;
     Ok(BrokerSpec {
         observe: Observe::Proxy,
+        queue: QueueName::default(),
         url,
         // With a backoff the server takes its first value as the AckWait.
         visibility_timeout: backoff.first().copied().unwrap_or(ack_wait),
@@ -358,6 +415,7 @@ fn redis_streams(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem
     let url = kind_url(raw.url, defaults::REDIS_URL, &["redis", "rediss"], path)?;
     Ok(BrokerSpec {
         observe: Observe::Proxy,
+        queue: QueueName::default(),
         url,
         kind: BrokerKind::RedisStreams(RedisStreamsSpec {
             claim_every: duration_or(raw.claim_every, Duration::ZERO),
@@ -403,4 +461,35 @@ fn server_url(text: &str, schemes: &[&str], path: &FieldPath) -> Result<String, 
         ));
     }
     Ok(text.to_string())
+}
+
+/// `arguments` (rabbitmq): queue arguments by name, each text (`{queue}` allowed), a number or
+/// a boolean.
+fn arguments(
+    map: yaml_serde::Mapping,
+    path: &FieldPath,
+) -> Result<Vec<(String, crate::profile::message::Node)>, Problem> {
+    use crate::profile::message::Node;
+    let mut out = Vec::new();
+    for (k, v) in map {
+        let Some(name) = k.as_str().map(str::to_string) else {
+            return Err(Problem::at_key(
+                path.clone(),
+                "argument names are text, e.g. x-max-priority",
+            ));
+        };
+        let at = path.key(&name);
+        let node = super::message::node(v, &at)?;
+        if matches!(
+            node,
+            Node::List(_) | Node::Map(_) | Node::Json(_) | Node::Base64(_)
+        ) {
+            return Err(Problem::new(
+                at,
+                "a queue argument is text, a number or a boolean",
+            ));
+        }
+        out.push((name, node));
+    }
+    Ok(out)
 }

@@ -192,7 +192,7 @@ fn command(
     Ok(argv)
 }
 
-fn template(text: &str, allowed: &[Slot], at: &FieldPath) -> Result<Template, Problem> {
+pub(super) fn template(text: &str, allowed: &[Slot], at: &FieldPath) -> Result<Template, Problem> {
     Template::parse(text, allowed).map_err(|e| Problem::new(at.clone(), e.to_string()))
 }
 
@@ -210,6 +210,7 @@ fn url(text: Option<String>, path: &FieldPath) -> Result<Template, Problem> {
         seq: 1,
         body: "",
         port: 1,
+        ..Fill::default()
     });
     let parsed = url::Url::parse(&sample)
         .map_err(|e| Problem::new(at.clone(), format!("not a URL ({e}): {text}")))?;
@@ -277,6 +278,7 @@ mod tests {
             seq: 3,
             body: "{\"key\":\"msg-3\"}",
             port: 9000,
+            ..Fill::default()
         }
     }
 

@@ -11,6 +11,7 @@ mod footprint;
 mod ingress;
 mod keys;
 mod latency;
+pub(super) mod message;
 mod producer;
 mod provider;
 mod workload;
@@ -57,8 +58,36 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         })?,
     };
     let run = run(raw.run.unwrap_or_default(), &top.key("run"))?;
-    let broker = broker::resolve(raw.broker.unwrap_or_default(), &top.key("broker"))?;
-    let workload = workload::resolve(raw.workload, &run, &top.key("workload"))?;
+    // What a framework preset may fill in when the profile leaves it out.
+    let queue_set = raw.broker.as_ref().is_some_and(|b| {
+        b.queue_type.is_some() || b.dead_letter.is_some() || b.arguments.is_some()
+    });
+    let mut broker = broker::resolve(raw.broker.unwrap_or_default(), &top.key("broker"))?;
+    let mut raw_workload = raw.workload;
+    let raw_message = raw_workload.as_mut().and_then(|w| w.message.take());
+    let mut workload = workload::resolve(raw_workload, &run, &top.key("workload"))?;
+    if let Some(m) = raw_message {
+        let at = top.key("workload");
+        if workload.ingress.is_some() {
+            return Err(Problem::at_key(
+                at.key("message"),
+                "shapes what ackbench publishes; with workload.ingress the system under test \
+                 publishes its own messages",
+            ));
+        }
+        let poison = !matches!(workload.poison, crate::profile::scenario::Poison::None);
+        let m = message::resolve(
+            m,
+            &broker.kind,
+            poison,
+            &at.key("message"),
+            &at.key("poison"),
+        )?;
+        if !queue_set {
+            message::declare_as_framework(&m, &mut broker);
+        }
+        workload.message = Some(m);
+    }
     if workload.groups.is_some() && broker.fifo.is_none() {
         return Err(Problem::at_key(
             top.key("workload").key("groups"),

@@ -81,6 +81,7 @@ pub fn resolve(
             )?),
             None => None,
         },
+        message: None,
     };
     if let Some(poison) = raw.poison {
         spec.poison = resolve_poison(poison, &spec, &path.key("poison"))?;

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use super::ingress::IngressRun;
 use super::kinds::LiveBroker;
-use super::sends::Sends;
+use super::sends::{Sends, Shape};
 use super::state::LiveState;
 use super::workers::Workers;
 use crate::profile::Scenario;
@@ -83,7 +83,19 @@ impl Drive<'_> {
             interrupted: false,
             failure: None,
         };
-        let mut sends = Sends::new(plan, broker, state, provider, s.broker.fifo.is_some());
+        let shape = s
+            .workload
+            .message
+            .as_ref()
+            .map(|spec| Shape { spec, seed: s.seed });
+        let mut sends = Sends::new(
+            plan,
+            broker,
+            state,
+            provider,
+            s.broker.fifo.is_some(),
+            shape,
+        );
         // With an ingress load, the plan is the load's to send.
         let mut next = if ingress.is_some() {
             plan.send_count()

@@ -100,10 +100,17 @@ async fn run_live(
     // The consumer's clock: scaled by libfaketime, or the machine's.
     let (clock, consumer_clock) =
         clock::for_run(s, &workers::scratch_root().join("clock")).map_err(RunError::Live)?;
+    let run_id = kinds::run_id();
     let broker = kinds::open(Context {
         scenario: s,
         state: state.clone(),
-        run_id: kinds::run_id(),
+        queue: s
+            .broker
+            .queue
+            .name
+            .clone()
+            .unwrap_or_else(|| run_id.clone()),
+        run_id,
         published: published.clone(),
         spawner: &spawner,
         wire_scaled: clock.is_some(),

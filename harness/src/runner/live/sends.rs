@@ -14,9 +14,18 @@ use std::sync::Arc;
 
 use super::kinds::{FifoSend, LiveBroker};
 use super::state::LiveState;
+use crate::profile::message::MessageSpec;
 use crate::provider::http::HttpProvider;
 use crate::record::{EventKind, MessageRecord, Nanos, PublishRecord, Seq};
-use crate::workload::{Attempt, Plan};
+use crate::workload::message::{self, Outgoing};
+use crate::workload::{Attempt, Fill, Plan};
+
+/// `workload.message` of a run, with what its placeholders need besides the message.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape<'a> {
+    pub spec: &'a MessageSpec,
+    pub seed: u64,
+}
 
 /// The sends of one run and what they became.
 pub struct Sends<'a> {
@@ -25,6 +34,7 @@ pub struct Sends<'a> {
     state: &'a Arc<LiveState>,
     provider: &'a HttpProvider,
     fifo: bool,
+    shape: Option<Shape<'a>>,
     /// Broker messages, index `seq - 1`.
     pub messages: Vec<MessageRecord>,
     /// Every send and its outcome, when the plan lists its sends (`None`: one per message).
@@ -40,6 +50,7 @@ impl<'a> Sends<'a> {
         state: &'a Arc<LiveState>,
         provider: &'a HttpProvider,
         fifo: bool,
+        shape: Option<Shape<'a>>,
     ) -> Sends<'a> {
         Sends {
             plan,
@@ -47,10 +58,44 @@ impl<'a> Sends<'a> {
             state,
             provider,
             fifo,
+            shape,
             messages: Vec::with_capacity(plan.len()),
             publishes: plan.sends.as_ref().map(|s| Vec::with_capacity(s.len())),
             keys: HashSet::with_capacity(plan.len()),
         }
+    }
+
+    /// Plan message `planned` (key `key`) as the broker carries it: the order's JSON, or the
+    /// profile's `workload.message` filled with it.
+    fn message(&self, planned: Seq, key: &str) -> Outgoing {
+        let body = self.plan.body(planned);
+        let Some(shape) = self.shape else {
+            return Outgoing::plain(body);
+        };
+        let email = if self.plan.poison(planned) {
+            String::new()
+        } else {
+            ackbench_targets::message::Order::of(key, u64::from(planned))
+                .email()
+                .to_string()
+        };
+        let id = message::message_id(shape.seed, planned);
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        message::render(
+            shape.spec,
+            &Fill {
+                key,
+                seq: planned,
+                body: &body,
+                email: &email,
+                id: &id,
+                queue: self.broker.queue_name(),
+                now_ms,
+                port: 0,
+            },
+        )
     }
 
     /// Plan messages (keys) published so far: those with an accepted send.
@@ -81,7 +126,7 @@ impl<'a> Sends<'a> {
         if !self.broker.records_its_events() {
             self.state.record(EventKind::Published { seq });
         }
-        let body = self.plan.body(a.planned);
+        let body = self.message(a.planned, &key);
         let accepted = if self.fifo {
             let send = fifo_send(&key, group);
             self.broker.publish_fifo(seq, body, &send).await?
@@ -145,13 +190,16 @@ mod tests {
     type Row = (Nanos, u32, u32, Option<Seq>, Option<u32>);
 
     impl LiveBroker for Fifo {
-        fn publish(&self, _: Seq, _: String) -> BoxFuture<'_, Result<(), String>> {
+        fn queue_name(&self) -> &str {
+            "fifo"
+        }
+        fn publish(&self, _: Seq, _: Outgoing) -> BoxFuture<'_, Result<(), String>> {
             Box::pin(async { Err("a FIFO send publishes with publish_fifo".to_string()) })
         }
         fn publish_fifo<'a>(
             &'a self,
             seq: Seq,
-            _: String,
+            _: Outgoing,
             send: &'a FifoSend,
         ) -> BoxFuture<'a, Result<bool, String>> {
             let mut g = self.inner.lock().expect("lock");
@@ -215,7 +263,7 @@ consumer: { target: ack-after-work }
         let broker = Fifo {
             inner: Mutex::new((Deduplicator::new(5 * M), 0, Vec::new())),
         };
-        let mut sends = Sends::new(&plan, &broker, &state, &provider, true);
+        let mut sends = Sends::new(&plan, &broker, &state, &provider, true, None);
         for i in 0..plan.send_count() {
             let at = plan.send_at(i).expect("a send");
             broker.inner.lock().expect("lock").1 = at;

@@ -233,6 +233,7 @@ fn reference_incident_counts() {
         ingress: None,
         producer: None,
         groups: None,
+        message: None,
     };
     s.broker.max_receives = 3;
     s.consumer.workers = 4;
@@ -303,6 +304,7 @@ fn same_seed_same_record_other_seed_other_latencies() {
         ingress: None,
         producer: None,
         groups: None,
+        message: None,
     };
     s.consumer.workers = 8;
     s.provider.latency = LatencyDist::LogNormal {

@@ -159,6 +159,7 @@ fn fill(p: &Planned, port: u16) -> Fill<'_> {
         seq: p.seq,
         body: &p.body,
         port,
+        ..Fill::default()
     }
 }
 

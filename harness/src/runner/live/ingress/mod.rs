@@ -183,6 +183,7 @@ fn service_addr(spec: &IngressSpec, port: u16) -> SocketAddr {
         seq: 1,
         body: "",
         port,
+        ..Fill::default()
     });
     let parsed = reqwest::Url::parse(&url).ok();
     let port = parsed

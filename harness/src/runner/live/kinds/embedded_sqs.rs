@@ -24,6 +24,7 @@ use crate::provider::http::LiveClock;
 use crate::record::{nanos, Seq, WorkerId};
 use crate::runner::live::assemble::Timebase;
 use crate::runner::live::state::Hooks;
+use crate::workload::message::Outgoing;
 
 /// The queue's name on the endpoint (its DLQ queue is `ackbench-dlq`); a FIFO queue's is
 /// `ackbench.fifo` ([`queue_name`]).
@@ -32,10 +33,15 @@ pub const QUEUE: &str = "ackbench";
 /// The run's queue on the endpoint, and its DLQ queue's name: `ackbench` and `ackbench-dlq`,
 /// or with `broker.fifo` `ackbench.fifo` and `ackbench-dlq.fifo` (SQS names a FIFO queue with
 /// `.fifo`, and a FIFO queue's DLQ must be a FIFO queue too).
+///
+/// With `broker.queue` the queue takes that name (a FIFO queue's must end in `.fifo`, as SQS
+/// wants) and its DLQ queue the name with `-dlq` before any `.fifo`.
 pub fn queue_name(scenario: &Scenario) -> (String, String) {
+    let base = scenario.broker.queue.name.as_deref().unwrap_or(QUEUE);
+    let base = base.strip_suffix(".fifo").unwrap_or(base);
     match scenario.broker.fifo {
-        Some(_) => (format!("{QUEUE}.fifo"), format!("{QUEUE}-dlq.fifo")),
-        None => (QUEUE.to_string(), format!("{QUEUE}-dlq")),
+        Some(_) => (format!("{base}.fifo"), format!("{base}-dlq.fifo")),
+        None => (base.to_string(), format!("{base}-dlq")),
     }
 }
 
@@ -97,10 +103,11 @@ impl EmbeddedSqs {
 }
 
 impl LiveBroker for EmbeddedSqs {
-    fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>> {
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>> {
+        let attributes = attributes(&message);
         let sent = self
             .server
-            .send_message(&self.queue, body)
+            .send_with_attributes(&self.queue, message.body, attributes)
             .map(|_| ())
             .map_err(|e| format!("cannot publish message {seq}: {e}"));
         Box::pin(std::future::ready(sent))
@@ -109,22 +116,27 @@ impl LiveBroker for EmbeddedSqs {
     fn publish_fifo<'a>(
         &'a self,
         seq: Seq,
-        body: String,
+        message: Outgoing,
         send: &'a FifoSend,
     ) -> BoxFuture<'a, Result<bool, String>> {
-        let sent =
-            match self
-                .server
-                .send_fifo_message(&self.queue, body, &send.group_id, &send.dedup_id)
-            {
-                Ok(Some(got)) if got == seq => Ok(true),
-                Ok(Some(got)) => Err(format!(
-                    "the queue numbered message {seq} {got}: something else sends to it"
-                )),
-                Ok(None) => Ok(false),
-                Err(e) => Err(format!("cannot publish message {seq}: {e}")),
-            };
+        let sent = match self.server.send_fifo_message(
+            &self.queue,
+            message.body,
+            &send.group_id,
+            &send.dedup_id,
+        ) {
+            Ok(Some(got)) if got == seq => Ok(true),
+            Ok(Some(got)) => Err(format!(
+                "the queue numbered message {seq} {got}: something else sends to it"
+            )),
+            Ok(None) => Ok(false),
+            Err(e) => Err(format!("cannot publish message {seq}: {e}")),
+        };
         Box::pin(std::future::ready(sent))
+    }
+
+    fn queue_name(&self) -> &str {
+        &self.queue
     }
 
     fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {
@@ -197,4 +209,20 @@ impl QueueFactory for SqsQueues {
         );
         Box::pin(std::future::ready(Ok(Box::new(q) as Box<dyn LiveQueue>)))
     }
+}
+
+/// The String message attributes of `message` (`workload.message.attributes`).
+fn attributes(message: &Outgoing) -> crate::broker::sqs::message_attributes::MessageAttributes {
+    use crate::broker::sqs::message_attributes::{AttributeData, AttributeValue};
+    message
+        .attributes
+        .iter()
+        .map(|(k, v)| {
+            let value = AttributeValue {
+                data_type: "String".to_string(),
+                value: AttributeData::String(v.clone()),
+            };
+            (k.clone(), value)
+        })
+        .collect()
 }

@@ -35,6 +35,7 @@ use super::spawn::Spawner;
 use super::state::LiveState;
 use crate::profile::{BrokerKind, Scenario};
 use crate::record::{BrokerSample, Event, Seq, Unavailable, WorkerId};
+use crate::workload::message::Outgoing;
 
 /// A boxed future, as the seam's methods return (a live run calls them a few times per message).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -90,8 +91,12 @@ pub enum OpenError {
 
 /// The broker of one live run.
 pub trait LiveBroker: Send + Sync {
-    /// Publishes message `seq` (1-based, in plan order) with `body`; done when the broker has it.
-    fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>>;
+    /// Publishes message `seq` (1-based, in plan order) as `message`; done when the broker has
+    /// it. A kind carries what of `message` it can carry (`workload.message` was checked
+    /// against the kind): its body always.
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>>;
+    /// The run's queue (stream) as the broker names it: `{queue}` of `workload.message`.
+    fn queue_name(&self) -> &str;
     /// Publishes message `seq` (the next the broker would number) to the run's FIFO queue, in
     /// `send`'s message group with its deduplication id; done when the broker has answered.
     /// `Ok(false)`: the broker dropped it as a repeat within its deduplication interval (no
@@ -99,10 +104,10 @@ pub trait LiveBroker: Send + Sync {
     fn publish_fifo<'a>(
         &'a self,
         seq: Seq,
-        body: String,
+        message: Outgoing,
         send: &'a FifoSend,
     ) -> BoxFuture<'a, Result<bool, String>> {
-        let _ = (seq, body, send);
+        let _ = (seq, message, send);
         Box::pin(async { Err("this broker kind has no FIFO queue".to_string()) })
     }
     /// The broker's counts now.
@@ -195,6 +200,8 @@ pub struct Context<'a> {
     pub state: Arc<LiveState>,
     /// A name unique to this run, for the resources it creates on a shared broker.
     pub run_id: String,
+    /// The run's queue (stream): `broker.queue`, or [`Context::run_id`].
+    pub queue: String,
     /// With an ingress load: the messages the system publishes itself (SQS only).
     pub published: Option<Arc<Published>>,
     pub spawner: &'a Spawner,

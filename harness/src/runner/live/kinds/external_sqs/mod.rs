@@ -29,12 +29,14 @@ use super::{
 };
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, Seq, WorkerId};
+use crate::workload::message::Outgoing;
 
 /// How old the cached queue counts may be.
 const COUNTS_EVERY: Duration = Duration::from_millis(100);
 
 pub struct ExternalSqs {
     admin: aws_sdk_sqs::Client,
+    queue: String,
     queue_url: String,
     dlq_url: Option<String>,
     credentials: (String, String),
@@ -114,10 +116,28 @@ impl ExternalSqs {
             url: url.clone(),
             reason: e,
         };
+        if s.broker.queue.name.is_some() {
+            let found = admin.get_queue_url().queue_name(&cx.queue).send().await;
+            if found.is_ok() {
+                return Err(OpenError::Settings(format!(
+                    "broker.queue {}: the queue already exists at {url}, and a run uses a queue \
+                     of its own (it deletes it at the end): name another, or delete it; \
+                     broker.reuse is for RabbitMQ, NATS and Redis Streams",
+                    cx.queue
+                )));
+            }
+            if s.broker.queue.reuse {
+                return Err(OpenError::Settings(
+                    "broker.reuse: an external SQS endpoint's queue is the run's own (created \
+                     with the profile's lease and delivery limit, deleted at the end)"
+                        .to_string(),
+                ));
+            }
+        }
         let mut dlq_url = None;
         let mut create = admin
             .create_queue()
-            .queue_name(&cx.run_id)
+            .queue_name(&cx.queue)
             .attributes(QueueAttributeName::VisibilityTimeout, lease_s.to_string());
         if s.broker.max_receives > 0 {
             let q = admin
@@ -199,6 +219,7 @@ impl ExternalSqs {
         });
         Ok(ExternalSqs {
             admin,
+            queue: cx.queue.clone(),
             queue_url,
             dlq_url,
             credentials: (akid, secret),
@@ -251,15 +272,25 @@ impl ExternalSqs {
 }
 
 impl LiveBroker for ExternalSqs {
-    fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>> {
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
+            let mut attributes = std::collections::HashMap::new();
+            for (k, v) in &message.attributes {
+                let value = aws_sdk_sqs::types::MessageAttributeValue::builder()
+                    .data_type("String")
+                    .string_value(v)
+                    .build()
+                    .map_err(|e| format!("message attribute {k}: {e}"))?;
+                attributes.insert(k.clone(), value);
+            }
             // Counts read before this message was sent must not answer for after it: a cached
             // "nothing unsettled" would end the run before the message is received.
             *self.counts.lock().unwrap_or_else(PoisonError::into_inner) = None;
             self.admin
                 .send_message()
                 .queue_url(&self.queue_url)
-                .message_body(body)
+                .message_body(message.body)
+                .set_message_attributes((!attributes.is_empty()).then_some(attributes))
                 .send()
                 .await
                 .map(|_| ())
@@ -270,6 +301,10 @@ impl LiveBroker for ExternalSqs {
                     )
                 })
         })
+    }
+
+    fn queue_name(&self) -> &str {
+        &self.queue
     }
 
     fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {

@@ -35,6 +35,7 @@ use crate::provider::http::LiveClock;
 use crate::record::{nanos, EventKind, Seq, WorkerId};
 use crate::runner::live::proxy::Proxy;
 use crate::runner::live::state::LiveState;
+use crate::workload::message::Outgoing;
 use book::Book;
 
 /// The durable pull consumer's name on the run's stream.
@@ -93,7 +94,14 @@ impl NatsBroker {
                  configuration)"
             )));
         }
-        let stream = cx.run_id.clone();
+        let stream = cx.queue.clone();
+        if s.broker.queue.name.is_some() && js.get_stream(&stream).await.is_ok() {
+            return Err(OpenError::Settings(format!(
+                "broker.queue {stream}: a stream of that name already exists on the NATS server \
+                 at {url}; a run creates its stream and deletes it at the end: name another, or \
+                 delete it (nats stream rm {stream})"
+            )));
+        }
         let subject = format!("{stream}.orders");
         let book = Arc::new(Mutex::new(Book::default()));
         // The advisories are listened to before the consumer exists: none is missed.
@@ -291,7 +299,11 @@ impl LiveBroker for NatsBroker {
     /// Publishes are one at a time, in order, on the run's own subject: message `seq` is the
     /// stream's next sequence. That mapping is in place before the message is sent (a waiting
     /// worker may get it before the publish ack is back), and checked against the publish ack.
-    fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>> {
+    fn queue_name(&self) -> &str {
+        &self.stream
+    }
+
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
             let failed = |e: String| format!("cannot publish message {seq} to {}: {e}", self.url);
             let expected = {
@@ -300,10 +312,20 @@ impl LiveBroker for NatsBroker {
                 b.published(next, seq);
                 next
             };
-            let ack = self
-                .js
-                .publish(self.subject.clone(), body.into())
-                .await
+            let body = message.body.into_bytes().into();
+            let published = if message.headers.is_empty() {
+                self.js.publish(self.subject.clone(), body).await
+            } else {
+                let mut headers = async_nats::HeaderMap::new();
+                for (k, v) in &message.headers {
+                    let v = crate::workload::message::text_of(v.clone());
+                    headers.insert(k.as_str(), v.as_str());
+                }
+                self.js
+                    .publish_with_headers(self.subject.clone(), headers, body)
+                    .await
+            };
+            let ack = published
                 .map_err(|e| failed(e.to_string()))?
                 .await
                 .map_err(|e| failed(e.to_string()))?;

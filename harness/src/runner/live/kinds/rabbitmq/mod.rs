@@ -10,6 +10,7 @@
 //! read. At the end everything it declared is deleted.
 
 mod dlq;
+mod headers;
 mod ledger;
 mod proxy;
 mod queue;
@@ -34,6 +35,7 @@ use super::{
 use crate::profile::{BrokerKind, RabbitMqSpec};
 use crate::record::{Seq, WorkerId};
 use crate::runner::live::proxy::Proxy;
+use crate::workload::message::Outgoing;
 use ledger::Ledger;
 use resources::Names;
 
@@ -130,7 +132,10 @@ impl RabbitMq {
             .create_channel()
             .await
             .map_err(|e| failed("cannot open a channel", e))?;
-        let names = Names::new(&cx.run_id, spec);
+        let mut names = Names::new(&cx.run_id, &cx.queue, spec);
+        resources::check_existing(&connection, &mut names, s)
+            .await
+            .map_err(OpenError::Settings)?;
         if let Err(e) = resources::declare(&admin, &s.broker, spec, &names).await {
             let cleanup = connection.create_channel().await;
             if let Ok(ch) = cleanup {
@@ -209,12 +214,27 @@ impl RabbitMq {
         Ok(())
     }
 
-    async fn publish_one(&self, seq: Seq, body: String) -> Result<(), String> {
+    async fn publish_one(&self, seq: Seq, message: Outgoing) -> Result<(), String> {
         // The run records the publish before this call ([`super::LiveBroker::records_its_events`]).
-        let props = BasicProperties::default()
+        // The proxy knows a delivery's message by its `message_id`, the seq.
+        let content_type = message
+            .content_type
+            .as_deref()
+            .unwrap_or("application/json");
+        let mut props = BasicProperties::default()
             .with_message_id(seq.to_string().into())
-            .with_content_type("application/json".into())
+            .with_content_type(content_type.into())
             .with_delivery_mode(2);
+        if let Some(e) = &message.content_encoding {
+            props = props.with_content_encoding(e.as_str().into());
+        }
+        if let Some(c) = &message.correlation_id {
+            props = props.with_correlation_id(c.as_str().into());
+        }
+        if !message.headers.is_empty() {
+            props = props.with_headers(headers::table(message.headers.iter().map(|(k, v)| (k, v))));
+        }
+        let body = message.body;
         let confirm = self
             .publisher
             .basic_publish(
@@ -327,8 +347,12 @@ impl RabbitMq {
 }
 
 impl LiveBroker for RabbitMq {
-    fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>> {
-        Box::pin(self.publish_one(seq, body))
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(self.publish_one(seq, message))
+    }
+
+    fn queue_name(&self) -> &str {
+        &self.names.queue
     }
 
     fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {

@@ -41,6 +41,7 @@ use crate::profile::BrokerKind;
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, Seq, WorkerId};
 use crate::runner::live::proxy::Proxy;
+use crate::workload::message::Outgoing;
 
 const KIND: &str = "redis-streams";
 /// The consumer group every worker reads in.
@@ -93,8 +94,23 @@ impl RedisStreams {
             .map_err(|e| unreachable(&raw_url, e))?;
         settings::check(&mut conn).await?;
 
-        let stream = cx.run_id.clone();
+        let stream = cx.queue.clone();
         let dead = format!("{stream}:dead");
+        if s.broker.queue.name.is_some() {
+            let found: u32 = redis::cmd("EXISTS")
+                .arg(&stream)
+                .arg(&dead)
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| OpenError::Failed(format!("cannot look for stream {stream}: {e}")))?;
+            if found > 0 {
+                return Err(OpenError::Settings(format!(
+                    "broker.queue {stream}: the key {stream} (or {dead}) already exists on the \
+                     Redis server at {raw_url}; a run creates its stream and deletes it at the \
+                     end: name another, or delete it"
+                )));
+            }
+        }
         redis::cmd("XGROUP")
             .arg("CREATE")
             .arg(&stream)
@@ -288,19 +304,22 @@ async fn delete(conn: &mut MultiplexedConnection, names: &Names) -> Vec<String> 
 }
 
 impl LiveBroker for RedisStreams {
-    fn publish(&self, seq: Seq, body: String) -> BoxFuture<'_, Result<(), String>> {
+    fn queue_name(&self) -> &str {
+        &self.names.stream
+    }
+
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>> {
         let id = format!("0-{seq}");
         self.entries.published(id.clone(), seq);
         let mut conn = self.conn.clone();
         let stream = self.names.stream.clone();
         Box::pin(async move {
-            let added = redis::cmd("XADD")
-                .arg(&stream)
-                .arg(&id)
-                .arg("body")
-                .arg(body)
-                .query_async::<String>(&mut conn)
-                .await;
+            let mut add = redis::cmd("XADD");
+            add.arg(&stream).arg(&id);
+            for (field, value) in message.entry_fields() {
+                add.arg(field).arg(value);
+            }
+            let added = add.query_async::<String>(&mut conn).await;
             // Counts read before this entry was added would call the run drained.
             self.published.fetch_add(1, Ordering::SeqCst);
             added
