@@ -5,6 +5,7 @@ mod broker_kinds;
 mod broker_memory;
 mod chaos;
 mod common;
+mod consumer_env;
 #[cfg(feature = "live")]
 mod crashes;
 mod engine;
@@ -16,6 +17,8 @@ mod live;
 mod live_broker_counts;
 #[cfg(feature = "live")]
 mod live_clock;
+#[cfg(feature = "live")]
+mod live_consumer_env;
 #[cfg(feature = "live")]
 mod live_fifo;
 #[cfg(feature = "live")]

@@ -74,6 +74,7 @@ pub fn start(
                 broker_env: (1..=s.consumer.workers)
                     .map(|w| broker.worker_env(w))
                     .collect(),
+                run_variables: s.broker.kind.run_variables(),
                 provider_url,
                 time_scale: s.run.time_scale,
                 state_dir: scratch.state_dir.clone(),
