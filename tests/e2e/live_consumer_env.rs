@@ -62,6 +62,7 @@ budgets: {{ lost: 0, duplicate_rate: 0 }}
     );
     let r = run_text(&profile, &["--quiet"]);
     let s = r.summary();
+    let folder = s["worker_logs"]["folder"].as_str().unwrap_or_default();
     assert_eq!(
         (r.code(), &s["effects"], &s["worker_crashes"]),
         (0, &serde_json::json!(5), &serde_json::json!(0)),
@@ -72,4 +73,8 @@ budgets: {{ lost: 0, duplicate_rate: 0 }}
         (&s["messages_with_effect"], &s["lost"]),
         (&5.into(), &0.into())
     );
+    // The run names where its workers wrote.
+    assert!(folder.ends_with("/logs"), "{s}");
+    let md = std::fs::read_to_string(r.dir.path().join("summary.md")).unwrap();
+    assert!(md.contains(folder), "{md}");
 }

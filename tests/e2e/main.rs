@@ -33,6 +33,8 @@ mod live_rabbitmq;
 mod live_redis_streams;
 #[cfg(feature = "live")]
 mod live_sqs_endpoint;
+#[cfg(feature = "live")]
+mod live_worker_logs;
 mod pipes;
 mod producer_retries;
 mod profile_errors;

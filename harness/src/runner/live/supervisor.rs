@@ -17,6 +17,7 @@ use super::backoff::Backoff;
 use super::clock::ScaledClock;
 use super::spawn::Spawner;
 use super::state::LiveState;
+use super::worker_logs::WorkerLogs;
 use crate::profile::env_value::{EnvValue, MissingVariable};
 use crate::profile::run_variables as vars;
 use crate::record::{EventKind, WorkerExit, WorkerId};
@@ -35,7 +36,8 @@ pub struct WorkerEnv {
     pub provider_url: String,
     pub time_scale: f64,
     pub state_dir: std::path::PathBuf,
-    pub log_dir: std::path::PathBuf,
+    /// Where each worker's stdout and stderr go.
+    pub logs: Arc<WorkerLogs>,
     /// The scaled clock the workers run on; `None`: the machine's.
     pub clock: Option<Arc<ScaledClock>>,
 }
@@ -91,11 +93,11 @@ fn command(w: WorkerId, e: &WorkerEnv) -> Result<Command, SpawnError> {
         program: e.argv[0].clone(),
         source,
     };
-    let log = |name: &str| -> Result<std::fs::File, SpawnError> {
+    let log = |path: std::path::PathBuf| -> Result<std::fs::File, SpawnError> {
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(e.log_dir.join(format!("worker-{w}.{name}")))
+            .open(path)
             .map_err(failed)
     };
     let told = told(w, e);
@@ -113,8 +115,8 @@ fn command(w: WorkerId, e: &WorkerEnv) -> Result<Command, SpawnError> {
     }
     c.envs(told.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
-        .stdout(log("out")?)
-        .stderr(log("err")?)
+        .stdout(log(e.logs.stdout(w))?)
+        .stderr(log(e.logs.stderr(w))?)
         .process_group(0)
         .kill_on_drop(true);
     Ok(c)
@@ -139,6 +141,7 @@ pub async fn supervise(
         source,
     };
     while !*stop.borrow() {
+        env.logs.started(w);
         let mut child = spawner
             .spawn(command(w, &env)?)
             .await
@@ -159,7 +162,9 @@ pub async fn supervise(
                 // Reaped: its group id may be reused from now on, so it is never signalled again.
                 // A death by anything but that SIGKILL happened before the stop: a crash.
                 if let Ok(status) = child.wait().await {
-                    state.exited(w, exit_of(status));
+                    if state.exited(w, exit_of(status)) {
+                        env.logs.crashed(w);
+                    }
                 }
                 return Ok(());
             }
@@ -169,6 +174,9 @@ pub async fn supervise(
             Ok(status) => state.exited(w, exit_of(status)),
             Err(e) => return Err(spawn_error(e)),
         };
+        if crashed {
+            env.logs.crashed(w);
+        }
         let wait = backoff.next_delay(started.elapsed(), crashed, restart_after);
         tokio::select! {
             biased;
