@@ -1,6 +1,7 @@
 //! `consumer.env` values naming a run variable (`${ACKBENCH_...}`) that the profile's broker
 //! kind does not give: `ackbench check` and `ackbench run` refuse them (exit 2), naming the
-//! place, the field and the run variables the kind gives.
+//! place, the field and the run variables the kind gives; and `ackbench run --help` says how
+//! to run your own consumer.
 
 use crate::common::{ackbench, stderr, temp_profile};
 
@@ -64,4 +65,21 @@ fn another_kinds_run_variable_is_refused_naming_that_kind() {
     ));
     let out = ackbench(&["check", &path.display().to_string()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn run_help_says_how_to_run_your_own_consumer() {
+    let out = ackbench(&["run", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = crate::common::stdout(&out);
+    for words in [
+        "Your own consumer, unmodified (mode: live)",
+        "command: [python3, worker.py]",
+        "EMAIL_API_URL: \"${ACKBENCH_PROVIDER_URL}send\"",
+        "README.md, \"Worker environment, by broker kind\"",
+        "$${ writes a literal ${",
+        "WORKER LOGS",
+    ] {
+        assert!(help.contains(words), "run --help lacks {words:?}:\n{help}");
+    }
 }
