@@ -28,6 +28,7 @@ pub enum Command {
     /// Run one scenario, print a summary table and write a report folder.
     ///
     /// Example: ackbench run profiles/marlow-thursday.yaml --set broker.visibility_timeout=90s
+    #[command(after_long_help = RUN_YOUR_CONSUMER)]
     Run(RunArgs),
     /// Validate a profile (and any --set overrides) without running it.
     Check(CheckArgs),
@@ -136,6 +137,28 @@ pub struct ProviderArgs {
     #[command(flatten)]
     pub serve: ServeArgs,
 }
+
+const RUN_YOUR_CONSUMER: &str = "\
+Your own consumer, unmodified (mode: live):
+  consumer.command runs your program once per worker; consumer.env gives it your own variable
+  names with the run's values, no shell wrapper needed:
+
+    mode: live
+    broker: { kind: sqs }              # or rabbitmq, nats, redis-streams
+    consumer:
+      command: [python3, worker.py]
+      workers: 2
+      env:
+        EMAIL_API_URL: \"${ACKBENCH_PROVIDER_URL}send\"
+        ORDERS_QUEUE_URL: \"${ACKBENCH_QUEUE_URL}\"
+
+  Each worker is told where the broker and the provider are in run variables (ACKBENCH_*; on
+  sqs also AWS_ENDPOINT_URL and credentials): README.md, \"Worker environment, by broker kind\",
+  lists them per kind. In a consumer.env value, ${ACKBENCH_NAME} is that worker's value,
+  $${ writes a literal ${, and anything else is passed as written; a run variable the profile's
+  broker kind does not give is refused (exit 2). The workers' stdout and stderr stay in the
+  folder the report's WORKER LOGS note names; CRASHES and NEVER RAN notes quote the end of
+  their stderr.";
 
 const SWEEP_EXAMPLES: &str = "\
 Examples:

@@ -10,10 +10,12 @@ use std::time::Duration;
 pub mod broker;
 pub mod ingress;
 pub mod key;
+pub mod worker_logs;
 
 pub use broker::{BrokerSample, BrokerSamples, Unavailable};
 pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
 pub use key::Key;
+pub use worker_logs::{StderrTail, WorkerLogsRecord};
 
 /// Nanoseconds since the start of the run.
 pub type Nanos = u64;
@@ -79,6 +81,9 @@ pub struct RunRecord {
     /// The clock a live run's consumer programs ran on (`consumer.clock`); `None` for a sim run
     /// and for built-in targets, which run on the run's own clock.
     pub consumer_clock: Option<ConsumerClockRecord>,
+    /// Where a live run's worker processes wrote, and the end of each one's stderr; `None` for
+    /// a sim run and for built-in targets, which write nothing of their own.
+    pub worker_logs: Option<WorkerLogsRecord>,
     /// A streamed run's history, folded as it ran (`run.record: stream`): then `messages`,
     /// `events` and the ledger are empty, and the metrics and the time series are read from
     /// here. `None`: the record holds the whole history.

@@ -5,6 +5,7 @@ mod broker_kinds;
 mod broker_memory;
 mod chaos;
 mod common;
+mod consumer_env;
 #[cfg(feature = "live")]
 mod crashes;
 mod engine;
@@ -19,6 +20,8 @@ mod live_broker_counts;
 #[cfg(feature = "live")]
 mod live_clock;
 #[cfg(feature = "live")]
+mod live_consumer_env;
+#[cfg(feature = "live")]
 mod live_fifo;
 #[cfg(feature = "live")]
 mod live_ingress;
@@ -32,6 +35,8 @@ mod live_rabbitmq;
 mod live_redis_streams;
 #[cfg(feature = "live")]
 mod live_sqs_endpoint;
+#[cfg(feature = "live")]
+mod live_worker_logs;
 mod pipes;
 mod producer_retries;
 mod profile_errors;

@@ -95,6 +95,8 @@ pub struct Metrics {
     pub broker_counts: Option<broker_counts::BrokerCounts>,
     /// The clock a live run's consumer programs ran on, as recorded.
     pub consumer_clock: Option<crate::record::ConsumerClockRecord>,
+    /// Where a live run's worker processes wrote, as recorded.
+    pub worker_logs: Option<crate::record::WorkerLogsRecord>,
 }
 
 impl std::ops::Deref for Metrics {
@@ -201,6 +203,7 @@ fn assemble(record: &RunRecord, f: stream::Folded) -> Metrics {
         anomalies: f.anomalies,
         broker_counts: record.broker_samples.as_ref().map(broker_counts::summarise),
         consumer_clock: record.consumer_clock.clone(),
+        worker_logs: record.worker_logs.clone(),
     }
 }
 

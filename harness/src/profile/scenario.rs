@@ -451,8 +451,9 @@ pub struct ConsumerSpec {
     /// Live mode: the consumer as a program (argv), started once per worker; `target` is then
     /// `command`.
     pub command: Option<Vec<String>>,
-    /// Live mode: extra environment of each worker process.
-    pub env: Vec<(String, String)>,
+    /// Live mode: extra environment of each worker process, by name; a value's
+    /// `${ACKBENCH_...}` is that worker's run variable.
+    pub env: Vec<(String, crate::profile::env_value::EnvValue)>,
     /// Live mode: the clock a command's processes run on, as the profile asks; `None` leaves
     /// it to the run (scaled when the time scale is below 1 and the mechanism is there).
     pub clock: Option<ConsumerClock>,

@@ -4,7 +4,9 @@
 
 use std::fmt::Write;
 
+use super::note::Note;
 use super::summary::Summary;
+use super::worker_logs;
 use crate::metrics::LatencySummary;
 
 /// Narrowest label column of a table (labels are left-aligned, values right-aligned, every
@@ -39,7 +41,7 @@ pub fn table(s: &Summary) -> String {
     if !notes.is_empty() {
         out.push('\n');
         for n in notes {
-            out.push_str(&n);
+            out.push_str(&n.plain());
             out.push('\n');
         }
     }
@@ -342,16 +344,16 @@ pub(crate) const CRASHES_NAMED: usize = 10;
 
 /// What the numbers mean, in words, for each thing that went wrong. summary.md, junit.xml and
 /// report.html say the same sentences.
-pub(crate) fn notes(s: &Summary) -> Vec<String> {
-    let mut notes = Vec::new();
+pub(crate) fn notes(s: &Summary) -> Vec<Note> {
+    let mut notes: Vec<Note> = Vec::new();
     if !s.complete {
-        notes.push(format!(
+        notes.push(Note::from(format!(
             "INCOMPLETE: the run was {} at {:.3} s, before its end: every number here is what was \
              recorded up to then (messages still in the queue count as unfinished), and there is \
              no pass or fail verdict (exit code 3).",
             incomplete_reason(s),
             s.virtual_s,
-        ));
+        )));
     }
     if !s.crashes.is_empty() {
         let named: Vec<String> = s
@@ -367,11 +369,14 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
             String::new()
         };
         let n = s.crashes.len() as u64;
-        notes.push(format!(
-            "CRASHES: {n} {} by itself, not by a kill rule: {}{rest}.",
-            plural(n, "worker died", "times a worker died"),
-            named.join(", "),
-        ));
+        notes.push(Note {
+            text: format!(
+                "CRASHES: {n} {} by itself, not by a kill rule: {}{rest}.",
+                plural(n, "worker died", "times a worker died"),
+                named.join(", "),
+            ),
+            quotes: worker_logs::crash_quotes(s),
+        });
     }
     if !s.anomalies.is_empty() {
         let named: Vec<String> = s
@@ -395,73 +400,77 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
         } else {
             String::new()
         };
-        notes.push(format!(
+        notes.push(Note::from(format!(
             "BROKER ANOMALIES: the broker took {} {} no broker should take: {}{rest}.",
             s.broker_anomalies,
             plural(s.broker_anomalies, "step", "steps"),
             named.join(", "),
-        ));
+        )));
     }
     if s.messages > 0 && s.deliveries == 0 {
-        notes.push(format!(
-            "NEVER RAN: the consumer never ran: not one of the {} published {} was ever received \
-             ({} worker {}, {} {}).",
-            s.messages,
-            plural(s.messages, "message", "messages"),
-            s.worker_crashes,
-            plural(s.worker_crashes, "crash", "crashes"),
-            s.worker_kills,
-            plural(s.worker_kills, "kill", "kills"),
-        ));
+        notes.push(Note {
+            text: format!(
+                "NEVER RAN: the consumer never ran: not one of the {} published {} was ever \
+                 received ({} worker {}, {} {}).",
+                s.messages,
+                plural(s.messages, "message", "messages"),
+                s.worker_crashes,
+                plural(s.worker_crashes, "crash", "crashes"),
+                s.worker_kills,
+                plural(s.worker_kills, "kill", "kills"),
+            ),
+            quotes: worker_logs::never_ran_quotes(s),
+        });
     }
-    notes.extend(chaos_notes(s));
+    notes.extend(chaos_notes(s).into_iter().map(Note::from));
     if s.lost > 0 {
-        notes.push(format!(
+        notes.push(Note::from(format!(
             "LOST: {} {} deleted from the queue and never had an effect: nothing will ever do {}.",
             s.lost,
             plural(s.lost, "message was", "messages were"),
             plural(s.lost, "it", "them"),
-        ));
+        )));
     }
     if s.dlq_with_effect > 0 {
-        notes.push(format!(
+        notes.push(Note::from(format!(
             "DLQ: {} of {} dead-lettered {} already had {} effect: replaying the DLQ would duplicate \
              those effects.",
             s.dlq_with_effect,
             s.dlq,
             plural(s.dlq, "message", "messages"),
             plural(s.dlq_with_effect, "its", "their"),
-        ));
+        )));
     }
     if s.dlq_without_effect > 0 {
-        notes.push(format!(
+        notes.push(Note::from(format!(
             "DLQ: {} of {} dead-lettered {} never had an effect: that work is not done, and nothing \
              will do it unless someone handles the DLQ.",
             s.dlq_without_effect,
             s.dlq,
             plural(s.dlq, "message", "messages"),
-        ));
+        )));
     }
-    notes.extend(lease_note(s));
+    notes.extend(lease_note(s).map(Note::from));
     if s.unfinished > 0 {
-        notes.push(format!(
+        notes.push(Note::from(format!(
             "UNFINISHED: {} {} still in the queue when the run stopped.",
             s.unfinished,
             plural(s.unfinished, "message was", "messages were"),
-        ));
+        )));
     }
     if let Some(dup) = s.duplicate_publishes.filter(|&d| d > 0) {
-        notes.push(format!(
+        notes.push(Note::from(format!(
             "DUPLICATE PUBLISHES: the producer's retries reached the queue as {dup} more {}, \
              past the deduplication window (or with none): each is delivered as a message of its \
              own, and a consumer that does not deduplicate by key repeats the work.",
             plural(dup, "message", "messages"),
-        ));
+        )));
     }
     if let Some(i) = &s.ingress {
-        notes.extend(super::ingress::notes(i));
+        notes.extend(super::ingress::notes(i).into_iter().map(Note::from));
     }
-    notes.extend(s.consumer_clock.as_ref().map(clock_note));
+    notes.extend(s.consumer_clock.as_ref().map(clock_note).map(Note::from));
+    notes.extend(worker_logs::folder_note(s).map(Note::from));
     notes
 }
 

@@ -129,13 +129,17 @@ pub fn page(data: &ReportData) -> Result<String, ReportError> {
     if !notes.is_empty() {
         h.push_str("<ul class=\"notes\">\n");
         for n in notes {
-            let (head, rest) = n.split_once(": ").unwrap_or(("", &n));
-            let _ = writeln!(
-                h,
-                "<li><strong>{}:</strong> {}</li>",
-                escape(head),
-                escape(rest)
-            );
+            let (head, rest) = n.head_and_rest();
+            let _ = write!(h, "<li><strong>{}:</strong> {}", escape(head), escape(rest));
+            for q in &n.quotes {
+                let _ = write!(
+                    h,
+                    "<div class=\"muted\">{}:</div><pre class=\"quote\">{}</pre>",
+                    escape(&q.source),
+                    escape(&q.lines.join("\n"))
+                );
+            }
+            h.push_str("</li>\n");
         }
         h.push_str("</ul>\n");
     }

@@ -76,7 +76,8 @@ pub fn junit_xml(data: &ReportData) -> Result<String, quick_junit::SerializeErro
     }
     let notes = notes(s);
     if !notes.is_empty() {
-        suite.set_system_out(notes.join("\n"));
+        let text: Vec<String> = notes.iter().map(|n| n.plain()).collect();
+        suite.set_system_out(text.join("\n"));
     }
     let mut report = Report::new("ackbench");
     report.add_test_suite(suite);

@@ -84,10 +84,18 @@ pub fn markdown(data: &ReportData) -> String {
         }
         md.push('\n');
     }
-    // The notes are ackbench's own sentences, with numbers only: no markup to escape.
+    // The notes are ackbench's own sentences, with numbers only: no markup to escape. What a
+    // note quotes (a worker's stderr) is an indented code block, shown as it is.
     for n in notes(s) {
-        let (head, rest) = n.split_once(": ").unwrap_or(("", &n));
+        let (head, rest) = n.head_and_rest();
         let _ = writeln!(md, "> **{head}:** {rest}\n>");
+        for q in &n.quotes {
+            let _ = writeln!(md, "> {}:\n>", escape(&q.source));
+            for line in &q.lines {
+                let _ = writeln!(md, ">     {line}");
+            }
+            md.push_str(">\n");
+        }
     }
     if md.ends_with(">\n") {
         md.truncate(md.len() - 2);

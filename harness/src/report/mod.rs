@@ -38,6 +38,7 @@ pub mod html;
 pub(crate) mod ingress;
 pub mod junit;
 pub mod markdown;
+pub(crate) mod note;
 pub mod outputs;
 pub mod png;
 pub mod progress;
@@ -47,6 +48,7 @@ pub mod summary;
 pub mod svg;
 pub mod timeseries_csv;
 pub mod trace;
+pub(crate) mod worker_logs;
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};

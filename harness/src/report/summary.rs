@@ -142,6 +142,11 @@ pub struct Summary {
     /// measured; absent for sim runs and built-in targets (they run on the run's own clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumer_clock: Option<crate::record::ConsumerClockRecord>,
+    /// Where a live run's worker processes wrote (`folder`), and the last lines of each
+    /// worker's stderr that has any (up to its last crash, if it crashed); absent for sim runs
+    /// and built-in targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_logs: Option<crate::record::WorkerLogsRecord>,
 }
 
 impl Summary {
@@ -201,6 +206,7 @@ impl Summary {
             anomalies: m.anomalies.clone(),
             broker_counts: m.broker_counts.clone(),
             consumer_clock: m.consumer_clock.clone(),
+            worker_logs: m.worker_logs.clone(),
         }
     }
 }

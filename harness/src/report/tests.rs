@@ -339,7 +339,7 @@ fn the_consumer_clock_is_kept_in_summary_json_and_said_in_every_report() {
     });
     let run = Run::from_record(sim.scenario.clone(), record, THURSDAY);
     let note = "CONSUMER CLOCK: scaled x20 (measured x19.96).";
-    assert!(console::notes(&run.summary).contains(&note.to_string()));
+    assert!(console::notes(&run.summary).iter().any(|n| n.text == note));
     let dir = tempdir();
     run.write(dir.path(), Format::ALL);
     let json: serde_json::Value =
@@ -370,8 +370,91 @@ fn the_consumer_clock_is_kept_in_summary_json_and_said_in_every_report() {
     });
     let run = Run::from_record(sim.scenario.clone(), real, THURSDAY);
     assert!(console::notes(&run.summary)
-        .contains(&"CONSUMER CLOCK: real: libfaketime is not installed.".to_string()));
+        .iter()
+        .any(|n| n.text == "CONSUMER CLOCK: real: libfaketime is not installed."));
     assert!(!console::notes(&sim.summary)
         .iter()
-        .any(|n| n.starts_with("CONSUMER CLOCK")));
+        .any(|n| n.text.starts_with("CONSUMER CLOCK")));
+}
+
+#[test]
+fn worker_logs_are_kept_in_summary_json_and_quoted_in_every_report() {
+    // A record whose worker 2 crashed after writing a traceback: summary.json keeps the folder
+    // and the tail as recorded; every report names the folder and quotes the tail under the
+    // CRASHES note, escaped for its format; the folder re-renders the same bytes.
+    use crate::record::{Event, EventKind, StderrTail, WorkerExit, WorkerLogsRecord};
+    let sim = Run::of("marlow-thursday.yaml", THURSDAY, &["workload.count=3"]);
+    let mut record = sim.record.clone();
+    record.events.push(Event {
+        at: record.end,
+        kind: EventKind::WorkerCrashed {
+            worker: 2,
+            exit: WorkerExit::Status(3),
+        },
+    });
+    let last = "KeyError: <EMAIL_API_URL> *not* set | x";
+    record.worker_logs = Some(WorkerLogsRecord {
+        folder: "/tmp/ackbench-live-42/logs".into(),
+        stderr_tails: vec![StderrTail {
+            worker: 2,
+            file: "worker-2.err".into(),
+            before_last_crash: true,
+            lines: vec!["Traceback (most recent call last):".into(), last.into()],
+        }],
+    });
+    let run = Run::from_record(sim.scenario.clone(), record, THURSDAY);
+    let table = console::table(&run.summary);
+    assert!(
+        table.contains(&format!(
+            "not by a kill rule: worker 2 at {:.3} s (exit status 3).\n  the last lines of \
+             worker-2.err, before its last crash:\n    | Traceback (most recent call last):\n    \
+             | {last}\n",
+            run.summary.virtual_s
+        )),
+        "{table}"
+    );
+    let folder = "WORKER LOGS: each worker's stdout and stderr are in /tmp/ackbench-live-42/logs \
+                  (worker-N.out, worker-N.err).";
+    assert!(table.contains(folder), "{table}");
+
+    let dir = tempdir();
+    run.write(dir.path(), Format::ALL);
+    let json: serde_json::Value =
+        serde_json::from_str(&text(&dir.path().join("summary.json"))).unwrap();
+    assert_eq!(
+        json["worker_logs"],
+        serde_json::json!({
+            "folder": "/tmp/ackbench-live-42/logs",
+            "stderr_tails": [{
+                "worker": 2,
+                "file": "worker-2.err",
+                "before_last_crash": true,
+                "lines": ["Traceback (most recent call last):", last],
+            }],
+        })
+    );
+    let html = text(&dir.path().join(html::FILE));
+    assert!(
+        html.contains(
+            "<pre class=\"quote\">Traceback (most recent call last):\nKeyError: \
+             &lt;EMAIL_API_URL&gt; *not* set | x</pre>"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("/tmp/ackbench-live-42/logs (worker-N.out, worker-N.err)."));
+    let md = text(&dir.path().join(markdown::FILE));
+    assert!(md.contains(&format!(">     {last}\n")), "{md}");
+    assert!(md.contains("/tmp/ackbench-live-42/logs"), "{md}");
+    let junit = text(&dir.path().join(junit::FILE));
+    assert!(
+        junit.contains("    | KeyError: &lt;EMAIL_API_URL&gt;"),
+        "{junit}"
+    );
+
+    let html_before = read(&dir.path().join(html::FILE));
+    fs::remove_file(dir.path().join(html::FILE)).unwrap();
+    rerender(dir.path(), &[Format::Html]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(read(&dir.path().join(html::FILE)) == html_before);
+    // A sim run has no worker logs: no note names a folder.
+    assert!(!console::table(&sim.summary).contains("WORKER LOGS"));
 }

@@ -34,18 +34,14 @@ pub fn resolve(
         )?),
         None => None,
     };
-    let env: Vec<(String, String)> = raw
-        .env
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| (k, v.0))
-        .collect();
+    let env = raw.env.unwrap_or_default();
     if command.is_none() && !env.is_empty() {
         return Err(Problem::at_key(
             path.key("env"),
             "env is the environment of a consumer command: give consumer.command too",
         ));
     }
+    let env = super::consumer_env::resolve(env, broker, &path.key("env"))?;
     let clock = raw.clock.map(|c| match c {
         ClockName::Scaled => ConsumerClock::Scaled,
         ClockName::Real => ConsumerClock::Real,

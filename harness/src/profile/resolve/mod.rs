@@ -7,6 +7,7 @@ mod budgets;
 mod chaos;
 mod checks;
 mod consumer;
+mod consumer_env;
 mod footprint;
 mod ingress;
 mod keys;

@@ -35,6 +35,7 @@ mod sends;
 mod spawn;
 mod state;
 mod supervisor;
+mod worker_logs;
 mod workers;
 
 use std::net::SocketAddr;
@@ -168,6 +169,7 @@ async fn run_live(
         publishes: ran.publishes,
         broker_samples: ran.broker_samples,
         consumer_clock: ran.consumer_clock,
+        worker_logs: ran.worker_logs,
         streamed: None,
     })
 }
@@ -183,6 +185,7 @@ struct Ran {
     interrupted: bool,
     broker_samples: Option<crate::record::BrokerSamples>,
     consumer_clock: Option<ConsumerClockRecord>,
+    worker_logs: Option<crate::record::WorkerLogsRecord>,
 }
 
 /// The provider, the workers and the ingress load against an open broker; publish, drive,
@@ -290,7 +293,10 @@ async fn use_broker(
 
     // Stop every worker, then the ingress load and the provider.
     state.stopping(end);
+    let logs = workers.logs.take();
     workers.stop().await;
+    // Every worker process has exited: what each wrote to stderr is there to read.
+    let worker_logs = logs.map(|logs| logs.record());
     let mut ingress_record = None;
     if let Some(run) = ingress {
         match run.finish(interrupted).await {
@@ -320,6 +326,7 @@ async fn use_broker(
         interrupted,
         broker_samples,
         consumer_clock,
+        worker_logs,
     })
 }
 

@@ -17,19 +17,27 @@ use super::backoff::Backoff;
 use super::clock::ScaledClock;
 use super::spawn::Spawner;
 use super::state::LiveState;
+use super::worker_logs::WorkerLogs;
+use crate::profile::env_value::{EnvValue, MissingVariable};
+use crate::profile::run_variables as vars;
 use crate::record::{EventKind, WorkerExit, WorkerId};
 
 /// Everything a worker process is told.
 #[derive(Debug, Clone)]
 pub struct WorkerEnv {
     pub argv: Vec<String>,
-    pub env: Vec<(String, String)>,
+    /// `consumer.env`, each value's run variables replaced per worker.
+    pub env: Vec<(String, EnvValue)>,
     /// How each worker reaches the broker, by worker number (index `w - 1`).
     pub broker_env: Vec<Vec<(String, String)>>,
+    /// The run variables of the broker's kind ([`crate::profile::BrokerKind::run_variables`]):
+    /// exactly the `ACKBENCH_*` names a worker is told.
+    pub run_variables: Vec<&'static str>,
     pub provider_url: String,
     pub time_scale: f64,
     pub state_dir: std::path::PathBuf,
-    pub log_dir: std::path::PathBuf,
+    /// Where each worker's stdout and stderr go.
+    pub logs: Arc<WorkerLogs>,
     /// The scaled clock the workers run on; `None`: the machine's.
     pub clock: Option<Arc<ScaledClock>>,
 }
@@ -43,33 +51,72 @@ pub struct SpawnError {
     pub source: std::io::Error,
 }
 
+/// What ackbench tells worker `w`: its broker client's variables and the run variables.
+fn told(w: WorkerId, e: &WorkerEnv) -> Vec<(String, String)> {
+    let mut told = e
+        .broker_env
+        .get((w - 1) as usize)
+        .cloned()
+        .unwrap_or_default();
+    told.extend(
+        [
+            (vars::TIME_SCALE, e.time_scale.to_string()),
+            (vars::PROVIDER_URL, format!("{}w/{w}/", e.provider_url)),
+            (vars::WORKER, w.to_string()),
+            (vars::STATE_DIR, e.state_dir.to_string_lossy().into_owned()),
+        ]
+        .map(|(k, v)| (k.to_string(), v)),
+    );
+    debug_assert_eq!(
+        {
+            let mut named: Vec<&str> = told
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .filter(|k| k.starts_with("ACKBENCH_"))
+                .collect();
+            named.sort_unstable();
+            named
+        },
+        {
+            let mut kind = e.run_variables.clone();
+            kind.sort_unstable();
+            kind
+        },
+        "a worker is told exactly its kind's run variables"
+    );
+    told
+}
+
 fn command(w: WorkerId, e: &WorkerEnv) -> Result<Command, SpawnError> {
-    let log = |name: &str| -> Result<std::fs::File, SpawnError> {
+    let failed = |source| SpawnError {
+        worker: w,
+        program: e.argv[0].clone(),
+        source,
+    };
+    let log = |path: std::path::PathBuf| -> Result<std::fs::File, SpawnError> {
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(e.log_dir.join(format!("worker-{w}.{name}")))
-            .map_err(|source| SpawnError {
-                worker: w,
-                program: e.argv[0].clone(),
-                source,
-            })
+            .open(path)
+            .map_err(failed)
     };
+    let told = told(w, e);
+    let env = e
+        .env
+        .iter()
+        .map(|(k, v)| Ok((k.clone(), v.expand(&told)?)))
+        .collect::<Result<Vec<(String, String)>, MissingVariable>>()
+        .map_err(|m| failed(std::io::Error::other(m)))?;
     let mut c = Command::new(&e.argv[0]);
     c.args(&e.argv[1..])
-        .envs(e.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     if let Some(clock) = &e.clock {
-        c.envs(clock.env(&e.env));
+        c.envs(clock.env(&env));
     }
-    let broker = e.broker_env.get((w - 1) as usize).into_iter().flatten();
-    c.envs(broker.map(|(k, v)| (k.as_str(), v.as_str())))
-        .env("ACKBENCH_TIME_SCALE", e.time_scale.to_string());
-    c.env("ACKBENCH_PROVIDER_URL", format!("{}w/{w}/", e.provider_url))
-        .env("ACKBENCH_WORKER", w.to_string())
-        .env("ACKBENCH_STATE_DIR", &e.state_dir)
+    c.envs(told.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
-        .stdout(log("out")?)
-        .stderr(log("err")?)
+        .stdout(log(e.logs.stdout(w))?)
+        .stderr(log(e.logs.stderr(w))?)
         .process_group(0)
         .kill_on_drop(true);
     Ok(c)
@@ -94,6 +141,7 @@ pub async fn supervise(
         source,
     };
     while !*stop.borrow() {
+        env.logs.started(w);
         let mut child = spawner
             .spawn(command(w, &env)?)
             .await
@@ -114,7 +162,9 @@ pub async fn supervise(
                 // Reaped: its group id may be reused from now on, so it is never signalled again.
                 // A death by anything but that SIGKILL happened before the stop: a crash.
                 if let Ok(status) = child.wait().await {
-                    state.exited(w, exit_of(status));
+                    if state.exited(w, exit_of(status)) {
+                        env.logs.crashed(w);
+                    }
                 }
                 return Ok(());
             }
@@ -124,6 +174,9 @@ pub async fn supervise(
             Ok(status) => state.exited(w, exit_of(status)),
             Err(e) => return Err(spawn_error(e)),
         };
+        if crashed {
+            env.logs.crashed(w);
+        }
         let wait = backoff.next_delay(started.elapsed(), crashed, restart_after);
         tokio::select! {
             biased;

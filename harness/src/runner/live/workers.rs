@@ -12,6 +12,7 @@ use super::kinds::LiveBroker;
 use super::spawn::Spawner;
 use super::state::LiveState;
 use super::supervisor::{self, SpawnError, WorkerEnv};
+use super::worker_logs::WorkerLogs;
 use crate::broker::setup;
 use crate::profile::Scenario;
 use crate::provider::http::HttpProvider;
@@ -21,6 +22,8 @@ use crate::runner::RunError;
 pub struct Workers {
     pub supervisors: JoinSet<Result<(), SpawnError>>,
     stop: watch::Sender<bool>,
+    /// The worker processes' logs; `None` for built-in targets.
+    pub logs: Option<Arc<WorkerLogs>>,
 }
 
 /// Where the run's scratch folders are: the workers' shared state and their logs.
@@ -65,19 +68,23 @@ pub fn start(
         .clock
         .wall(crate::record::nanos(s.consumer.restart_after));
     let provider_url = format!("http://{}/", provider.local_addr());
+    let mut logs = None;
     match &s.consumer.command {
         // The user's program, one process per worker.
         Some(argv) => {
+            let worker_logs = Arc::new(WorkerLogs::new(&scratch.log_dir, s.consumer.workers));
+            logs = Some(worker_logs.clone());
             let env = Arc::new(WorkerEnv {
                 argv: argv.clone(),
                 env: s.consumer.env.clone(),
                 broker_env: (1..=s.consumer.workers)
                     .map(|w| broker.worker_env(w))
                     .collect(),
+                run_variables: s.broker.kind.run_variables(),
                 provider_url,
                 time_scale: s.run.time_scale,
                 state_dir: scratch.state_dir.clone(),
-                log_dir: scratch.log_dir.clone(),
+                logs: worker_logs,
                 clock: clock.clone(),
             });
             for w in 1..=s.consumer.workers {
@@ -119,7 +126,11 @@ pub fn start(
         }
     }
     start_timed_kills(state, &stop_rx);
-    Ok(Workers { supervisors, stop })
+    Ok(Workers {
+        supervisors,
+        stop,
+        logs,
+    })
 }
 
 /// Timed kill rules (`at`, `every`): each sleeps to its next instant, kills, and sleeps again.

@@ -146,6 +146,7 @@ pub fn run(
         broker_kind: scenario.broker.kind.name().to_string(),
         broker_samples: None,
         consumer_clock: None,
+        worker_logs: None,
         streamed,
     })
 }

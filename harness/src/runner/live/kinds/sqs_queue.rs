@@ -10,6 +10,7 @@ use aws_sdk_sqs::operation::delete_message::DeleteMessageError;
 use aws_sdk_sqs::types::MessageSystemAttributeName;
 
 use super::{BoxFuture, LiveQueue};
+use crate::profile::run_variables;
 use crate::provider::http::LiveClock;
 
 /// The environment of a program that talks SQS to `endpoint` as `access_key_id`.
@@ -21,7 +22,7 @@ pub fn client_env(endpoint: &str, access_key_id: &str, queue_url: &str) -> Vec<(
         ("AWS_SECRET_ACCESS_KEY", "ackbench"),
         ("AWS_REGION", "us-east-1"),
         ("AWS_DEFAULT_REGION", "us-east-1"),
-        ("ACKBENCH_QUEUE_URL", queue_url),
+        (run_variables::QUEUE_URL, queue_url),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))

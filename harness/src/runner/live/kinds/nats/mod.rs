@@ -30,7 +30,7 @@ use super::{
     BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
     QueueFactory,
 };
-use crate::profile::{BrokerKind, Scenario};
+use crate::profile::{run_variables, BrokerKind, Scenario};
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, EventKind, Seq, WorkerId};
 use crate::runner::live::proxy::Proxy;
@@ -352,10 +352,10 @@ impl LiveBroker for NatsBroker {
 
     fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)> {
         [
-            ("ACKBENCH_NATS_URL", self.proxy_url(worker)),
-            ("ACKBENCH_STREAM", self.stream.clone()),
-            ("ACKBENCH_CONSUMER", CONSUMER.to_string()),
-            ("ACKBENCH_SUBJECT", self.subject.clone()),
+            (run_variables::NATS_URL, self.proxy_url(worker)),
+            (run_variables::STREAM, self.stream.clone()),
+            (run_variables::CONSUMER, CONSUMER.to_string()),
+            (run_variables::SUBJECT, self.subject.clone()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

@@ -32,7 +32,7 @@ use super::{
     BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
     QueueFactory,
 };
-use crate::profile::{BrokerKind, RabbitMqSpec};
+use crate::profile::{run_variables, BrokerKind, RabbitMqSpec};
 use crate::record::{Seq, WorkerId};
 use crate::runner::live::proxy::Proxy;
 use crate::workload::message::Outgoing;
@@ -361,8 +361,8 @@ impl LiveBroker for RabbitMq {
 
     fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)> {
         vec![
-            ("ACKBENCH_AMQP_URL".to_string(), self.worker_url(worker)),
-            ("ACKBENCH_QUEUE".to_string(), self.names.queue.clone()),
+            (run_variables::AMQP_URL.to_string(), self.worker_url(worker)),
+            (run_variables::QUEUE.to_string(), self.names.queue.clone()),
         ]
     }
 

@@ -37,7 +37,7 @@ use super::{
     BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
     QueueFactory,
 };
-use crate::profile::BrokerKind;
+use crate::profile::{run_variables, BrokerKind};
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, Seq, WorkerId};
 use crate::runner::live::proxy::Proxy;
@@ -346,11 +346,11 @@ impl LiveBroker for RedisStreams {
 
     fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)> {
         let mut env: Vec<(String, String)> = [
-            ("ACKBENCH_REDIS_URL", self.worker_url(worker)),
-            ("ACKBENCH_STREAM", self.names.stream.clone()),
-            ("ACKBENCH_DEAD_STREAM", self.names.dead.clone()),
-            ("ACKBENCH_GROUP", self.names.group.clone()),
-            ("ACKBENCH_CONSUMER", consumer_name(worker)),
+            (run_variables::REDIS_URL, self.worker_url(worker)),
+            (run_variables::STREAM, self.names.stream.clone()),
+            (run_variables::DEAD_STREAM, self.names.dead.clone()),
+            (run_variables::GROUP, self.names.group.clone()),
+            (run_variables::CONSUMER, consumer_name(worker)),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

@@ -10,6 +10,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::profile::run_variables;
+
 /// The rules, in wall time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClaimRule {
@@ -26,10 +28,13 @@ impl ClaimRule {
     /// The environment a worker process reads them from.
     pub fn env(&self) -> Vec<(String, String)> {
         [
-            ("ACKBENCH_MIN_IDLE_MS", self.min_idle_ms),
-            ("ACKBENCH_CLAIM_EVERY_MS", self.claim_every_ms),
-            ("ACKBENCH_MAX_DELIVERIES", u64::from(self.max_deliveries)),
-            ("ACKBENCH_RUN_START_MS", self.start_ms),
+            (run_variables::MIN_IDLE_MS, self.min_idle_ms),
+            (run_variables::CLAIM_EVERY_MS, self.claim_every_ms),
+            (
+                run_variables::MAX_DELIVERIES,
+                u64::from(self.max_deliveries),
+            ),
+            (run_variables::RUN_START_MS, self.start_ms),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -1,0 +1,149 @@
+//! The run variables: the `ACKBENCH_*` variables a live run puts in the environment of each
+//! worker process (`consumer.command`), by broker kind. Named here, once, so that a profile's
+//! `consumer.env` can be checked against them before a run ([`super::env_value`]), and each
+//! kind's module (`runner/live/kinds/`) sets its workers' variables by these names. A kind's
+//! other variables (an SQS client's `AWS_*`) are its client library's, not run variables.
+
+use super::scenario::BrokerKind;
+
+/// The worker's own base URL of the provider (ends in `/`).
+pub const PROVIDER_URL: &str = "ACKBENCH_PROVIDER_URL";
+/// The worker's number, from 1.
+pub const WORKER: &str = "ACKBENCH_WORKER";
+/// `run.time_scale`: wall seconds per profile second.
+pub const TIME_SCALE: &str = "ACKBENCH_TIME_SCALE";
+/// The run's folder of state the workers share.
+pub const STATE_DIR: &str = "ACKBENCH_STATE_DIR";
+/// SQS: the queue's URL.
+pub const QUEUE_URL: &str = "ACKBENCH_QUEUE_URL";
+/// RabbitMQ: the worker's AMQP URL (its own proxy port, `broker.url`'s credentials and vhost).
+pub const AMQP_URL: &str = "ACKBENCH_AMQP_URL";
+/// RabbitMQ: the run's queue.
+pub const QUEUE: &str = "ACKBENCH_QUEUE";
+/// NATS: the worker's own proxy port, as a URL.
+pub const NATS_URL: &str = "ACKBENCH_NATS_URL";
+/// NATS and Redis Streams: the run's stream.
+pub const STREAM: &str = "ACKBENCH_STREAM";
+/// NATS: the stream's durable pull consumer; Redis Streams: the worker's consumer name.
+pub const CONSUMER: &str = "ACKBENCH_CONSUMER";
+/// NATS: the stream's subject.
+pub const SUBJECT: &str = "ACKBENCH_SUBJECT";
+/// Redis Streams: the worker's own proxy port, as a URL.
+pub const REDIS_URL: &str = "ACKBENCH_REDIS_URL";
+/// Redis Streams: where an entry goes after its last delivery.
+pub const DEAD_STREAM: &str = "ACKBENCH_DEAD_STREAM";
+/// Redis Streams: the consumer group.
+pub const GROUP: &str = "ACKBENCH_GROUP";
+/// Redis Streams' claim rules and the run's start (Unix ms), as the README's worker table says.
+pub const MIN_IDLE_MS: &str = "ACKBENCH_MIN_IDLE_MS";
+pub const CLAIM_EVERY_MS: &str = "ACKBENCH_CLAIM_EVERY_MS";
+pub const MAX_DELIVERIES: &str = "ACKBENCH_MAX_DELIVERIES";
+pub const RUN_START_MS: &str = "ACKBENCH_RUN_START_MS";
+
+/// What every kind's workers are told.
+pub const EVERY_KIND: &[&str] = &[PROVIDER_URL, WORKER, TIME_SCALE, STATE_DIR];
+/// What each kind adds.
+pub const SQS: &[&str] = &[QUEUE_URL];
+pub const RABBITMQ: &[&str] = &[AMQP_URL, QUEUE];
+pub const NATS: &[&str] = &[NATS_URL, STREAM, CONSUMER, SUBJECT];
+pub const REDIS_STREAMS: &[&str] = &[
+    REDIS_URL,
+    STREAM,
+    DEAD_STREAM,
+    GROUP,
+    CONSUMER,
+    MIN_IDLE_MS,
+    CLAIM_EVERY_MS,
+    MAX_DELIVERIES,
+    RUN_START_MS,
+];
+
+/// Every kind's name (`broker.kind`) and the run variables it adds, for messages that say
+/// whose variable one is.
+pub const KINDS: &[(&str, &[&str])] = &[
+    ("sqs", SQS),
+    ("rabbitmq", RABBITMQ),
+    ("nats", NATS),
+    ("redis-streams", REDIS_STREAMS),
+];
+
+impl BrokerKind {
+    /// The run variables this kind's workers are told: every kind's, then the kind's own.
+    pub fn run_variables(&self) -> Vec<&'static str> {
+        let own = match self {
+            BrokerKind::Sqs => SQS,
+            BrokerKind::RabbitMq(_) => RABBITMQ,
+            BrokerKind::Nats(_) => NATS,
+            BrokerKind::RedisStreams(_) => REDIS_STREAMS,
+        };
+        EVERY_KIND.iter().chain(own).copied().collect()
+    }
+}
+
+/// The kinds whose workers are told `name`, by name; empty when no kind's are.
+pub fn kinds_telling(name: &str) -> Vec<&'static str> {
+    KINDS
+        .iter()
+        .filter(|(_, own)| own.contains(&name))
+        .map(|(kind, _)| *kind)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::profile::scenario::{NatsSpec, RabbitMqSpec, RabbitQueueType, RedisStreamsSpec};
+
+    fn every_kind() -> Vec<BrokerKind> {
+        vec![
+            BrokerKind::Sqs,
+            BrokerKind::RabbitMq(RabbitMqSpec {
+                queue_type: RabbitQueueType::Quorum,
+                timeout_check_every: Duration::from_secs(1),
+                prefetch: 1,
+                dead_letter: true,
+            }),
+            BrokerKind::Nats(NatsSpec {
+                backoff: Vec::new(),
+                max_ack_pending: 1,
+            }),
+            BrokerKind::RedisStreams(RedisStreamsSpec {
+                claim_every: Duration::ZERO,
+            }),
+        ]
+    }
+
+    #[test]
+    fn the_table_of_kinds_names_each_kind_with_its_own_variables() {
+        let kinds = every_kind();
+        assert_eq!(kinds.len(), KINDS.len());
+        for (kind, (name, own)) in kinds.iter().zip(KINDS) {
+            assert_eq!(kind.name(), *name);
+            let all = kind.run_variables();
+            assert_eq!(&all[..EVERY_KIND.len()], EVERY_KIND);
+            assert_eq!(&all[EVERY_KIND.len()..], *own);
+        }
+    }
+
+    #[test]
+    fn every_run_variable_is_named_ackbench_and_told_once_per_kind() {
+        for kind in every_kind() {
+            let mut names = kind.run_variables();
+            assert!(names.iter().all(|n| n.starts_with("ACKBENCH_")));
+            let before = names.len();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), before, "{}", kind.name());
+        }
+    }
+
+    #[test]
+    fn a_variable_is_told_by_the_kinds_that_have_it() {
+        assert_eq!(kinds_telling(AMQP_URL), ["rabbitmq"]);
+        assert_eq!(kinds_telling(STREAM), ["nats", "redis-streams"]);
+        assert!(kinds_telling(PROVIDER_URL).is_empty());
+        assert!(kinds_telling("ACKBENCH_NOPE").is_empty());
+    }
+}
