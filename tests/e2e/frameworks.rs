@@ -15,7 +15,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{have_python_module, root, run_profile, service_up, summary_of};
+use crate::common::{have_python_module, root, service_up, summary_of};
+use crate::live_rabbitmq::left_on_server;
 
 const KEYS: [&str; 6] = [
     "messages",
@@ -41,18 +42,48 @@ fn python_with(module: &str, requirement: &str) -> bool {
     have_python_module(module, requirement)
 }
 
-/// Runs `profiles/frameworks/NAME.yaml` with `args`; its summary.
-fn framework_run(name: &str, args: &[&str]) -> Value {
+/// Runs `profiles/frameworks/NAME.yaml` with `args`; its pid and summary.
+fn framework_run(name: &str, args: &[&str]) -> (u32, Value) {
     let profile = root().join(format!("profiles/frameworks/{name}.yaml"));
-    let ran = run_profile(&profile, args);
-    let code = ran.output.status.code();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut all = vec![
+        "run",
+        profile.to_str().expect("utf-8 path"),
+        "--out",
+        dir.path().to_str().expect("utf-8 path"),
+        "--quiet",
+    ];
+    all.extend_from_slice(args);
+    let child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
+        .args(&all)
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ackbench starts");
+    let pid = child.id();
+    let o = child.wait_with_output().expect("ackbench runs");
+    let code = o.status.code();
     assert!(
         code.is_some_and(|c| c <= 1),
-        "{name}: exit {code:?}\n{}\n{}",
-        ran.stdout(),
-        ran.stderr()
+        "{name}: exit {code:?}\n{}",
+        String::from_utf8_lossy(&o.stderr)
     );
-    summary_of(ran.dir.path())
+    (pid, summary_of(dir.path()))
+}
+
+/// Exchanges on the RabbitMQ server named `celery.pidbox` or `reply.celery.pidbox`.
+fn pidbox_exchanges() -> Vec<String> {
+    let o = Command::new("rabbitmqctl")
+        .args(["list_exchanges", "name", "-q"])
+        .output()
+        .expect("rabbitmqctl runs");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::trim)
+        .filter(|n| n.ends_with("celery.pidbox"))
+        .map(str::to_string)
+        .collect()
 }
 
 fn counts(s: &Value) -> Vec<u64> {
@@ -64,9 +95,14 @@ fn celery_with_acks_late_on_rabbitmq_duplicates_the_two_killed_orders() {
     if !service_up("RabbitMQ", 5672) || !python_with("celery", "celery>=5.3") {
         return;
     }
-    let s = framework_run("celery-rabbitmq", &[]);
+    let before = pidbox_exchanges();
+    let (pid, s) = framework_run("celery-rabbitmq", &[]);
     assert_eq!(counts(&s), [20, 22, 2, 0, 0, 2], "{s}");
     assert_eq!(s["verdict"], "pass");
+    // The run's queue and Celery's exchange named after it are gone, and so are the pidbox
+    // exchanges Celery declared for its remote control, unless they were there before.
+    assert_eq!(left_on_server(pid), Vec::<String>::new());
+    assert_eq!(pidbox_exchanges(), before);
 }
 
 #[test]
@@ -76,7 +112,7 @@ fn celery_on_sqs_with_kombus_base64_bodies_duplicates_the_two_killed_orders() {
     {
         return;
     }
-    let s = framework_run("celery-sqs", &[]);
+    let (_, s) = framework_run("celery-sqs", &[]);
     assert_eq!(counts(&s), [20, 22, 2, 0, 0, 2], "{s}");
     assert_eq!(s["verdict"], "pass");
 }
@@ -86,8 +122,10 @@ fn dramatiq_on_rabbitmq_duplicates_the_two_killed_orders() {
     if !service_up("RabbitMQ", 5672) || !python_with("dramatiq", "dramatiq[rabbitmq]>=1.15") {
         return;
     }
-    let s = framework_run("dramatiq-rabbitmq", &[]);
+    let (pid, s) = framework_run("dramatiq-rabbitmq", &[]);
     assert_eq!(counts(&s), [20, 22, 2, 0, 0, 2], "{s}");
+    // The queue, and Dramatiq's `.DQ` and `.XQ` queues beside it, are gone.
+    assert_eq!(left_on_server(pid), Vec::<String>::new());
     assert_eq!(s["verdict"], "pass");
 }
 
@@ -96,7 +134,7 @@ fn faststream_on_redis_streams_duplicates_the_two_killed_orders() {
     if !service_up("Redis", 6379) || !python_with("faststream.redis", "faststream[redis]>=0.5") {
         return;
     }
-    let s = framework_run("faststream-redis-streams", &[]);
+    let (_, s) = framework_run("faststream-redis-streams", &[]);
     assert_eq!(counts(&s), [20, 22, 2, 0, 0, 2], "{s}");
     assert_eq!(s["verdict"], "pass");
 }

@@ -104,6 +104,7 @@ mod tests {
                 timeout_check_every: Duration::from_secs(1),
                 prefetch: 1,
                 dead_letter: true,
+                arguments: Vec::new(),
             }),
             BrokerKind::Nats(NatsSpec {
                 backoff: Vec::new(),

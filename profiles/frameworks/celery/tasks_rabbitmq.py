@@ -16,9 +16,6 @@ app.conf.task_acks_late = os.environ.get("ACKS_LATE", "1") == "1"
 app.conf.task_default_queue = os.environ["ACKBENCH_QUEUE"]
 app.conf.worker_prefetch_multiplier = 1
 app.conf.broker_connection_retry_on_startup = True
-# Several workers on one host share a node name: remote control (the pidbox queue, exclusive
-# per node name) is off, as it is for a fleet of one-worker containers.
-app.conf.worker_enable_remote_control = False
 
 
 @app.task(name="tasks.send_email")

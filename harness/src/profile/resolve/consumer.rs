@@ -42,6 +42,9 @@ pub fn resolve(
         ));
     }
     let env = super::consumer_env::resolve(env, broker, &path.key("env"))?;
+    if let Some(argv) = &command {
+        super::consumer_env::check_arguments(argv, broker, &path.key("command"))?;
+    }
     let clock = raw.clock.map(|c| match c {
         ClockName::Scaled => ConsumerClock::Scaled,
         ClockName::Real => ConsumerClock::Real,

@@ -1,4 +1,5 @@
-//! `consumer.env`: the extra environment of each worker process, each value read as an
+//! `consumer.env` (and the arguments of `consumer.command`): the extra environment of each
+//! worker process, each value read as an
 //! [`EnvValue`] whose `${ACKBENCH_...}` must be a run variable of the profile's broker kind
 //! ([`crate::profile::run_variables`]).
 
@@ -26,6 +27,21 @@ pub fn resolve(
             Ok((name, value))
         })
         .collect()
+}
+
+/// Checks the arguments of `consumer.command` (at `path`) as [`resolve`] checks values: an
+/// argument may name the worker's run variables too (`-n w${ACKBENCH_WORKER}@%h`).
+pub fn check_arguments(
+    argv: &[String],
+    broker: &BrokerSpec,
+    path: &FieldPath,
+) -> Result<(), Problem> {
+    for (i, arg) in argv.iter().enumerate() {
+        let at = path.index(i);
+        let value = EnvValue::parse(arg).map_err(|e| Problem::new(at.clone(), e.to_string()))?;
+        check_variables(&value, broker, &at)?;
+    }
+    Ok(())
 }
 
 /// Refuses the first variable `value` names that the kind's workers are not told.
@@ -159,6 +175,23 @@ mod tests {
             )),
             "p.yaml:8:8: consumer.env.Q: `${ACKBENCH_QUEUE_URL` is not closed: a run variable is \
              written `${ACKBENCH_NAME}` (letters, digits and _), and `$${` writes a literal `${`"
+        );
+    }
+
+    #[test]
+    fn command_arguments_may_name_run_variables_and_are_checked_the_same_way() {
+        let text = |arg: &str| {
+            format!(
+                "mode: live\nbroker: {{ kind: rabbitmq }}\nrun: {{ duration: 10m }}\nworkload: {{ \
+                 arrival: {{ every: 1s }} }}\nconsumer:\n  command: [celery, worker, -n, \"{arg}\"]\n"
+            )
+        };
+        let s = scenario(&text("w${ACKBENCH_WORKER}@%h"));
+        assert_eq!(s.consumer.command.unwrap()[3], "w${ACKBENCH_WORKER}@%h");
+        let e = error(&text("w${ACKBENCH_NOPE}@%h"));
+        assert!(
+            e.contains("consumer.command[3]: `${ACKBENCH_NOPE}` is not a run variable"),
+            "{e}"
         );
     }
 

@@ -107,8 +107,17 @@ fn command(w: WorkerId, e: &WorkerEnv) -> Result<Command, SpawnError> {
         .map(|(k, v)| Ok((k.clone(), v.expand(&told)?)))
         .collect::<Result<Vec<(String, String)>, MissingVariable>>()
         .map_err(|m| failed(std::io::Error::other(m)))?;
+    // An argument may name the worker's run variables too (checked with the profile).
+    let args = e.argv[1..]
+        .iter()
+        .map(|a| match EnvValue::parse(a) {
+            Ok(v) => v.expand(&told).map_err(std::io::Error::other),
+            Err(bad) => Err(std::io::Error::other(bad)),
+        })
+        .collect::<Result<Vec<String>, std::io::Error>>()
+        .map_err(failed)?;
     let mut c = Command::new(&e.argv[0]);
-    c.args(&e.argv[1..])
+    c.args(&args)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     if let Some(clock) = &e.clock {
         c.envs(clock.env(&env));
