@@ -13,11 +13,14 @@
 //! - [`groups`]: a FIFO queue's message groups: backlog and head-of-line blocking time.
 //! - [`broker_counts`]: the broker's own DLQ depth, backlog and in-flight count over a live
 //!   run, as it answered them.
+//! - [`attribution`]: a live run's provider calls that could not be matched to one delivery
+//!   their worker held.
 //! - [`copies`]: a key published more than once (a retrying producer), and what its sends
 //!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
 pub mod accounting;
 pub mod anomalies;
+pub mod attribution;
 pub mod broker_counts;
 pub mod chaos;
 pub mod copies;
@@ -95,6 +98,8 @@ pub struct Metrics {
     pub broker_counts: Option<broker_counts::BrokerCounts>,
     /// The clock a live run's consumer programs ran on, as recorded.
     pub consumer_clock: Option<crate::record::ConsumerClockRecord>,
+    /// A live run's provider calls not matched to one delivery their worker held.
+    pub unattributed_calls: attribution::UnattributedCalls,
 }
 
 impl std::ops::Deref for Metrics {
@@ -201,6 +206,7 @@ fn assemble(record: &RunRecord, f: stream::Folded) -> Metrics {
         anomalies: f.anomalies,
         broker_counts: record.broker_samples.as_ref().map(broker_counts::summarise),
         consumer_clock: record.consumer_clock.clone(),
+        unattributed_calls: attribution::UnattributedCalls::of(record),
     }
 }
 

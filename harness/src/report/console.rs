@@ -187,6 +187,13 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
         let n = s.unknown_key_effects.to_string();
         rows.push(("unknown-key effects", n, "for keys never published".into()));
     }
+    if !s.unattributed_calls.is_none() {
+        rows.push((
+            "unattributed calls",
+            s.unattributed_calls.total().to_string(),
+            "provider calls not matched to a delivery the worker held".into(),
+        ));
+    }
     rows.extend([
         (
             "worker busy",
@@ -415,6 +422,7 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
         ));
     }
     notes.extend(chaos_notes(s));
+    notes.extend(attribution_note(s));
     if s.lost > 0 {
         notes.push(format!(
             "LOST: {} {} deleted from the queue and never had an effect: nothing will ever do {}.",
@@ -480,6 +488,30 @@ fn clock_note(c: &crate::record::ConsumerClockRecord) -> String {
         None => text.push('.'),
     }
     text
+}
+
+/// Provider calls that could not be matched to one delivery their worker held, by reason: their
+/// kills and retries were judged against no delivery (or the latest of several).
+fn attribution_note(s: &Summary) -> Option<String> {
+    let u = &s.unattributed_calls;
+    if u.is_none() {
+        return None;
+    }
+    let reasons: Vec<String> = crate::record::Unattributed::ALL
+        .iter()
+        .filter(|&&why| u.count(why) > 0)
+        .map(|&why| format!("{} {}", u.count(why), why.words()))
+        .collect();
+    let n = u.total();
+    Some(format!(
+        "ATTRIBUTION: {n} provider {} could not be matched to a delivery the worker held: {}. \
+         A call is matched by its effect key to the delivery of that key its worker holds; kill \
+         rules with `delivery` and handler retries judged {} against no delivery (or the latest \
+         of several).",
+        plural(n, "call", "calls"),
+        reasons.join(", "),
+        plural(n, "it", "them"),
+    ))
 }
 
 /// A warning for every chaos rule that never fired.
@@ -638,6 +670,43 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("DLQ:") && !t.contains("TIMEOUT:"));
+    }
+
+    #[test]
+    fn calls_not_matched_to_a_held_delivery_are_warned_of_with_the_reason() {
+        // A live run's record: two calls whose worker held no delivery of their message, one
+        // whose key nobody published; 3 in the row and in the note, with each reason's count.
+        let mut r = ack_before_work();
+        let call = |why| crate::record::UnattributedCall {
+            at: 0,
+            worker: 1,
+            seq: Some(1),
+            why,
+        };
+        use crate::record::Unattributed::{NotHeld, UnknownKey};
+        r.unattributed_calls = vec![call(NotHeld), call(UnknownKey), call(NotHeld)];
+        let s = summarise(&info(), &r, &budgets());
+        let t = table(&s);
+        assert!(
+            t.contains("\n  unattributed calls                   3  provider calls not matched to a delivery the worker held\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "ATTRIBUTION: 3 provider calls could not be matched to a delivery the worker \
+                 held: 1 named a key no published message has, 2 named a message their worker \
+                 held no delivery of."
+            ),
+            "{t}"
+        );
+        let json = crate::report::summary::to_json(&s);
+        assert!(json.contains(
+            "\"unattributed_calls\": {\n    \"unknown_key\": 1,\n    \"not_held\": 2,\n    \"ambiguous\": 0\n  }"
+        ));
+        // Every call matched: no row, no note, no field.
+        let s = summarise(&info(), &ack_before_work(), &budgets());
+        assert!(!table(&s).contains("ATTRIBUTION"));
+        assert!(!crate::report::summary::to_json(&s).contains("unattributed_calls"));
     }
 
     #[test]

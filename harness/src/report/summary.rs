@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Exporter;
 use crate::metrics::anomalies::Anomaly;
+use crate::metrics::attribution::UnattributedCalls;
 use crate::metrics::{
     analyse, seconds, Crash, HandlerLeases, IngressSummary, LatencySummary, Metrics, RuleFires,
     Sample,
@@ -142,6 +143,10 @@ pub struct Summary {
     /// measured; absent for sim runs and built-in targets (they run on the run's own clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumer_clock: Option<crate::record::ConsumerClockRecord>,
+    /// A live run's provider calls that could not be matched to one delivery their worker held,
+    /// by reason; absent when every call was matched (and in sim runs).
+    #[serde(default, skip_serializing_if = "UnattributedCalls::is_none")]
+    pub unattributed_calls: UnattributedCalls,
 }
 
 impl Summary {
@@ -201,6 +206,7 @@ impl Summary {
             anomalies: m.anomalies.clone(),
             broker_counts: m.broker_counts.clone(),
             consumer_clock: m.consumer_clock.clone(),
+            unattributed_calls: m.unattributed_calls,
         }
     }
 }

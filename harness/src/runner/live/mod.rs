@@ -162,6 +162,7 @@ async fn run_live(
         broker_samples: ran.broker_samples,
         consumer_clock: ran.consumer_clock,
         streamed: None,
+        unattributed_calls: ran.unattributed_calls,
     })
 }
 
@@ -176,6 +177,7 @@ struct Ran {
     interrupted: bool,
     broker_samples: Option<crate::record::BrokerSamples>,
     consumer_clock: Option<ConsumerClockRecord>,
+    unattributed_calls: Vec<crate::record::UnattributedCall>,
 }
 
 /// The provider, the workers and the ingress load against an open broker; publish, drive,
@@ -307,6 +309,7 @@ async fn use_broker(
         messages,
         publishes,
         events: state.take_events(),
+        unattributed_calls: state.take_unattributed(),
         ledger,
         end,
         ingress: ingress_record,
