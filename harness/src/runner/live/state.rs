@@ -227,7 +227,8 @@ impl LiveState {
     }
 
     /// Checks the kill rules at a handler point of `w`; kills now, or later after the rule's
-    /// delay. True if the worker dies now.
+    /// delay. True if the worker dies now, or is dying already (a worker holding several
+    /// deliveries reaches points of several at once: only the first is counted).
     pub fn at_point(
         &self,
         point: &KillPoint,
@@ -235,8 +236,12 @@ impl LiveState {
         seq: Option<Seq>,
         delivery: u32,
     ) -> bool {
-        if w == 0 || w as usize > lock(&self.workers).len() {
-            return false;
+        match lock(&self.workers).get((w as usize).wrapping_sub(1)) {
+            None => return false,
+            // Its incarnation is being killed already (another of its calls was answered a
+            // moment before): the point is not the rules' to count, and the answer never leaves.
+            Some(s) if s.killed => return true,
+            Some(_) => {}
         }
         let key = seq
             .and_then(|s| lock(&self.keys).get((s - 1) as usize).cloned())
@@ -483,6 +488,26 @@ mod tests {
         let d = s.attribute(1, "b", Some(2));
         assert_eq!(d, 1);
         assert!(s.at_point(&KillPoint::CallAnswered, 1, Some(2), d));
+        // Another call of the dying worker is answered a moment later: it is not answered, and
+        // the rule does not count it (it fires on worker 2 next, its second and last time).
+        assert!(s.at_point(&KillPoint::CallAnswered, 1, Some(1), 1));
+        s.observed_delivery(2, 3, 1, Nanos::MAX);
+        let d = s.attribute(2, "c", Some(3));
+        assert!(s.at_point(&KillPoint::CallAnswered, 2, Some(3), d));
+        s.started(2, task());
+        s.observed_delivery(2, 1, 3, Nanos::MAX);
+        s.observed_delivery(2, 2, 1, Nanos::MAX);
+        assert!(
+            !s.at_point(&KillPoint::CallAnswered, 2, Some(2), 1),
+            "times: 2"
+        );
+        let killed = s
+            .take_events()
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::WorkerKilled { .. }))
+            .count();
+        assert_eq!(killed, 2);
+        s.started(2, task());
         // The dead incarnation holds nothing, nor does worker 2: a call for c from either, and
         // one with a key nobody published, match no delivery and are kept with the reason.
         assert_eq!(s.attribute(1, "c", Some(3)), 0);
