@@ -50,7 +50,7 @@ pub fn table(s: &Summary) -> String {
 /// report.html and summary.md say the same.
 pub(crate) fn verdict_detail(s: &Summary) -> String {
     let failed = s.budgets.iter().filter(|b| !b.pass).count();
-    match (s.budgets.len(), failed) {
+    let detail = match (s.budgets.len(), failed) {
         _ if !s.complete => format!(
             "{} at {:.3} s, before its end: what was recorded up to then, no verdict",
             incomplete_reason(s),
@@ -62,6 +62,15 @@ pub(crate) fn verdict_detail(s: &Summary) -> String {
             "{f} of {n} {} failed",
             plural(n as u64, "budget", "budgets")
         ),
+    };
+    if s.complete && s.unmatched_effects > 0 {
+        format!(
+            "misconfigured: {} {} no published message ({detail})",
+            s.unmatched_effects,
+            plural(s.unmatched_effects, "effect names", "effects name")
+        )
+    } else {
+        detail
     }
 }
 
@@ -185,7 +194,18 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
     }
     if s.unknown_key_effects > 0 {
         let n = s.unknown_key_effects.to_string();
-        rows.push(("unknown-key effects", n, "for keys never published".into()));
+        rows.push((
+            "unmatched effects",
+            n,
+            "for keys no published message has (misconfigured)".into(),
+        ));
+    }
+    if s.unverifiable_keys > 0 {
+        rows.push((
+            "unverifiable keys",
+            s.unverifiable_keys.to_string(),
+            "deleted, no effect matched: not counted as lost".into(),
+        ));
     }
     if !s.unattributed_calls.is_none() {
         rows.push((
@@ -423,6 +443,7 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
     }
     notes.extend(chaos_notes(s));
     notes.extend(attribution_note(s));
+    notes.extend(unmatched_note(s));
     if s.lost > 0 {
         notes.push(format!(
             "LOST: {} {} deleted from the queue and never had an effect: nothing will ever do {}.",
@@ -512,6 +533,37 @@ fn attribution_note(s: &Summary) -> Option<String> {
         reasons.join(", "),
         plural(n, "it", "them"),
     ))
+}
+
+/// Effects whose key names no published message: where each side's key is read and how to make
+/// them agree, and the messages that then cannot be told done or lost.
+fn unmatched_note(s: &Summary) -> Option<String> {
+    let n = s.unmatched_effects;
+    if n == 0 {
+        return None;
+    }
+    let mut text = format!(
+        "UNMATCHED: {n} {} no published message has, so {} cannot be counted against {} \
+         message: the run is misconfigured, not losing data. ackbench reads an effect's key from \
+         each provider call where `provider.key` says (default `pointer:/key`, the body's `key` \
+         field; or `header:NAME`, `segment:N`), and a message's key from what it published \
+         (with `workload.ingress`, from the published body at `workload.ingress.message_key`, \
+         default `/key`): make the consumer send, where `provider.key` reads, the key of the \
+         message it handles.",
+        plural(n, "effect named a key", "effects named keys"),
+        plural(n, "it", "they"),
+        plural(n, "its", "their"),
+    );
+    if s.unverifiable_keys > 0 {
+        text.push_str(&format!(
+            " {} {} deleted from the queue with no effect under {} key: unverifiable while \
+             effects are unmatched (not counted as lost).",
+            s.unverifiable_keys,
+            plural(s.unverifiable_keys, "message was", "messages were"),
+            plural(s.unverifiable_keys, "its", "their"),
+        ));
+    }
+    Some(text)
 }
 
 /// A warning for every chaos rule that never fired.
@@ -623,7 +675,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::metrics::testkit::{ack_before_work, slow_handler};
+    use crate::metrics::testkit::{ack_before_work, mis_keyed, slow_handler};
     use crate::profile::{Budgets, StaleAck};
     use crate::record::RunRecord;
     use crate::report::summary::{summarise, RunInfo};
@@ -707,6 +759,47 @@ mod tests {
         let s = summarise(&info(), &ack_before_work(), &budgets());
         assert!(!table(&s).contains("ATTRIBUTION"));
         assert!(!crate::report::summary::to_json(&s).contains("unattributed_calls"));
+    }
+
+    #[test]
+    fn unmatched_effects_fail_the_run_as_misconfigured_and_nothing_is_called_lost() {
+        // Both orders were sent once under keys ackbench never published: 2 unmatched effects,
+        // 2 messages unverifiable, none lost; the verdict fails on the keys, not on loss.
+        let s = summarise(&info(), &mis_keyed(), &budgets());
+        assert_eq!(
+            (s.lost, s.unmatched_effects, s.unverifiable_keys),
+            (0, 2, 2)
+        );
+        assert_eq!(s.verdict, Verdict::Fail);
+        let t = table(&s);
+        assert!(
+            t.starts_with(
+                "FAIL  incident (sim, seed 1): misconfigured: 2 effects name no published \
+                 message (1 of 3 budgets failed)\n"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("\n  unmatched_effects                    0             2  FAIL\n"));
+        assert!(
+            t.contains("\n  unverifiable keys                    2  deleted, no effect matched")
+        );
+        assert!(t.contains(
+            "UNMATCHED: 2 effects named keys no published message has, so they cannot be counted \
+             against their message: the run is misconfigured, not losing data. ackbench reads an \
+             effect's key from each provider call where `provider.key` says"
+        ));
+        assert!(t.contains("`workload.ingress.message_key`"), "{t}");
+        assert!(t.contains(
+            "2 messages were deleted from the queue with no effect under their key: unverifiable \
+             while effects are unmatched (not counted as lost)."
+        ));
+        assert!(
+            !t.contains("LOST:") && !t.contains("nothing will ever"),
+            "{t}"
+        );
+        let json = crate::report::summary::to_json(&s);
+        assert!(json.contains("\"lost\": 0,"));
+        assert!(json.contains("\"unmatched_effects\": 2,\n  \"unverifiable_keys\": 2\n"));
     }
 
     #[test]
