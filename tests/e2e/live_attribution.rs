@@ -3,6 +3,7 @@
 //! handled concurrently, acked after the handler returns. It holds several deliveries at once,
 //! so each provider call must be matched to the delivery of its key, not to the latest one the
 //! worker received, and a kill rule on first deliveries must fire on first deliveries only.
+//! And a consumer whose effect keys name no published message: a misconfigured run, not a loss.
 
 use std::process::{Command, Output, Stdio};
 
@@ -246,4 +247,64 @@ fn faststream_with_unlimited_prefetch_is_killed_on_the_deliveries_the_rule_names
         }
     }
     assert_eq!(twice, 2);
+}
+
+/// A consumer whose calls carry the key where the provider does not read it (`provider.key`
+/// points at the address): every email went out once, and no effect names a published message.
+#[test]
+fn effects_under_keys_no_message_has_fail_as_misconfigured_not_as_loss() {
+    let r = crate::common::run_text(
+        r#"
+name: live-mis-keyed
+mode: live
+seed: 3
+run: { duration: 50s, drain: 10m, time_scale: 0.05 }
+workload: { arrival: { every: 5s }, count: 10 }
+consumer: { target: ack-after-work, workers: 2, restart_after: 1s }
+provider: { key: "pointer:/to" }
+budgets: { lost: 0 }
+"#,
+        &[],
+    );
+    // A failed verdict (exit 1), on the keys: 10 unmatched effects, the 10 deleted orders
+    // unverifiable, none lost; each call's key named no published message.
+    assert_eq!(r.code(), 1, "{}", r.stderr());
+    let s = r.summary();
+    let n = |k: &str| s[k].as_u64();
+    assert_eq!(
+        [
+            n("effects"),
+            n("unmatched_effects"),
+            n("unknown_key_effects")
+        ],
+        [Some(0), Some(10), Some(10)],
+        "{s}"
+    );
+    assert_eq!([n("lost"), n("unverifiable_keys")], [Some(0), Some(10)]);
+    assert_eq!(s["unattributed_calls"]["unknown_key"], 10);
+    let failed: Vec<&str> = s["budgets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["pass"] == false)
+        .filter_map(|b| b["name"].as_str())
+        .collect();
+    assert_eq!(failed, ["unmatched_effects"]);
+    let out = r.stdout();
+    assert!(
+        out.contains(
+            "FAIL  live-mis-keyed (live, seed 3): misconfigured: 10 effects name no published \
+             message"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("UNMATCHED: 10 effects named keys no published message has"),
+        "{out}"
+    );
+    assert!(!out.contains("LOST:"), "{out}");
+    for file in ["summary.md", "junit.xml", "report.html"] {
+        let text = std::fs::read_to_string(r.dir.path().join(file)).unwrap_or_default();
+        assert!(text.contains("UNMATCHED"), "{file}");
+    }
 }
