@@ -7,11 +7,13 @@
 
 use std::time::Duration;
 
+pub mod attribution;
 pub mod broker;
 pub mod ingress;
 pub mod key;
 pub mod worker_logs;
 
+pub use attribution::{Unattributed, UnattributedCall};
 pub use broker::{BrokerSample, BrokerSamples, Unavailable};
 pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
 pub use key::Key;
@@ -88,6 +90,9 @@ pub struct RunRecord {
     /// `events` and the ledger are empty, and the metrics and the time series are read from
     /// here. `None`: the record holds the whole history.
     pub streamed: Option<Box<crate::metrics::stream::Folded>>,
+    /// The provider calls of a live run that could not be matched to one delivery their worker
+    /// held (none in a sim run, whose calls are made inside their delivery).
+    pub unattributed_calls: Vec<UnattributedCall>,
 }
 
 /// The clock a live run's consumer programs ran on, and what the run measured of it.

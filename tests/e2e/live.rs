@@ -265,7 +265,10 @@ fn built_in_targets_run_live_over_the_sqs_api_with_the_sim_counts() {
         std::thread::spawn(move || {
             let r = run_text(&builtin_profile(target, chaos), &["--quiet"]);
             assert!(r.code() <= 1, "{target}: {}", r.stderr());
-            r.summary()
+            let s = r.summary();
+            // Every provider call matched to the delivery its worker held.
+            assert!(s.get("unattributed_calls").is_none(), "{target}: {s}");
+            s
         })
     };
     let naive = run("ack-after-work", "");

@@ -70,7 +70,12 @@ pub(crate) fn finished(run: (u32, Output, Option<Value>)) -> Value {
         Vec::<String>::new(),
         "nothing left on the server"
     );
-    s.expect("a summary")
+    let s = s.expect("a summary");
+    assert!(
+        s.get("unattributed_calls").is_none(),
+        "every call matched to a delivery its worker held: {s}"
+    );
+    s
 }
 
 const COUNTS: [&str; 5] = ["effects", "duplicate_effects", "dlq", "lost", "deliveries"];

@@ -117,7 +117,12 @@ fn live_run(profile: &str, marker: &str) -> (u32, String, Value) {
         "workers left: {:?}",
         workers_left(marker)
     );
-    (pid, stderr(&o), summary_of(&live))
+    let summary = summary_of(&live);
+    assert!(
+        summary.get("unattributed_calls").is_none(),
+        "every call matched to a delivery its worker held: {summary}"
+    );
+    (pid, stderr(&o), summary)
 }
 
 /// Runs `profile` live (as [`live`]) and in sim mode (`--set mode=sim`); both summaries.

@@ -87,6 +87,10 @@ fn run(profile: &std::path::Path, args: &[&str]) -> (u32, Option<i32>, String, V
     let o = child.wait_with_output().expect("ackbench runs");
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let summary = summary_of(&out);
+    assert!(
+        summary.get("unattributed_calls").is_none(),
+        "every call matched to a delivery its worker held: {summary}"
+    );
     (pid, o.status.code(), err, summary)
 }
 

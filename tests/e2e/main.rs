@@ -16,6 +16,8 @@ mod interrupt;
 #[cfg(feature = "live")]
 mod live;
 #[cfg(feature = "live")]
+mod live_attribution;
+#[cfg(feature = "live")]
 mod live_broker_counts;
 #[cfg(feature = "live")]
 mod live_clock;

@@ -182,12 +182,20 @@ pub struct Accounting {
     pub effects: u64,
     /// Effects for keys that were never published (counted, never dropped).
     pub unknown_key_effects: u64,
+    /// The same effects, as the verdict names them: effects whose key names no published
+    /// message. While there are any, the keys of the consumer's calls and of the published
+    /// messages disagree (the run is misconfigured), and no message is counted lost.
+    pub unmatched_effects: u64,
+    /// Messages deleted with no effect matched to their key while some effects were unmatched:
+    /// whether their work was done cannot be told (they are not counted in `lost`).
+    pub unverifiable_keys: u64,
     pub messages_with_effect: u64,
     /// Effects beyond the first for each key.
     pub duplicate_effects: u64,
     /// `duplicate_effects / messages` (0 without messages).
     pub duplicate_rate: f64,
-    /// Deleted, no effect, not refused by the target.
+    /// Deleted, no effect, not refused by the target; 0 while effects are unmatched (those
+    /// messages are `unverifiable_keys` then).
     pub lost: u64,
     /// Still in the main queue when the run stopped.
     pub unfinished: u64,
@@ -299,9 +307,15 @@ impl Accounting {
     }
 
     /// The counts that need every message counted: effects of unknown keys (of `all_effects`
-    /// in the ledger) and the duplicate rate.
+    /// in the ledger), the duplicate rate, and, when some effects are unmatched, the messages
+    /// that had no effect: unverifiable, not lost (an effect that names no message may be
+    /// theirs under a key read wrongly).
     pub fn close(&mut self, all_effects: u64) {
         self.unknown_key_effects = all_effects - self.effects;
+        self.unmatched_effects = self.unknown_key_effects;
+        if self.unmatched_effects > 0 {
+            self.unverifiable_keys = std::mem::take(&mut self.lost);
+        }
         self.duplicate_rate = if self.messages == 0 {
             0.0
         } else {
@@ -379,7 +393,7 @@ fn sorted_retries(record: &RunRecord) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::testkit::{ack_before_work, s, slow_handler, Rec};
+    use crate::metrics::testkit::{ack_before_work, mis_keyed, s, slow_handler, Rec};
     use crate::profile::StaleAck;
     use crate::record::{CallOutcome, HandlerEnd};
 
@@ -437,6 +451,28 @@ mod tests {
         assert_eq!(a.max_oldest_age, s(34.0));
         assert_eq!(a.worker_busy, s(68.0));
         assert_eq!(a.last_handler_end, s(64.0));
+    }
+
+    #[test]
+    fn effects_under_keys_no_message_has_make_no_message_lost() {
+        // Both messages were sent once, under keys the run never published: 0 effects for the
+        // published keys, 2 unmatched; both deleted without a matched effect, which is no proof
+        // of loss while effects are unmatched: 2 unverifiable, 0 lost.
+        let a = counts(&mis_keyed(), s(300.0));
+        assert_eq!(
+            (a.effects, a.unknown_key_effects, a.unmatched_effects),
+            (0, 2, 2)
+        );
+        assert_eq!((a.lost, a.unverifiable_keys, a.unfinished), (0, 2, 0));
+        // ack-before-work really lost message 1 (its worker died after the ack): 1 lost. One
+        // more effect under an unknown key, and that loss can no longer be told from a keying
+        // mistake: 1 unverifiable, 0 lost.
+        assert_eq!(counts(&ack_before_work(), s(300.0)).lost, 1);
+        let mut r = ack_before_work();
+        r.ledger.effects[0].seq = None;
+        let a = counts(&r, s(300.0));
+        assert_eq!((a.effects, a.unmatched_effects), (0, 1));
+        assert_eq!((a.lost, a.unverifiable_keys), (0, 2));
     }
 
     #[test]

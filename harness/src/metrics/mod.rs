@@ -13,11 +13,14 @@
 //! - [`groups`]: a FIFO queue's message groups: backlog and head-of-line blocking time.
 //! - [`broker_counts`]: the broker's own DLQ depth, backlog and in-flight count over a live
 //!   run, as it answered them.
+//! - [`attribution`]: a live run's provider calls that could not be matched to one delivery
+//!   their worker held.
 //! - [`copies`]: a key published more than once (a retrying producer), and what its sends
 //!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
 pub mod accounting;
 pub mod anomalies;
+pub mod attribution;
 pub mod broker_counts;
 pub mod chaos;
 pub mod copies;
@@ -97,6 +100,8 @@ pub struct Metrics {
     pub consumer_clock: Option<crate::record::ConsumerClockRecord>,
     /// Where a live run's worker processes wrote, as recorded.
     pub worker_logs: Option<crate::record::WorkerLogsRecord>,
+    /// A live run's provider calls not matched to one delivery their worker held.
+    pub unattributed_calls: attribution::UnattributedCalls,
 }
 
 impl std::ops::Deref for Metrics {
@@ -204,6 +209,7 @@ fn assemble(record: &RunRecord, f: stream::Folded) -> Metrics {
         broker_counts: record.broker_samples.as_ref().map(broker_counts::summarise),
         consumer_clock: record.consumer_clock.clone(),
         worker_logs: record.worker_logs.clone(),
+        unattributed_calls: attribution::UnattributedCalls::of(record),
     }
 }
 

@@ -318,3 +318,19 @@ pub fn ack_before_work() -> RunRecord {
     r.end_handler(2.0, m3, 1, 1, HandlerEnd::Finished);
     r.finish(3.0)
 }
+
+/// A consumer whose calls name keys no published message has (the provider reads the key where
+/// the consumer does not put it): two messages, each delivered once at 0 s and 1 s to worker 1,
+/// sent once and acked 0.25 s later; both effects unmatched.
+pub fn mis_keyed() -> RunRecord {
+    let mut r = Rec::new(30.0, 1);
+    for t in [0.0, 1.0] {
+        let m = r.publish(t);
+        r.deliver(t, m, 1, 1)
+            .call(t, Some(t + 0.25), None, 1, 1, CallOutcome::Accepted)
+            .effect(t, None, 1, 1)
+            .ack(t + 0.25, m, 1, 1, AckOutcome::Deleted)
+            .end_handler(t + 0.25, m, 1, 1, HandlerEnd::Finished);
+    }
+    r.finish(3.0)
+}

@@ -52,7 +52,7 @@ pub fn table(s: &Summary) -> String {
 /// report.html and summary.md say the same.
 pub(crate) fn verdict_detail(s: &Summary) -> String {
     let failed = s.budgets.iter().filter(|b| !b.pass).count();
-    match (s.budgets.len(), failed) {
+    let detail = match (s.budgets.len(), failed) {
         _ if !s.complete => format!(
             "{} at {:.3} s, before its end: what was recorded up to then, no verdict",
             incomplete_reason(s),
@@ -64,6 +64,15 @@ pub(crate) fn verdict_detail(s: &Summary) -> String {
             "{f} of {n} {} failed",
             plural(n as u64, "budget", "budgets")
         ),
+    };
+    if s.complete && s.unmatched_effects > 0 {
+        format!(
+            "misconfigured: {} {} no published message ({detail})",
+            s.unmatched_effects,
+            plural(s.unmatched_effects, "effect names", "effects name")
+        )
+    } else {
+        detail
     }
 }
 
@@ -187,7 +196,25 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
     }
     if s.unknown_key_effects > 0 {
         let n = s.unknown_key_effects.to_string();
-        rows.push(("unknown-key effects", n, "for keys never published".into()));
+        rows.push((
+            "unmatched effects",
+            n,
+            "for keys no published message has (misconfigured)".into(),
+        ));
+    }
+    if s.unverifiable_keys > 0 {
+        rows.push((
+            "unverifiable keys",
+            s.unverifiable_keys.to_string(),
+            "deleted, no effect matched: not counted as lost".into(),
+        ));
+    }
+    if !s.unattributed_calls.is_none() {
+        rows.push((
+            "unattributed calls",
+            s.unattributed_calls.total().to_string(),
+            "provider calls not matched to a delivery the worker held".into(),
+        ));
     }
     rows.extend([
         (
@@ -423,6 +450,8 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
         });
     }
     notes.extend(chaos_notes(s).into_iter().map(Note::from));
+    notes.extend(attribution_note(s).into_iter().map(Note::from));
+    notes.extend(unmatched_note(s).into_iter().map(Note::from));
     if s.lost > 0 {
         notes.push(Note::from(format!(
             "LOST: {} {} deleted from the queue and never had an effect: nothing will ever do {}.",
@@ -489,6 +518,61 @@ fn clock_note(c: &crate::record::ConsumerClockRecord) -> String {
         None => text.push('.'),
     }
     text
+}
+
+/// Provider calls that could not be matched to one delivery their worker held, by reason: their
+/// kills and retries were judged against no delivery (or the latest of several).
+fn attribution_note(s: &Summary) -> Option<String> {
+    let u = &s.unattributed_calls;
+    if u.is_none() {
+        return None;
+    }
+    let reasons: Vec<String> = crate::record::Unattributed::ALL
+        .iter()
+        .filter(|&&why| u.count(why) > 0)
+        .map(|&why| format!("{} {}", u.count(why), why.words()))
+        .collect();
+    let n = u.total();
+    Some(format!(
+        "ATTRIBUTION: {n} provider {} could not be matched to a delivery the worker held: {}. \
+         A call is matched by its effect key to the delivery of that key its worker holds; kill \
+         rules with `delivery` and handler retries judged {} against no delivery (or the latest \
+         of several).",
+        plural(n, "call", "calls"),
+        reasons.join(", "),
+        plural(n, "it", "them"),
+    ))
+}
+
+/// Effects whose key names no published message: where each side's key is read and how to make
+/// them agree, and the messages that then cannot be told done or lost.
+fn unmatched_note(s: &Summary) -> Option<String> {
+    let n = s.unmatched_effects;
+    if n == 0 {
+        return None;
+    }
+    let mut text = format!(
+        "UNMATCHED: {n} {} no published message has, so {} cannot be counted against {} \
+         message: the run is misconfigured, not losing data. ackbench reads an effect's key from \
+         each provider call where `provider.key` says (default `pointer:/key`, the body's `key` \
+         field; or `header:NAME`, `segment:N`), and a message's key from what it published \
+         (with `workload.ingress`, from the published body at `workload.ingress.message_key`, \
+         default `/key`): make the consumer send, where `provider.key` reads, the key of the \
+         message it handles.",
+        plural(n, "effect named a key", "effects named keys"),
+        plural(n, "it", "they"),
+        plural(n, "its", "their"),
+    );
+    if s.unverifiable_keys > 0 {
+        text.push_str(&format!(
+            " {} {} deleted from the queue with no effect under {} key: unverifiable while \
+             effects are unmatched (not counted as lost).",
+            s.unverifiable_keys,
+            plural(s.unverifiable_keys, "message was", "messages were"),
+            plural(s.unverifiable_keys, "its", "their"),
+        ));
+    }
+    Some(text)
 }
 
 /// A warning for every chaos rule that never fired.
@@ -600,7 +684,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::metrics::testkit::{ack_before_work, slow_handler};
+    use crate::metrics::testkit::{ack_before_work, mis_keyed, slow_handler};
     use crate::profile::{Budgets, StaleAck};
     use crate::record::RunRecord;
     use crate::report::summary::{summarise, RunInfo};
@@ -647,6 +731,84 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("DLQ:") && !t.contains("TIMEOUT:"));
+    }
+
+    #[test]
+    fn calls_not_matched_to_a_held_delivery_are_warned_of_with_the_reason() {
+        // A live run's record: two calls whose worker held no delivery of their message, one
+        // whose key nobody published; 3 in the row and in the note, with each reason's count.
+        let mut r = ack_before_work();
+        let call = |why| crate::record::UnattributedCall {
+            at: 0,
+            worker: 1,
+            seq: Some(1),
+            why,
+        };
+        use crate::record::Unattributed::{NotHeld, UnknownKey};
+        r.unattributed_calls = vec![call(NotHeld), call(UnknownKey), call(NotHeld)];
+        let s = summarise(&info(), &r, &budgets());
+        let t = table(&s);
+        assert!(
+            t.contains("\n  unattributed calls                   3  provider calls not matched to a delivery the worker held\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "ATTRIBUTION: 3 provider calls could not be matched to a delivery the worker \
+                 held: 1 named a key no published message has, 2 named a message their worker \
+                 held no delivery of."
+            ),
+            "{t}"
+        );
+        let json = crate::report::summary::to_json(&s);
+        assert!(json.contains(
+            "\"unattributed_calls\": {\n    \"unknown_key\": 1,\n    \"not_held\": 2,\n    \"ambiguous\": 0\n  }"
+        ));
+        // Every call matched: no row, no note, no field.
+        let s = summarise(&info(), &ack_before_work(), &budgets());
+        assert!(!table(&s).contains("ATTRIBUTION"));
+        assert!(!crate::report::summary::to_json(&s).contains("unattributed_calls"));
+    }
+
+    #[test]
+    fn unmatched_effects_fail_the_run_as_misconfigured_and_nothing_is_called_lost() {
+        // Both orders were sent once under keys ackbench never published: 2 unmatched effects,
+        // 2 messages unverifiable, none lost; the verdict fails on the keys, not on loss.
+        let s = summarise(&info(), &mis_keyed(), &budgets());
+        assert_eq!(
+            (s.lost, s.unmatched_effects, s.unverifiable_keys),
+            (0, 2, 2)
+        );
+        assert_eq!(s.verdict, Verdict::Fail);
+        let t = table(&s);
+        assert!(
+            t.starts_with(
+                "FAIL  incident (sim, seed 1): misconfigured: 2 effects name no published \
+                 message (1 of 3 budgets failed)\n"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("\n  unmatched_effects                    0             2  FAIL\n"));
+        assert!(
+            t.contains("\n  unverifiable keys                    2  deleted, no effect matched")
+        );
+        assert!(t.contains(
+            "UNMATCHED: 2 effects named keys no published message has, so they cannot be counted \
+             against their message: the run is misconfigured, not losing data. ackbench reads an \
+             effect's key from each provider call where `provider.key` says"
+        ));
+        assert!(t.contains("`workload.ingress.message_key`"), "{t}");
+        assert!(t.contains(
+            "2 messages were deleted from the queue with no effect under their key: unverifiable \
+             while effects are unmatched (not counted as lost)."
+        ));
+        assert!(
+            !t.contains("LOST:") && !t.contains("nothing will ever"),
+            "{t}"
+        );
+        let json = crate::report::summary::to_json(&s);
+        assert!(json.contains("\"lost\": 0,"));
+        assert!(json.contains("\"unmatched_effects\": 2,\n  \"unverifiable_keys\": 2\n"));
     }
 
     #[test]

@@ -112,7 +112,7 @@ pub fn markdown(data: &ReportData) -> String {
         s.deliveries,
         s.effects,
         s.duplicate_effects,
-        s.lost,
+        lost_cell(s),
         s.unfinished,
         s.late,
         s.dlq,
@@ -175,6 +175,15 @@ pub fn markdown(data: &ReportData) -> String {
         fenced(&r.command, "sh")
     );
     md
+}
+
+/// The `lost` cell: with unmatched effects, the messages that cannot be told lost beside it.
+fn lost_cell(s: &super::summary::Summary) -> String {
+    if s.unverifiable_keys > 0 {
+        format!("{} ({} unverifiable)", s.lost, s.unverifiable_keys)
+    } else {
+        s.lost.to_string()
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Exporter;
 use crate::metrics::anomalies::Anomaly;
+use crate::metrics::attribution::UnattributedCalls;
 use crate::metrics::{
     analyse, seconds, Crash, HandlerLeases, IngressSummary, LatencySummary, Metrics, RuleFires,
     Sample,
@@ -133,6 +134,15 @@ pub struct Summary {
     /// Each of them: what, which message, when, which worker and delivery.
     #[serde(default)]
     pub anomalies: Vec<Anomaly>,
+    /// Effects whose key names no published message (the same count as
+    /// `unknown_key_effects`): while there are any, the verdict fails on them (the run is
+    /// misconfigured) and no message counts as lost.
+    #[serde(default)]
+    pub unmatched_effects: u64,
+    /// Messages deleted with no effect matched to their key while effects were unmatched:
+    /// whether their work was done cannot be told (counted here instead of `lost`).
+    #[serde(default)]
+    pub unverifiable_keys: u64,
     /// What a live run on a real broker read from the broker itself every `run.sample_every`:
     /// the last and peak DLQ depth, backlog and in-flight count, `null` (with the reason) for a
     /// figure the kind cannot give; absent for sim runs and the embedded broker.
@@ -147,6 +157,10 @@ pub struct Summary {
     /// and built-in targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_logs: Option<crate::record::WorkerLogsRecord>,
+    /// A live run's provider calls that could not be matched to one delivery their worker held,
+    /// by reason; absent when every call was matched (and in sim runs).
+    #[serde(default, skip_serializing_if = "UnattributedCalls::is_none")]
+    pub unattributed_calls: UnattributedCalls,
 }
 
 impl Summary {
@@ -204,9 +218,12 @@ impl Summary {
             message_groups: m.groups.iter().map(Into::into).collect(),
             broker_anomalies: m.anomalies.len() as u64,
             anomalies: m.anomalies.clone(),
+            unmatched_effects: m.unmatched_effects,
+            unverifiable_keys: m.unverifiable_keys,
             broker_counts: m.broker_counts.clone(),
             consumer_clock: m.consumer_clock.clone(),
             worker_logs: m.worker_logs.clone(),
+            unattributed_calls: m.unattributed_calls,
         }
     }
 }
@@ -359,6 +376,8 @@ mod tests {
         "crashes",
         "broker_anomalies",
         "anomalies",
+        "unmatched_effects",
+        "unverifiable_keys",
     ];
 
     fn info() -> RunInfo {

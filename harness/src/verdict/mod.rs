@@ -41,6 +41,12 @@ pub const BUDGET_NAMES: &[&str] = &[
     "ingress_lost",
 ];
 
+/// The check every run whose effects name keys no published message has gets, reported after
+/// the profile's budgets: how many such effects (limit 0). The consumer's calls and the
+/// published messages do not agree on the key, so no effect can be counted against its message:
+/// the run is misconfigured, and fails on it rather than on the losses it would seem to have.
+pub const UNMATCHED_EFFECTS: &str = "unmatched_effects";
+
 /// The budget every run with a chaos rule that is not `optional: true` gets, reported after the
 /// profile's: how many of those rules never fired (limit 0). A rule that never fired tested
 /// nothing, so the run cannot pass on it.
@@ -139,6 +145,7 @@ impl fmt::Display for Verdict {
 }
 
 /// Every budget that is set, against the metrics, in the order of [`BUDGET_NAMES`]; then
+/// [`UNMATCHED_EFFECTS`] when some effects name no published message, and
 /// [`UNFIRED_CHAOS_RULES`] when the run has a chaos rule that must fire.
 pub fn evaluate(budgets: &Budgets, m: &Metrics) -> Vec<BudgetResult> {
     let count = |n: u64| n as f64;
@@ -195,6 +202,13 @@ pub fn evaluate(budgets: &Budgets, m: &Metrics) -> Vec<BudgetResult> {
     check("ingress_lost", budgets.ingress_lost.map(count), &|| {
         count(m.ingress.as_ref().map_or(0, |i| i.lost))
     });
+    if m.unmatched_effects > 0 {
+        out.push(BudgetResult::new(
+            UNMATCHED_EFFECTS,
+            0.0,
+            count(m.unmatched_effects),
+        ));
+    }
     if m.chaos.iter().any(|r| !r.optional) {
         let unfired = unfired_required(&m.chaos).count() as u64;
         out.push(BudgetResult::new(UNFIRED_CHAOS_RULES, 0.0, count(unfired)));
@@ -208,7 +222,7 @@ mod tests {
 
     use super::*;
     use crate::metrics::analyse;
-    use crate::metrics::testkit::{ack_before_work, s, slow_handler};
+    use crate::metrics::testkit::{ack_before_work, mis_keyed, s, slow_handler};
     use crate::profile::{LateBudget, StaleAck};
 
     fn every_budget() -> Budgets {
@@ -378,6 +392,28 @@ mod tests {
         assert!(evaluate(&Budgets::default(), &m)[0].pass);
         m.chaos = vec![rule(2, 0, true)];
         assert!(evaluate(&Budgets::default(), &m).is_empty());
+    }
+
+    #[test]
+    fn effects_no_message_matches_fail_the_run_as_misconfigured_not_as_loss() {
+        // Two effects under keys nobody published, both messages deleted: the `lost` budget
+        // holds (0 lost: 2 unverifiable), and the run fails on its unmatched effects: exit 1.
+        let m = analyse(&mis_keyed(), s(300.0));
+        let budgets = Budgets {
+            lost: Some(0),
+            ..Budgets::default()
+        };
+        let got = evaluate(&budgets, &m);
+        assert_eq!(
+            got,
+            vec![
+                BudgetResult::new("lost", 0.0, 0.0),
+                BudgetResult::new(UNMATCHED_EFFECTS, 0.0, 2.0),
+            ]
+        );
+        assert_eq!(Verdict::of(&got).exit_code(), exit::BUDGET_FAILED);
+        // Every effect matched: no such check.
+        assert!(evaluate(&Budgets::default(), &analyse(&ack_before_work(), s(300.0))).is_empty());
     }
 
     #[test]

@@ -22,13 +22,22 @@ use crate::serving::ServeLimits;
 
 /// What the live runner tells the provider about workers, and how it kills them.
 pub trait LiveHooks: Send + Sync + 'static {
-    /// Receive count of the delivery worker `worker` holds now (0 if none).
-    fn delivery(&self, _worker: WorkerId) -> u32 {
+    /// Receive count of the delivery of worker `worker` that a call with effect key `key` (the
+    /// key of message `seq`, if one was published with it) belongs to: the delivery of that key
+    /// the worker holds (0 if none).
+    fn attribute(&self, _worker: WorkerId, _key: &str, _seq: Option<Seq>) -> u32 {
         0
     }
-    /// Worker `worker` reached `point` (`call_started`, `call_answered`) for message `seq`:
-    /// returns true if it is being killed (the provider then never answers it).
-    fn at_point(&self, _point: &KillPoint, _worker: WorkerId, _seq: Option<Seq>) -> bool {
+    /// Worker `worker` reached `point` (`call_started`, `call_answered`) in a call for message
+    /// `seq` made in its delivery number `delivery`: returns true if it is being killed (the
+    /// provider then never answers it).
+    fn at_point(
+        &self,
+        _point: &KillPoint,
+        _worker: WorkerId,
+        _seq: Option<Seq>,
+        _delivery: u32,
+    ) -> bool {
         false
     }
 }
@@ -232,7 +241,7 @@ async fn handle(
     let now = shared.clock.now();
     let seq = lock(&shared.keys).get(&key).copied();
     let plan = lock(&shared.model).plan(now, seq);
-    let delivery = shared.hooks.delivery(worker);
+    let delivery = shared.hooks.attribute(worker, &key, seq);
     let call = lock(&shared.ledger).start_call(CallStart {
         seq,
         key: Some(key),
@@ -246,7 +255,10 @@ async fn handle(
         call,
         open: true,
     };
-    if shared.hooks.at_point(&KillPoint::CallStarted, worker, seq) {
+    if shared
+        .hooks
+        .at_point(&KillPoint::CallStarted, worker, seq, delivery)
+    {
         std::future::pending::<()>().await;
     }
     match plan.latency {
@@ -256,7 +268,10 @@ async fn handle(
     }
     lock(&shared.ledger).answer(call, shared.clock.now());
     open.open = false;
-    if shared.hooks.at_point(&KillPoint::CallAnswered, worker, seq) {
+    if shared
+        .hooks
+        .at_point(&KillPoint::CallAnswered, worker, seq, delivery)
+    {
         std::future::pending::<()>().await;
     }
     match plan.outcome {

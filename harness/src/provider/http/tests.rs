@@ -185,7 +185,7 @@ async fn bad_worker_and_bad_path_are_refused() {
 /// Kills every call at `point` (counting them) without answering.
 struct KillAt(KillPoint, AtomicU32);
 impl LiveHooks for KillAt {
-    fn at_point(&self, point: &KillPoint, _w: WorkerId, _s: Option<Seq>) -> bool {
+    fn at_point(&self, point: &KillPoint, _w: WorkerId, _s: Option<Seq>, _d: u32) -> bool {
         let kill = *point == self.0;
         if kill {
             self.1.fetch_add(1, Ordering::SeqCst);

@@ -171,6 +171,7 @@ async fn run_live(
         consumer_clock: ran.consumer_clock,
         worker_logs: ran.worker_logs,
         streamed: None,
+        unattributed_calls: ran.unattributed_calls,
     })
 }
 
@@ -186,6 +187,7 @@ struct Ran {
     broker_samples: Option<crate::record::BrokerSamples>,
     consumer_clock: Option<ConsumerClockRecord>,
     worker_logs: Option<crate::record::WorkerLogsRecord>,
+    unattributed_calls: Vec<crate::record::UnattributedCall>,
 }
 
 /// The provider, the workers and the ingress load against an open broker; publish, drive,
@@ -320,6 +322,7 @@ async fn use_broker(
         messages,
         publishes,
         events: state.take_events(),
+        unattributed_calls: state.take_unattributed(),
         ledger,
         end,
         ingress: ingress_record,

@@ -1,6 +1,7 @@
 //! What a live run knows about its workers while it runs, and the hooks through which the SQS
 //! endpoint and the HTTP provider report to it (and let it kill a worker before an answer leaves).
 
+mod holdings;
 mod observe;
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
@@ -13,7 +14,10 @@ use crate::broker::sqs::SqsHooks;
 use crate::chaos::{KillSchedule, PointHit};
 use crate::profile::KillPoint;
 use crate::provider::http::{LiveClock, LiveHooks};
-use crate::record::{Event, EventKind, HandlerEnd, Nanos, Seq, WorkerExit, WorkerId};
+use crate::record::{
+    Event, EventKind, HandlerEnd, Nanos, Seq, Unattributed, UnattributedCall, WorkerExit, WorkerId,
+};
+use holdings::{Holdings, Match};
 
 /// How a running worker is stopped.
 #[derive(Debug, Clone)]
@@ -42,8 +46,11 @@ pub struct WorkerState {
     /// How to stop the running incarnation, if one runs.
     pub running: Option<Handle>,
     pub incarnation: u32,
-    /// The delivery it handles now: (seq, receive count).
+    /// The delivery its handler span is on: (seq, receive count). One per worker, the latest
+    /// it received (a handler span ends when the next delivery comes).
     pub handling: Option<(Seq, u32)>,
+    /// Every delivery it holds, which its provider calls are matched to by key.
+    pub holdings: Holdings,
     /// Set when a kill rule killed the current incarnation (its exit is then no crash).
     pub killed: bool,
 }
@@ -68,6 +75,8 @@ pub struct LiveState {
     stopped_at: OnceLock<Nanos>,
     /// Told of every event recorded, so the run's loop wakes when something happened.
     activity: tokio::sync::Notify,
+    /// Provider calls not matched to exactly one delivery their worker held.
+    unattributed: Mutex<Vec<UnattributedCall>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -88,6 +97,7 @@ impl LiveState {
             published: OnceLock::new(),
             stopped_at: OnceLock::new(),
             activity: tokio::sync::Notify::new(),
+            unattributed: Mutex::new(Vec::new()),
         })
     }
 
@@ -142,6 +152,7 @@ impl LiveState {
         s.incarnation += 1;
         s.killed = false;
         s.handling = None;
+        s.holdings.clear();
         s.incarnation
     }
 
@@ -154,6 +165,7 @@ impl LiveState {
             let mut ws = lock(&self.workers);
             let s = &mut ws[(w - 1) as usize];
             s.running = None;
+            s.holdings.clear();
             if s.killed || ours {
                 (true, None)
             } else {
@@ -190,6 +202,7 @@ impl LiveState {
                 return;
             }
             s.killed = true;
+            s.holdings.clear();
             (s.running.clone(), s.handling.take())
         };
         if let Some((seq, delivery)) = handling {
@@ -214,7 +227,8 @@ impl LiveState {
     }
 
     /// Checks the kill rules at a handler point of `w`; kills now, or later after the rule's
-    /// delay. True if the worker dies now.
+    /// delay. True if the worker dies now, or is dying already (a worker holding several
+    /// deliveries reaches points of several at once: only the first is counted).
     pub fn at_point(
         &self,
         point: &KillPoint,
@@ -222,8 +236,12 @@ impl LiveState {
         seq: Option<Seq>,
         delivery: u32,
     ) -> bool {
-        if w == 0 || w as usize > lock(&self.workers).len() {
-            return false;
+        match lock(&self.workers).get((w as usize).wrapping_sub(1)) {
+            None => return false,
+            // Its incarnation is being killed already (another of its calls was answered a
+            // moment before): the point is not the rules' to count, and the answer never leaves.
+            Some(s) if s.killed => return true,
+            Some(_) => {}
         }
         let key = seq
             .and_then(|s| lock(&self.keys).get((s - 1) as usize).cloned())
@@ -257,6 +275,44 @@ impl LiveState {
                 false
             }
         }
+    }
+
+    /// The delivery of `w` a provider call with effect key `key` (the key of message `seq`, if
+    /// one was published with it) belongs to: the one of that key `w` holds, else the latest of
+    /// that key it let go of; its receive count, 0 for none. A call that cannot be matched to
+    /// exactly one is kept with the reason ([`LiveState::take_unattributed`]).
+    pub fn attribute(&self, w: WorkerId, key: &str, seq: Option<Seq>) -> u32 {
+        let holdings = match lock(&self.workers).get((w as usize).wrapping_sub(1)) {
+            Some(s) => s.holdings.clone(),
+            None => return 0,
+        };
+        let found = {
+            let keys = lock(&self.keys);
+            holdings.find(|s| {
+                keys.get((s as usize).wrapping_sub(1))
+                    .is_some_and(|k| k == key)
+            })
+        };
+        let why = match found {
+            Match::Held(..) | Match::LetGo(..) => None,
+            Match::Ambiguous(..) => Some(Unattributed::Ambiguous),
+            Match::NotHeld if seq.is_none() => Some(Unattributed::UnknownKey),
+            Match::NotHeld => Some(Unattributed::NotHeld),
+        };
+        if let Some(why) = why {
+            lock(&self.unattributed).push(UnattributedCall {
+                at: self.clock.now(),
+                worker: w,
+                seq,
+                why,
+            });
+        }
+        found.delivery()
+    }
+
+    /// The calls [`LiveState::attribute`] could not match, in the order they started.
+    pub fn take_unattributed(&self) -> Vec<UnattributedCall> {
+        std::mem::take(&mut lock(&self.unattributed))
     }
 
     /// Timed kill rules (`at`, `every`): the first instant of each, in profile time.
@@ -296,7 +352,12 @@ impl SqsHooks for Hooks {
         if queue != self.0.queue || worker as usize > lock(&self.0.workers).len() || worker == 0 {
             return;
         }
-        let ended = lock(&self.0.workers)[(worker - 1) as usize].handling.take();
+        let ended = {
+            let mut ws = lock(&self.0.workers);
+            let s = &mut ws[(worker - 1) as usize];
+            s.holdings.let_go_all();
+            s.handling.take()
+        };
         if let Some((seq, delivery)) = ended {
             self.0.record(EventKind::HandlerEnded {
                 seq,
@@ -324,19 +385,29 @@ impl SqsHooks for Hooks {
         if queue != self.0.queue || worker == 0 || worker as usize > lock(&self.0.workers).len() {
             return false;
         }
-        lock(&self.0.workers)[(worker - 1) as usize].handling = Some((seq, delivery));
+        {
+            let mut ws = lock(&self.0.workers);
+            let s = &mut ws[(worker - 1) as usize];
+            s.handling = Some((seq, delivery));
+            s.holdings.received(seq, delivery);
+        }
         self.0
             .at_point(&KillPoint::Received, worker, Some(seq), delivery)
     }
 }
 
 impl LiveHooks for Hooks {
-    fn delivery(&self, worker: WorkerId) -> u32 {
-        self.0.worker(worker).handling.map_or(0, |(_, d)| d)
+    fn attribute(&self, worker: WorkerId, key: &str, seq: Option<Seq>) -> u32 {
+        self.0.attribute(worker, key, seq)
     }
 
-    fn at_point(&self, point: &KillPoint, worker: WorkerId, seq: Option<Seq>) -> bool {
-        let delivery = self.delivery(worker);
+    fn at_point(
+        &self,
+        point: &KillPoint,
+        worker: WorkerId,
+        seq: Option<Seq>,
+        delivery: u32,
+    ) -> bool {
         self.0.at_point(point, worker, seq, delivery)
     }
 }
@@ -386,6 +457,74 @@ mod tests {
         assert_eq!(
             crashes(&events),
             [WorkerExit::Signal(9), WorkerExit::Status(1)]
+        );
+    }
+
+    #[tokio::test]
+    async fn calls_are_matched_to_the_held_delivery_of_their_key_and_kills_follow_it() {
+        // The rule: kill at call_answered on a first delivery, twice at most.
+        let mut rule = crate::profile::KillRule::new(crate::profile::KillTrigger::Point(
+            KillPoint::CallAnswered,
+        ));
+        rule.delivery = Some(1);
+        rule.times = Some(2);
+        let kills = KillSchedule::new(&[crate::profile::ChaosRule::KillWorker(rule)], 1);
+        let s = LiveState::new(LiveClock::new(1.0), "q", 2, kills);
+        for k in ["a", "b", "c"] {
+            s.publishing(k);
+        }
+        s.started(1, task());
+        s.started(2, task());
+        // Worker 1 holds a (its delivery 2: another worker died holding it) and then b (a first
+        // delivery), both at once (unlimited prefetch): b is the latest it received.
+        assert!(!s.observed_delivery(1, 1, 2, Nanos::MAX));
+        assert!(!s.observed_delivery(1, 2, 1, Nanos::MAX));
+        // A call for a is delivery 2 of a: the rule does not fire on it (matched to the latest
+        // delivery, b's, it would have killed the worker on a second delivery).
+        let d = s.attribute(1, "a", Some(1));
+        assert_eq!(d, 2);
+        assert!(!s.at_point(&KillPoint::CallAnswered, 1, Some(1), d));
+        // A call for b is b's first delivery: the rule fires.
+        let d = s.attribute(1, "b", Some(2));
+        assert_eq!(d, 1);
+        assert!(s.at_point(&KillPoint::CallAnswered, 1, Some(2), d));
+        // Another call of the dying worker is answered a moment later: it is not answered, and
+        // the rule does not count it (it fires on worker 2 next, its second and last time).
+        assert!(s.at_point(&KillPoint::CallAnswered, 1, Some(1), 1));
+        s.observed_delivery(2, 3, 1, Nanos::MAX);
+        let d = s.attribute(2, "c", Some(3));
+        assert!(s.at_point(&KillPoint::CallAnswered, 2, Some(3), d));
+        s.started(2, task());
+        s.observed_delivery(2, 1, 3, Nanos::MAX);
+        s.observed_delivery(2, 2, 1, Nanos::MAX);
+        assert!(
+            !s.at_point(&KillPoint::CallAnswered, 2, Some(2), 1),
+            "times: 2"
+        );
+        let killed = s
+            .take_events()
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::WorkerKilled { .. }))
+            .count();
+        assert_eq!(killed, 2);
+        s.started(2, task());
+        // The dead incarnation holds nothing, nor does worker 2: a call for c from either, and
+        // one with a key nobody published, match no delivery and are kept with the reason.
+        assert_eq!(s.attribute(1, "c", Some(3)), 0);
+        assert_eq!(s.attribute(2, "c", Some(3)), 0);
+        assert_eq!(s.attribute(2, "zzz", None), 0);
+        let kept: Vec<_> = s
+            .take_unattributed()
+            .iter()
+            .map(|c| (c.worker, c.seq, c.why))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (1, Some(3), Unattributed::NotHeld),
+                (2, Some(3), Unattributed::NotHeld),
+                (2, None, Unattributed::UnknownKey),
+            ]
         );
     }
 

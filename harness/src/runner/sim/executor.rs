@@ -126,6 +126,7 @@ pub fn run(
     };
     let publishes = world.plan.sends.is_some().then_some(world.publishes);
     Ok(RunRecord {
+        unattributed_calls: Vec::new(),
         publishes,
         messages: world.messages,
         events: world.events,

@@ -33,7 +33,12 @@ impl LiveState {
             delivery,
             lease_end,
         });
-        lock(&self.workers)[(worker - 1) as usize].handling = Some((seq, delivery));
+        {
+            let mut ws = lock(&self.workers);
+            let s = &mut ws[(worker - 1) as usize];
+            s.handling = Some((seq, delivery));
+            s.holdings.received(seq, delivery);
+        }
         self.at_point(&KillPoint::Received, worker, Some(seq), delivery)
     }
 
@@ -50,6 +55,7 @@ impl LiveState {
             delivery,
             outcome,
         });
+        self.let_go(worker, seq, delivery);
         self.end_handler_of(worker, seq, delivery);
     }
 
@@ -65,7 +71,23 @@ impl LiveState {
             delivery,
             lease_end: visible_at,
         });
+        self.let_go(worker, seq, delivery);
         self.end_handler_of(worker, seq, delivery);
+    }
+
+    /// The broker took delivery `delivery` of `seq` back from `worker` (RabbitMQ returns what
+    /// a closed channel held): the worker no longer holds it. Its handler span is left as it
+    /// is: the worker may still be working on it.
+    pub fn observed_return(&self, worker: WorkerId, seq: Seq, delivery: u32) {
+        if self.known_worker(worker) {
+            self.let_go(worker, seq, delivery);
+        }
+    }
+
+    fn let_go(&self, worker: WorkerId, seq: Seq, delivery: u32) {
+        lock(&self.workers)[(worker - 1) as usize]
+            .holdings
+            .let_go(seq, delivery);
     }
 
     /// `worker` extended its hold on delivery `delivery` of `seq` to `lease_end` (a heartbeat:

@@ -131,6 +131,7 @@ impl AmqpConnection {
             self.ledger.settled(seq, false);
             self.ledger.returned(seq, now);
             self.state.record(EventKind::LeaseExpired { seq, delivery });
+            self.state.observed_return(self.worker, seq, delivery);
             self.channel(ch).stale.insert(tag, (seq, delivery));
         }
     }
