@@ -816,3 +816,63 @@ fn message_groups_need_a_fifo_queue_and_at_least_one_group() {
         "workload.groups: message groups belong to a FIFO queue",
     );
 }
+
+/// `workload.message` and `broker.queue` refused before a run: exit 2, the place and the reason.
+#[test]
+fn a_message_that_cannot_reach_its_consumer_is_refused() {
+    let live = |broker: &str, message: &str| {
+        format!(
+            "name: e2e\nmode: live\nrun: {{ duration: 10m }}\nbroker: {broker}\nworkload:\n  \
+             arrival: {{ every: 50s }}\n  message: {message}\nconsumer: {{ command: [\"true\"] }}\n"
+        )
+    };
+    // A template that does not place the key: the consumer could not name its message.
+    expect_error(
+        &live("{ kind: sqs }", "{ body: \"order {seq}\" }"),
+        &[],
+        "{path}:7:3: workload.message: the message places its key nowhere: put {key}",
+    );
+    // A preset for a kind the framework does not run on.
+    expect_error(
+        &live("{ kind: nats }", "{ format: celery, task: tasks.send }"),
+        &[],
+        "workload.message.format: celery does not run on broker.kind nats: it runs on rabbitmq \
+         and sqs",
+    );
+    expect_error(
+        &live(
+            "{ kind: redis-streams }",
+            "{ format: dramatiq, task: send }",
+        ),
+        &[],
+        "workload.message.format: dramatiq does not run on broker.kind redis-streams",
+    );
+    // A part the kind does not carry, and a preset's part written by hand.
+    expect_error(
+        &live("{ kind: sqs }", "{ headers: { k: \"{key}\" } }"),
+        &[],
+        "workload.message.headers: broker.kind sqs carries no headers",
+    );
+    expect_error(
+        &live("{ kind: rabbitmq }", "{ format: celery, task: t, body: x }"),
+        &[],
+        "workload.message.body: format celery does not read body here",
+    );
+    // reuse on a kind whose queue is always the run's own, and a queue name no broker takes.
+    expect_error(
+        &live(
+            "{ kind: nats, queue: orders, reuse: true }",
+            "{ format: faststream }",
+        ),
+        &[],
+        "broker.reuse: reuse is for RabbitMQ queues",
+    );
+    expect_error(
+        &live(
+            "{ kind: rabbitmq, queue: \"a b\" }",
+            "{ format: faststream }",
+        ),
+        &[],
+        "broker.queue: a queue name is 1 to 80 characters",
+    );
+}

@@ -14,6 +14,7 @@ mod document;
 pub mod duration;
 pub mod env_value;
 pub mod error;
+pub mod key_path;
 pub mod key_source;
 mod locate;
 pub mod message;

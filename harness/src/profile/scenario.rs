@@ -391,8 +391,9 @@ pub struct IngressSpec {
     pub users: u32,
     /// Whether requests start on the plan's schedule (`false`: `users` alone, no schedule).
     pub scheduled: bool,
-    /// Where a published message's key is in its body: a JSON pointer.
-    pub message_key: String,
+    /// Where a published message's key is in its body: a JSON pointer, or steps through its
+    /// encodings (`base64|/body|base64|/0/0`).
+    pub message_key: super::key_path::KeyPath,
     /// How long one request may take before it counts as failed (wall time).
     pub timeout: Duration,
 }

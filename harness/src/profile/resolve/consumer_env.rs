@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(s.consumer.command.unwrap()[3], "w${ACKBENCH_WORKER}@%h");
         let e = error(&text("w${ACKBENCH_NOPE}@%h"));
         assert!(
-            e.contains("consumer.command[3]: `${ACKBENCH_NOPE}` is not a run variable"),
+            e.contains("p.yaml:6:33: consumer.command.3: `${ACKBENCH_NOPE}` is not a run variable"),
             "{e}"
         );
     }

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use crate::profile::key_path::KeyPath;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{MethodName, RawIngress};
@@ -122,18 +123,17 @@ pub fn resolve(
         headers.push((name, template(&value.0, &fields, &at)?));
     }
     let message_key = match raw.message_key {
-        Some(p) if !(p.0.is_empty() || p.0.starts_with('/')) => {
-            return Err(Problem::new(
+        Some(p) => KeyPath::parse(&p.0).map_err(|e| {
+            Problem::new(
                 path.key("message_key"),
                 format!(
                     "a JSON pointer into the published message's body, such as /key or \
-                     /order/id (\"\" for the whole body), got {:?}",
-                    p.0
+                     /order/id (\"\" for the whole body), or steps through its encodings: \
+                     {e}"
                 ),
-            ))
-        }
-        Some(p) => p.0,
-        None => DEFAULT_MESSAGE_KEY.to_string(),
+            )
+        })?,
+        None => KeyPath::parse(DEFAULT_MESSAGE_KEY).expect("the default parses"),
     };
     let timeout = match raw.timeout {
         Some(d) => positive(d.0, &path.key("timeout"))?,
@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(i.body.unwrap().render(&fill()), "{\"key\":\"msg-3\"}");
         assert_eq!(i.url.render(&fill()), "http://127.0.0.1:9000/orders");
         assert!(i.scheduled);
-        assert_eq!(i.message_key, "/key");
+        assert_eq!(i.message_key.to_string(), "/key");
         assert_eq!(i.timeout, Duration::from_secs(30));
         // 1/s at time_scale 0.1 is 10/s of wall time: 10 users cover 1 s answers.
         assert_eq!(i.users, 10);

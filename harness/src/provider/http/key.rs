@@ -14,6 +14,10 @@ pub enum KeyError {
     NoHeader(String),
     #[error("the path has no segment {0} below the worker's base URL")]
     NoSegment(usize),
+    #[error("the form body has no field {0}")]
+    NoField(String),
+    #[error("{0} leads to no key")]
+    NoStep(String),
 }
 
 impl KeySource {
@@ -40,6 +44,16 @@ impl KeySource {
                 .nth(*i)
                 .map(str::to_string)
                 .ok_or(KeyError::NoSegment(*i)),
+            KeySource::Form(f) => form_urlencoded::parse(body)
+                .find(|(k, _)| k == f)
+                .map(|(_, v)| v.into_owned())
+                .ok_or_else(|| KeyError::NoField(f.clone())),
+            KeySource::Then(source, steps) => {
+                let first = source.key(headers, rest, body)?;
+                steps
+                    .read(&first)
+                    .ok_or_else(|| KeyError::NoStep(format!("|{steps} after the source")))
+            }
         }
     }
 }

@@ -55,6 +55,9 @@ struct Shared {
     key_source: KeySource,
     hooks: Arc<dyn LiveHooks>,
     workers: u32,
+    /// Calls that arrived and whose request is still open: not answered, or answered and held
+    /// at a kill point, until the request ends (answered, or dropped when the caller died).
+    in_flight: std::sync::atomic::AtomicU64,
 }
 
 /// A running HTTP provider.
@@ -77,6 +80,9 @@ impl Drop for OpenCall {
         if self.open {
             lock(&self.shared.ledger).abandon(self.call, CallOutcome::Abandoned);
         }
+        self.shared
+            .in_flight
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -121,6 +127,7 @@ impl HttpProvider {
             key_source,
             hooks,
             workers,
+            in_flight: std::sync::atomic::AtomicU64::new(0),
         });
         let app = Router::new()
             .route("/w/{worker}/{*rest}", any(call))
@@ -168,6 +175,14 @@ impl HttpProvider {
     /// read of two counters, not a copy of the ledger).
     pub fn running_counts(&self) -> (u64, u64) {
         lock(&self.shared.ledger).running_counts()
+    }
+
+    /// Calls whose request is still open: a consumer may ack before its work (ack-first), so a
+    /// run is not drained while one of these can still have its effect.
+    pub fn calls_in_flight(&self) -> u64 {
+        self.shared
+            .in_flight
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// A copy of the ledger so far.
@@ -250,6 +265,9 @@ async fn handle(
         at: now,
         outcome: plan.outcome,
     });
+    shared
+        .in_flight
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let mut open = OpenCall {
         shared: shared.clone(),
         call,

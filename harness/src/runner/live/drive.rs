@@ -27,6 +27,10 @@ use crate::workload::Plan;
 pub const LOOK_EVERY: Duration = Duration::from_millis(50);
 /// How often progress is reported.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+/// How long a run must look drained before it ends: a consumer that acks before its work
+/// (Celery's default) has nothing unsettled and no handler running between its ack and its
+/// provider call, and a call that starts within this time keeps the run going.
+pub const SETTLE: Duration = Duration::from_millis(500);
 
 /// What the run's loop works with.
 pub struct Drive<'a> {
@@ -103,6 +107,7 @@ impl Drive<'_> {
             0
         };
         let mut last_progress: Option<Instant> = None;
+        let mut drained_since: Option<Instant> = None;
         loop {
             let now = state.clock.now();
             while next < plan.send_count() && plan.send_at(next).is_some_and(|t| t <= now) {
@@ -136,7 +141,12 @@ impl Drive<'_> {
             }
             let publishing =
                 next < plan.send_count() || ingress.is_some_and(|i| !i.load_finished());
-            let mut drained = !publishing && counts.unsettled == 0 && !state.busy();
+            // A consumer that acks before its work leaves nothing unsettled and no handler
+            // running while its provider call is still open: not drained until that ends.
+            let mut drained = !publishing
+                && counts.unsettled == 0
+                && !state.busy()
+                && provider.calls_in_flight() == 0;
             if s.broker.observe == crate::profile::Observe::Direct {
                 // Without the proxy the run sees no handler: drained once every message has
                 // had its effect or was given up on, and the broker holds nothing.
@@ -144,7 +154,12 @@ impl Drive<'_> {
                 drained &= effects.saturating_sub(duplicates) + counts.dead_lettered
                     >= sends.keys_published() as u64;
             }
-            if drained || started.elapsed() >= hard_end {
+            if !drained {
+                drained_since = None;
+            }
+            let settled =
+                drained && drained_since.get_or_insert_with(Instant::now).elapsed() >= SETTLE;
+            if settled || started.elapsed() >= hard_end {
                 return out.with(sends);
             }
             let until_publish = plan

@@ -10,13 +10,14 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
+use crate::profile::key_path::KeyPath;
 use crate::provider::http::{HttpProvider, LiveClock};
 use crate::record::{MessageRecord, Seq};
 
 /// What the ingress published, in the endpoint's order.
 pub struct Published {
-    /// JSON pointer to the key in a body ("" = the whole body).
-    pointer: String,
+    /// Where the key is in a body (`workload.ingress.message_key`).
+    pointer: KeyPath,
     /// Poison flag of each planned key.
     poison: HashMap<String, bool>,
     clock: LiveClock,
@@ -45,28 +46,21 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The key at `pointer` in `body`: a string as is, a number as written.
-pub fn key_at(body: &str, pointer: &str) -> Option<String> {
-    if pointer.is_empty() {
-        return (!body.is_empty()).then(|| body.to_string());
-    }
-    let v: serde_json::Value = serde_json::from_str(body).ok()?;
-    match v.pointer(pointer)? {
-        serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
+/// The key at `path` in `body` (a pointer given as text here, for the tests).
+#[cfg(test)]
+fn key_at(body: &str, path: &str) -> Option<String> {
+    KeyPath::parse(path).ok()?.read(body)
 }
 
 impl Published {
     /// `planned` are the plan's keys with their poison flags.
     pub fn new(
-        pointer: &str,
+        pointer: &KeyPath,
         planned: impl IntoIterator<Item = (String, bool)>,
         clock: LiveClock,
     ) -> Published {
         Published {
-            pointer: pointer.to_string(),
+            pointer: pointer.clone(),
             poison: planned.into_iter().collect(),
             clock,
             inner: Mutex::new(Inner::default()),
@@ -81,7 +75,7 @@ impl Published {
 
     /// Message `seq` was stored with `body`; returns its key.
     pub fn sent(&self, seq: Seq, body: &str) -> String {
-        let found = key_at(body, &self.pointer);
+        let found = self.pointer.read(body);
         let mut inner = lock(&self.inner);
         let key = match found {
             Some(k) => k,
@@ -151,7 +145,7 @@ mod tests {
     #[test]
     fn records_follow_the_endpoint_and_count_duplicates_and_unkeyed() {
         let p = Published::new(
-            "/key",
+            &KeyPath::parse("/key").unwrap(),
             [("a".to_string(), false), ("b".to_string(), true)],
             LiveClock::new(1.0),
         );
