@@ -168,7 +168,10 @@ fn dramatiq_on_rabbitmq_duplicates_the_two_killed_orders() {
 
 #[test]
 fn faststream_on_redis_streams_duplicates_the_two_killed_orders() {
-    if !service_up("Redis", 6379) || !python_with("faststream.redis", "faststream[redis]>=0.5") {
+    // `faststream run` is FastStream's CLI extra (typer).
+    let faststream = python_with("faststream.redis", "faststream[redis,cli]>=0.5")
+        && python_with("typer", "faststream[redis,cli]>=0.5");
+    if !service_up("Redis", 6379) || !faststream {
         return;
     }
     let (_, s) = framework_run("faststream-redis-streams", &[]);
