@@ -39,6 +39,7 @@ pub(crate) mod ingress;
 pub mod junit;
 pub mod markdown;
 pub(crate) mod note;
+pub(crate) mod notes;
 pub mod outputs;
 pub mod png;
 pub mod progress;

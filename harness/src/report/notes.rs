@@ -1,0 +1,305 @@
+//! What the numbers of a run mean, in words, for each thing that went wrong: the notes every
+//! report format says (console, summary.md, junit.xml, report.html), each with the lines it
+//! quotes.
+
+use super::console::plural;
+use super::note::Note;
+use super::summary::Summary;
+use super::worker_logs;
+
+/// Why the run is incomplete, in words.
+pub(crate) fn incomplete_reason(s: &Summary) -> &str {
+    s.incomplete_reason
+        .as_deref()
+        .unwrap_or("stopped before its end")
+}
+
+/// The most crashes the notes name one by one (summary.json and report.html list every one).
+pub(crate) const CRASHES_NAMED: usize = 10;
+
+/// What the numbers mean, in words, for each thing that went wrong. summary.md, junit.xml and
+/// report.html say the same sentences.
+pub(crate) fn notes(s: &Summary) -> Vec<Note> {
+    let mut notes: Vec<Note> = Vec::new();
+    if !s.complete {
+        notes.push(Note::from(format!(
+            "INCOMPLETE: the run was {} at {:.3} s, before its end: every number here is what was \
+             recorded up to then (messages still in the queue count as unfinished), and there is \
+             no pass or fail verdict (exit code 3).",
+            incomplete_reason(s),
+            s.virtual_s,
+        )));
+    }
+    if !s.crashes.is_empty() {
+        let named: Vec<String> = s
+            .crashes
+            .iter()
+            .take(CRASHES_NAMED)
+            .map(|c| format!("worker {} at {:.3} s ({})", c.worker, c.at_s, c.exit))
+            .collect();
+        let more = s.crashes.len().saturating_sub(CRASHES_NAMED);
+        let rest = if more > 0 {
+            format!("; and {more} more (summary.json lists every one)")
+        } else {
+            String::new()
+        };
+        let n = s.crashes.len() as u64;
+        notes.push(Note {
+            text: format!(
+                "CRASHES: {n} {} by itself, not by a kill rule: {}{rest}.",
+                plural(n, "worker died", "times a worker died"),
+                named.join(", "),
+            ),
+            quotes: worker_logs::crash_quotes(s),
+        });
+    }
+    if !s.anomalies.is_empty() {
+        let named: Vec<String> = s
+            .anomalies
+            .iter()
+            .take(CRASHES_NAMED)
+            .map(|a| {
+                format!(
+                    "{} {} at {:.3} s (worker {}, delivery {})",
+                    a.key,
+                    a.kind.describe(),
+                    a.at_s,
+                    a.worker,
+                    a.delivery
+                )
+            })
+            .collect();
+        let more = s.anomalies.len().saturating_sub(CRASHES_NAMED);
+        let rest = if more > 0 {
+            format!("; and {more} more (summary.json lists every one)")
+        } else {
+            String::new()
+        };
+        notes.push(Note::from(format!(
+            "BROKER ANOMALIES: the broker took {} {} no broker should take: {}{rest}.",
+            s.broker_anomalies,
+            plural(s.broker_anomalies, "step", "steps"),
+            named.join(", "),
+        )));
+    }
+    if s.messages > 0 && s.deliveries == 0 {
+        notes.push(Note {
+            text: format!(
+                "NEVER RAN: the consumer never ran: not one of the {} published {} was ever \
+                 received ({} worker {}, {} {}).",
+                s.messages,
+                plural(s.messages, "message", "messages"),
+                s.worker_crashes,
+                plural(s.worker_crashes, "crash", "crashes"),
+                s.worker_kills,
+                plural(s.worker_kills, "kill", "kills"),
+            ),
+            quotes: worker_logs::never_ran_quotes(s),
+        });
+    }
+    notes.extend(chaos_notes(s).into_iter().map(Note::from));
+    notes.extend(attribution_note(s).into_iter().map(Note::from));
+    notes.extend(unmatched_note(s).into_iter().map(Note::from));
+    if s.lost > 0 {
+        notes.push(Note::from(format!(
+            "LOST: {} {} deleted from the queue and never had an effect: nothing will ever do {}.",
+            s.lost,
+            plural(s.lost, "message was", "messages were"),
+            plural(s.lost, "it", "them"),
+        )));
+    }
+    if s.dlq_with_effect > 0 {
+        notes.push(Note::from(format!(
+            "DLQ: {} of {} dead-lettered {} already had {} effect: replaying the DLQ would duplicate \
+             those effects.",
+            s.dlq_with_effect,
+            s.dlq,
+            plural(s.dlq, "message", "messages"),
+            plural(s.dlq_with_effect, "its", "their"),
+        )));
+    }
+    if s.dlq_without_effect > 0 {
+        notes.push(Note::from(format!(
+            "DLQ: {} of {} dead-lettered {} never had an effect: that work is not done, and nothing \
+             will do it unless someone handles the DLQ.",
+            s.dlq_without_effect,
+            s.dlq,
+            plural(s.dlq, "message", "messages"),
+        )));
+    }
+    notes.extend(lease_note(s).map(Note::from));
+    if s.unfinished > 0 {
+        notes.push(Note::from(format!(
+            "UNFINISHED: {} {} still in the queue when the run stopped.",
+            s.unfinished,
+            plural(s.unfinished, "message was", "messages were"),
+        )));
+    }
+    if let Some(dup) = s.duplicate_publishes.filter(|&d| d > 0) {
+        notes.push(Note::from(format!(
+            "DUPLICATE PUBLISHES: the producer's retries reached the queue as {dup} more {}, \
+             past the deduplication window (or with none): each is delivered as a message of its \
+             own, and a consumer that does not deduplicate by key repeats the work.",
+            plural(dup, "message", "messages"),
+        )));
+    }
+    if let Some(i) = &s.ingress {
+        notes.extend(super::ingress::notes(i).into_iter().map(Note::from));
+    }
+    notes.extend(s.consumer_clock.as_ref().map(clock_note).map(Note::from));
+    notes.extend(worker_logs::folder_note(s).map(Note::from));
+    notes
+}
+
+/// Which clock the consumer programs ran on: `CONSUMER CLOCK: scaled x20 (measured x19.96).`
+fn clock_note(c: &crate::record::ConsumerClockRecord) -> String {
+    let x = |v: f64| crate::profile::number_text((v * 100.0).round() / 100.0);
+    let mut text = format!("CONSUMER CLOCK: {}", c.clock);
+    if let Some(speed) = c.speed {
+        text.push_str(&format!(" x{}", x(speed)));
+    }
+    if let Some(m) = c.measured {
+        text.push_str(&format!(" (measured x{})", x(m)));
+    }
+    match &c.note {
+        Some(n) => text.push_str(&format!(": {n}.")),
+        None => text.push('.'),
+    }
+    text
+}
+
+/// Provider calls that could not be matched to one delivery their worker held, by reason: their
+/// kills and retries were judged against no delivery (or the latest of several).
+fn attribution_note(s: &Summary) -> Option<String> {
+    let u = &s.unattributed_calls;
+    if u.is_none() {
+        return None;
+    }
+    let reasons: Vec<String> = crate::record::Unattributed::ALL
+        .iter()
+        .filter(|&&why| u.count(why) > 0)
+        .map(|&why| format!("{} {}", u.count(why), why.words()))
+        .collect();
+    let n = u.total();
+    Some(format!(
+        "ATTRIBUTION: {n} provider {} could not be matched to a delivery the worker held: {}. \
+         A call is matched by its effect key to the delivery of that key its worker holds; kill \
+         rules with `delivery` and handler retries judged {} against no delivery (or the latest \
+         of several).",
+        plural(n, "call", "calls"),
+        reasons.join(", "),
+        plural(n, "it", "them"),
+    ))
+}
+
+/// Effects whose key names no published message: where each side's key is read and how to make
+/// them agree, and the messages that then cannot be told done or lost.
+fn unmatched_note(s: &Summary) -> Option<String> {
+    let n = s.unmatched_effects;
+    if n == 0 {
+        return None;
+    }
+    let mut text = format!(
+        "UNMATCHED: {n} {} no published message has, so {} cannot be counted against {} \
+         message: the run is misconfigured, not losing data. ackbench reads an effect's key from \
+         each provider call where `provider.key` says (default `pointer:/key`, the body's `key` \
+         field; or `header:NAME`, `segment:N`), and a message's key from what it published \
+         (with `workload.ingress`, from the published body at `workload.ingress.message_key`, \
+         default `/key`): make the consumer send, where `provider.key` reads, the key of the \
+         message it handles.",
+        plural(n, "effect named a key", "effects named keys"),
+        plural(n, "it", "they"),
+        plural(n, "its", "their"),
+    );
+    if s.unverifiable_keys > 0 {
+        text.push_str(&format!(
+            " {} {} deleted from the queue with no effect under {} key: unverifiable while \
+             effects are unmatched (not counted as lost).",
+            s.unverifiable_keys,
+            plural(s.unverifiable_keys, "message was", "messages were"),
+            plural(s.unverifiable_keys, "its", "their"),
+        ));
+    }
+    Some(text)
+}
+
+/// A warning for every chaos rule that never fired.
+fn chaos_notes(s: &Summary) -> Vec<String> {
+    s.chaos_rules
+        .iter()
+        .filter(|r| r.fired == 0)
+        .map(|r| {
+            if r.optional {
+                format!(
+                    "CHAOS: optional rule {} ({}) never fired in this run.",
+                    r.rule, r.label
+                )
+            } else {
+                format!(
+                    "CHAOS: rule {} ({}) never fired: the run did not test what the rule \
+                     describes, so the verdict fails on it (a rule that may not fire says \
+                     optional: true).",
+                    r.rule, r.label
+                )
+            }
+        })
+        .collect()
+}
+
+/// What the handlers did with their leases, when it matters: some outlived the lease they held
+/// (and what the broker did then), or they ran past the visibility timeout and still did not.
+fn lease_note(s: &Summary) -> Option<String> {
+    let l = &s.handler_leases;
+    let timeout_ms = s.visibility_timeout_s * 1000.0;
+    if l.outlived > 0 {
+        let neither = l
+            .outlived
+            .saturating_sub(l.outlived_redelivered + l.outlived_dead_lettered);
+        let mut what = vec![
+            format!(
+                "{} had {} redelivered while still being worked on",
+                l.outlived_redelivered,
+                plural(l.outlived_redelivered, "its message", "their message")
+            ),
+            format!(
+                "{} had {} {}",
+                l.outlived_dead_lettered,
+                plural(l.outlived_dead_lettered, "its message", "their message"),
+                s.dlq_words()
+            ),
+        ];
+        if neither > 0 {
+            what.push(format!("{neither} neither"));
+        }
+        return Some(format!(
+            "TIMEOUT: {} of {} handlers still held their message when the lease they held ran out \
+             ({} {timeout_ms:.3} ms, handler p99 {:.3} ms): {}.",
+            l.outlived,
+            l.handlers,
+            s.lease_words(),
+            s.handler_latency_ms.p99,
+            what.join(", ")
+        ));
+    }
+    if timeout_ms > 0.0 && s.handler_latency_ms.p99 > timeout_ms {
+        let mut how = vec![format!(
+            "{} of {} acked in time",
+            l.acked_in_time, l.handlers
+        )];
+        if l.extended > 0 {
+            how.push(format!("{} after extending their lease", l.extended));
+        }
+        if l.released > 0 {
+            how.push(format!("{} handed their message back", l.released));
+        }
+        return Some(format!(
+            "LEASE: handler p99 ({:.3} ms) is longer than the {} ({timeout_ms:.3} ms), yet no \
+             handler outlived the lease it held: {}; no message was redelivered while being \
+             worked on.",
+            s.handler_latency_ms.p99,
+            s.lease_words(),
+            how.join(", ")
+        ));
+    }
+    None
+}
