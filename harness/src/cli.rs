@@ -121,7 +121,9 @@ pub struct ProviderArgs {
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR", value_parser = crate::serving::parse_listen)]
     pub listen: std::net::SocketAddr,
     /// Where each call's effect key is: `pointer:/key` (JSON pointer into the body),
-    /// `header:Idempotency-Key`, or `segment:N` (N-th path segment below the base URL).
+    /// `header:Idempotency-Key`, `segment:N` (N-th path segment below the base URL) or
+    /// `form:field` (a form body's field), optionally followed by `|` and steps through an
+    /// encoding: a JSON pointer, `base64`, `form:NAME` (e.g. `header:X-Order|base64|/id`).
     #[arg(long, default_value = "pointer:/key", value_name = "SOURCE")]
     pub key: String,
     /// Compress every profile duration by this factor, from 0.001 to 1 (0.05 turns 40 s calls

@@ -307,7 +307,8 @@ fn live_settings_are_checked() {
     expect_error(
         &with("provider: { key: body }\n"),
         &[],
-        "provider.key: body: expected pointer:/json/pointer, header:Header-Name or segment:N",
+        "provider.key: body: expected pointer:/json/pointer, header:Header-Name, segment:N or \
+         form:field, optionally followed by |steps",
     );
     expect_error(
         &with(""),
