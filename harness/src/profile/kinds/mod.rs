@@ -6,7 +6,8 @@
 //! kind's words for it, how it counts), what it calls a message it gave up on, what it can do
 //! (extend a lease, release with a delay, how it settles), whether a consumer on it can run on
 //! the scaled clock, and the run variables its workers are told. Code outside a kind's own files
-//! reads the descriptor ([`super::BrokerKind::descriptor`]); it never compares a kind's name.
+//! reads the descriptor ([`super::BrokerKind::descriptor`]); it never compares a kind's name
+//! (`tests.rs` checks it, and ARCHITECTURE.md's "Add a broker kind" against the code).
 
 use super::message::Carrier;
 use super::path::FieldPath;
