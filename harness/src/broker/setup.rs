@@ -19,8 +19,8 @@ use crate::record::nanos;
 /// clock the broker runs on: identity in sim mode, wall time in live mode).
 pub fn sqs_config(spec: &BrokerSpec, time: impl Fn(Duration) -> Duration) -> BrokerConfig {
     BrokerConfig {
-        visibility_timeout: nanos(time(spec.visibility_timeout)),
-        max_receives: spec.max_receives,
+        visibility_timeout: nanos(time(spec.lease)),
+        max_receives: spec.max_deliveries,
         stale_ack: spec.stale_ack,
     }
 }
@@ -46,24 +46,24 @@ pub fn model(spec: &BrokerSpec) -> BrokerModel {
                     RabbitQueueType::Quorum => QueueType::Quorum,
                     RabbitQueueType::Classic => QueueType::Classic,
                 },
-                consumer_timeout: nanos(spec.visibility_timeout),
+                consumer_timeout: nanos(spec.lease),
                 timeout_check_every: nanos(r.timeout_check_every),
-                delivery_limit: spec.max_receives.saturating_sub(1),
+                delivery_limit: spec.max_deliveries.saturating_sub(1),
                 prefetch: r.prefetch,
                 dead_letter: r.dead_letter,
             }))
         }
         BrokerKind::Nats(n) => BrokerModel::Nats(Nats::forgetting_settled(NatsConfig {
-            ack_wait: nanos(spec.visibility_timeout),
+            ack_wait: nanos(spec.lease),
             backoff: n.backoff.iter().map(|&d| nanos(d)).collect(),
-            max_deliver: spec.max_receives,
+            max_deliver: spec.max_deliveries,
             max_ack_pending: n.max_ack_pending,
         })),
         BrokerKind::RedisStreams(r) => {
             BrokerModel::RedisStreams(RedisStreams::forgetting_settled(RedisStreamsConfig {
-                min_idle: nanos(spec.visibility_timeout),
+                min_idle: nanos(spec.lease),
                 claim_every: nanos(r.claim_every),
-                max_deliveries: spec.max_receives,
+                max_deliveries: spec.max_deliveries,
             }))
         }
     }
@@ -73,7 +73,7 @@ pub fn model(spec: &BrokerSpec) -> BrokerModel {
 /// with the broker's lease (what `heartbeat` extends by).
 pub fn target_options(scenario: &Scenario) -> TargetOptions {
     TargetOptions {
-        visibility_timeout: scenario.broker.visibility_timeout,
+        visibility_timeout: scenario.broker.lease,
         ..scenario.consumer.options.clone()
     }
 }

@@ -31,11 +31,11 @@ pub fn broker(args: BrokerArgs) -> i32 {
         };
         let b = &scenario.broker;
         let broker = BrokerConfig {
-            visibility_timeout: nanos(b.visibility_timeout),
-            max_receives: b.max_receives,
+            visibility_timeout: nanos(b.lease),
+            max_receives: b.max_deliveries,
             stale_ack: b.stale_ack,
         };
-        let dead_letter_queue = (b.max_receives > 0).then(|| format!("{}-dlq", args.queue));
+        let dead_letter_queue = (b.max_deliveries > 0).then(|| format!("{}-dlq", args.queue));
         if let Some(dlq) = dead_letter_queue.as_deref().filter(|d| !is_queue_name(d)) {
             eprintln!(
                 "error: --queue {}: its dead-letter queue `{dlq}` would be over 80 characters: use a name of at most 76",

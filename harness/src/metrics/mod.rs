@@ -202,7 +202,7 @@ fn assemble(record: &RunRecord, f: stream::Folded) -> Metrics {
         incomplete: record.incomplete.clone(),
         groups: groups::groups(record),
         broker_kind: match record.broker_kind.as_str() {
-            "" => "sqs".to_string(),
+            "" => crate::profile::kinds::DEFAULT.name.to_string(),
             k => k.to_string(),
         },
         anomalies: f.anomalies,

@@ -16,6 +16,7 @@ pub mod env_value;
 pub mod error;
 pub mod key_path;
 pub mod key_source;
+pub mod kinds;
 mod locate;
 pub mod message;
 pub mod overrides;
@@ -34,7 +35,8 @@ use std::path::Path;
 pub use duration::{format_duration, parse_duration};
 pub use error::{Origin, ProfileError};
 pub use key_source::KeySource;
-pub use resolve::{check_full_record, scaled_clock_unsupported, BROKER_KINDS};
+pub use kinds::{KindDescriptor, LeaseRole};
+pub use resolve::{check_full_record, scaled_clock_unsupported};
 pub use scalar::number_text;
 pub use scenario::*;
 

@@ -3,8 +3,12 @@
 //! is an error, never a silently ignored setting. [`super::resolve`] turns this into a
 //! [`super::Scenario`].
 
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use super::kinds::{self, KindDescriptor};
 use super::scalar::{DurationText, Text};
 
 /// A whole profile.
@@ -107,16 +111,86 @@ pub enum ObserveName {
     None,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum BrokerKindName {
-    #[serde(rename = "sqs", alias = "embedded")]
-    Sqs,
-    #[serde(rename = "rabbitmq")]
-    RabbitMq,
-    #[serde(rename = "nats")]
-    Nats,
-    #[serde(rename = "redis-streams")]
-    RedisStreams,
+/// `broker.kind`: the kind's descriptor, read by its name or an alias ([`super::kinds`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BrokerKindName(pub &'static KindDescriptor);
+
+impl<'de> Deserialize<'de> for BrokerKindName {
+    /// As serde derives it for an enum of unit variants, one per kind (its aliases before its
+    /// name), so that what a profile is told is the same.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl<'de> Visitor<'de> for Name {
+            type Value = &'static KindDescriptor;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("variant identifier")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                usize::try_from(v)
+                    .ok()
+                    .and_then(|i| kinds::KINDS.get(i).copied())
+                    .ok_or_else(|| {
+                        let index = format!("variant index 0 <= i < {}", kinds::KINDS.len());
+                        E::invalid_value(de::Unexpected::Unsigned(v), &index.as_str())
+                    })
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                kinds::named(v).ok_or_else(|| E::unknown_variant(v, kinds::names()))
+            }
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Self::Value, E> {
+                self.visit_str(&String::from_utf8_lossy(v))
+            }
+        }
+        struct Variant(&'static KindDescriptor);
+        impl<'de> Deserialize<'de> for Variant {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                deserializer.deserialize_identifier(Name).map(Variant)
+            }
+        }
+        struct Kind;
+        impl<'de> Visitor<'de> for Kind {
+            type Value = BrokerKindName;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("enum BrokerKindName")
+            }
+            fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
+                let (Variant(kind), variant) = data.variant()?;
+                de::VariantAccess::unit_variant(variant)?;
+                Ok(BrokerKindName(kind))
+            }
+        }
+        deserializer.deserialize_enum("BrokerKindName", kinds::names(), Kind)
+    }
+}
+
+impl RawBroker {
+    /// Each key that belongs to some kinds (a kind's [`KindDescriptor::keys`]), and whether the
+    /// profile sets it.
+    pub fn keys_set(&self) -> [(&'static str, bool); 21] {
+        [
+            ("url", self.url.is_some()),
+            ("endpoint", self.endpoint.is_some()),
+            ("visibility_timeout", self.visibility_timeout.is_some()),
+            ("max_receives", self.max_receives.is_some()),
+            ("stale_ack", self.stale_ack.is_some()),
+            ("fifo", self.fifo.is_some()),
+            ("dedup_window", self.dedup_window.is_some()),
+            ("queue_type", self.queue_type.is_some()),
+            ("consumer_timeout", self.consumer_timeout.is_some()),
+            ("timeout_check_every", self.timeout_check_every.is_some()),
+            ("delivery_limit", self.delivery_limit.is_some()),
+            ("prefetch", self.prefetch.is_some()),
+            ("dead_letter", self.dead_letter.is_some()),
+            ("arguments", self.arguments.is_some()),
+            ("ack_wait", self.ack_wait.is_some()),
+            ("max_deliver", self.max_deliver.is_some()),
+            ("backoff", self.backoff.is_some()),
+            ("max_ack_pending", self.max_ack_pending.is_some()),
+            ("min_idle", self.min_idle.is_some()),
+            ("claim_every", self.claim_every.is_some()),
+            ("max_deliveries", self.max_deliveries.is_some()),
+        ]
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

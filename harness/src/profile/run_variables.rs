@@ -42,89 +42,59 @@ pub const RUN_START_MS: &str = "ACKBENCH_RUN_START_MS";
 
 /// What every kind's workers are told.
 pub const EVERY_KIND: &[&str] = &[PROVIDER_URL, WORKER, TIME_SCALE, STATE_DIR];
-/// What each kind adds.
-pub const SQS: &[&str] = &[QUEUE_URL];
-pub const RABBITMQ: &[&str] = &[AMQP_URL, QUEUE];
-pub const NATS: &[&str] = &[NATS_URL, STREAM, CONSUMER, SUBJECT];
-pub const REDIS_STREAMS: &[&str] = &[
-    REDIS_URL,
-    STREAM,
-    DEAD_STREAM,
-    GROUP,
-    CONSUMER,
-    MIN_IDLE_MS,
-    CLAIM_EVERY_MS,
-    MAX_DELIVERIES,
-    RUN_START_MS,
-];
-
-/// Every kind's name (`broker.kind`) and the run variables it adds, for messages that say
-/// whose variable one is.
-pub const KINDS: &[(&str, &[&str])] = &[
-    ("sqs", SQS),
-    ("rabbitmq", RABBITMQ),
-    ("nats", NATS),
-    ("redis-streams", REDIS_STREAMS),
-];
-
 impl BrokerKind {
-    /// The run variables this kind's workers are told: every kind's, then the kind's own.
+    /// The run variables this kind's workers are told: every kind's, then the kind's own
+    /// ([`super::kinds::KindDescriptor::run_variables`]).
     pub fn run_variables(&self) -> Vec<&'static str> {
-        let own = match self {
-            BrokerKind::Sqs => SQS,
-            BrokerKind::RabbitMq(_) => RABBITMQ,
-            BrokerKind::Nats(_) => NATS,
-            BrokerKind::RedisStreams(_) => REDIS_STREAMS,
-        };
-        EVERY_KIND.iter().chain(own).copied().collect()
+        EVERY_KIND
+            .iter()
+            .chain(self.descriptor().run_variables)
+            .copied()
+            .collect()
     }
 }
 
 /// The kinds whose workers are told `name`, by name; empty when no kind's are.
 pub fn kinds_telling(name: &str) -> Vec<&'static str> {
-    KINDS
+    super::kinds::KINDS
         .iter()
-        .filter(|(_, own)| own.contains(&name))
-        .map(|(kind, _)| *kind)
+        .filter(|k| k.run_variables.contains(&name))
+        .map(|k| k.name)
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::profile::scenario::{NatsSpec, RabbitMqSpec, RabbitQueueType, RedisStreamsSpec};
 
+    /// A resolved kind of each descriptor, in the table's order.
     fn every_kind() -> Vec<BrokerKind> {
-        vec![
-            BrokerKind::Sqs,
-            BrokerKind::RabbitMq(RabbitMqSpec {
-                queue_type: RabbitQueueType::Quorum,
-                timeout_check_every: Duration::from_secs(1),
-                prefetch: 1,
-                dead_letter: true,
-                arguments: Vec::new(),
-            }),
-            BrokerKind::Nats(NatsSpec {
-                backoff: Vec::new(),
-                max_ack_pending: 1,
-            }),
-            BrokerKind::RedisStreams(RedisStreamsSpec {
-                claim_every: Duration::ZERO,
-            }),
-        ]
+        crate::profile::kinds::KINDS
+            .iter()
+            .map(|k| {
+                let text = format!(
+                    "run: {{ duration: 1m }}\nbroker: {{ kind: {} }}\nworkload: {{ arrival: \
+                     {{ every: 1s }} }}\nconsumer: {{ target: ack-after-work }}\n",
+                    k.name
+                );
+                crate::profile::load_str("p.yaml", &text, &[])
+                    .expect("a profile of the kind")
+                    .broker
+                    .kind
+            })
+            .collect()
     }
 
     #[test]
     fn the_table_of_kinds_names_each_kind_with_its_own_variables() {
         let kinds = every_kind();
-        assert_eq!(kinds.len(), KINDS.len());
-        for (kind, (name, own)) in kinds.iter().zip(KINDS) {
-            assert_eq!(kind.name(), *name);
+        let table = crate::profile::kinds::KINDS;
+        assert_eq!(kinds.len(), table.len());
+        for (kind, descriptor) in kinds.iter().zip(table) {
+            assert_eq!(kind.descriptor(), *descriptor);
             let all = kind.run_variables();
             assert_eq!(&all[..EVERY_KIND.len()], EVERY_KIND);
-            assert_eq!(&all[EVERY_KIND.len()..], *own);
+            assert_eq!(&all[EVERY_KIND.len()..], descriptor.run_variables);
         }
     }
 

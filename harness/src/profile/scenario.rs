@@ -65,11 +65,13 @@ pub struct BrokerSpec {
     /// The lease, by meaning: how long a delivery may stay unacked before the broker lets
     /// another consumer have the message. SQS `visibility_timeout`, NATS `ack_wait` (the first
     /// `backoff` value when set), Redis Streams `min_idle`; RabbitMQ has no lease, and this is
-    /// its `consumer_timeout`.
-    pub visibility_timeout: Duration,
+    /// its `consumer_timeout`. The kind's key and words: its descriptor's
+    /// [`super::kinds::Lease`].
+    pub lease: Duration,
     /// Deliveries allowed, by meaning (0 = no limit): SQS `max_receives`, NATS `max_deliver`,
-    /// Redis Streams `max_deliveries`, RabbitMQ quorum `delivery_limit` + 1.
-    pub max_receives: u32,
+    /// Redis Streams `max_deliveries`, RabbitMQ quorum `delivery_limit` + 1
+    /// ([`super::kinds::Limit`]).
+    pub max_deliveries: u32,
     /// SQS only (the other kinds have their server's fixed behaviour).
     pub stale_ack: StaleAck,
     /// The real server a live run uses: `broker.url` for RabbitMQ, NATS and Redis Streams
@@ -164,74 +166,55 @@ pub struct RedisStreamsSpec {
 }
 
 impl BrokerKind {
+    /// What the profile, the reports and sizing know of the kind: its names, keys, words and
+    /// capabilities.
+    pub fn descriptor(&self) -> &'static super::kinds::KindDescriptor {
+        use super::kinds;
+        match self {
+            BrokerKind::Sqs => &kinds::sqs::KIND,
+            BrokerKind::RabbitMq(_) => &kinds::rabbitmq::KIND,
+            BrokerKind::Nats(_) => &kinds::nats::KIND,
+            BrokerKind::RedisStreams(_) => &kinds::redis_streams::KIND,
+        }
+    }
+
     /// The kind's name in a profile (`broker.kind`).
     pub fn name(&self) -> &'static str {
-        match self {
-            BrokerKind::Sqs => "sqs",
-            BrokerKind::RabbitMq(_) => "rabbitmq",
-            BrokerKind::Nats(_) => "nats",
-            BrokerKind::RedisStreams(_) => "redis-streams",
-        }
+        self.descriptor().name
     }
 
     /// How the kind carries a message besides its body (`workload.message`).
     pub fn carrier(&self) -> super::message::Carrier {
-        use super::message::Carrier;
-        match self {
-            BrokerKind::Sqs => Carrier::Sqs,
-            BrokerKind::RabbitMq(_) => Carrier::Amqp,
-            BrokerKind::Nats(_) => Carrier::Nats,
-            BrokerKind::RedisStreams(_) => Carrier::StreamEntry,
-        }
+        self.descriptor().carrier
     }
 }
 
-/// The lease of broker kind `kind` (as [`BrokerKind::name`] spells it) in that kind's words.
-pub fn lease_words(kind: &str) -> &'static str {
-    match kind {
-        "rabbitmq" => "consumer timeout",
-        "nats" => "AckWait",
-        "redis-streams" => "min idle",
-        _ => "visibility timeout",
-    }
-}
+pub use super::kinds::lease_words;
 
 impl BrokerSpec {
-    /// The profile key that sets [`BrokerSpec::visibility_timeout`] for this kind.
+    /// The profile key that sets [`BrokerSpec::lease`] for this kind.
     pub fn lease_key(&self) -> &'static str {
-        match self.kind {
-            BrokerKind::Sqs => "visibility_timeout",
-            BrokerKind::RabbitMq(_) => "consumer_timeout",
-            BrokerKind::Nats(_) => "ack_wait",
-            BrokerKind::RedisStreams(_) => "min_idle",
-        }
+        self.kind.descriptor().lease.key
     }
 
     /// The lease in the kind's own words, for reports.
     pub fn lease_words(&self) -> &'static str {
-        lease_words(self.kind.name())
+        self.kind.descriptor().lease.words
     }
 
     /// The profile key of the delivery limit for this kind; `None` when it has none (a
     /// RabbitMQ classic queue).
     pub fn limit_key(&self) -> Option<&'static str> {
         match &self.kind {
-            BrokerKind::Sqs => Some("max_receives"),
-            BrokerKind::RabbitMq(r) => {
-                (r.queue_type == RabbitQueueType::Quorum).then_some("delivery_limit")
-            }
-            BrokerKind::Nats(_) => Some("max_deliver"),
-            BrokerKind::RedisStreams(_) => Some("max_deliveries"),
+            BrokerKind::RabbitMq(r) if r.queue_type == RabbitQueueType::Classic => None,
+            kind => Some(kind.descriptor().limit.key),
         }
     }
 
-    /// The value of the kind's delivery-limit key that allows `max_receives` deliveries (0 =
+    /// The value of the kind's delivery-limit key that allows `max_deliveries` deliveries (0 =
     /// none): RabbitMQ counts returns, so its limit is one less.
-    pub fn limit_value(&self, max_receives: u32) -> u32 {
-        match self.kind {
-            BrokerKind::RabbitMq(_) => max_receives.saturating_sub(1),
-            _ => max_receives,
-        }
+    pub fn limit_value(&self, max_deliveries: u32) -> u32 {
+        self.kind.descriptor().limit.value(max_deliveries)
     }
 }
 

@@ -27,8 +27,8 @@ fn a_minimal_profile_gets_every_default() {
         },
         broker: BrokerSpec {
             kind: BrokerKind::Sqs,
-            visibility_timeout: secs(30),
-            max_receives: 0,
+            lease: secs(30),
+            max_deliveries: 0,
             stale_ack: StaleAck::Reject,
             url: None,
             fifo: None,
@@ -102,7 +102,7 @@ budgets: { duplicate_rate: 0, lost: 0, dlq: 0, p99_over_visibility: 0.5 }
     assert_eq!(s.name, "example-incident");
     assert_eq!(s.seed, 7);
     assert_eq!(s.run.sample_every, Some(secs(10)));
-    assert_eq!(s.broker.max_receives, 3);
+    assert_eq!(s.broker.max_deliveries, 3);
     assert_eq!(s.broker.stale_ack, StaleAck::Ignore);
     assert_eq!(s.workload.count, Some(108));
     assert_eq!(s.workload.poison, Poison::First(0));
@@ -334,7 +334,7 @@ fn an_override_changes_a_field_by_its_path() {
         "seed=42".to_string(),
     ];
     let s = load_str("p.yaml", BASE, &sets).unwrap();
-    assert_eq!(s.broker.visibility_timeout, secs(90));
+    assert_eq!(s.broker.lease, secs(90));
     assert_eq!(s.consumer.target, "ack-before-work");
     assert_eq!(s.budgets.dlq, Some(5));
     assert_eq!(s.seed, 42);
@@ -400,7 +400,7 @@ fn an_override_can_fix_the_file() {
         &["broker.visibility_timeout=1h".to_string()],
     )
     .unwrap();
-    assert_eq!(s.broker.visibility_timeout, secs(3600));
+    assert_eq!(s.broker.lease, secs(3600));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::outputs::RunOutputs;
 use crate::metrics::seconds;
-use crate::profile::{Mode, StaleAck};
+use crate::profile::{kinds, Mode};
 use crate::verdict::{BudgetResult, Verdict};
 
 /// Version of the run.json layout.
@@ -37,7 +37,7 @@ pub struct RunJson {
     pub stale_ack: String,
     /// The broker kind (`sqs`, `rabbitmq`, `nats`, `redis-streams`); left out for `sqs`, as in
     /// folders written before there were kinds.
-    #[serde(default = "sqs", skip_serializing_if = "is_sqs")]
+    #[serde(default = "default_kind", skip_serializing_if = "is_default_kind")]
     pub broker_kind: String,
     /// When publishing stopped.
     pub publish_end_s: f64,
@@ -65,19 +65,20 @@ pub struct PhaseJson {
     pub label: String,
 }
 
-fn sqs() -> String {
-    "sqs".to_string()
+/// The kind of a run.json that names none.
+fn default_kind() -> String {
+    kinds::DEFAULT.name.to_string()
 }
 
-fn is_sqs(kind: &str) -> bool {
-    kind == "sqs"
+fn is_default_kind(kind: &str) -> bool {
+    kind == kinds::DEFAULT.name
 }
 
 impl RunJson {
     /// The lease in the broker kind's own words (visibility timeout, consumer timeout, AckWait,
     /// min idle).
     pub fn lease_words(&self) -> &'static str {
-        crate::profile::lease_words(&self.broker_kind)
+        kinds::lease_words(&self.broker_kind)
     }
 
     /// run.json of a finished run.
@@ -98,14 +99,8 @@ impl RunJson {
             target: s.consumer.target.clone(),
             workers: out.record.workers,
             visibility_timeout_s: seconds(out.record.visibility_timeout),
-            max_receives: s.broker.max_receives,
-            stale_ack: match s.broker.stale_ack {
-                StaleAck::Reject => "reject",
-                StaleAck::Delete => "delete",
-                StaleAck::Ignore => "ignore",
-                StaleAck::Sqs => "sqs",
-            }
-            .to_string(),
+            max_receives: s.broker.max_deliveries,
+            stale_ack: kinds::sqs::stale_ack_name(s.broker.stale_ack).to_string(),
             broker_kind: s.broker.kind.name().to_string(),
             publish_end_s: seconds(out.record.publish_end),
             end_s: seconds(out.record.end),

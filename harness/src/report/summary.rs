@@ -17,7 +17,7 @@ use crate::metrics::{
     analyse, seconds, Crash, HandlerLeases, IngressSummary, LatencySummary, Metrics, RuleFires,
     Sample,
 };
-use crate::profile::Budgets;
+use crate::profile::{kinds, Budgets};
 use crate::record::{nanos, RunRecord};
 use crate::verdict::{evaluate, BudgetResult, Verdict};
 
@@ -110,7 +110,7 @@ pub struct Summary {
     pub crashes: Vec<Crash>,
     /// The broker kind the run modelled; left out for `sqs`, so a run on the SQS model writes
     /// the same bytes as before kinds existed (and an absent field reads as `sqs`).
-    #[serde(default = "sqs", skip_serializing_if = "is_sqs")]
+    #[serde(default = "default_kind", skip_serializing_if = "is_default_kind")]
     pub broker_kind: String,
     /// The HTTP ingress load (`workload.ingress`); absent for runs without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -228,40 +228,31 @@ impl Summary {
     }
 }
 
-fn sqs() -> String {
-    "sqs".to_string()
+/// The kind of a summary that names none.
+fn default_kind() -> String {
+    kinds::DEFAULT.name.to_string()
 }
 
-fn is_sqs(kind: &str) -> bool {
-    kind == "sqs"
+fn is_default_kind(kind: &str) -> bool {
+    kind == kinds::DEFAULT.name
 }
 
 impl Summary {
     /// The kind's word for the lease (`visibility timeout`, `AckWait`, `consumer timeout`,
     /// `min idle`).
     pub fn lease_words(&self) -> &'static str {
-        crate::profile::lease_words(&self.broker_kind)
+        kinds::lease_words(&self.broker_kind)
     }
 
     /// What happened to a message the kind gave up on, after "had its message" (`dlq` counts
     /// them whatever the kind calls it).
     pub fn dlq_words(&self) -> &'static str {
-        match self.broker_kind.as_str() {
-            "nats" => "stop being delivered (MaxDeliver reached: it stays in the stream)",
-            "redis-streams" => "moved to the dead stream by the consumer's delivery rule",
-            "rabbitmq" => "dead-lettered through the DLX",
-            _ => "moved to the DLQ",
-        }
+        kinds::dlq_words(&self.broker_kind)
     }
 
     /// The DLQ row's note: what the kind calls it.
     pub fn dlq_row_words(&self) -> &'static str {
-        match self.broker_kind.as_str() {
-            "nats" => "MaxDeliver reached, ",
-            "redis-streams" => "dead stream, ",
-            "rabbitmq" => "dead-lettered via the DLX, ",
-            _ => "",
-        }
+        kinds::dlq_row_words(&self.broker_kind)
     }
 }
 

@@ -11,39 +11,36 @@
 //! profile's kind (`stale_ack`, `backoff`, `queue_type`, ...) is left out: the new kind gets its
 //! own defaults. A point of the profile's own kind runs the profile unchanged.
 
-use crate::profile::{format_duration, BrokerSpec, BROKER_KINDS};
+use crate::profile::kinds::{self, LeaseRole};
+use crate::profile::{format_duration, BrokerSpec};
 
 /// The `--set` overrides that put `base`'s broker on kind `kind` (as a profile names it).
 pub fn carried_over(base: &BrokerSpec, kind: &str) -> Vec<String> {
-    let kind = if kind == "embedded" { "sqs" } else { kind };
-    if base.kind.name() == kind {
+    // Not a kind: the profile's own check names the kinds.
+    let Some(kind) = kinds::named(kind) else {
+        return Vec::new();
+    };
+    if base.kind.descriptor() == kind {
         return Vec::new();
     }
     // Every broker key back to unset, then the new kind's lease and limit.
-    let mut sets: Vec<String> = BROKER_KINDS
+    let mut sets: Vec<String> = kinds::KINDS
         .iter()
-        .flat_map(|(_, keys)| keys.iter())
+        .flat_map(|k| k.keys.iter())
         .map(|k| format!("broker.{k}=null"))
         .collect();
-    let lease = format_duration(base.visibility_timeout);
-    let n = base.max_receives;
-    match kind {
-        "sqs" => {
-            sets.push(format!("broker.visibility_timeout={lease}"));
-            sets.push(format!("broker.max_receives={n}"));
-        }
-        "rabbitmq" => sets.push(format!("broker.delivery_limit={}", n.saturating_sub(1))),
-        "nats" => {
-            sets.push(format!("broker.ack_wait={lease}"));
-            sets.push(format!("broker.max_deliver={n}"));
-        }
-        "redis-streams" => {
-            sets.push(format!("broker.min_idle={lease}"));
-            sets.push(format!("broker.max_deliveries={n}"));
-        }
-        // Not a kind: the profile's own check names the kinds.
-        _ => sets.clear(),
+    if kind.lease.role == LeaseRole::Lease {
+        sets.push(format!(
+            "broker.{}={}",
+            kind.lease.key,
+            format_duration(base.lease)
+        ));
     }
+    sets.push(format!(
+        "broker.{}={}",
+        kind.limit.key,
+        kind.limit.value(base.max_deliveries)
+    ));
     sets
 }
 
@@ -98,7 +95,7 @@ mod tests {
             )
             .unwrap();
             assert_eq!(s.broker.kind.name(), kind);
-            assert_eq!(s.broker.max_receives, 3, "{kind}");
+            assert_eq!(s.broker.max_deliveries, 3, "{kind}");
         }
     }
 }

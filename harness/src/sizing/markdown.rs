@@ -59,7 +59,7 @@ pub fn render(p: &Plan) -> String {
     let _ = writeln!(
         o,
         "| {} | {} | **{}** |",
-        crate::profile::lease_words(&c.broker_kind),
+        c.kind.lease.words,
         t(c.visibility_timeout_s),
         t(r.visibility_timeout_s)
     );
@@ -79,10 +79,7 @@ pub fn render(p: &Plan) -> String {
     }
     // In the kind's own terms: RabbitMQ's delivery_limit counts returns, one fewer than
     // deliveries.
-    let limit = |n: u32| match c.broker_kind.as_str() {
-        "rabbitmq" => n.saturating_sub(1),
-        _ => n,
-    };
+    let limit = |n: u32| c.kind.limit.value(n);
     let _ = writeln!(
         o,
         "| delivery limit | {} | **{}** |",
@@ -118,7 +115,7 @@ pub fn render(p: &Plan) -> String {
         ),
     };
     // The lease section is titled in the broker kind's words ("Visibility timeout", "AckWait").
-    let words = crate::profile::lease_words(&p.current.broker_kind);
+    let words = p.current.kind.lease.words;
     let mut first = words.chars();
     let lease_title: String = first
         .next()

@@ -6,7 +6,7 @@ use std::time::Duration;
 use ackbench_targets::options::target_info;
 use serde::Serialize;
 
-use crate::profile::{BrokerKind, RetrySpec, Scenario};
+use crate::profile::{BrokerKind, KindDescriptor, RetrySpec, Scenario};
 use crate::record::{CallOutcome, RunRecord};
 
 /// What the sizing rules and the consistency checks read.
@@ -14,8 +14,8 @@ use crate::record::{CallOutcome, RunRecord};
 pub struct Settings {
     /// The target's name (`claim-then-send`, ...).
     pub target: String,
-    /// The broker kind (`sqs`, `rabbitmq`, `nats`, `redis-streams`).
-    pub kind: &'static str,
+    /// The broker kind: its words, its keys, what it can do.
+    pub kind: &'static KindDescriptor,
     /// The lease by meaning (`broker.visibility_timeout`, `consumer_timeout`, `ack_wait`,
     /// `min_idle`).
     pub lease: Duration,
@@ -54,10 +54,10 @@ impl Settings {
         let o = &s.consumer.options;
         Settings {
             target: s.consumer.target.clone(),
-            kind: s.broker.kind.name(),
-            lease: s.broker.visibility_timeout,
+            kind: s.broker.kind.descriptor(),
+            lease: s.broker.lease,
             lease_key: s.broker.lease_key(),
-            limit: s.broker.max_receives,
+            limit: s.broker.max_deliveries,
             limit_key: s.broker.limit_key(),
             check_every: match &s.broker.kind {
                 BrokerKind::RabbitMq(r) => Some(r.timeout_check_every),
@@ -82,16 +82,13 @@ impl Settings {
     /// The value of the kind's delivery-limit key that allows `deliveries` deliveries:
     /// RabbitMQ counts returns, one fewer than deliveries.
     pub fn limit_value(&self, deliveries: u32) -> u32 {
-        match self.kind {
-            "rabbitmq" => deliveries.saturating_sub(1),
-            _ => deliveries,
-        }
+        self.kind.limit.value(deliveries)
     }
 
     /// Whether the holder can extend its lease (a heartbeat): every kind but RabbitMQ, whose
     /// consumer timeout nothing extends.
     pub fn can_extend(&self) -> bool {
-        self.kind != "rabbitmq"
+        self.kind.can.extend
     }
 
     /// Whether the target calls the provider (and so has a client timeout to set).
@@ -106,6 +103,9 @@ pub struct SettingsView {
     pub target: String,
     /// The broker kind; the lease and limit below are by meaning, in this kind's keys.
     pub broker_kind: String,
+    /// The kind itself, for its words.
+    #[serde(skip)]
+    pub kind: &'static KindDescriptor,
     pub visibility_timeout_s: f64,
     pub max_receives: u32,
     pub workers: u32,
@@ -118,7 +118,8 @@ impl From<&Settings> for SettingsView {
     fn from(s: &Settings) -> Self {
         SettingsView {
             target: s.target.clone(),
-            broker_kind: s.kind.to_string(),
+            broker_kind: s.kind.name.to_string(),
+            kind: s.kind,
             visibility_timeout_s: s.lease.as_secs_f64(),
             max_receives: s.limit,
             workers: s.workers,

@@ -31,10 +31,8 @@ impl Simulated {
 /// Runs `scenario` in sim mode and analyses it (a `mode: live` profile is run in sim mode too:
 /// sweeps and sizing are simulations).
 pub fn simulate(scenario: &Scenario) -> Result<Simulated, RunError> {
-    let requeues_on_death = matches!(
-        scenario.broker.kind,
-        crate::profile::BrokerKind::RabbitMq(_)
-    );
+    let requeues_on_death = scenario.broker.kind.descriptor().lease.role
+        == crate::profile::LeaseRole::StuckConsumerGuard;
     let mut s = scenario.clone();
     s.mode = Mode::Sim;
     // The sizing rules read the history itself (deaths to next deliveries, every call).

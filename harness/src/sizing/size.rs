@@ -33,7 +33,7 @@ use super::simulate::{simulate, Simulated};
 use super::workers::{arrival_rate, workers_for};
 use super::{alert, hlog};
 use crate::cli::SizeArgs;
-use crate::profile::{self, format_duration, parse_duration, Poison, Scenario};
+use crate::profile::{self, format_duration, parse_duration, LeaseRole, Poison, Scenario};
 use crate::report::folder;
 use crate::verdict::exit;
 
@@ -432,17 +432,17 @@ fn assemble(a: Assembly) -> Plan {
             rule.margin,
             ms_text(a.lease.with_margin),
             t(visibility_timeout),
-            match now.kind {
+            match now.kind.lease.role {
                 // A dead consumer's connection closes and RabbitMQ requeues at once: the
                 // consumer timeout only ends a holder that is alive but stuck.
-                "rabbitmq" => format!(
+                LeaseRole::StuckConsumerGuard => format!(
                     "a consumer that dies hands its messages back at once (its connection \
                      closes), so the price is only how long a stuck but living consumer holds \
                      its message: {} (now {}).",
                     t(visibility_timeout),
                     t(now.lease)
                 ),
-                _ => format!(
+                LeaseRole::Lease => format!(
                     "the price is recovery time: a worker that dies right after receiving \
                      leaves its message hidden for {} (now {}).",
                     t(visibility_timeout),

@@ -92,7 +92,7 @@ fn celery_on_rabbitmq_declares_a_classic_queue_without_the_runs_dead_letter_exch
     assert_eq!(r.queue_type, crate::profile::RabbitQueueType::Classic);
     assert!(!r.dead_letter && r.arguments.is_empty());
     // A classic queue without a limit: no delivery limit.
-    assert_eq!(s.broker.max_receives, 0);
+    assert_eq!(s.broker.max_deliveries, 0);
     // Set by the profile, the queue's settings are the profile's.
     let s = spec("{ kind: rabbitmq, queue_type: quorum }", CELERY).unwrap();
     let crate::profile::BrokerKind::RabbitMq(r) = &s.broker.kind else {

@@ -14,7 +14,11 @@ pub fn spec(input: PresetInput, carrier: Carrier, kind: &str) -> Result<MessageS
     )?;
     let actor = task(&input, "dramatiq", "send_email")?;
     if carrier != Carrier::Amqp {
-        return Err(unsupported("dramatiq", kind, "rabbitmq"));
+        return Err(unsupported(
+            "dramatiq",
+            kind,
+            crate::profile::kinds::rabbitmq::KIND.name,
+        ));
     }
     let mut s = blank(
         Format::Dramatiq,

@@ -68,7 +68,7 @@ pub fn resolve(
             workers,
             restart_after: raw.restart_after.map_or(defaults::RESTART_AFTER, |d| d.0),
             options: TargetOptions {
-                visibility_timeout: broker.visibility_timeout,
+                visibility_timeout: broker.lease,
                 ..TargetOptions::default()
             },
             command: Some(argv),
@@ -164,37 +164,19 @@ pub fn check_mode(
 /// side must convert them. The embedded SQS endpoint does; each real broker kind's proxy says
 /// here whether it does.
 pub fn scaled_clock_unsupported(broker: &BrokerSpec) -> Option<String> {
-    use crate::profile::scenario::{BrokerKind, Observe};
-    let direct = |server: &str, converts: &str| {
-        Some(format!(
-            "with broker.observe: none the workers reach {server} directly, and only ackbench's \
-             {converts}"
-        ))
-    };
-    match &broker.kind {
-        BrokerKind::Sqs if broker.url.is_none() => None,
-        BrokerKind::Sqs => Some(
-            "an external SQS endpoint takes its durations in whole seconds, which ackbench \
-             cannot convert between profile and wall time exactly"
-                .to_string(),
-        ),
+    use crate::profile::kinds::ScaledClock;
+    use crate::profile::scenario::Observe;
+    match broker.kind.descriptor().scaled_clock {
+        ScaledClock::Embedded { .. } if broker.url.is_none() => None,
+        ScaledClock::Embedded { external } => Some(external.to_string()),
         // Each real broker's proxy converts them (`runner/live/kinds/<kind>/`: RabbitMQ's
         // `wire_time.rs`, NATS's and Redis's `wire.rs`); without it the workers talk to the
         // server itself.
-        _ if broker.observe == Observe::Proxy => None,
-        BrokerKind::RabbitMq(_) => direct(
-            "RabbitMQ",
-            "AMQP proxy converts the durations a consumer sends (its heartbeat, TTLs)",
-        ),
-        BrokerKind::Nats(_) => direct(
-            "the NATS server",
-            "proxy converts the durations a consumer sends (pull expiries, NAK delays, AckWait) \
-             between profile and wall time",
-        ),
-        BrokerKind::RedisStreams(_) => direct(
-            "the Redis server",
-            "RESP proxy converts the durations a consumer sends",
-        ),
+        ScaledClock::Proxy { .. } if broker.observe == Observe::Proxy => None,
+        ScaledClock::Proxy { server, converts } => Some(format!(
+            "with broker.observe: none the workers reach {server} directly, and only ackbench's \
+             {converts}"
+        )),
     }
 }
 
@@ -233,7 +215,7 @@ fn options(
         o.claim_window = Some(defaults::CLAIM_WINDOW);
     }
     if accepts("extend_every") {
-        o.extend_every = Some(broker.visibility_timeout / defaults::EXTEND_EVERY_DIVISOR);
+        o.extend_every = Some(broker.lease / defaults::EXTEND_EVERY_DIVISOR);
     }
     for (key, value) in raw {
         let Value::String(name) = key else {
@@ -274,14 +256,14 @@ fn options(
         }
     }
     if let Some(every) = o.extend_every {
-        if every >= broker.visibility_timeout {
+        if every >= broker.lease {
             return Err(Problem::new(
                 path.key("extend_every"),
                 format!(
                     "must be less than broker.{} ({}), or the lease runs out before \
                      the first extension; got {}",
                     broker.lease_key(),
-                    format_duration(broker.visibility_timeout),
+                    format_duration(broker.lease),
                     format_duration(every)
                 ),
             ));

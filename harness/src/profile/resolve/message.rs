@@ -303,5 +303,5 @@ pub fn declare_as_framework(spec: &MessageSpec, broker: &mut BrokerSpec) {
     r.queue_type = RabbitQueueType::Classic;
     r.dead_letter = false;
     r.arguments = arguments.clone();
-    broker.max_receives = 0;
+    broker.max_deliveries = 0;
 }

@@ -2,10 +2,10 @@
 //! defaults and checks every rule the types cannot express; a broken rule is a [`Problem`]
 //! naming the field.
 
-mod broker;
+pub(super) mod broker;
 mod budgets;
 mod chaos;
-mod checks;
+pub(super) mod checks;
 mod consumer;
 mod consumer_env;
 mod footprint;
@@ -29,8 +29,6 @@ use crate::profile::scenario::{Mode, RunSpec, Scenario};
 
 use checks::{positive, required};
 
-/// Every broker kind: its name and its keys (besides `kind`), as a profile writes them.
-pub use broker::KINDS as BROKER_KINDS;
 pub use consumer::scaled_clock_unsupported;
 
 /// A sim run that streams by default, asked to keep its full record (`ackbench run --record
@@ -323,6 +321,6 @@ mod tests {
             "p.yaml:7:23: broker.visibility_timeout: must be at most 12h (SQS's maximum), got 12h1s"
         );
         let s = scenario(&with("broker:\n  visibility_timeout: 12h\n"));
-        assert_eq!(s.broker.visibility_timeout, Duration::from_secs(12 * 3600));
+        assert_eq!(s.broker.lease, Duration::from_secs(12 * 3600));
     }
 }

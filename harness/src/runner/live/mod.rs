@@ -154,7 +154,7 @@ async fn run_live(
         ledger: ran.ledger,
         end: ran.end,
         publish_end: nanos(s.run.duration),
-        visibility_timeout: nanos(s.broker.visibility_timeout),
+        visibility_timeout: nanos(s.broker.lease),
         workers: s.consumer.workers,
         phases: s
             .provider

@@ -64,7 +64,7 @@ pub fn run(
             chaos_rules: scenario.chaos.len(),
             // Deliveries per message: the limit, or a few without one (more are exact too,
             // unless the p99 then lies among ratios let go: the run is made again in full).
-            expected_handlers: (plan.len() as u64).saturating_mul(match b.max_receives {
+            expected_handlers: (plan.len() as u64).saturating_mul(match b.max_deliveries {
                 0 => 4,
                 limit => u64::from(limit),
             }),
@@ -133,7 +133,7 @@ pub fn run(
         ledger: world.ledger.into_ledger(),
         end,
         publish_end,
-        visibility_timeout: nanos(b.visibility_timeout),
+        visibility_timeout: nanos(b.lease),
         workers: scenario.consumer.workers,
         phases: scenario
             .provider

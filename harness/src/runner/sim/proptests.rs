@@ -61,8 +61,8 @@ proptest! {
         s.run.duration = secs(60);
         s.workload.arrival = Arrival::Every(Duration::from_secs(2));
         s.workload.count = Some(messages);
-        s.broker.visibility_timeout = secs(lease_s);
-        s.broker.max_receives = max_receives;
+        s.broker.lease = secs(lease_s);
+        s.broker.max_deliveries = max_receives;
         s.chaos = chaos;
         let m = analyse(&run(&s), crate::record::nanos(secs(300)));
         prop_assert_eq!(m.duplicate_effects, 0);

@@ -80,8 +80,8 @@ fn lease_shorter_than_the_work_under_each_stale_ack_policy() {
     //   at 14 the lease of d3 (the 3rd) expires: DLQ. Acks: w1 at 10 (d1, stale), w2 at 14
     //   (d2, stale: gone), w1 at 20 (d3, gone). Effects: at 0, 4, 10 = 3.
     let mut s = base();
-    s.broker.visibility_timeout = secs(4);
-    s.broker.max_receives = 3;
+    s.broker.lease = secs(4);
+    s.broker.max_deliveries = 3;
     s.consumer.workers = 2;
     for (policy, outcomes) in [
         (
@@ -235,7 +235,7 @@ fn reference_incident_counts() {
         groups: None,
         message: None,
     };
-    s.broker.max_receives = 3;
+    s.broker.max_deliveries = 3;
     s.consumer.workers = 4;
     s.provider.latency = LatencyDist::Uniform {
         min: secs(31),
@@ -271,7 +271,7 @@ fn poison_crashes_the_worker_until_the_dlq_takes_it() {
     // ends 30 -> d2 at 30 (worker restarted at 1) crashes -> DLQ at 60.
     let mut s = base();
     s.workload.poison = Poison::First(1);
-    s.broker.max_receives = 2;
+    s.broker.max_deliveries = 2;
     let r = run(&s);
     assert_eq!(
         count(&r, |k| matches!(k, EventKind::WorkerCrashed { .. })),
@@ -333,7 +333,7 @@ fn redrive_moves_the_dlq_back_and_each_entry_runs_again() {
         errors: None,
         hang: None,
     }];
-    s.broker.max_receives = 1;
+    s.broker.max_deliveries = 1;
     s.redrive = Some(secs(100));
     let r = run(&s);
     assert_eq!(

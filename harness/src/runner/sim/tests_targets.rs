@@ -25,7 +25,7 @@ fn incident() -> Scenario {
     };
     s.workload.arrival = Arrival::Every(secs(50));
     s.workload.count = Some(108);
-    s.broker.max_receives = 3;
+    s.broker.max_deliveries = 3;
     s.consumer.workers = 4;
     s.provider.latency = LatencyDist::Uniform {
         min: secs(31),
@@ -97,7 +97,7 @@ fn heartbeat_max_extension_gives_up_on_a_wedged_call() {
     s.consumer.target = "heartbeat".into();
     s.consumer.workers = 2;
     s.consumer.options.max_extension = Some(secs(15));
-    s.broker.max_receives = 2;
+    s.broker.max_deliveries = 2;
     s.provider.latency = LatencyDist::Fixed(secs(100));
     let r = run(&s);
     let d: Vec<u64> = r
@@ -166,7 +166,7 @@ fn kill_right_after_the_claim_recovers_on_the_last_delivery() {
     // claim 150 s old: the first attempt died, claim again and send. The last allowed delivery.
     let mut s = base();
     s.consumer.target = "claim-then-send".into();
-    s.broker.max_receives = 3;
+    s.broker.max_deliveries = 3;
     s.consumer.workers = 2;
     s.chaos = vec![kill_at(
         KillPoint::Checkpoint("claimed".into()),
@@ -280,7 +280,7 @@ fn poison_released_at_once_reaches_the_dlq_without_a_crash() {
     // last allowed delivery ended: DLQ at 0 s.
     let mut s = base();
     s.workload.poison = Poison::First(1);
-    s.broker.max_receives = 2;
+    s.broker.max_deliveries = 2;
     s.consumer.options.on_poison = OnPoison::Release;
     let r = run(&s);
     assert_eq!(count(&r, |k| matches!(k, EventKind::Delivered { .. })), 2);

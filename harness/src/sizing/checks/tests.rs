@@ -12,7 +12,7 @@ fn s(x: u64) -> Duration {
 fn email() -> Settings {
     Settings {
         target: "ack-after-work".into(),
-        kind: "sqs",
+        kind: &crate::profile::kinds::sqs::KIND,
         lease: s(30),
         lease_key: "visibility_timeout",
         limit: 3,

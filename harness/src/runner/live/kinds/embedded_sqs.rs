@@ -60,7 +60,7 @@ impl EmbeddedSqs {
         let b = &s.broker;
         let broker = setup::sqs_config(b, |d| d.mul_f64(scale));
         let (queue, dlq) = queue_name(s);
-        let dead_letter_queue = (b.max_receives > 0).then_some(dlq);
+        let dead_letter_queue = (b.max_deliveries > 0).then_some(dlq);
         let hooks = Hooks(cx.state.clone());
         let config = SqsConfig {
             queues: vec![(

@@ -108,11 +108,11 @@ impl ExternalSqs {
                  embedded broker"
             )));
         }
-        let lease_s = wall_lease_secs(s.broker.visibility_timeout, s.run.time_scale)?;
+        let lease_s = wall_lease_secs(s.broker.lease, s.run.time_scale)?;
         let (akid, secret, region) = credentials();
         let admin = client(&url, &akid, &secret, &region);
         let unreachable = |e: String| OpenError::Unreachable {
-            kind: "sqs",
+            kind: crate::profile::kinds::sqs::KIND.name,
             url: url.clone(),
             reason: e,
         };
@@ -139,7 +139,7 @@ impl ExternalSqs {
             .create_queue()
             .queue_name(&cx.queue)
             .attributes(QueueAttributeName::VisibilityTimeout, lease_s.to_string());
-        if s.broker.max_receives > 0 {
+        if s.broker.max_deliveries > 0 {
             let q = admin
                 .create_queue()
                 .queue_name(format!("{}-dlq", cx.run_id))
@@ -159,7 +159,7 @@ impl ExternalSqs {
                 .unwrap_or_default();
             let policy = serde_json::json!({
                 "deadLetterTargetArn": arn,
-                "maxReceiveCount": s.broker.max_receives,
+                "maxReceiveCount": s.broker.max_deliveries,
             });
             create = create.attributes(QueueAttributeName::RedrivePolicy, policy.to_string());
             dlq_url = Some(dlq);
@@ -179,7 +179,7 @@ impl ExternalSqs {
             state: cx.state.clone(),
             upstream: url.trim_end_matches('/').to_string(),
             http: reqwest::Client::new(),
-            lease: nanos(s.broker.visibility_timeout),
+            lease: nanos(s.broker.lease),
             deliveries: Mutex::default(),
         });
         let mut ports = Vec::new();

@@ -71,7 +71,7 @@ impl NatsBroker {
             .clone()
             .unwrap_or_else(|| "nats://127.0.0.1:4222".to_string());
         let unreachable = |reason: String| OpenError::Unreachable {
-            kind: "nats",
+            kind: crate::profile::kinds::nats::KIND.name,
             url: url.clone(),
             reason,
         };
@@ -263,8 +263,8 @@ async fn create(
     st.create_consumer(consumer::pull::Config {
         durable_name: Some(CONSUMER.to_string()),
         ack_policy: consumer::AckPolicy::Explicit,
-        ack_wait: wall(s.broker.visibility_timeout),
-        max_deliver: match s.broker.max_receives {
+        ack_wait: wall(s.broker.lease),
+        max_deliver: match s.broker.max_deliveries {
             0 => -1,
             n => i64::from(n),
         },

@@ -63,9 +63,9 @@ impl Shared {
             stream: stream.to_string(),
             consumer: consumer.to_string(),
             waits: NatsConfig {
-                ack_wait: nanos(s.broker.visibility_timeout),
+                ack_wait: nanos(s.broker.lease),
                 backoff,
-                max_deliver: s.broker.max_receives,
+                max_deliver: s.broker.max_deliveries,
                 max_ack_pending: 1,
             },
             wire: wire_scaled.then(|| Wire::new(s.run.time_scale)),

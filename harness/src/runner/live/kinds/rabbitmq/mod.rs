@@ -39,7 +39,7 @@ use crate::workload::message::Outgoing;
 use ledger::Ledger;
 use resources::Names;
 
-const KIND: &str = "rabbitmq";
+const KIND: &str = crate::profile::kinds::rabbitmq::KIND.name;
 /// How long the server's queue count is reused by `counts()`.
 const READY_EVERY: Duration = Duration::from_millis(150);
 /// How long after a return (a nack with requeue, a closed channel or connection) the server may
@@ -125,7 +125,7 @@ impl RabbitMq {
                  setting the profile's broker.consumer_timeout must match): {e}"
             ))
         })?;
-        settings::check(server, s.broker.visibility_timeout, s.run.time_scale, &url)
+        settings::check(server, s.broker.lease, s.run.time_scale, &url)
             .map_err(OpenError::Settings)?;
         let failed = |what: &str, e: lapin::Error| OpenError::Failed(format!("{what}: {e}"));
         let admin = connection
@@ -159,7 +159,7 @@ impl RabbitMq {
                 Arc::new(proxy::Amqp {
                     state: cx.state.clone(),
                     ledger: ledger.clone(),
-                    consumer_timeout: crate::record::nanos(s.broker.visibility_timeout),
+                    consumer_timeout: crate::record::nanos(s.broker.lease),
                     wire: cx
                         .wire_scaled
                         .then(|| wire_time::WireTime::new(s.run.time_scale)),

@@ -184,7 +184,7 @@ pub fn queue_arguments(b: &BrokerSpec, spec: &RabbitMqSpec, names: &Names) -> Fi
         RabbitQueueType::Classic => "classic",
     };
     args.insert("x-queue-type".into(), text(kind));
-    let limit = b.limit_value(b.max_receives);
+    let limit = b.limit_value(b.max_deliveries);
     if spec.queue_type == RabbitQueueType::Quorum && limit > 0 {
         args.insert(
             "x-delivery-limit".into(),

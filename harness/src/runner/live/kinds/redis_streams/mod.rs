@@ -43,7 +43,7 @@ use crate::record::{nanos, Seq, WorkerId};
 use crate::runner::live::proxy::Proxy;
 use crate::workload::message::Outgoing;
 
-const KIND: &str = "redis-streams";
+const KIND: &str = crate::profile::kinds::redis_streams::KIND.name;
 /// The consumer group every worker reads in.
 pub const GROUP: &str = "ackbench";
 /// How long a server answer to [`LiveBroker::counts`] is reused.
@@ -129,9 +129,9 @@ impl RedisStreams {
             dead: dead.clone(),
             group: GROUP.to_string(),
             rule: ClaimRule {
-                min_idle_ms: wall(s.broker.visibility_timeout),
+                min_idle_ms: wall(s.broker.lease),
                 claim_every_ms: wall(spec.claim_every),
-                max_deliveries: s.broker.max_receives,
+                max_deliveries: s.broker.max_deliveries,
                 start_ms: started,
             },
         };
@@ -143,9 +143,9 @@ impl RedisStreams {
         let profile_ms = |d: Duration| d.as_millis() as u64;
         let worker_rule = match &wire {
             Some(w) => ClaimRule {
-                min_idle_ms: profile_ms(s.broker.visibility_timeout),
+                min_idle_ms: profile_ms(s.broker.lease),
                 claim_every_ms: profile_ms(spec.claim_every),
-                max_deliveries: s.broker.max_receives,
+                max_deliveries: s.broker.max_deliveries,
                 start_ms: w.faked_time(started),
             },
             None => names.rule,
@@ -156,7 +156,7 @@ impl RedisStreams {
             entries: entries.clone(),
             stream: stream.clone(),
             dead,
-            min_idle: nanos(s.broker.visibility_timeout),
+            min_idle: nanos(s.broker.lease),
             claim_every: nanos(spec.claim_every),
             wire,
         };

@@ -1,0 +1,206 @@
+//! The broker kinds: one [`KindDescriptor`] per kind, in a file of its own (`sqs.rs`,
+//! `rabbitmq.rs`, `nats.rs`, `redis_streams.rs`), with the code that reads the kind's keys.
+//!
+//! A descriptor says everything the profile, the reports and sizing need to know of a kind
+//! without naming it: its name in a profile, its keys, its lease and delivery limit (the key, the
+//! kind's words for it, how it counts), what it calls a message it gave up on, what it can do
+//! (extend a lease, release with a delay, how it settles), whether a consumer on it can run on
+//! the scaled clock, and the run variables its workers are told. Code outside a kind's own files
+//! reads the descriptor ([`super::BrokerKind::descriptor`]); it never compares a kind's name
+//! (`tests.rs` checks it, and ARCHITECTURE.md's "Add a broker kind" against the code).
+
+use super::message::Carrier;
+use super::path::FieldPath;
+use super::problem::Problem;
+use super::raw::RawBroker;
+use super::scenario::BrokerSpec;
+
+pub mod nats;
+pub mod rabbitmq;
+pub mod redis_streams;
+pub mod sqs;
+
+#[cfg(test)]
+mod tests;
+
+/// Every kind, in the order messages list them.
+pub const KINDS: &[&KindDescriptor] = &[
+    &sqs::KIND,
+    &rabbitmq::KIND,
+    &nats::KIND,
+    &redis_streams::KIND,
+];
+
+/// The kind of a profile that names none, and of a record or summary.json that has no
+/// `broker_kind` (written before there were kinds).
+pub const DEFAULT: &KindDescriptor = &sqs::KIND;
+
+/// What the profile, the reports and sizing know of one broker kind.
+#[derive(Debug)]
+pub struct KindDescriptor {
+    /// `broker.kind` as a profile writes it, and as run.json's and summary.json's
+    /// `broker_kind` name it.
+    pub name: &'static str,
+    /// Other names a profile may give it.
+    pub aliases: &'static [&'static str],
+    /// Its keys under `broker` (besides `kind` and the keys of every kind: `observe`, `queue`,
+    /// `reuse`), in the order messages list them.
+    pub keys: &'static [&'static str],
+    pub lease: Lease,
+    pub limit: Limit,
+    pub dlq: Dlq,
+    pub can: Capabilities,
+    pub scaled_clock: ScaledClock,
+    /// How it carries a message besides its body (`workload.message`).
+    pub carrier: Carrier,
+    /// The run variables it tells its workers besides every kind's
+    /// ([`super::run_variables::EVERY_KIND`]).
+    pub run_variables: &'static [&'static str],
+    /// Reads the kind's keys (already checked to be the kind's own) into a [`BrokerSpec`];
+    /// `broker.observe`, `broker.queue` and `broker.reuse` are filled in after.
+    pub(in crate::profile) resolve: fn(RawBroker, &FieldPath) -> Result<BrokerSpec, Problem>,
+}
+
+impl PartialEq for KindDescriptor {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for KindDescriptor {}
+
+/// The lease, by meaning: how long a delivery may stay unsettled before the broker lets another
+/// consumer have the message ([`BrokerSpec::lease`]).
+#[derive(Debug)]
+pub struct Lease {
+    /// The profile key that sets it.
+    pub key: &'static str,
+    /// The kind's words for it, in reports (`visibility timeout`, `AckWait`, ...).
+    pub words: &'static str,
+    pub role: LeaseRole,
+}
+
+/// What the kind's lease is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseRole {
+    /// A lease: the message is the holder's until it runs out, a dead holder's too (its message
+    /// waits for it), so it is the recovery time after a death.
+    Lease,
+    /// A guard against a consumer that is alive but stuck, counted in minutes: a consumer that
+    /// dies hands its messages back at once (its connection closes). `--vary broker.kind` does
+    /// not carry a lease into it, and sizing prices it as the stuck consumer's hold only.
+    StuckConsumerGuard,
+}
+
+/// The delivery limit, by meaning: how many deliveries a message gets before the broker gives
+/// up on it ([`BrokerSpec::max_deliveries`], 0 = no limit).
+#[derive(Debug)]
+pub struct Limit {
+    /// The profile key that sets it.
+    pub key: &'static str,
+    /// The kind's words for it (`maxReceiveCount`, `MaxDeliver`, ...).
+    pub words: &'static str,
+    pub counts: LimitCounts,
+}
+
+/// What the kind's delivery-limit key counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitCounts {
+    /// Deliveries: the key is the number of deliveries allowed.
+    Deliveries,
+    /// Returns (RabbitMQ's `delivery_limit`): one fewer than the deliveries allowed.
+    Returns,
+}
+
+impl Limit {
+    /// The value of the key that allows `deliveries` deliveries (0 = no limit, which stays 0).
+    pub fn value(&self, deliveries: u32) -> u32 {
+        match self.counts {
+            LimitCounts::Deliveries => deliveries,
+            LimitCounts::Returns => deliveries.saturating_sub(1),
+        }
+    }
+}
+
+/// What the kind calls a message it gave up on (summary.json's `dlq` counts them all).
+#[derive(Debug)]
+pub struct Dlq {
+    /// What happened to it, after "had its message".
+    pub gave_up: &'static str,
+    /// The note of the DLQ row in the console and the pages ("" when the row says it already).
+    pub row: &'static str,
+}
+
+/// What a consumer can do with a delivery on this kind, and how it settles.
+#[derive(Debug)]
+pub struct Capabilities {
+    /// Extend its lease while it works (a heartbeat).
+    pub extend: bool,
+    /// Hand a message back to be delivered again after a delay of its choosing (not only at
+    /// once).
+    pub release_with_delay: bool,
+    pub settle: Settle,
+    /// Take an existing queue of the consumer's framework (`broker.reuse`).
+    pub reuse_queue: bool,
+}
+
+/// How a consumer tells the broker a message is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    /// One ack per message (or delivery): every kind so far.
+    PerMessage,
+    /// A committed offset, which settles every record before it in its partition.
+    Offsets,
+}
+
+/// Whether a consumer program on this kind can run on the scaled clock, and why not where it
+/// cannot (`consumer.clock: scaled`).
+#[derive(Debug)]
+pub enum ScaledClock {
+    /// The embedded broker converts the durations a consumer sends; an external server of the
+    /// kind (`broker.endpoint`) cannot, for this reason.
+    Embedded { external: &'static str },
+    /// The kind's protocol proxy converts them (`runner/live/kinds/<kind>/`); with
+    /// `broker.observe: none` the workers reach `server` directly, and only the proxy's
+    /// `converts`.
+    Proxy {
+        server: &'static str,
+        converts: &'static str,
+    },
+}
+
+/// The kind a profile (or a record) names `name`, by its name or an alias.
+pub fn named(name: &str) -> Option<&'static KindDescriptor> {
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.name == name || k.aliases.contains(&name))
+}
+
+/// Every name a profile may give a kind, each kind's aliases before its name: what an unknown
+/// `broker.kind` is told.
+pub fn names() -> &'static [&'static str] {
+    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        KINDS
+            .iter()
+            .flat_map(|k| k.aliases.iter().copied().chain([k.name]))
+            .collect()
+    })
+}
+
+/// The words of the lease of the kind named `name` (a record's or summary.json's
+/// `broker_kind`); a name no kind has (a folder written by a later ackbench) reads as "lease".
+pub fn lease_words(name: &str) -> &'static str {
+    named(name).map_or("lease", |k| k.lease.words)
+}
+
+/// [`Dlq::gave_up`] of the kind named `name`; plain words for a name no kind has.
+pub fn dlq_words(name: &str) -> &'static str {
+    named(name).map_or("given up on by the broker", |k| k.dlq.gave_up)
+}
+
+/// [`Dlq::row`] of the kind named `name`; "" for a name no kind has.
+pub fn dlq_row_words(name: &str) -> &'static str {
+    named(name).map_or("", |k| k.dlq.row)
+}

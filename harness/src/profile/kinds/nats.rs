@@ -1,0 +1,101 @@
+//! `broker.kind: nats`: a NATS JetStream stream and its durable pull consumer (AckWait,
+//! MaxDeliver, BackOff, MaxAckPending).
+
+use super::{
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+};
+use crate::profile::defaults;
+use crate::profile::message::Carrier;
+use crate::profile::path::FieldPath;
+use crate::profile::problem::Problem;
+use crate::profile::raw::RawBroker;
+use crate::profile::resolve::broker::{duration_or, kind_url};
+use crate::profile::resolve::checks::{at_least_one, positive};
+use crate::profile::run_variables::{CONSUMER, NATS_URL, STREAM, SUBJECT};
+use crate::profile::scenario::{BrokerKind, BrokerSpec, NatsSpec, Observe, QueueName, StaleAck};
+
+pub const KIND: KindDescriptor = KindDescriptor {
+    name: "nats",
+    aliases: &[],
+    keys: &[
+        "url",
+        "ack_wait",
+        "max_deliver",
+        "backoff",
+        "max_ack_pending",
+    ],
+    lease: Lease {
+        key: "ack_wait",
+        words: "AckWait",
+        role: LeaseRole::Lease,
+    },
+    limit: Limit {
+        key: "max_deliver",
+        words: "MaxDeliver",
+        counts: LimitCounts::Deliveries,
+    },
+    dlq: Dlq {
+        gave_up: "stop being delivered (MaxDeliver reached: it stays in the stream)",
+        row: "MaxDeliver reached, ",
+    },
+    can: Capabilities {
+        // In progress (`+WPI`): a full AckWait again.
+        extend: true,
+        // A nak with a delay.
+        release_with_delay: true,
+        settle: Settle::PerMessage,
+        reuse_queue: false,
+    },
+    scaled_clock: ScaledClock::Proxy {
+        server: "the NATS server",
+        converts: "proxy converts the durations a consumer sends (pull expiries, NAK delays, \
+                   AckWait) between profile and wall time",
+    },
+    carrier: Carrier::Nats,
+    run_variables: &[NATS_URL, STREAM, CONSUMER, SUBJECT],
+    resolve,
+};
+
+fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let ack_wait = positive(
+        duration_or(raw.ack_wait, defaults::NATS_ACK_WAIT),
+        &path.key("ack_wait"),
+    )?;
+    let backoff_path = path.key("backoff");
+    let mut backoff = Vec::new();
+    for (i, d) in raw.backoff.unwrap_or_default().into_iter().enumerate() {
+        backoff.push(positive(d.0, &backoff_path.index(i))?);
+    }
+    let max_deliver = raw.max_deliver.unwrap_or(0);
+    if max_deliver > 0 && !backoff.is_empty() && max_deliver as usize <= backoff.len() {
+        return Err(Problem::new(
+            path.key("max_deliver"),
+            format!(
+                "must be more than the number of backoff values ({}), as the server requires, \
+                 got {max_deliver}",
+                backoff.len()
+            ),
+        ));
+    }
+    let max_ack_pending = at_least_one(
+        raw.max_ack_pending
+            .unwrap_or(defaults::NATS_MAX_ACK_PENDING),
+        &path.key("max_ack_pending"),
+        "a consumer allowed no pending ack gets nothing",
+    )?;
+    let url = kind_url(raw.url, defaults::NATS_URL, &["nats", "tls"], path)?;
+    Ok(BrokerSpec {
+        observe: Observe::Proxy,
+        queue: QueueName::default(),
+        url,
+        // With a backoff the server takes its first value as the AckWait.
+        lease: backoff.first().copied().unwrap_or(ack_wait),
+        kind: BrokerKind::Nats(NatsSpec {
+            backoff,
+            max_ack_pending,
+        }),
+        max_deliveries: max_deliver,
+        stale_ack: StaleAck::Reject,
+        fifo: None,
+    })
+}

@@ -1,0 +1,149 @@
+//! `broker.kind: rabbitmq`: a RabbitMQ queue (quorum or classic), its consumer timeout and
+//! delivery limit.
+
+use super::{
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+};
+use crate::profile::defaults;
+use crate::profile::message::Carrier;
+use crate::profile::path::FieldPath;
+use crate::profile::problem::Problem;
+use crate::profile::raw::{QueueTypeName, RawBroker};
+use crate::profile::resolve::broker::{duration_or, kind_url};
+use crate::profile::resolve::checks::{at_least_one, positive};
+use crate::profile::run_variables::{AMQP_URL, QUEUE};
+use crate::profile::scenario::{
+    BrokerKind, BrokerSpec, Observe, QueueName, RabbitMqSpec, RabbitQueueType, StaleAck,
+};
+
+pub const KIND: KindDescriptor = KindDescriptor {
+    name: "rabbitmq",
+    aliases: &[],
+    keys: &[
+        "url",
+        "queue_type",
+        "consumer_timeout",
+        "timeout_check_every",
+        "delivery_limit",
+        "prefetch",
+        "dead_letter",
+        "arguments",
+    ],
+    lease: Lease {
+        key: "consumer_timeout",
+        words: "consumer timeout",
+        role: LeaseRole::StuckConsumerGuard,
+    },
+    limit: Limit {
+        key: "delivery_limit",
+        words: "delivery limit",
+        // The (L+1)-th return dead-letters: L + 1 deliveries.
+        counts: LimitCounts::Returns,
+    },
+    dlq: Dlq {
+        gave_up: "dead-lettered through the DLX",
+        row: "dead-lettered via the DLX, ",
+    },
+    can: Capabilities {
+        // Nothing extends the consumer timeout.
+        extend: false,
+        // A nack requeues at once; a delay is the retry-queue idiom (a TTL queue).
+        release_with_delay: false,
+        settle: Settle::PerMessage,
+        reuse_queue: true,
+    },
+    scaled_clock: ScaledClock::Proxy {
+        server: "RabbitMQ",
+        converts: "AMQP proxy converts the durations a consumer sends (its heartbeat, TTLs)",
+    },
+    carrier: Carrier::Amqp,
+    run_variables: &[AMQP_URL, QUEUE],
+    resolve,
+};
+
+fn resolve(mut raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let queue_type = match raw.queue_type {
+        None | Some(QueueTypeName::Quorum) => RabbitQueueType::Quorum,
+        Some(QueueTypeName::Classic) => RabbitQueueType::Classic,
+    };
+    let consumer_timeout = positive(
+        duration_or(raw.consumer_timeout, defaults::RABBITMQ_CONSUMER_TIMEOUT),
+        &path.key("consumer_timeout"),
+    )?;
+    let timeout_check_every = positive(
+        duration_or(
+            raw.timeout_check_every,
+            defaults::RABBITMQ_TIMEOUT_CHECK_EVERY,
+        ),
+        &path.key("timeout_check_every"),
+    )?;
+    let delivery_limit =
+        match (queue_type, raw.delivery_limit) {
+            (RabbitQueueType::Classic, Some(_)) => return Err(Problem::at_key(
+                path.key("delivery_limit"),
+                "a classic queue has no delivery limit: delivery_limit needs queue_type: quorum",
+            )),
+            (RabbitQueueType::Classic, None) => 0,
+            (RabbitQueueType::Quorum, l) => l.unwrap_or(defaults::RABBITMQ_DELIVERY_LIMIT),
+        };
+    let prefetch = at_least_one(
+        raw.prefetch.unwrap_or(1),
+        &path.key("prefetch"),
+        "a consumer with no prefetch gets nothing",
+    )?;
+    let url = kind_url(raw.url, defaults::RABBITMQ_URL, &["amqp", "amqps"], path)?;
+    Ok(BrokerSpec {
+        observe: Observe::Proxy,
+        queue: QueueName::default(),
+        url,
+        kind: BrokerKind::RabbitMq(RabbitMqSpec {
+            queue_type,
+            timeout_check_every,
+            prefetch,
+            dead_letter: raw.dead_letter.unwrap_or(true),
+            arguments: match raw.arguments.take() {
+                Some(m) => arguments(m, &path.key("arguments"))?,
+                None => Vec::new(),
+            },
+        }),
+        lease: consumer_timeout,
+        // The (L+1)-th return dead-letters: L + 1 deliveries.
+        max_deliveries: if delivery_limit == 0 {
+            0
+        } else {
+            delivery_limit.saturating_add(1)
+        },
+        stale_ack: StaleAck::Reject,
+        fifo: None,
+    })
+}
+
+/// `arguments`: queue arguments by name, each text (`{queue}` allowed), a number or a boolean.
+fn arguments(
+    map: yaml_serde::Mapping,
+    path: &FieldPath,
+) -> Result<Vec<(String, crate::profile::message::Node)>, Problem> {
+    use crate::profile::message::Node;
+    let mut out = Vec::new();
+    for (k, v) in map {
+        let Some(name) = k.as_str().map(str::to_string) else {
+            return Err(Problem::at_key(
+                path.clone(),
+                "argument names are text, e.g. x-max-priority",
+            ));
+        };
+        let at = path.key(&name);
+        let node = crate::profile::resolve::message::node(v, &at)?;
+        if matches!(
+            node,
+            Node::List(_) | Node::Map(_) | Node::Json(_) | Node::Base64(_)
+        ) {
+            return Err(Problem::new(
+                at,
+                "a queue argument is text, a number or a boolean",
+            ));
+        }
+        out.push((name, node));
+    }
+    Ok(out)
+}

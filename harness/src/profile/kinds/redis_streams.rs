@@ -1,0 +1,88 @@
+//! `broker.kind: redis-streams`: a Redis stream, its consumer group, and the claim rule of its
+//! consumers (min idle time, a periodic claimer, a delivery limit moving entries to a dead
+//! stream).
+
+use std::time::Duration;
+
+use super::{
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+};
+use crate::profile::defaults;
+use crate::profile::message::Carrier;
+use crate::profile::path::FieldPath;
+use crate::profile::problem::Problem;
+use crate::profile::raw::RawBroker;
+use crate::profile::resolve::broker::{duration_or, kind_url};
+use crate::profile::resolve::checks::positive;
+use crate::profile::run_variables::{
+    CLAIM_EVERY_MS, CONSUMER, DEAD_STREAM, GROUP, MAX_DELIVERIES, MIN_IDLE_MS, REDIS_URL,
+    RUN_START_MS, STREAM,
+};
+use crate::profile::scenario::{
+    BrokerKind, BrokerSpec, Observe, QueueName, RedisStreamsSpec, StaleAck,
+};
+
+pub const KIND: KindDescriptor = KindDescriptor {
+    name: "redis-streams",
+    aliases: &[],
+    keys: &["url", "min_idle", "claim_every", "max_deliveries"],
+    lease: Lease {
+        key: "min_idle",
+        words: "min idle",
+        role: LeaseRole::Lease,
+    },
+    limit: Limit {
+        key: "max_deliveries",
+        words: "max deliveries",
+        counts: LimitCounts::Deliveries,
+    },
+    dlq: Dlq {
+        gave_up: "moved to the dead stream by the consumer's delivery rule",
+        row: "dead stream, ",
+    },
+    can: Capabilities {
+        // The owner resets the entry's idle time (XCLAIM to itself, JUSTID).
+        extend: true,
+        // The owner makes the entry claimable after the delay (XCLAIM ... IDLE, JUSTID).
+        release_with_delay: true,
+        settle: Settle::PerMessage,
+        reuse_queue: false,
+    },
+    scaled_clock: ScaledClock::Proxy {
+        server: "the Redis server",
+        converts: "RESP proxy converts the durations a consumer sends",
+    },
+    carrier: Carrier::StreamEntry,
+    run_variables: &[
+        REDIS_URL,
+        STREAM,
+        DEAD_STREAM,
+        GROUP,
+        CONSUMER,
+        MIN_IDLE_MS,
+        CLAIM_EVERY_MS,
+        MAX_DELIVERIES,
+        RUN_START_MS,
+    ],
+    resolve,
+};
+
+fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let min_idle = positive(
+        duration_or(raw.min_idle, defaults::REDIS_MIN_IDLE),
+        &path.key("min_idle"),
+    )?;
+    let url = kind_url(raw.url, defaults::REDIS_URL, &["redis", "rediss"], path)?;
+    Ok(BrokerSpec {
+        observe: Observe::Proxy,
+        queue: QueueName::default(),
+        url,
+        kind: BrokerKind::RedisStreams(RedisStreamsSpec {
+            claim_every: duration_or(raw.claim_every, Duration::ZERO),
+        }),
+        lease: min_idle,
+        max_deliveries: raw.max_deliveries.unwrap_or(0),
+        stale_ack: StaleAck::Reject,
+        fifo: None,
+    })
+}

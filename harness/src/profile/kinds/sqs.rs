@@ -1,0 +1,127 @@
+//! `broker.kind: sqs` (alias `embedded`): the SQS model, served by the embedded broker or, with
+//! `broker.endpoint`, an external SQS endpoint.
+
+use super::{
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+};
+use crate::profile::defaults;
+use crate::profile::duration::format_duration;
+use crate::profile::message::Carrier;
+use crate::profile::path::FieldPath;
+use crate::profile::problem::Problem;
+use crate::profile::raw::{RawBroker, StaleAckName};
+use crate::profile::resolve::broker::{duration_or, server_url};
+use crate::profile::resolve::checks::positive;
+use crate::profile::run_variables::QUEUE_URL;
+use crate::profile::scenario::{BrokerKind, BrokerSpec, FifoSpec, Observe, QueueName, StaleAck};
+
+pub const KIND: KindDescriptor = KindDescriptor {
+    name: "sqs",
+    aliases: &["embedded"],
+    keys: &[
+        "endpoint",
+        "visibility_timeout",
+        "max_receives",
+        "stale_ack",
+        "fifo",
+        "dedup_window",
+    ],
+    lease: Lease {
+        key: "visibility_timeout",
+        words: "visibility timeout",
+        role: LeaseRole::Lease,
+    },
+    limit: Limit {
+        key: "max_receives",
+        words: "maxReceiveCount",
+        counts: LimitCounts::Deliveries,
+    },
+    dlq: Dlq {
+        gave_up: "moved to the DLQ",
+        row: "",
+    },
+    can: Capabilities {
+        // ChangeMessageVisibility, to a new lease or to the delay.
+        extend: true,
+        release_with_delay: true,
+        settle: Settle::PerMessage,
+        reuse_queue: false,
+    },
+    scaled_clock: ScaledClock::Embedded {
+        external: "an external SQS endpoint takes its durations in whole seconds, which \
+                   ackbench cannot convert between profile and wall time exactly",
+    },
+    carrier: Carrier::Sqs,
+    run_variables: &[QUEUE_URL],
+    resolve,
+};
+
+/// `broker.stale_ack`'s value as run.json writes it.
+pub fn stale_ack_name(s: StaleAck) -> &'static str {
+    match s {
+        StaleAck::Reject => "reject",
+        StaleAck::Delete => "delete",
+        StaleAck::Ignore => "ignore",
+        StaleAck::Sqs => "sqs",
+    }
+}
+
+fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let vt_path = path.key("visibility_timeout");
+    let lease = positive(
+        duration_or(raw.visibility_timeout, defaults::VISIBILITY_TIMEOUT),
+        &vt_path,
+    )?;
+    if lease > defaults::MAX_VISIBILITY_TIMEOUT {
+        return Err(Problem::new(
+            vt_path,
+            format!(
+                "must be at most 12h (SQS's maximum), got {}",
+                format_duration(lease)
+            ),
+        ));
+    }
+    let url = match raw.endpoint {
+        None => None,
+        Some(u) => Some(server_url(&u, &["http", "https"], &path.key("endpoint"))?),
+    };
+    let fifo = fifo(raw.fifo, raw.dedup_window, path)?;
+    Ok(BrokerSpec {
+        observe: Observe::Proxy,
+        queue: QueueName::default(),
+        kind: BrokerKind::Sqs,
+        url,
+        lease,
+        max_deliveries: raw.max_receives.unwrap_or(0),
+        stale_ack: match raw.stale_ack {
+            None | Some(StaleAckName::Reject) => StaleAck::Reject,
+            Some(StaleAckName::Delete) => StaleAck::Delete,
+            Some(StaleAckName::Ignore) => StaleAck::Ignore,
+            Some(StaleAckName::Sqs) => StaleAck::Sqs,
+        },
+        fifo,
+    })
+}
+
+/// `fifo` and `dedup_window`: a deduplication window belongs to a FIFO queue only (a standard
+/// queue deduplicates nothing).
+fn fifo(
+    fifo: Option<bool>,
+    window: Option<crate::profile::scalar::DurationText>,
+    path: &FieldPath,
+) -> Result<Option<FifoSpec>, Problem> {
+    match (fifo.unwrap_or(false), window) {
+        (false, Some(_)) => Err(Problem::at_key(
+            path.key("dedup_window"),
+            "a deduplication window belongs to a FIFO queue: set fifo: true (a standard queue \
+             deduplicates nothing)",
+        )),
+        (false, None) => Ok(None),
+        (true, window) => Ok(Some(FifoSpec {
+            dedup_window: positive(
+                duration_or(window, defaults::DEDUP_WINDOW),
+                &path.key("dedup_window"),
+            )?,
+        })),
+    }
+}

@@ -1,0 +1,298 @@
+//! The descriptors against the rest of the code: each kind's keys are keys the profile reads,
+//! names read back, and the seam holds: no code outside a kind's own files spells its name, and
+//! the files that name every kind are exactly those ARCHITECTURE.md's "Add a broker kind" lists.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+const BASE: &str = "run: { duration: 1m }\nworkload: { arrival: { every: 1s } }\n\
+                    consumer: { target: ack-after-work }\n";
+
+fn scenario_of(kind: &KindDescriptor) -> crate::profile::Scenario {
+    let text = format!("{BASE}broker: {{ kind: {} }}\n", kind.name);
+    crate::profile::load_str("p.yaml", &text, &[]).expect("a profile of the kind")
+}
+
+#[test]
+fn every_key_of_a_kind_is_a_broker_key_the_profile_reads() {
+    let raw = crate::profile::raw::RawBroker::default();
+    let read: Vec<&str> = raw.keys_set().iter().map(|(k, _)| *k).collect();
+    for kind in KINDS {
+        for key in kind.keys {
+            assert!(read.contains(key), "{}: {key} is not read", kind.name);
+        }
+        assert!(kind.keys.contains(&kind.lease.key), "{}", kind.name);
+        assert!(kind.keys.contains(&kind.limit.key), "{}", kind.name);
+    }
+    for key in read {
+        assert!(
+            KINDS.iter().any(|k| k.keys.contains(&key)),
+            "{key} belongs to no kind"
+        );
+    }
+}
+
+#[test]
+fn names_and_aliases_are_unique_and_name_their_kind() {
+    let all = names();
+    assert_eq!(all.iter().collect::<BTreeSet<_>>().len(), all.len());
+    for kind in KINDS {
+        assert_eq!(named(kind.name), Some(*kind));
+        for alias in kind.aliases {
+            assert_eq!(named(alias), Some(*kind));
+        }
+        assert_eq!(scenario_of(kind).broker.kind.descriptor(), *kind);
+    }
+    assert_eq!(named("no-such-kind"), None);
+    assert_eq!(lease_words("no-such-kind"), "lease");
+}
+
+#[test]
+fn an_unknown_kind_is_told_every_name_as_before() {
+    let text = format!("{BASE}broker: {{ kind: kafka }}\n");
+    let err = crate::profile::load_str("p.yaml", &text, &[])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "p.yaml:4:17: broker.kind: unknown variant `kafka`, expected one of `embedded`, `sqs`, \
+         `rabbitmq`, `nats`, `redis-streams`"
+    );
+}
+
+#[test]
+fn a_limit_of_returns_is_one_less_than_the_deliveries() {
+    let returns = Limit {
+        key: "k",
+        words: "w",
+        counts: LimitCounts::Returns,
+    };
+    assert_eq!(
+        (returns.value(0), returns.value(1), returns.value(3)),
+        (0, 0, 2)
+    );
+    assert_eq!(sqs::KIND.limit.value(3), 3);
+}
+
+/// How code names one kind: its name or an alias as a string literal, its variant of
+/// `BrokerKind` or `BrokerModel`, or its module (`kinds::nats::KIND`, `mod nats;`).
+struct Naming {
+    name: &'static str,
+    module: String,
+    literals: Vec<String>,
+    variants: Vec<String>,
+}
+
+fn namings() -> Vec<Naming> {
+    KINDS
+        .iter()
+        .map(|k| {
+            // The variant's name, as `Debug` spells the kind's `BrokerKind`.
+            let debug = format!("{:?}", scenario_of(k).broker.kind);
+            let variant: String = debug
+                .chars()
+                .take_while(char::is_ascii_alphanumeric)
+                .collect();
+            Naming {
+                name: k.name,
+                module: k.name.replace('-', "_"),
+                literals: k
+                    .aliases
+                    .iter()
+                    .chain([&k.name])
+                    .map(|n| format!("\"{n}\""))
+                    .collect(),
+                variants: ["BrokerKind::", "BrokerModel::"]
+                    .iter()
+                    .map(|e| format!("{e}{variant}"))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// `needle` in `line` as a whole word (no identifier character right before or after it).
+fn word(line: &str, needle: &str) -> bool {
+    line.match_indices(needle).any(|(at, _)| {
+        let before = line[..at].chars().next_back().is_none_or(|c| !ident(c));
+        let after = line[at + needle.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !ident(c));
+        before && after
+    })
+}
+
+impl Naming {
+    /// A file of the kind's own: a folder or file named after its module (`nats/`,
+    /// `redis_streams.rs`), or starting or ending with it (`embedded_sqs.rs`, `sqs_queue.rs`).
+    fn owns(&self, path: &Path) -> bool {
+        let m = &self.module;
+        path.iter().any(|c| {
+            let c = c.to_string_lossy();
+            let c = c.strip_suffix(".rs").unwrap_or(&c);
+            c == m.as_str() || c.starts_with(&format!("{m}_")) || c.ends_with(&format!("_{m}"))
+        })
+    }
+
+    fn literal_in(&self, line: &str) -> bool {
+        self.literals.iter().any(|l| line.contains(l.as_str()))
+    }
+
+    /// Its variant or its module.
+    fn wired_in(&self, line: &str) -> bool {
+        self.variants.iter().any(|v| word(line, v))
+            || word(line, &format!("{}::", self.module))
+            || line.contains(&format!("mod {};", self.module))
+    }
+}
+
+/// A line of code, comments left out, and whether it is a test's.
+struct Line {
+    text: String,
+    test: bool,
+}
+
+/// Every source file under `src/`, its lines marked as tests' in files named `tests*`,
+/// `proptests*`, `test_*`, `testutil*`, and from a file's `#[cfg(test)] mod ... {` to its end.
+fn sources() -> Vec<(PathBuf, Vec<Line>)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("src is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    walk(&root.join("src"), &mut files);
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+        let mut test = ["tests", "proptests", "test_", "testutil"]
+            .iter()
+            .any(|p| stem.starts_with(p));
+        let text = std::fs::read_to_string(&path).expect("a source file");
+        let lines: Vec<&str> = text.lines().collect();
+        let mut code = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            let next = lines.get(i + 1).map_or("", |l| l.trim());
+            if line.trim() == "#[cfg(test)]" && next.starts_with("mod ") && next.ends_with('{') {
+                test = true;
+            }
+            if !line.trim_start().starts_with("//") {
+                code.push(Line {
+                    text: (*line).to_string(),
+                    test,
+                });
+            }
+        }
+        let rel = Path::new("harness").join(path.strip_prefix(root).expect("under the crate"));
+        out.push((rel, code));
+    }
+    out
+}
+
+/// For each kind, the files that name it outside its own files: by its name in code, or in
+/// code or tests by its variant or module. (A test's literal kind name is a profile it reads,
+/// not a place the kind is wired in.)
+fn files_naming() -> BTreeMap<&'static str, BTreeSet<String>> {
+    let sources = sources();
+    namings()
+        .iter()
+        .map(|n| {
+            let files = sources
+                .iter()
+                .filter(|(path, lines)| {
+                    !n.owns(path)
+                        && lines
+                            .iter()
+                            .any(|l| (!l.test && n.literal_in(&l.text)) || n.wired_in(&l.text))
+                })
+                .map(|(path, _)| path.display().to_string())
+                .collect();
+            (n.name, files)
+        })
+        .collect()
+}
+
+/// No kind's name or alias is a string literal outside that kind's own files (the descriptors
+/// included): code that wants a kind's words or keys reads its descriptor.
+#[test]
+fn no_code_spells_a_kind_outside_its_own_files() {
+    let mut found = Vec::new();
+    for n in namings() {
+        for (path, lines) in sources() {
+            if n.owns(&path) {
+                continue;
+            }
+            for line in lines.iter().filter(|l| !l.test && n.literal_in(&l.text)) {
+                found.push(format!("{}: {}", path.display(), line.text.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "kind names spelled outside their kind:\n{}",
+        found.join("\n")
+    );
+}
+
+/// ARCHITECTURE.md's recipe lists exactly the shared files a new kind touches: those whose code
+/// names every kind today (an enum arm per kind, a module per kind, the table of descriptors),
+/// and `raw.rs`, where the kind's keys are read.
+#[test]
+fn the_recipe_to_add_a_kind_lists_the_files_that_name_every_kind() {
+    let naming = files_naming();
+    let mut every: Option<BTreeSet<String>> = None;
+    for files in naming.values() {
+        every = Some(match every {
+            None => files.clone(),
+            Some(e) => e.intersection(files).cloned().collect(),
+        });
+    }
+    let mut expected = every.unwrap_or_default();
+    expected.insert("harness/src/profile/raw.rs".to_string());
+
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ARCHITECTURE.md"))
+            .expect("ARCHITECTURE.md");
+    let section = doc
+        .split("\n## ")
+        .find(|s| s.starts_with("Add a broker kind"))
+        .expect("ARCHITECTURE.md has a section \"Add a broker kind\"");
+    // The shared files are the section's items `- `harness/src/...``; the kind's own files
+    // (`<kind>`) and the prose around them are not checked here.
+    let listed: BTreeSet<String> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("- `harness/src/"))
+        .filter_map(|l| l.split('`').next())
+        .map(|p| format!("harness/src/{p}"))
+        .collect();
+    let listing: Vec<String> = naming
+        .iter()
+        .map(|(k, files)| {
+            format!(
+                "{k}: {}",
+                files.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        expected,
+        "the recipe's shared files (left) against the files that name every kind (right); \
+         the files naming each kind outside its own:\n{}",
+        listing.join("\n")
+    );
+}
