@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// The workspace root (profiles/ lives there).
 pub fn root() -> PathBuf {
@@ -191,4 +191,19 @@ pub fn have_python_module(module: &str, package: &str) -> bool {
         eprintln!("skipped: python3 cannot import {module} (pip install {package})");
     }
     ok
+}
+
+/// python3 with `module`, pip-installing `requirement` first under ACKBENCH_REQUIRE_SERVICES=1.
+pub fn python_with(module: &str, requirement: &str) -> bool {
+    let missing = !Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if missing && std::env::var("ACKBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
+        let _ = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", requirement])
+            .status();
+    }
+    have_python_module(module, requirement)
 }

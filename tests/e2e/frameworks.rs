@@ -11,12 +11,12 @@
 //! app claims the pending entry after min idle) and its next delivery sends the email again:
 //! 20 + 2 = 22 effects, 2 duplicates, 0 lost, 0 DLQ.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{have_python_module, root, service_up, summary_of};
-use crate::live_rabbitmq::left_on_server;
+use crate::common::{python_with, root, service_up, summary_of};
+use crate::live_rabbitmq::{left_on_server, run_ackbench};
 
 const KEYS: [&str; 6] = [
     "messages",
@@ -26,21 +26,6 @@ const KEYS: [&str; 6] = [
     "dlq",
     "worker_kills",
 ];
-
-/// python3 with `module`, pip-installing `requirement` first under ACKBENCH_REQUIRE_SERVICES=1.
-fn python_with(module: &str, requirement: &str) -> bool {
-    let missing = !Command::new("python3")
-        .args(["-c", &format!("import {module}")])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if missing && std::env::var("ACKBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-        let _ = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", requirement])
-            .status();
-    }
-    have_python_module(module, requirement)
-}
 
 /// Runs `profiles/frameworks/NAME.yaml` with `args`; its pid and summary.
 fn framework_run(name: &str, args: &[&str]) -> (u32, Value) {
@@ -60,15 +45,7 @@ fn framework_run_md(name: &str, args: &[&str]) -> (u32, Value, String) {
         "--quiet",
     ];
     all.extend_from_slice(args);
-    let child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
-        .args(&all)
-        .current_dir(root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ackbench starts");
-    let pid = child.id();
-    let o = child.wait_with_output().expect("ackbench runs");
+    let (pid, o) = run_ackbench(&all);
     let code = o.status.code();
     assert!(
         code.is_some_and(|c| c <= 1),

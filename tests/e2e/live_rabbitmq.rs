@@ -9,24 +9,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{have_python_module, root, service_up, stderr, summary_of, temp_profile};
+use crate::common::{root, service_up, stderr, summary_of, temp_profile};
 use crate::live::{until_going, workers_left, GOING_WITHIN};
 use crate::live_clock::have_libfaketime;
 
 /// python3 with pika: installed with pip when missing under ACKBENCH_REQUIRE_SERVICES=1 (as CI
 /// runs), else the Python half of a test is skipped with a printed reason.
 fn have_pika() -> bool {
-    let missing = !Command::new("python3")
-        .args(["-c", "import pika"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if missing && std::env::var("ACKBENCH_REQUIRE_SERVICES").as_deref() == Ok("1") {
-        let _ = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", "pika>=1.3"])
-            .status();
-    }
-    have_python_module("pika", "pika")
+    crate::common::python_with("pika", "pika>=1.3")
 }
 
 const KEYS: [&str; 6] = [
@@ -79,7 +69,7 @@ pub fn left_on_server(pid: u32) -> Vec<String> {
 }
 
 /// Runs `ackbench ARGS...`; its pid and output.
-fn run_ackbench(args: &[&str]) -> (u32, Output) {
+pub fn run_ackbench(args: &[&str]) -> (u32, Output) {
     let child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
         .args(args)
         .current_dir(root())
