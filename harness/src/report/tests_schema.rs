@@ -122,7 +122,9 @@ fn an_interrupted_run_says_why_and_the_schema_holds_it_to_that() {
     assert_eq!(complaints(&v, &s), Vec::<String>::new());
     // Without its reason, or with a pass verdict, it is not a summary ackbench writes.
     let mut no_reason = s.clone();
-    no_reason.as_object_mut().map(|o| o.remove("incomplete_reason"));
+    no_reason
+        .as_object_mut()
+        .map(|o| o.remove("incomplete_reason"));
     assert_eq!(complaints(&v, &no_reason).len(), 1, "{no_reason}");
     let mut passed = s.clone();
     passed["verdict"] = "pass".into();
@@ -150,6 +152,8 @@ fn a_summary_that_drifts_from_the_schema_is_refused() {
     assert_eq!(complaints(&v, &latency).len(), 1);
     // A nested object keeps its own fields too: a budget without `pass`.
     let mut budget = s;
-    budget["budgets"][0].as_object_mut().map(|o| o.remove("pass"));
+    budget["budgets"][0]
+        .as_object_mut()
+        .map(|o| o.remove("pass"));
     assert_eq!(complaints(&v, &budget).len(), 1);
 }
