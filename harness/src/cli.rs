@@ -155,7 +155,7 @@ Your own consumer, unmodified (mode: live):
         ORDERS_QUEUE_URL: \"${ACKBENCH_QUEUE_URL}\"
 
   Each worker is told where the broker and the provider are in run variables (ACKBENCH_*; on
-  sqs also AWS_ENDPOINT_URL and credentials): README.md, \"Worker environment, by broker kind\",
+  sqs also AWS_ENDPOINT_URL and credentials): docs/live.md, \"Worker environment, by broker kind\",
   lists them per kind. In a consumer.env value, ${ACKBENCH_NAME} is that worker's value,
   $${ writes a literal ${, and anything else is passed as written; a run variable the profile's
   broker kind does not give is refused (exit 2). The workers' stdout and stderr stay in the

@@ -49,3 +49,6 @@ pub mod sizing;
 pub mod stdout;
 pub mod verdict;
 pub mod workload;
+
+#[cfg(test)]
+mod code_map_tests;

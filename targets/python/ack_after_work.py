@@ -6,7 +6,7 @@ that ran out while the provider was slow, a worker killed after the provider ans
 the work on the next delivery: duplicate effects. A message whose handler dies is never lost.
 
 One worker process of an ackbench live run; its configuration comes from the environment (see
-README.md): AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID (names the worker to the broker),
+docs/live.md): AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID (names the worker to the broker),
 AWS_SECRET_ACCESS_KEY, AWS_REGION, ACKBENCH_QUEUE_URL, ACKBENCH_PROVIDER_URL, ACKBENCH_WORKER.
 
 Every duration is in profile seconds: a live run starts its workers on a clock sped up to the

@@ -11,7 +11,7 @@ ack. A delivery that finds:
 Trades a rare duplicate (a provider slower than the window) for a late but never lost effect.
 
 One worker process of an ackbench live run; its configuration comes from the environment (see
-README.md): AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID (names the worker to the broker),
+docs/live.md): AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID (names the worker to the broker),
 AWS_SECRET_ACCESS_KEY, AWS_REGION, ACKBENCH_QUEUE_URL, ACKBENCH_PROVIDER_URL, ACKBENCH_WORKER,
 ACKBENCH_STATE_DIR, ACKBENCH_CLAIM_WINDOW.
 

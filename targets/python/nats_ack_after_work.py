@@ -7,7 +7,7 @@ provider answered) repeats the work on the next delivery: duplicate effects. A m
 handler dies is never lost.
 
 One worker process of an ackbench live run with `broker.kind: nats`; its configuration comes
-from the environment (see README.md): ACKBENCH_NATS_URL (this worker's own port), ACKBENCH_STREAM,
+from the environment (see docs/live.md): ACKBENCH_NATS_URL (this worker's own port), ACKBENCH_STREAM,
 ACKBENCH_CONSUMER (a durable pull consumer ackbench created), ACKBENCH_PROVIDER_URL,
 ACKBENCH_WORKER.
 

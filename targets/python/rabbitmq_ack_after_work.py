@@ -7,7 +7,7 @@ consumer_timeout) repeats the work on the next delivery: duplicate effects. A me
 handler dies is never lost: its connection closes and the server requeues it.
 
 One worker process of an ackbench live run; its configuration comes from the environment (see
-README.md): ACKBENCH_AMQP_URL (this worker's own ackbench proxy port, with the broker's
+docs/live.md): ACKBENCH_AMQP_URL (this worker's own ackbench proxy port, with the broker's
 credentials and vhost), ACKBENCH_QUEUE, ACKBENCH_PROVIDER_URL, ACKBENCH_WORKER,
 ACKBENCH_PREFETCH (optional, default 1).
 

@@ -16,7 +16,7 @@ The consumer-side rules, as in ackbench's model of Redis Streams:
   then polls, so an idle consumer claims at the instant an entry qualifies.
 
 One worker process of an ackbench live run; its configuration comes from the environment (see
-README.md): ACKBENCH_REDIS_URL (this worker's own proxy port), ACKBENCH_STREAM,
+docs/live.md): ACKBENCH_REDIS_URL (this worker's own proxy port), ACKBENCH_STREAM,
 ACKBENCH_DEAD_STREAM, ACKBENCH_GROUP, ACKBENCH_CONSUMER, ACKBENCH_MIN_IDLE_MS,
 ACKBENCH_CLAIM_EVERY_MS, ACKBENCH_MAX_DELIVERIES, ACKBENCH_RUN_START_MS (Unix milliseconds on
 this consumer's clock), ACKBENCH_PROVIDER_URL, ACKBENCH_WORKER.

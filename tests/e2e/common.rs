@@ -97,11 +97,45 @@ pub fn counts(s: &serde_json::Value, keys: &[&str]) -> Vec<u64> {
         .collect()
 }
 
-/// Reads a report folder's summary.json.
+/// Reads a report folder's summary.json, checked against docs/summary.schema.json.
 pub fn summary_of(dir: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(dir.join("summary.json"))
         .unwrap_or_else(|e| panic!("no summary.json in {}: {e}", dir.display()));
-    serde_json::from_str(&text).expect("summary.json is JSON")
+    checked_summary(&text, &dir.display().to_string())
+}
+
+/// docs/summary.schema.json, compiled once for every test of the run.
+fn summary_schema() -> &'static jsonschema::Validator {
+    static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let path = root().join("docs/summary.schema.json");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}: {path:?}"));
+        let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
+        jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("the schema is valid: {e}"))
+    })
+}
+
+/// summary.json's `text` (from `origin`), parsed; a panic listing every way it departs from
+/// docs/summary.schema.json (a field the schema does not know, a missing one, a wrong type), so
+/// the published schema cannot drift from what the runs write.
+pub fn checked_summary(text: &str, origin: &str) -> serde_json::Value {
+    let summary: serde_json::Value = serde_json::from_str(text).expect("summary.json is JSON");
+    assert_schema(&summary, origin);
+    summary
+}
+
+/// Asserts that `summary` (a summary.json object, from `origin`) validates against
+/// docs/summary.schema.json.
+pub fn assert_schema(summary: &serde_json::Value, origin: &str) {
+    let complaints: Vec<String> = summary_schema()
+        .iter_errors(summary)
+        .map(|e| format!("  {}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        complaints.is_empty(),
+        "summary.json of {origin} departs from docs/summary.schema.json:\n{}",
+        complaints.join("\n")
+    );
 }
 
 /// A finished `ackbench run`: what it printed and exited with, and its report folder.
@@ -124,7 +158,7 @@ impl Ran {
     pub fn summary(&self) -> serde_json::Value {
         let text = std::fs::read_to_string(self.dir.path().join("summary.json"))
             .unwrap_or_else(|e| panic!("summary.json written ({e}); stderr: {}", self.stderr()));
-        serde_json::from_str(&text).expect("summary.json is JSON")
+        checked_summary(&text, &self.dir.path().display().to_string())
     }
 
     pub fn stdout(&self) -> String {

@@ -76,7 +76,7 @@ fn run_help_says_how_to_run_your_own_consumer() {
         "Your own consumer, unmodified (mode: live)",
         "command: [python3, worker.py]",
         "EMAIL_API_URL: \"${ACKBENCH_PROVIDER_URL}send\"",
-        "README.md, \"Worker environment, by broker kind\"",
+        "docs/live.md, \"Worker environment, by broker kind\"",
         "$${ writes a literal ${",
         "WORKER LOGS",
     ] {

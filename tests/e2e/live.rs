@@ -192,7 +192,7 @@ fn run_live(profile: &str) -> Value {
         "{profile}: {}",
         stderr(&o)
     );
-    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+    crate::common::summary_of(&out)
 }
 
 #[test]

@@ -107,8 +107,7 @@ fn run(modules: &std::path::Path, sets: &[String]) -> (Value, String) {
     let o = ackbench(&args);
     let err = stderr(&o);
     assert!(o.status.code().is_some_and(|c| c <= 1), "{err}");
-    let summary =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let summary = crate::common::summary_of(&out);
     (summary, err)
 }
 

@@ -57,7 +57,7 @@ fn run(profile: &str, sets: &[&str]) -> (Option<i32>, String, Value) {
     (
         o.status.code(),
         stdout(&o),
-        serde_json::from_str(&summary).unwrap(),
+        crate::common::checked_summary(&summary, &out.display().to_string()),
     )
 }
 
@@ -75,8 +75,7 @@ fn the_shipped_ingress_profile_publishes_every_order_once() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let s: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let s: Value = crate::common::summary_of(&out);
     assert_eq!(s["mode"], "live");
     for (field, want) in [
         ("messages", 120),

@@ -18,6 +18,10 @@ fn sweep(extra: &[&str]) -> (i32, Value, tempfile::TempDir, String) {
     let text = std::fs::read_to_string(out.join("sweep.json"))
         .unwrap_or_else(|e| panic!("sweep.json written ({e}); stderr: {}", stderr(&o)));
     let v: Value = serde_json::from_str(&text).expect("sweep.json is JSON");
+    // Each point's `summary` is the run's summary.json object.
+    for (i, p) in v.as_array().into_iter().flatten().enumerate() {
+        crate::common::assert_schema(&p["summary"], &format!("sweep point {i}"));
+    }
     (o.status.code().expect("exit code"), v, dir, stdout(&o))
 }
 

@@ -168,7 +168,7 @@ fn fold_copies(acc: &mut [MessageAccount], first: &[usize]) {
     }
 }
 
-/// The run's counts. Definitions are the summary's (README.md, "summary.json").
+/// The run's counts. Definitions are the summary's (docs/summary.md).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Accounting {
     /// Published messages, by key: a key a retrying producer published twice is one message

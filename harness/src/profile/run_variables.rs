@@ -34,7 +34,7 @@ pub const REDIS_URL: &str = "ACKBENCH_REDIS_URL";
 pub const DEAD_STREAM: &str = "ACKBENCH_DEAD_STREAM";
 /// Redis Streams: the consumer group.
 pub const GROUP: &str = "ACKBENCH_GROUP";
-/// Redis Streams' claim rules and the run's start (Unix ms), as the README's worker table says.
+/// Redis Streams' claim rules and the run's start (Unix ms), as docs/live.md's worker table says.
 pub const MIN_IDLE_MS: &str = "ACKBENCH_MIN_IDLE_MS";
 pub const CLAIM_EVERY_MS: &str = "ACKBENCH_CLAIM_EVERY_MS";
 pub const MAX_DELIVERIES: &str = "ACKBENCH_MAX_DELIVERIES";

@@ -214,6 +214,8 @@ impl Renderer for TimeseriesCsv {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_schema;
 
 #[cfg(test)]
 mod folder_tests {

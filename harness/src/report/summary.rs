@@ -1,4 +1,5 @@
-//! summary.json: one object per run, the contract users' CI scripts read (README.md, "summary.json").
+//! summary.json: one object per run, the contract users' CI scripts read (docs/summary.md; its
+//! JSON Schema is docs/summary.schema.json, which `tests_schema.rs` checks summaries against).
 //!
 //! Field names, their order and their units are fixed: times in seconds, latencies in
 //! milliseconds. Fields are only ever added; renaming or dropping one bumps
@@ -320,7 +321,7 @@ mod tests {
     use crate::metrics::testkit::slow_handler;
     use crate::profile::StaleAck;
 
-    /// summary.json's fields, in the contract's order (README.md), then the added ones.
+    /// summary.json's fields, in the contract's order (docs/summary.md), then the added ones.
     const CONTRACT: &[&str] = &[
         "schema_version",
         "profile",

@@ -62,7 +62,7 @@ fn check_variables(value: &EnvValue, broker: &BrokerSpec, at: &FieldPath) -> Res
     Err(Problem::new(
         at.clone(),
         format!(
-            "`${{{name}}}` {whose}; the run variables of broker kind {kind} are {} (README, \
+            "`${{{name}}}` {whose}; the run variables of broker kind {kind} are {} (docs/live.md, \
              \"Worker environment, by broker kind\"; `$${{` writes a literal `${{`)",
             told.join(", ")
         ),
@@ -128,8 +128,8 @@ mod tests {
             )),
             "p.yaml:8:10: consumer.env.API: `${ACKBENCH_NOPE}` is not a run variable; the run \
              variables of broker kind sqs are ACKBENCH_PROVIDER_URL, ACKBENCH_WORKER, \
-             ACKBENCH_TIME_SCALE, ACKBENCH_STATE_DIR, ACKBENCH_QUEUE_URL (README, \"Worker \
-             environment, by broker kind\"; `$${` writes a literal `${`)"
+             ACKBENCH_TIME_SCALE, ACKBENCH_STATE_DIR, ACKBENCH_QUEUE_URL (docs/live.md, \
+             \"Worker environment, by broker kind\"; `$${` writes a literal `${`)"
         );
     }
 
@@ -143,8 +143,8 @@ mod tests {
             "p.yaml:8:24: consumer.env.CELERY_BROKER_URL: `${ACKBENCH_AMQP_URL}` is a run \
              variable of broker kind rabbitmq, not of sqs; the run variables of broker kind sqs \
              are ACKBENCH_PROVIDER_URL, ACKBENCH_WORKER, ACKBENCH_TIME_SCALE, \
-             ACKBENCH_STATE_DIR, ACKBENCH_QUEUE_URL (README, \"Worker environment, by broker \
-             kind\"; `$${` writes a literal `${`)"
+             ACKBENCH_STATE_DIR, ACKBENCH_QUEUE_URL (docs/live.md, \"Worker environment, by \
+             broker kind\"; `$${` writes a literal `${`)"
         );
         let e = error(&profile(
             "{ kind: rabbitmq }",

@@ -12,7 +12,7 @@
 //! - a planned message of a sim run that streams its accounting (`--record auto` or `stream`):
 //!   what stays per message is a bit of the ledger's progress count and what the run holds in
 //!   flight, so [`STREAMED_BYTES_PER_MESSAGE`] bounds it from above (measured:
-//!   `cargo bench -p ackbench --bench sim_throughput`, ARCHITECTURE.md);
+//!   `cargo bench -p ackbench --bench sim_throughput`, docs/benchmarks.md);
 //! - a worker: 100k workers 134 MiB, 1k 33 MiB, so about 1 KiB each (its task and state);
 //! - a time-series sample: 1M samples 425 MiB, 10k 40 MiB, so about 400 B each (the sample, its
 //!   CSV row and its points in every chart).
