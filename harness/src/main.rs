@@ -1,12 +1,12 @@
 //! `ackbench`: parse the command line, dispatch to the subcommand, exit with its code.
 //!
 //! Each subcommand reads as the pipeline it is (parse, validate, run, export, exit code); see
-//! `ackbench::commands` and `ackbench::sizing`.
+//! `ackbench::commands`.
 
 use std::process::ExitCode;
 
 use ackbench::cli::{Cli, Command};
-use ackbench::{commands, sizing};
+use ackbench::commands;
 use clap::Parser;
 
 fn main() -> ExitCode {
@@ -14,8 +14,8 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run(args),
         Command::Check(args) => commands::check(args),
         Command::Report(args) => commands::rerender(args),
-        Command::Sweep(args) => sizing::sweep_command(&args),
-        Command::Size(args) => sizing::size_command(&args),
+        Command::Sweep(args) => commands::sweep(args),
+        Command::Size(args) => commands::size(args),
         Command::Provider(args) => commands::provider(args),
         Command::Broker(args) => commands::broker(args),
     };

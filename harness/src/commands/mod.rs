@@ -8,12 +8,17 @@ mod program;
 mod provider;
 mod rerender;
 mod run;
+mod signals;
+mod size;
+mod sweep;
 
 pub use broker::broker;
 pub use check::check;
 pub use provider::provider;
 pub use rerender::rerender;
 pub use run::run;
+pub use size::size;
+pub use sweep::sweep;
 
 use std::path::Path;
 

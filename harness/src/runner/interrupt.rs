@@ -83,23 +83,6 @@ pub fn on_signals() -> Result<Interrupt, String> {
     Ok(interrupt)
 }
 
-/// For a command whose runs write nothing until they all end (`sweep`, `size`): a signal ends
-/// the process at once with exit 3 (the run could not complete), saying what was interrupted,
-/// instead of the shell's 128 + signal. Nothing half-written is left: those commands write
-/// their folder only after every run.
-pub fn exit_on_signals(what: &'static str) {
-    let Ok(interrupt) = on_signals() else {
-        return;
-    };
-    std::thread::spawn(move || loop {
-        if interrupt.requested() {
-            eprintln!("error: {what} {REASON}: its report files were not written (exit 3)");
-            std::process::exit(crate::verdict::exit::RUN_FAILED);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

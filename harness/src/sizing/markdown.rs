@@ -30,6 +30,19 @@ fn n3(x: f64) -> String {
 /// The plan as markdown, ending with a newline.
 pub fn render(p: &Plan) -> String {
     let mut o = String::new();
+    title(&mut o, p);
+    recommendation(&mut o, p);
+    reasons(&mut o, p);
+    checks(&mut o, p);
+    let _ = writeln!(o, "\n## Verification: the profile before and after\n");
+    verification(&mut o, &p.verification.before, &p.verification.after);
+    probe(&mut o, p);
+    notes(&mut o, p);
+    o
+}
+
+/// The title and where the latency came from.
+fn title(o: &mut String, p: &Plan) {
     let src = &p.latency_source;
     let from = match &src.path {
         Some(path) => format!("recorded in {path}"),
@@ -51,7 +64,10 @@ pub fn render(p: &Plan) -> String {
         p.rules.utilisation,
         t(p.rules.max_lease_s)
     );
+}
 
+/// The settings now and recommended, and the command that runs them.
+fn recommendation(o: &mut String, p: &Plan) {
     let (c, r) = (&p.current, &p.recommended);
     let _ = writeln!(o, "## Recommendation\n");
     let _ = writeln!(o, "| setting | now | recommended |\n|---|---|---|");
@@ -98,7 +114,10 @@ pub fn render(p: &Plan) -> String {
         let sets: Vec<String> = p.set.iter().map(|s| format!("--set {s}")).collect();
         let _ = writeln!(o, "\nTo run it: `ackbench run PROFILE {}`", sets.join(" "));
     }
+}
 
+/// One section per recommendation: what, in bold, and the sentence of reasoning.
+fn reasons(o: &mut String, p: &Plan) {
     let lease_head = match p.lease.advice {
         LeaseAdvice::Lease { visibility_timeout } => {
             format!("**{}**", format_duration(visibility_timeout))
@@ -153,7 +172,10 @@ pub fn render(p: &Plan) -> String {
     for (title, head, why) in sections {
         let _ = writeln!(o, "\n## {title}\n\n{head}. {why}");
     }
+}
 
+/// The consistency checks, now and with the recommendation.
+fn checks(o: &mut String, p: &Plan) {
     let _ = writeln!(o, "\n## Consistency checks\n");
     let _ = writeln!(
         o,
@@ -181,9 +203,10 @@ pub fn render(p: &Plan) -> String {
             c.name, c.detail_recommended
         );
     }
+}
 
-    let _ = writeln!(o, "\n## Verification: the profile before and after\n");
-    verification(&mut o, &p.verification.before, &p.verification.after);
+/// What the recovery probe's kill did before and after.
+fn probe(o: &mut String, p: &Plan) {
     if let (Some(b), Some(a)) = (
         &p.delivery_limit.probe_current,
         &p.delivery_limit.probe_recommended,
@@ -197,13 +220,16 @@ pub fn render(p: &Plan) -> String {
             a.summary()
         );
     }
+}
+
+/// The notes, if any.
+fn notes(o: &mut String, p: &Plan) {
     if !p.notes.is_empty() {
         let _ = writeln!(o, "\n## Notes\n");
         for n in &p.notes {
             let _ = writeln!(o, "- {n}");
         }
     }
-    o
 }
 
 fn mark(s: Status) -> &'static str {

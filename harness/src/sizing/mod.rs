@@ -12,6 +12,7 @@
 //! are pure functions of histograms, settings and summaries, tested without running anything.
 
 pub mod alert;
+pub mod assemble;
 pub mod chart;
 pub mod checks;
 pub mod duplicates;
@@ -29,6 +30,7 @@ pub mod plan;
 pub mod probe;
 pub mod readable;
 pub mod recovery;
+pub mod request;
 pub mod settings;
 pub mod simulate;
 pub mod size;
@@ -39,5 +41,4 @@ pub mod vary;
 pub mod workers;
 
 pub use error::SizingError;
-pub use size::size_command;
-pub use sweep::sweep_command;
+pub use request::{SizeRequest, SweepRequest};

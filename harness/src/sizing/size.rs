@@ -17,37 +17,23 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use super::assemble::{assemble, Assembly};
 use super::chart::{self, DualChart, Series};
-use super::checks::{self, Check};
-use super::duplicates::predicted_duplicate_rate;
 use super::error::{needs_sim, reason, SizingError};
-use super::lease::{outlive_chance, size_lease, LeaseAdvice, LeaseRule, SQS_MAX_LEASE};
-use super::limit::{recommended_limit, recovery_path, spare};
+use super::hlog;
+use super::lease::{size_lease, LeaseAdvice, LeaseRule, LeaseSizing, SQS_MAX_LEASE};
+use super::limit::{recommended_limit, recovery_path};
 use super::markdown;
 use super::parallel;
 use super::plan::*;
 use super::probe;
 use super::readable;
-use super::settings::{worst_call, Settings, SettingsView};
+use super::request::SizeRequest;
+use super::settings::{worst_call, Settings};
 use super::simulate::{simulate, Simulated};
-use super::workers::{arrival_rate, workers_for};
-use super::{alert, hlog};
-use crate::cli::SizeArgs;
-use crate::profile::{self, format_duration, parse_duration, LeaseRole, Poison, Scenario};
+use super::workers::{arrival_rate, workers_for, WorkerSizing};
+use crate::profile::{self, format_duration, parse_duration, Poison, Scenario};
 use crate::report::folder;
-use crate::verdict::exit;
-
-/// Runs the sizing the arguments describe; returns the process exit code.
-pub fn size_command(args: &SizeArgs) -> i32 {
-    crate::runner::interrupt::exit_on_signals("ackbench size:");
-    match size(args) {
-        Ok(()) => exit::PASS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            e.exit_code()
-        }
-    }
-}
 
 /// The validated flags.
 struct Inputs {
@@ -56,7 +42,7 @@ struct Inputs {
     dedup_window: Option<Duration>,
 }
 
-fn inputs(args: &SizeArgs) -> Result<Inputs, SizingError> {
+fn inputs(args: &SizeRequest) -> Result<Inputs, SizingError> {
     let bad = |flag: &'static str, value: String, message: &str| SizingError::BadFlag {
         flag,
         value,
@@ -120,10 +106,12 @@ fn healthy(s: &Scenario) -> Scenario {
     h
 }
 
-fn size(args: &SizeArgs) -> Result<(), SizingError> {
+/// Sizes the profile `args` names, writes sizing.md, sizing.json and the chart, and prints
+/// the plan.
+pub fn size(args: &SizeRequest) -> Result<(), SizingError> {
     let inputs = inputs(args)?;
-    let file = &args.profile.profile;
-    let sets = &args.profile.sets;
+    let file = &args.profile;
+    let sets = &args.sets;
     let current = profile::load(file, sets)?;
     needs_sim("size", file, &current)?;
     let recorded = args.latency_from.as_deref().map(hlog::read).transpose()?;
@@ -171,69 +159,24 @@ fn size(args: &SizeArgs) -> Result<(), SizingError> {
         ))
     })?;
 
-    // The recommendation.
+    let rec = recommend(file, sets, &current, &inputs, &now, &lease, &healthy_run)?;
     let new_lease = lease.advice.visibility_timeout();
-    let path = recovery_path(&now.target, new_lease, now.claim_window);
-    let limit = recommended_limit(now.limit, &path);
-    let rate = arrival_rate(&current.workload, current.run.duration);
-    let normal = workers_for(
-        rate,
-        mean_s(&healthy_run.metrics.latencies.handler.histogram),
-        inputs.utilisation,
-    );
-    // The fault's handler time with the recommended lease and limit (a lease that handlers
-    // outlive multiplies the work by the redeliveries; the recommendation removes them).
-    let mut notes = Vec::new();
-    let load_with = |rec_sets: &[String]| {
-        let mut all = sets.clone();
-        all.extend(rec_sets.iter().cloned());
-        profile::load(file, &all).map_err(|e| SizingError::BadPoint {
-            point: format!("recommended settings ({})", rec_sets.join(", ")),
-            reason: reason(&e),
-        })
-    };
-    let leased = load_with(&recommendation_sets(
-        &now,
-        &lease.advice,
-        limit,
-        now.workers,
-        &mut Vec::new(),
-    ))?;
-    let leased_run = simulate(&leased)?;
-    let fault = workers_for(
-        rate,
-        mean_s(&leased_run.metrics.latencies.handler.histogram),
-        inputs.utilisation,
-    );
-    let workers = normal.workers.max(fault.workers);
-    let rec_sets = recommendation_sets(&now, &lease.advice, limit, workers, &mut notes);
-    let recommended = load_with(&rec_sets)?;
 
-    // Batch 2: the recommendation, its probe, and the lease curve.
-    let curve_leases = curve_leases(now.lease, new_lease);
-    let mut batch = vec![recommended.clone(), probe::scenario(&recommended)];
-    let mut curve_ok = Vec::new();
-    for l in &curve_leases {
-        let mut with = sets.clone();
-        with.push(format!("broker.{}={}", now.lease_key, format_duration(*l)));
-        if let Ok(s) = profile::load(file, &with) {
-            batch.push(s);
-            curve_ok.push(*l);
-        }
-    }
-    let mut runs = parallel::map(&batch, jobs, simulate).into_iter();
-    let after = runs
-        .next()
-        .ok_or_else(|| SizingError::NoLatency("a run is missing".into()))??;
-    let probe_after = runs
-        .next()
-        .ok_or_else(|| SizingError::NoLatency("a run is missing".into()))??;
-    let curve_runs = runs.collect::<Result<Vec<Simulated>, _>>()?;
+    let Verified {
+        after,
+        probe_after,
+        curve,
+    } = verify(file, sets, &now, new_lease, &rec.scenario, jobs)?;
 
-    let after_settings = Settings::of(&recommended, worst_call(&after.record), inputs.dedup_window);
+    let after_settings = Settings::of(
+        &rec.scenario,
+        worst_call(&after.record),
+        inputs.dedup_window,
+    );
     let plan = assemble(Assembly {
         current: &current,
-        inputs: &inputs,
+        rule: &inputs.rule,
+        utilisation: inputs.utilisation,
         source,
         hist: &hist,
         lease,
@@ -244,12 +187,12 @@ fn size(args: &SizeArgs) -> Result<(), SizingError> {
         healthy: &healthy_run,
         probe_before: &probe_before,
         probe_after: &probe_after,
-        normal,
-        fault,
-        rec_sets,
-        curve: curve_ok.iter().copied().zip(curve_runs.iter()).collect(),
-        notes,
-        limit,
+        normal: rec.normal,
+        fault: rec.fault,
+        rec_sets: rec.sets,
+        curve: curve.iter().map(|(l, run)| (*l, run)).collect(),
+        notes: rec.notes,
+        limit: rec.limit,
     });
 
     let md = markdown::render(&plan);
@@ -261,6 +204,107 @@ fn size(args: &SizeArgs) -> Result<(), SizingError> {
         crate::outln!("  {}", f.display());
     }
     Ok(())
+}
+
+/// The settings recommended, before they are verified.
+struct Recommendation {
+    /// The profile with them.
+    scenario: Scenario,
+    /// They, as `--set` overrides.
+    sets: Vec<String>,
+    limit: u32,
+    normal: WorkerSizing,
+    fault: WorkerSizing,
+    notes: Vec<String>,
+}
+
+/// The delivery limit and the workers that go with the sized `lease`: the workers for a healthy
+/// day and for the fault's handler time with the recommended lease and limit (a lease that
+/// handlers outlive multiplies the work by the redeliveries; the recommendation removes them),
+/// which one more sim run of the profile measures.
+fn recommend(
+    file: &Path,
+    sets: &[String],
+    current: &Scenario,
+    inputs: &Inputs,
+    now: &Settings,
+    lease: &LeaseSizing,
+    healthy_run: &Simulated,
+) -> Result<Recommendation, SizingError> {
+    let new_lease = lease.advice.visibility_timeout();
+    let path = recovery_path(&now.target, new_lease, now.claim_window);
+    let limit = recommended_limit(now.limit, &path);
+    let rate = arrival_rate(&current.workload, current.run.duration);
+    let workers_at = |run: &Simulated| {
+        let mean = mean_s(&run.metrics.latencies.handler.histogram);
+        workers_for(rate, mean, inputs.utilisation)
+    };
+    let normal = workers_at(healthy_run);
+    let load_with = |rec_sets: &[String]| {
+        let mut all = sets.to_vec();
+        all.extend(rec_sets.iter().cloned());
+        profile::load(file, &all).map_err(|e| SizingError::BadPoint {
+            point: format!("recommended settings ({})", rec_sets.join(", ")),
+            reason: reason(&e),
+        })
+    };
+    let leased_sets = recommendation_sets(now, &lease.advice, limit, now.workers, &mut Vec::new());
+    let fault = workers_at(&simulate(&load_with(&leased_sets)?)?);
+    let workers = normal.workers.max(fault.workers);
+    let mut notes = Vec::new();
+    let rec_sets = recommendation_sets(now, &lease.advice, limit, workers, &mut notes);
+    Ok(Recommendation {
+        scenario: load_with(&rec_sets)?,
+        sets: rec_sets,
+        limit,
+        normal,
+        fault,
+        notes,
+    })
+}
+
+/// The runs that check a recommendation.
+struct Verified {
+    /// The profile with the recommendation.
+    after: Simulated,
+    /// Its recovery probe.
+    probe_after: Simulated,
+    /// The profile under each lease of the chart.
+    curve: Vec<(Duration, Simulated)>,
+}
+
+/// Batch 2: the profile with the recommendation, its recovery probe, and the profile under a
+/// range of leases (the chart; a lease the profile refuses is left out).
+fn verify(
+    file: &Path,
+    sets: &[String],
+    now: &Settings,
+    new_lease: Duration,
+    recommended: &Scenario,
+    jobs: usize,
+) -> Result<Verified, SizingError> {
+    let mut batch = vec![recommended.clone(), probe::scenario(recommended)];
+    let mut leases = Vec::new();
+    for l in curve_leases(now.lease, new_lease) {
+        let mut with = sets.to_vec();
+        with.push(format!("broker.{}={}", now.lease_key, format_duration(l)));
+        if let Ok(s) = profile::load(file, &with) {
+            batch.push(s);
+            leases.push(l);
+        }
+    }
+    let mut runs = parallel::map(&batch, jobs, simulate).into_iter();
+    let mut next = || {
+        runs.next()
+            .ok_or_else(|| SizingError::NoLatency("a run is missing".into()))
+    };
+    let (after, probe_after) = (next()??, next()??);
+    let curve = runs.collect::<Result<Vec<Simulated>, _>>()?;
+    Ok(Verified {
+        after,
+        probe_after,
+        curve: leases.into_iter().zip(curve).collect(),
+    })
 }
 
 /// The mean of a latency histogram (µs) in seconds.
@@ -374,293 +418,6 @@ fn curve_leases(current: Duration, recommended: Duration) -> Vec<Duration> {
     leases.sort();
     leases.dedup();
     leases
-}
-
-/// What [`assemble`] reads.
-struct Assembly<'a> {
-    current: &'a Scenario,
-    inputs: &'a Inputs,
-    source: LatencySource,
-    hist: &'a Histogram<u64>,
-    lease: super::lease::LeaseSizing,
-    now: &'a Settings,
-    after_settings: &'a Settings,
-    before: &'a Simulated,
-    after: &'a Simulated,
-    healthy: &'a Simulated,
-    probe_before: &'a Simulated,
-    probe_after: &'a Simulated,
-    normal: super::workers::WorkerSizing,
-    fault: super::workers::WorkerSizing,
-    rec_sets: Vec<String>,
-    curve: Vec<(Duration, &'a Simulated)>,
-    notes: Vec<String>,
-    limit: u32,
-}
-
-fn f3(x: f64) -> String {
-    super::outcome::number((x * 1000.0).round() / 1000.0)
-}
-
-fn ratio(x: Option<f64>) -> String {
-    x.map_or_else(|| "unbounded".into(), f3)
-}
-
-/// The plan, with one sentence of reasoning per recommendation.
-fn assemble(a: Assembly) -> Plan {
-    let t = format_duration;
-    let now = a.now;
-    let rec = a.after_settings;
-    let rule = &a.inputs.rule;
-    let new_lease = a.lease.advice.visibility_timeout();
-    let tail = Duration::from_micros(a.lease.tail_us);
-    let mut notes = a.notes;
-
-    // Lease.
-    let small_sample = (a.lease.handlers as f64) < 1.0 / rule.target_risk;
-    let measured = match a.source.kind {
-        "file" => "recorded",
-        _ => "simulated",
-    };
-    let lease_reason = match a.lease.advice {
-        LeaseAdvice::Lease { visibility_timeout } => format!(
-            "Fewer than {} of the {} {measured} handlers outlive {}, so with the {}x margin ({}) \
-             the lease is {}, rounded up to a readable value; {}",
-            rule.target_risk,
-            a.lease.handlers,
-            ms_text(tail),
-            rule.margin,
-            ms_text(a.lease.with_margin),
-            t(visibility_timeout),
-            match now.kind.lease.role {
-                // A dead consumer's connection closes and RabbitMQ requeues at once: the
-                // consumer timeout only ends a holder that is alive but stuck.
-                LeaseRole::StuckConsumerGuard => format!(
-                    "a consumer that dies hands its messages back at once (its connection \
-                     closes), so the price is only how long a stuck but living consumer holds \
-                     its message: {} (now {}).",
-                    t(visibility_timeout),
-                    t(now.lease)
-                ),
-                LeaseRole::Lease => format!(
-                    "the price is recovery time: a worker that dies right after receiving \
-                     leaves its message hidden for {} (now {}).",
-                    t(visibility_timeout),
-                    t(now.lease)
-                ),
-            }
-        ),
-        LeaseAdvice::Heartbeat {
-            visibility_timeout,
-            extend_every,
-            max_extension,
-        } => format!(
-            "The tail with its {}x margin ({}) is past the {} bound for a lease, so keep a {} \
-             lease (the recovery time) and extend it every {} while the handler works, for at \
-             most {} of extra time, past which the handler is presumed wedged and its message \
-             goes back to the queue.",
-            rule.margin,
-            ms_text(a.lease.with_margin),
-            t(rule.max_lease),
-            t(visibility_timeout),
-            t(extend_every),
-            t(max_extension)
-        ),
-    };
-    if small_sample {
-        notes.push(format!(
-            "Only {} handlers were measured, fewer than the {} needed to see a 1-in-{} tail: \
-             the slowest seen sets the lease; a longer recording (--latency-from) sizes it better.",
-            a.lease.handlers,
-            (1.0 / rule.target_risk).round(),
-            (1.0 / rule.target_risk).round()
-        ));
-    }
-
-    // Duplicates.
-    let p_now = outlive_chance(a.hist, now.lease);
-    let p_rec = outlive_chance(a.hist, rec.lease);
-    let pred_now = predicted_duplicate_rate(p_now, now.limit);
-    let pred_rec = predicted_duplicate_rate(p_rec, rec.limit);
-    let obs_now = a.before.summary.duplicate_rate;
-    let obs_rec = a.after.summary.duplicate_rate;
-    let dup_reason = format!(
-        "A handler outlives the {} lease with chance {} and the {} lease with chance {}: a \
-         consumer that repeats its work on every delivery would see {} duplicate effects per \
-         message now and {} with the recommendation; the sim of {} observed {} and {}.",
-        t(now.lease),
-        f3(p_now),
-        t(rec.lease),
-        f3(p_rec),
-        ratio(pred_now),
-        ratio(pred_rec),
-        now.target,
-        f3(obs_now),
-        f3(obs_rec)
-    );
-
-    // Workers.
-    let workers = a.normal.workers.max(a.fault.workers);
-    let busy_after = a.after.busy_fraction();
-    let workers_reason = format!(
-        "Little's law: {}/s x {} s mean handler time (the profile with the recommended lease \
-         and limit) = {} busy workers ({} on a healthy day), / {} utilisation = {} workers \
-         (now {}); the after-run kept them {}% busy.",
-        f3(a.fault.arrival_per_s),
-        f3(a.fault.mean_handler_s),
-        f3(a.fault.busy_workers),
-        f3(a.normal.busy_workers),
-        a.inputs.utilisation,
-        workers,
-        now.workers,
-        f3(busy_after * 100.0)
-    );
-
-    // Alert.
-    let healthy_age = Duration::from_secs_f64(a.healthy.summary.max_oldest_age_s);
-    let threshold = alert::threshold(healthy_age, a.lease.advice.longest_hold());
-    let observed_age = Duration::from_secs_f64(a.before.summary.max_oldest_age_s);
-    let after_age = Duration::from_secs_f64(a.after.summary.max_oldest_age_s);
-    let fired = alert::would_fire(threshold, observed_age);
-    let fires_after = alert::would_fire(threshold, after_age);
-    let alert_reason =
-        format!(
-        "A healthy run's oldest message reached {}; alert when the oldest message is older than \
-         {} (twice that, and at least the longest a handler may hold a message): in this run it reached {}, so the alert {} \
-         have fired{}.",
-        ms_text(healthy_age),
-        t(threshold),
-        ms_text(observed_age),
-        if fired { "would" } else { "would not" },
-        if fires_after {
-            format!(", and with the recommendation it still fires ({})", ms_text(after_age))
-        } else {
-            format!(" (with the recommendation it reached {})", ms_text(after_age))
-        }
-    );
-
-    // Delivery limit.
-    let path_now = recovery_path(&now.target, now.lease, now.claim_window);
-    let path_rec = recovery_path(&rec.target, rec.lease, rec.claim_window);
-    let spare_now = spare(now.limit, &path_now);
-    let spare_rec = spare(rec.limit, &path_rec);
-    let probe_now = probe::outcome(&now.target, &a.probe_before.record, now.limit);
-    let probe_rec = probe::outcome(&rec.target, &a.probe_after.record, rec.limit);
-    let spare_text =
-        |s: Option<i64>| s.map_or_else(|| "no limit".to_string(), |n| format!("{n} spare"));
-    let limit_reason = format!(
-        "The slowest recovery path takes {} deliveries ({}); a limit of {} leaves {} (now {}: \
-         {}){}.",
-        path_rec.deliveries,
-        path_rec.description,
-        a.limit,
-        spare_text(spare_rec),
-        now.limit,
-        spare_text(spare_now),
-        match (&probe_now, &probe_rec) {
-            (Some(b), Some(r)) => format!(
-                "; simulated, a kill {} was {} before and {} after",
-                b.kill,
-                b.summary(),
-                r.summary()
-            ),
-            _ => String::new(),
-        }
-    );
-
-    // Checks.
-    let checks: Vec<CheckRow> = checks::all(now)
-        .into_iter()
-        .zip(checks::all(rec))
-        .map(|(n, r): (Check, Check)| CheckRow::pair(n, r))
-        .collect();
-
-    let curve = a
-        .curve
-        .iter()
-        .map(|(l, run)| CurvePoint {
-            visibility_timeout_s: l.as_secs_f64(),
-            duplicate_rate: run.summary.duplicate_rate,
-            predicted_duplicate_rate: predicted_duplicate_rate(
-                outlive_chance(a.hist, *l),
-                now.limit,
-            ),
-            recovery_time_s: run.recovery.time_s,
-            recovery_time_source: run.recovery.source.as_str(),
-        })
-        .collect();
-
-    Plan {
-        profile: a.current.name.clone(),
-        latency_source: a.source,
-        rules: Rules {
-            target_risk: rule.target_risk,
-            margin: rule.margin,
-            utilisation: a.inputs.utilisation,
-            max_lease_s: rule.max_lease.as_secs_f64(),
-        },
-        current: SettingsView::from(now),
-        recommended: SettingsView::from(rec),
-        set: a.rec_sets,
-        lease: LeaseSection {
-            advice: a.lease.advice,
-            tail_ms: a.lease.tail_us as f64 / 1000.0,
-            with_margin_s: a.lease.with_margin.as_secs_f64(),
-            recovery_time_current_s: now.lease.as_secs_f64(),
-            recovery_time_recommended_s: new_lease.as_secs_f64(),
-            reason: lease_reason,
-        },
-        duplicates: DuplicatesSection {
-            outlive_chance_current: p_now,
-            outlive_chance_recommended: p_rec,
-            predicted_current: pred_now,
-            predicted_recommended: pred_rec,
-            observed_current: obs_now,
-            observed_recommended: obs_rec,
-            reason: dup_reason,
-        },
-        workers: WorkersSection {
-            normal: a.normal,
-            fault: a.fault,
-            current: now.workers,
-            recommended: workers,
-            busy_fraction_current: a.before.busy_fraction(),
-            busy_fraction_recommended: busy_after,
-            reason: workers_reason,
-        },
-        alert: AlertSection {
-            healthy_max_oldest_age_s: healthy_age.as_secs_f64(),
-            threshold_s: threshold.as_secs_f64(),
-            observed_max_oldest_age_s: observed_age.as_secs_f64(),
-            would_have_fired: fired,
-            recommended_max_oldest_age_s: after_age.as_secs_f64(),
-            fires_with_recommendation: fires_after,
-            reason: alert_reason,
-        },
-        delivery_limit: LimitSection {
-            current: now.limit,
-            recommended: a.limit,
-            recovery_deliveries: path_rec.deliveries,
-            recovery_path: path_rec.description,
-            spare_current: spare_now,
-            spare_recommended: spare_rec,
-            probe_current: probe_now,
-            probe_recommended: probe_rec,
-            reason: limit_reason,
-        },
-        checks,
-        verification: Verification {
-            before: RunRow::of(a.before, now.limit, now.workers),
-            after: RunRow::of(a.after, rec.limit, rec.workers),
-        },
-        lease_curve: curve,
-        notes,
-    }
-}
-
-/// A measured duration for sentences: `40.03 s`, `950 ms`.
-fn ms_text(d: Duration) -> String {
-    markdown::human(d.as_secs_f64())
 }
 
 /// Writes sizing.md, sizing.json and the chart; returns their paths.

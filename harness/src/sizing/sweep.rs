@@ -20,33 +20,21 @@ use super::kinds;
 use super::metric::{self, Derived};
 use super::outcome::PointOutcome;
 use super::parallel;
+use super::request::SweepRequest;
 use super::simulate::simulate;
 use super::sweep_files;
 use super::sweep_table;
 use super::vary::{self, Vary};
-use crate::cli::SweepArgs;
 use crate::profile::{self, parse_duration, Scenario};
 use crate::report::folder;
-use crate::verdict::exit;
 
-/// Runs the sweep the arguments describe; returns the process exit code.
-pub fn sweep_command(args: &SweepArgs) -> i32 {
-    crate::runner::interrupt::exit_on_signals("ackbench sweep:");
-    match sweep(args) {
-        Ok(()) => exit::PASS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            e.exit_code()
-        }
-    }
-}
-
-fn sweep(args: &SweepArgs) -> Result<(), SizingError> {
+/// Runs the sweep `args` asks for, writes its files and prints its table.
+pub fn sweep(args: &SweepRequest) -> Result<(), SizingError> {
     let axes = vary::parse_all(&args.vary)?;
     let metrics = metric::choose(&args.metrics)?;
     let points = grid::points(&axes)?;
-    let file = &args.profile.profile;
-    let base = profile::load(file, &args.profile.sets)?;
+    let file = &args.profile;
+    let base = profile::load(file, &args.sets)?;
     needs_sim("sweep", file, &base)?;
     let text = fs::read_to_string(file).map_err(|source| profile::ProfileError::Read {
         path: file.clone(),
@@ -54,7 +42,7 @@ fn sweep(args: &SweepArgs) -> Result<(), SizingError> {
     })?;
     let origin = file.display().to_string();
     let load = |extra: &[String]| {
-        let mut sets = args.profile.sets.clone();
+        let mut sets = args.sets.clone();
         // Another broker kind: the profile's lease and delivery limit carried over by meaning.
         if let Some(kind) = extra.iter().find_map(|s| s.strip_prefix("broker.kind=")) {
             sets.extend(kinds::carried_over(&base.broker, kind));

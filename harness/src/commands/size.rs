@@ -1,0 +1,29 @@
+//! `ackbench size PROFILE`: the request from the flags, the sizing, the exit code.
+
+use super::signals::exit_on_signals;
+use crate::cli::SizeArgs;
+use crate::sizing::{self, SizeRequest};
+use crate::verdict::exit;
+
+pub fn size(args: SizeArgs) -> i32 {
+    exit_on_signals("ackbench size:");
+    let request = SizeRequest {
+        profile: args.profile.profile,
+        sets: args.profile.sets,
+        latency_from: args.latency_from,
+        target_risk: args.target_risk,
+        margin: args.margin,
+        utilisation: args.utilisation,
+        max_lease: args.max_lease,
+        dedup_window: args.dedup_window,
+        out: args.out,
+        force: args.force,
+    };
+    match sizing::size::size(&request) {
+        Ok(()) => exit::PASS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The lease (or heartbeat) recommendation and why.
+
+use std::time::Duration;
+
+use super::{ms_text, Assembly};
+use crate::profile::{format_duration as t, LeaseRole};
+use crate::sizing::lease::LeaseAdvice;
+use crate::sizing::plan::LeaseSection;
+
+/// The lease section; a note in `notes` when too few handlers were measured to see the tail.
+pub(super) fn section(a: &Assembly, notes: &mut Vec<String>) -> LeaseSection {
+    let now = a.now;
+    let rule = a.rule;
+    let new_lease = a.lease.advice.visibility_timeout();
+    let tail = Duration::from_micros(a.lease.tail_us);
+    let small_sample = (a.lease.handlers as f64) < 1.0 / rule.target_risk;
+    let measured = match a.source.kind {
+        "file" => "recorded",
+        _ => "simulated",
+    };
+    let reason = match a.lease.advice {
+        LeaseAdvice::Lease { visibility_timeout } => format!(
+            "Fewer than {} of the {} {measured} handlers outlive {}, so with the {}x margin ({}) \
+             the lease is {}, rounded up to a readable value; {}",
+            rule.target_risk,
+            a.lease.handlers,
+            ms_text(tail),
+            rule.margin,
+            ms_text(a.lease.with_margin),
+            t(visibility_timeout),
+            match now.kind.lease.role {
+                // A dead consumer's connection closes and RabbitMQ requeues at once: the
+                // consumer timeout only ends a holder that is alive but stuck.
+                LeaseRole::StuckConsumerGuard => format!(
+                    "a consumer that dies hands its messages back at once (its connection \
+                     closes), so the price is only how long a stuck but living consumer holds \
+                     its message: {} (now {}).",
+                    t(visibility_timeout),
+                    t(now.lease)
+                ),
+                LeaseRole::Lease => format!(
+                    "the price is recovery time: a worker that dies right after receiving \
+                     leaves its message hidden for {} (now {}).",
+                    t(visibility_timeout),
+                    t(now.lease)
+                ),
+            }
+        ),
+        LeaseAdvice::Heartbeat {
+            visibility_timeout,
+            extend_every,
+            max_extension,
+        } => format!(
+            "The tail with its {}x margin ({}) is past the {} bound for a lease, so keep a {} \
+             lease (the recovery time) and extend it every {} while the handler works, for at \
+             most {} of extra time, past which the handler is presumed wedged and its message \
+             goes back to the queue.",
+            rule.margin,
+            ms_text(a.lease.with_margin),
+            t(rule.max_lease),
+            t(visibility_timeout),
+            t(extend_every),
+            t(max_extension)
+        ),
+    };
+    if small_sample {
+        notes.push(format!(
+            "Only {} handlers were measured, fewer than the {} needed to see a 1-in-{} tail: \
+             the slowest seen sets the lease; a longer recording (--latency-from) sizes it better.",
+            a.lease.handlers,
+            (1.0 / rule.target_risk).round(),
+            (1.0 / rule.target_risk).round()
+        ));
+    }
+    LeaseSection {
+        advice: a.lease.advice,
+        tail_ms: a.lease.tail_us as f64 / 1000.0,
+        with_margin_s: a.lease.with_margin.as_secs_f64(),
+        recovery_time_current_s: now.lease.as_secs_f64(),
+        recovery_time_recommended_s: new_lease.as_secs_f64(),
+        reason,
+    }
+}

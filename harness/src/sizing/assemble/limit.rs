@@ -1,0 +1,48 @@
+//! The delivery limit against the target's slowest recovery path, and the probe's kill.
+
+use super::Assembly;
+use crate::sizing::limit::{recovery_path, spare};
+use crate::sizing::plan::LimitSection;
+use crate::sizing::probe;
+
+pub(super) fn section(a: &Assembly) -> LimitSection {
+    let (now, rec) = (a.now, a.after_settings);
+    let path_now = recovery_path(&now.target, now.lease, now.claim_window);
+    let path_rec = recovery_path(&rec.target, rec.lease, rec.claim_window);
+    let spare_now = spare(now.limit, &path_now);
+    let spare_rec = spare(rec.limit, &path_rec);
+    let probe_now = probe::outcome(&now.target, &a.probe_before.record, now.limit);
+    let probe_rec = probe::outcome(&rec.target, &a.probe_after.record, rec.limit);
+    let spare_text =
+        |s: Option<i64>| s.map_or_else(|| "no limit".to_string(), |n| format!("{n} spare"));
+    let reason = format!(
+        "The slowest recovery path takes {} deliveries ({}); a limit of {} leaves {} (now {}: \
+         {}){}.",
+        path_rec.deliveries,
+        path_rec.description,
+        a.limit,
+        spare_text(spare_rec),
+        now.limit,
+        spare_text(spare_now),
+        match (&probe_now, &probe_rec) {
+            (Some(b), Some(r)) => format!(
+                "; simulated, a kill {} was {} before and {} after",
+                b.kill,
+                b.summary(),
+                r.summary()
+            ),
+            _ => String::new(),
+        }
+    );
+    LimitSection {
+        current: now.limit,
+        recommended: a.limit,
+        recovery_deliveries: path_rec.deliveries,
+        recovery_path: path_rec.description,
+        spare_current: spare_now,
+        spare_recommended: spare_rec,
+        probe_current: probe_now,
+        probe_recommended: probe_rec,
+        reason,
+    }
+}
