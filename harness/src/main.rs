@@ -1,4 +1,5 @@
-//! `ackbench`: parse the command line, dispatch to the subcommand, exit with its code.
+//! `ackbench`: parse the command line, dispatch to the subcommand, print its error if it
+//! stopped on one, and exit with its code.
 //!
 //! Each subcommand reads as the pipeline it is (parse, validate, run, export, exit code); see
 //! `ackbench::commands`.
@@ -10,7 +11,7 @@ use ackbench::commands;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let code = match Cli::parse().command {
+    let outcome = match Cli::parse().command {
         Command::Run(args) => commands::run(args),
         Command::Check(args) => commands::check(args),
         Command::Report(args) => commands::rerender(args),
@@ -19,5 +20,8 @@ fn main() -> ExitCode {
         Command::Provider(args) => commands::provider(args),
         Command::Broker(args) => commands::broker(args),
     };
-    ExitCode::from(u8::try_from(code).unwrap_or(3))
+    outcome.unwrap_or_else(|e| {
+        e.print();
+        commands::exit_code(e.code)
+    })
 }

@@ -1,21 +1,15 @@
 //! `ackbench broker [PROFILE] --listen ADDR`: the embedded broker on its own, over the SQS API.
 
-use super::{load, serve_limits};
+use super::{exit_code, load, serve_limits, CommandError, Outcome};
 use crate::broker::sqs::{is_queue_name, run_standalone, QueueSpec, SqsConfig};
 use crate::broker::BrokerConfig;
 use crate::cli::BrokerArgs;
 use crate::record::nanos;
 use crate::verdict::exit;
 
-pub fn broker(args: BrokerArgs) -> i32 {
-    let limits = match serve_limits(&args.serve) {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
-    if let Err(e) = check_queue_name(&args.queue) {
-        eprintln!("error: {e}");
-        return exit::BAD_INPUT;
-    }
+pub fn broker(args: BrokerArgs) -> Outcome {
+    let limits = serve_limits(&args.serve)?;
+    check_queue_name(&args.queue).map_err(CommandError::bad_input)?;
     let mut config = SqsConfig {
         limits,
         // Nobody takes a standalone broker's events, nor needs a settled message: keeping them
@@ -25,10 +19,7 @@ pub fn broker(args: BrokerArgs) -> i32 {
         ..SqsConfig::default()
     };
     if let Some(path) = &args.profile {
-        let scenario = match load(path, &args.sets) {
-            Ok(s) => s,
-            Err(code) => return code,
-        };
+        let scenario = load(path, &args.sets)?;
         let b = &scenario.broker;
         let broker = BrokerConfig {
             visibility_timeout: nanos(b.lease),
@@ -37,11 +28,10 @@ pub fn broker(args: BrokerArgs) -> i32 {
         };
         let dead_letter_queue = (b.max_deliveries > 0).then(|| format!("{}-dlq", args.queue));
         if let Some(dlq) = dead_letter_queue.as_deref().filter(|d| !is_queue_name(d)) {
-            eprintln!(
-                "error: --queue {}: its dead-letter queue `{dlq}` would be over 80 characters: use a name of at most 76",
+            return Err(CommandError::bad_input(format!(
+                "--queue {}: its dead-letter queue `{dlq}` would be over 80 characters: use a name of at most 76",
                 args.queue
-            );
-            return exit::BAD_INPUT;
+            )));
         }
         config.queues.push((
             args.queue.clone(),
@@ -52,13 +42,9 @@ pub fn broker(args: BrokerArgs) -> i32 {
             },
         ));
     }
-    match run_standalone(args.listen, config) {
-        Ok(()) => exit::PASS,
-        Err(e) => {
-            eprintln!("error: broker on {}: {e}", args.listen);
-            exit::RUN_FAILED
-        }
-    }
+    run_standalone(args.listen, config)
+        .map_err(|e| CommandError::run_failed(format!("broker on {}: {e}", args.listen)))?;
+    Ok(exit_code(exit::PASS))
 }
 
 /// `--queue`: a standard queue's name, as SQS allows it.

@@ -1,15 +1,11 @@
 //! `ackbench check PROFILE`: validate only.
 
-use super::load;
+use super::{exit_code, load, Outcome};
 use crate::cli::CheckArgs;
 use crate::verdict::exit;
 
-pub fn check(args: CheckArgs) -> i32 {
-    match load(&args.profile.profile, &args.profile.sets) {
-        Ok(s) => {
-            crate::outln!("ok: {} ({})", s.name, args.profile.profile.display());
-            exit::PASS
-        }
-        Err(code) => code,
-    }
+pub fn check(args: CheckArgs) -> Outcome {
+    let s = load(&args.profile.profile, &args.profile.sets)?;
+    crate::outln!("ok: {} ({})", s.name, args.profile.profile.display());
+    Ok(exit_code(exit::PASS))
 }

@@ -1,9 +1,11 @@
-//! The subcommands, one file each: what `main.rs` dispatches to. Each returns the process exit
-//! code (see [`crate::verdict::exit`]).
+//! The subcommands, one file each: what `main.rs` dispatches to. Each returns an [`Outcome`]:
+//! the process exit code (see [`crate::verdict::exit`]), or the [`CommandError`] that `main`
+//! prints once. Nothing below `commands/` prints an error and exits.
 
 mod broker;
 mod check;
 mod default_folder;
+mod error;
 mod program;
 mod provider;
 mod rerender;
@@ -14,6 +16,7 @@ mod sweep;
 
 pub use broker::broker;
 pub use check::check;
+pub use error::{exit_code, CommandError, Outcome};
 pub use provider::provider;
 pub use rerender::rerender;
 pub use run::run;
@@ -24,14 +27,10 @@ use std::path::Path;
 
 use crate::profile::{self, Mode, Scenario};
 use crate::serving::ServeLimits;
-use crate::verdict::exit;
 
-/// The connection limits of a server's flags, or why they cannot serve (printed; exit 2).
-pub(crate) fn serve_limits(args: &crate::cli::ServeArgs) -> Result<ServeLimits, i32> {
-    let bad = |e: String| {
-        eprintln!("error: {e}");
-        exit::BAD_INPUT
-    };
+/// The connection limits of a server's flags, or why they cannot serve (exit 2).
+pub(crate) fn serve_limits(args: &crate::cli::ServeArgs) -> Result<ServeLimits, CommandError> {
+    let bad = CommandError::bad_input;
     let duration = |flag: &str, v: &str| {
         profile::parse_duration(v).map_err(|e| bad(format!("--{flag} {v}: {e}")))
     };
@@ -44,12 +43,9 @@ pub(crate) fn serve_limits(args: &crate::cli::ServeArgs) -> Result<ServeLimits, 
     .map_err(|e| bad(e.to_string()))
 }
 
-/// Loads and validates a profile, or prints why not (exit 2).
-pub(crate) fn load(path: &Path, sets: &[String]) -> Result<Scenario, i32> {
-    profile::load(path, sets).map_err(|e| {
-        eprintln!("error: {e}");
-        exit::BAD_INPUT
-    })
+/// Loads and validates a profile, or says why not (exit 2).
+pub(crate) fn load(path: &Path, sets: &[String]) -> Result<Scenario, CommandError> {
+    profile::load(path, sets).map_err(|e| CommandError::bad_input(e.to_string()))
 }
 
 pub(crate) fn mode_name(m: Mode) -> &'static str {

@@ -1,93 +1,101 @@
 //! `ackbench run PROFILE`: parse, validate, run, export, exit code.
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::default_folder::default_folder;
-use super::{load, mode_name, shell_word};
+use super::{exit_code, load, mode_name, shell_word, CommandError, Outcome};
 use crate::cli::{RecordArg, RunArgs};
 use crate::profile::{self, Scenario};
 use crate::report::folder::{self, Prepared};
-use crate::report::{self, Progress, RunInfo, RunOutputs, RunProgress};
-use crate::verdict::exit;
+use crate::report::{self, Progress, RunInfo, RunOutputs, RunProgress, Summary};
 use crate::{record, runner};
 
-pub fn run(args: RunArgs) -> i32 {
+pub fn run(args: RunArgs) -> Outcome {
     // SIGINT, SIGTERM and SIGHUP from now on end the run early, which still writes its report
     // (marked incomplete, exit 3); before the run starts they leave nothing half-done.
-    let interrupt = match runner::interrupt::on_signals() {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("error: cannot handle SIGINT, SIGTERM and SIGHUP: {e}");
-            return exit::RUN_FAILED;
-        }
-    };
-    // Parse and validate.
-    let mut scenario = match load(&args.profile.profile, &args.profile.sets) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let interrupt = runner::interrupt::on_signals().map_err(|e| {
+        CommandError::run_failed(format!("cannot handle SIGINT, SIGTERM and SIGHUP: {e}"))
+    })?;
+    let ready = prepare(&args)?;
+    if !args.quiet {
+        let mode = mode_name(ready.scenario.mode);
+        crate::outln!(
+            "ackbench: {} (mode {mode}, seed {})",
+            ready.scenario.name,
+            ready.scenario.seed
+        );
+    }
+    let (record, wall_s) = execute(&args, &ready, &interrupt)?;
+    let (summary, traces) = export(&args, &ready, &record, wall_s)?;
+    show(&args, &ready, &summary, &traces);
+    // Exit code: 0 pass, 1 a budget failed, 3 incomplete.
+    Ok(exit_code(summary.verdict.exit_code()))
+}
+
+/// A run ready to start: its validated scenario, what its report shows of how it was asked
+/// for, and its report folder, checked (and created) before the run, not after it.
+struct Ready {
+    scenario: Scenario,
+    profile_text: String,
+    reproduce: String,
+    out: PathBuf,
+    prepared: Prepared,
+}
+
+/// Parse and validate: the profile, the flags against it, and the report folder.
+fn prepare(args: &RunArgs) -> Result<Ready, CommandError> {
+    let bad = CommandError::bad_input;
+    let mut scenario = load(&args.profile.profile, &args.profile.sets)?;
     let profile_seed = scenario.seed;
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
-    if let Err(e) = check_trace_keys(&scenario, &args.trace) {
-        eprintln!("error: {e}");
-        return exit::BAD_INPUT;
-    }
-    scenario.run.record = match record_mode(&args, &scenario) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: --record stream: {e}");
-            return exit::BAD_INPUT;
-        }
-    };
+    check_trace_keys(&scenario, &args.trace).map_err(bad)?;
+    scenario.run.record =
+        record_mode(args, &scenario).map_err(|e| bad(format!("--record stream: {e}")))?;
     if scenario.run.record == profile::Record::Full && scenario.mode == profile::Mode::Sim {
-        if let Err(e) = profile::check_full_record(&scenario) {
+        profile::check_full_record(&scenario).map_err(|e| {
             let why = if args.trace.is_empty() {
                 "--record full"
             } else {
                 "--trace (which keeps the full record)"
             };
-            eprintln!("error: {why}: {e}");
-            return exit::BAD_INPUT;
-        }
+            bad(format!("{why}: {e}"))
+        })?;
     }
-    let profile_text = match profile::effective_yaml(&args.profile.profile, &args.profile.sets) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::BAD_INPUT;
-        }
-    };
-    let reproduce = reproduce_command(&args, scenario.seed);
+    let profile_text = profile::effective_yaml(&args.profile.profile, &args.profile.sets)
+        .map_err(|e| bad(e.to_string()))?;
+    let reproduce = reproduce_command(args, scenario.seed);
     let out = args.out.clone().unwrap_or_else(|| {
         let seed = args.seed.filter(|s| *s != profile_seed);
         default_folder(&scenario.name, &args.profile.sets, seed)
     });
-    // The folder is checked (and created) before the run, not after it.
-    let prepared = match folder::prepare(&out, "report", args.force) {
-        Ok(p) => p,
-        Err(e) => {
-            let flag = if args.out.is_some() { "--out " } else { "" };
-            eprintln!("error: {flag}{e}");
-            return exit::BAD_INPUT;
-        }
-    };
-    if !args.quiet {
-        let mode = mode_name(scenario.mode);
-        crate::outln!(
-            "ackbench: {} (mode {mode}, seed {})",
-            scenario.name,
-            scenario.seed
-        );
-    }
+    let prepared = folder::prepare(&out, "report", args.force).map_err(|e| {
+        let flag = if args.out.is_some() { "--out " } else { "" };
+        bad(format!("{flag}{e}"))
+    })?;
+    Ok(Ready {
+        scenario,
+        profile_text,
+        reproduce,
+        out,
+        prepared,
+    })
+}
 
-    // Run.
+/// Run, with a progress bar; the record and the wall time it took.
+fn execute(
+    args: &RunArgs,
+    ready: &Ready,
+    interrupt: &runner::interrupt::Interrupt,
+) -> Result<(record::RunRecord, f64), CommandError> {
+    let scenario = &ready.scenario;
     let started = Instant::now();
     let length_s = (scenario.run.duration + scenario.run.drain).as_secs_f64();
     let bar = RunProgress::new(length_s, scenario.workload.count, args.quiet);
     let record = runner::run_with_progress(
-        &scenario,
+        scenario,
         &mut |p| {
             bar.update(&Progress {
                 virtual_now_s: p.now_s,
@@ -97,24 +105,27 @@ pub fn run(args: RunArgs) -> i32 {
                 dlq: p.dlq,
             })
         },
-        &interrupt,
+        interrupt,
     );
     bar.finish();
-    let record = match record {
-        Ok(r) => r,
-        Err(e @ runner::RunError::BrokerSettings(_)) => {
-            eprintln!("error: {e}");
-            return exit::BAD_INPUT;
-        }
-        Err(e) => {
-            eprintln!("error: the run could not complete: {e}");
-            eprintln!("reproduce: {}", super::program::pasteable(&reproduce));
-            return exit::RUN_FAILED;
-        }
-    };
-    let wall_s = started.elapsed().as_secs_f64();
+    let record = record.map_err(|e| match e {
+        e @ runner::RunError::BrokerSettings(_) => CommandError::bad_input(e.to_string()),
+        e => CommandError::run_failed(format!("the run could not complete: {e}")).then(format!(
+            "reproduce: {}",
+            super::program::pasteable(&ready.reproduce)
+        )),
+    })?;
+    Ok((record, started.elapsed().as_secs_f64()))
+}
 
-    // Export.
+/// Export: the report folder's files and the `--trace` files; the summary and the traces.
+fn export(
+    args: &RunArgs,
+    ready: &Ready,
+    record: &record::RunRecord,
+    wall_s: f64,
+) -> Result<(Summary, Vec<String>), CommandError> {
+    let (scenario, out) = (&ready.scenario, &ready.out);
     let info = RunInfo {
         profile: scenario.name.clone(),
         mode: mode_name(scenario.mode).to_string(),
@@ -122,74 +133,67 @@ pub fn run(args: RunArgs) -> i32 {
         wall_s,
     };
     let sample_every = scenario.run.sample_every.map(record::nanos);
-    let analysed = report::analyse_run(&info, &record, &scenario.budgets, sample_every);
-    let summary = &analysed.summary;
+    let analysed = report::analyse_run(&info, record, &scenario.budgets, sample_every);
     let outputs = RunOutputs {
-        scenario: &scenario,
-        record: &record,
+        scenario,
+        record,
         metrics: &analysed.metrics,
-        summary,
+        summary: &analysed.summary,
         samples: &analysed.samples,
         sample_every: analysed.sample_every,
-        profile_text: &profile_text,
-        command: &reproduce,
+        profile_text: &ready.profile_text,
+        command: &ready.reproduce,
     };
-    if let Err(e) = report::write_all(&out, &outputs, &args.formats) {
-        eprintln!("error: cannot write the report: {e}");
-        return exit::RUN_FAILED;
-    }
+    report::write_all(out, &outputs, &args.formats)
+        .map_err(|e| CommandError::run_failed(format!("cannot write the report: {e}")))?;
+    let cannot_write = |path: &Path, e: std::io::Error| {
+        CommandError::run_failed(format!("cannot write {}: {e}", path.display()))
+    };
     let mut traces = Vec::new();
     let mut trace_files = Vec::new();
     for key in &args.trace {
-        let text = report::trace::trace(&record, key)
+        let text = report::trace::trace(record, key)
             .unwrap_or_default()
             .join("\n")
             + "\n";
         let path = out.join(format!("trace-{key}.txt"));
-        if let Err(e) = std::fs::write(&path, &text) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return exit::RUN_FAILED;
-        }
+        std::fs::write(&path, &text).map_err(|e| cannot_write(&path, e))?;
         traces.push(text);
         trace_files.push(path);
     }
-    if let Err(e) = folder::record(&out, &trace_files) {
-        eprintln!(
-            "error: cannot write {}: {e}",
-            out.join(folder::MARKER).display()
-        );
-        return exit::RUN_FAILED;
-    }
+    folder::record(out, &trace_files).map_err(|e| cannot_write(&out.join(folder::MARKER), e))?;
+    Ok((analysed.summary, traces))
+}
+
+/// What the run prints when it ends: the verdict line with `--quiet`, else the console table,
+/// the traces, where the report is and the command that reproduces the run.
+fn show(args: &RunArgs, ready: &Ready, summary: &Summary, traces: &[String]) {
+    let (name, out) = (&ready.scenario.name, ready.out.display());
     if args.quiet {
         match &summary.incomplete_reason {
             Some(why) => crate::outln!(
-                "{}: {} ({why}; partial report in {})",
-                scenario.name,
-                summary.verdict,
-                out.display()
+                "{name}: {} ({why}; partial report in {out})",
+                summary.verdict
             ),
-            None => crate::outln!("{}: {}", scenario.name, summary.verdict),
+            None => crate::outln!("{name}: {}", summary.verdict),
         }
-    } else {
-        crate::out!("{}", report::console::table(summary));
-        for text in &traces {
-            crate::out!("\n{text}");
-        }
-        let partial = if summary.complete {
-            ""
-        } else {
-            " (partial: what was recorded up to the stop)"
-        };
-        let replaced = match prepared {
-            Prepared::Replacing => " (replaced the earlier report there)",
-            Prepared::New | Prepared::Forced => "",
-        };
-        crate::outln!("report: {}{partial}{replaced}", out.display());
-        crate::outln!("reproduce: {}", super::program::pasteable(&reproduce));
+        return;
     }
-
-    // Exit code: 0 pass, 1 a budget failed, 3 incomplete.
-    summary.verdict.exit_code()
+    crate::out!("{}", report::console::table(summary));
+    for text in traces {
+        crate::out!("\n{text}");
+    }
+    let partial = if summary.complete {
+        ""
+    } else {
+        " (partial: what was recorded up to the stop)"
+    };
+    let replaced = match ready.prepared {
+        Prepared::Replacing => " (replaced the earlier report there)",
+        Prepared::New | Prepared::Forced => "",
+    };
+    crate::outln!("report: {out}{partial}{replaced}");
+    crate::outln!("reproduce: {}", super::program::pasteable(&ready.reproduce));
 }
 
 /// How the run keeps its history (`--record`): `--trace` needs the full record; `stream` is

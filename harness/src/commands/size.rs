@@ -1,11 +1,12 @@
 //! `ackbench size PROFILE`: the request from the flags, the sizing, the exit code.
 
 use super::signals::exit_on_signals;
+use super::{exit_code, Outcome};
 use crate::cli::SizeArgs;
 use crate::sizing::{self, SizeRequest};
 use crate::verdict::exit;
 
-pub fn size(args: SizeArgs) -> i32 {
+pub fn size(args: SizeArgs) -> Outcome {
     exit_on_signals("ackbench size:");
     let request = SizeRequest {
         profile: args.profile.profile,
@@ -19,11 +20,6 @@ pub fn size(args: SizeArgs) -> i32 {
         out: args.out,
         force: args.force,
     };
-    match sizing::size::size(&request) {
-        Ok(()) => exit::PASS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            e.exit_code()
-        }
-    }
+    sizing::size::size(&request)?;
+    Ok(exit_code(exit::PASS))
 }

@@ -1,11 +1,12 @@
 //! `ackbench sweep PROFILE --vary ...`: the request from the flags, the sweep, the exit code.
 
 use super::signals::exit_on_signals;
+use super::{exit_code, Outcome};
 use crate::cli::SweepArgs;
 use crate::sizing::{self, SweepRequest};
 use crate::verdict::exit;
 
-pub fn sweep(args: SweepArgs) -> i32 {
+pub fn sweep(args: SweepArgs) -> Outcome {
     exit_on_signals("ackbench sweep:");
     let request = SweepRequest {
         profile: args.profile.profile,
@@ -16,11 +17,6 @@ pub fn sweep(args: SweepArgs) -> i32 {
         force: args.force,
         jobs: args.jobs,
     };
-    match sizing::sweep::sweep(&request) {
-        Ok(()) => exit::PASS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            e.exit_code()
-        }
-    }
+    sizing::sweep::sweep(&request)?;
+    Ok(exit_code(exit::PASS))
 }
