@@ -15,6 +15,7 @@
 //!   run, as it answered them.
 //! - [`attribution`]: a live run's provider calls that could not be matched to one delivery
 //!   their worker held.
+//! - [`capacity`]: a capacity run's steps, and the rate the consumer sustained.
 //! - [`copies`]: a key published more than once (a retrying producer), and what its sends
 //!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
@@ -22,6 +23,7 @@ pub mod accounting;
 pub mod anomalies;
 pub mod attribution;
 pub mod broker_counts;
+pub mod capacity;
 pub mod chaos;
 pub mod copies;
 pub mod crashes;
@@ -102,6 +104,8 @@ pub struct Metrics {
     pub worker_logs: Option<crate::record::WorkerLogsRecord>,
     /// A live run's provider calls not matched to one delivery their worker held.
     pub unattributed_calls: attribution::UnattributedCalls,
+    /// A capacity run's steps and the rate the consumer sustained (`workload.arrival: ramp`).
+    pub capacity: Option<capacity::Capacity>,
 }
 
 impl std::ops::Deref for Metrics {
@@ -181,7 +185,17 @@ fn fold_record(record: &RunRecord, late_after: Nanos) -> stream::Folded {
 
 /// The metrics of a run from what was folded of its history and the record's description.
 fn assemble(record: &RunRecord, f: stream::Folded) -> Metrics {
+    let capacity = record.ramp.as_ref().map(|ramp| {
+        // The boundaries of the steps: exact in a full record's series every `hold`; a
+        // streamed run's grid, as fine as it was kept.
+        let samples = match &record.streamed {
+            Some(_) => f.series.samples(f.series.step().max(1)),
+            None => timeseries(record, ramp.hold),
+        };
+        capacity::capacity(ramp, &samples, f.latencies.handler.summary().p99)
+    });
     Metrics {
+        capacity,
         redriven: f.redrive.redriven,
         redrive_duplicate_effects: f.redrive.duplicate_effects,
         visibility_timeout: record.visibility_timeout,

@@ -35,6 +35,15 @@ pub fn table(s: &Summary) -> String {
             .collect();
         rows(&mut out, &groups);
     }
+    let capacity = super::capacity::rows(s);
+    if !capacity.is_empty() {
+        let _ = writeln!(out, "\n{}", super::capacity::HEADING);
+        let capacity: Vec<(&str, String, String)> = capacity
+            .iter()
+            .map(|(l, v, n)| (l.as_str(), v.clone(), n.clone()))
+            .collect();
+        rows(&mut out, &capacity);
+    }
     latency(&mut out, s);
     budgets(&mut out, s);
     let notes = notes(s);

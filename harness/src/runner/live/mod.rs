@@ -172,6 +172,8 @@ async fn run_live(
         worker_logs: ran.worker_logs,
         streamed: None,
         unattributed_calls: ran.unattributed_calls,
+        ramp: crate::runner::ramp_record(&s.workload),
+        harness_cpu: None,
     })
 }
 
