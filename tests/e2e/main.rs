@@ -3,6 +3,7 @@
 
 mod broker_kinds;
 mod broker_memory;
+mod capacity;
 mod chaos;
 mod common;
 mod consumer_env;

@@ -178,9 +178,15 @@ mod tests {
             (120.0, 20.0),
             "1,200 published in 10 s, from 20 s"
         );
-        assert_eq!((third.backlog_age_start_s, third.backlog_age_end_s), (0.06, 0.87));
+        assert_eq!(
+            (third.backlog_age_start_s, third.backlog_age_end_s),
+            (0.06, 0.87)
+        );
         // Step 1: 1,000 published and 995 done in 10 s.
-        assert_eq!((c.steps[0].offered_per_s, c.steps[0].completed_per_s), (100.0, 99.5));
+        assert_eq!(
+            (c.steps[0].offered_per_s, c.steps[0].completed_per_s),
+            (100.0, 99.5)
+        );
     }
 
     #[test]
@@ -192,7 +198,11 @@ mod tests {
         assert!(c.steps.iter().all(|s| !s.behind));
         // None fell behind: it kept up with the last step, 120/s, and the ramp should go on.
         assert_eq!(
-            (c.sustainable_per_s, c.first_behind_per_s, c.completed_when_behind_per_s),
+            (
+                c.sustainable_per_s,
+                c.first_behind_per_s,
+                c.completed_when_behind_per_s
+            ),
             (Some(120.0), None, None)
         );
     }
@@ -204,7 +214,11 @@ mod tests {
             rates: vec![100.0, 110.0],
         };
         // 1,000 published, 500 done: the oldest is 5 s old at 10 s (slack 200 ms).
-        let samples = vec![sample(0, 0, 0, 0), sample(10, 1_000, 500, 5_000), sample(20, 2_100, 1_000, 10_000)];
+        let samples = vec![
+            sample(0, 0, 0, 0),
+            sample(10, 1_000, 500, 5_000),
+            sample(20, 2_100, 1_000, 10_000),
+        ];
         let c = capacity(&ramp, &samples, 1.0);
         assert_eq!(c.sustainable_per_s, None);
         assert_eq!(c.first_behind_per_s, Some(100.0));
@@ -225,9 +239,15 @@ mod tests {
         let c = capacity(&ramp, &samples, 1.0);
         assert_eq!(c.steps.len(), 2);
         // Step 1 reads 0 s and 0 s: nothing published, nothing done.
-        assert_eq!((c.steps[0].offered_per_s, c.steps[0].completed_per_s), (0.0, 0.0));
+        assert_eq!(
+            (c.steps[0].offered_per_s, c.steps[0].completed_per_s),
+            (0.0, 0.0)
+        );
         // Step 2 reads 0 s and 15 s: 1,500 published, 1,400 - 100 duplicates = 1,300 done.
-        assert_eq!((c.steps[1].offered_per_s, c.steps[1].completed_per_s), (150.0, 130.0));
+        assert_eq!(
+            (c.steps[1].offered_per_s, c.steps[1].completed_per_s),
+            (150.0, 130.0)
+        );
     }
 
     #[test]
@@ -238,6 +258,9 @@ mod tests {
         samples.push(sample(25, 2_700, 2_650, 70));
         let c = capacity(&ramp, &samples, 1.0);
         assert_eq!(c.steps.len(), 2);
-        assert_eq!((c.sustainable_per_s, c.first_behind_per_s), (Some(110.0), None));
+        assert_eq!(
+            (c.sustainable_per_s, c.first_behind_per_s),
+            (Some(110.0), None)
+        );
     }
 }

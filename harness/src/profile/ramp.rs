@@ -33,9 +33,7 @@ impl Ramp {
 
     /// How long the whole ramp lasts (`steps * hold`; saturating).
     pub fn length(&self) -> Duration {
-        self.hold
-            .checked_mul(self.steps)
-            .unwrap_or(Duration::MAX)
+        self.hold.checked_mul(self.steps).unwrap_or(Duration::MAX)
     }
 
     /// `hold` in nanoseconds (saturating).

@@ -21,9 +21,11 @@ fn capacity_rows(c: &Capacity) -> Vec<(String, String, String)> {
         number(c.hold_s)
     );
     let mut rows = vec![match c.sustainable_per_s {
-        Some(r) if c.first_behind_per_s.is_some() => {
-            ("sustainable rate".into(), rate(r), format!("kept up: {rule}"))
-        }
+        Some(r) if c.first_behind_per_s.is_some() => (
+            "sustainable rate".into(),
+            rate(r),
+            format!("kept up: {rule}"),
+        ),
         Some(r) => (
             "sustainable rate".into(),
             format!("{} or more", rate(r)),
@@ -80,7 +82,11 @@ mod tests {
         }
     }
 
-    fn capacity(steps: Vec<CapacityStep>, sustainable: Option<f64>, behind: Option<f64>) -> Capacity {
+    fn capacity(
+        steps: Vec<CapacityStep>,
+        sustainable: Option<f64>,
+        behind: Option<f64>,
+    ) -> Capacity {
         Capacity {
             hold_s: 20.0,
             slack_s: 0.4,
@@ -92,13 +98,18 @@ mod tests {
     }
 
     fn text(rows: &[(String, String, String)]) -> Vec<String> {
-        rows.iter().map(|(l, v, n)| format!("{l} | {v} | {n}")).collect()
+        rows.iter()
+            .map(|(l, v, n)| format!("{l} | {v} | {n}"))
+            .collect()
     }
 
     #[test]
     fn the_table_names_the_rate_kept_up_with_and_the_one_that_fell_behind() {
         let c = capacity(
-            vec![step(260.0, 259.95, (0.03, 0.031), false), step(280.0, 266.5, (0.031, 1.45), true)],
+            vec![
+                step(260.0, 259.95, (0.03, 0.031), false),
+                step(280.0, 266.5, (0.031, 1.45), true),
+            ],
             Some(260.0),
             Some(280.0),
         );
@@ -116,13 +127,21 @@ mod tests {
 
     #[test]
     fn a_ramp_that_never_or_always_fell_behind_says_where_to_move_it() {
-        let kept_up = capacity(vec![step(260.0, 260.0, (0.0, 0.03), false)], Some(260.0), None);
+        let kept_up = capacity(
+            vec![step(260.0, 260.0, (0.0, 0.03), false)],
+            Some(260.0),
+            None,
+        );
         assert_eq!(
             text(&capacity_rows(&kept_up))[0],
             "sustainable rate | 260/s or more | kept up with every step: ramp higher to find \
              where it falls behind"
         );
-        let behind = capacity(vec![step(260.0, 100.0, (0.0, 9.0), true)], None, Some(260.0));
+        let behind = capacity(
+            vec![step(260.0, 100.0, (0.0, 9.0), true)],
+            None,
+            Some(260.0),
+        );
         assert_eq!(
             text(&capacity_rows(&behind))[..2],
             [

@@ -461,7 +461,10 @@ mod tests {
         let lazy = Arrivals::new(&a, 10 * S, u64::MAX, &mut rng);
         assert_eq!(lazy.len(), 6);
         assert_eq!(walked(&lazy), want);
-        assert_eq!((lazy.at(1), lazy.at(2), lazy.at(5)), (Some(S / 2), Some(S), want.get(5).copied()));
+        assert_eq!(
+            (lazy.at(1), lazy.at(2), lazy.at(5)),
+            (Some(S / 2), Some(S), want.get(5).copied())
+        );
         assert_eq!(lazy.at(6), None);
         // Nothing drawn: the workload stream is where it was.
         assert_eq!(rng, before);
@@ -471,7 +474,10 @@ mod tests {
             walked(&Arrivals::new(&a, S + 3 * S / 10, u64::MAX, &mut rng)),
             want[..4]
         );
-        assert_eq!(arrival_times(&a, S + 3 * S / 10, u64::MAX, &mut rng), want[..4]);
+        assert_eq!(
+            arrival_times(&a, S + 3 * S / 10, u64::MAX, &mut rng),
+            want[..4]
+        );
     }
 
     #[test]

@@ -30,7 +30,11 @@ pub fn resolve(raw: RawRamp, duration: Duration, path: &FieldPath) -> Result<Ram
         }
         Ok(v)
     };
-    let from = rate(raw.from, "from", "the first step's rate, in messages per second")?;
+    let from = rate(
+        raw.from,
+        "from",
+        "the first step's rate, in messages per second",
+    )?;
     let to = rate(raw.to, "to", "the last step's rate, in messages per second")?;
     let step = rate(
         raw.step,
@@ -203,7 +207,9 @@ mod tests {
             error(process),
             "p.yaml:5:5: workload.arrival.process: goes with rate_per_s only"
         );
-        assert!(error(&profile("{ from: 1, to: 2, step: 1, hold: 1s, every: 1s }"))
-            .contains("unknown field `every`"));
+        assert!(
+            error(&profile("{ from: 1, to: 2, step: 1, hold: 1s, every: 1s }"))
+                .contains("unknown field `every`")
+        );
     }
 }
