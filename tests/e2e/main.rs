@@ -21,6 +21,8 @@ mod live_attribution;
 #[cfg(feature = "live")]
 mod live_broker_counts;
 #[cfg(feature = "live")]
+mod live_capacity;
+#[cfg(feature = "live")]
 mod live_clock;
 #[cfg(feature = "live")]
 mod live_consumer_env;

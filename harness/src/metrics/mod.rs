@@ -16,6 +16,7 @@
 //! - [`attribution`]: a live run's provider calls that could not be matched to one delivery
 //!   their worker held.
 //! - [`capacity`]: a capacity run's steps, and the rate the consumer sustained.
+//! - [`harness_cpu`]: a live run's ackbench CPU share, its own headroom.
 //! - [`copies`]: a key published more than once (a retrying producer), and what its sends
 //!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
@@ -29,6 +30,7 @@ pub mod copies;
 pub mod crashes;
 pub mod groups;
 pub mod handlers;
+pub mod harness_cpu;
 pub mod ingress;
 pub mod latency;
 pub mod leases;
@@ -106,6 +108,8 @@ pub struct Metrics {
     pub unattributed_calls: attribution::UnattributedCalls,
     /// A capacity run's steps and the rate the consumer sustained (`workload.arrival: ramp`).
     pub capacity: Option<capacity::Capacity>,
+    /// A live run's ackbench CPU share (its own process, not the workers').
+    pub harness_cpu: Option<harness_cpu::HarnessCpuSummary>,
 }
 
 impl std::ops::Deref for Metrics {
@@ -192,10 +196,16 @@ fn assemble(record: &RunRecord, f: stream::Folded) -> Metrics {
             Some(_) => f.series.samples(f.series.step().max(1)),
             None => timeseries(record, ramp.hold),
         };
-        capacity::capacity(ramp, &samples, f.latencies.handler.summary().p99)
+        capacity::capacity(
+            ramp,
+            &samples,
+            f.latencies.handler.summary().p99,
+            record.harness_cpu.as_ref(),
+        )
     });
     Metrics {
         capacity,
+        harness_cpu: record.harness_cpu.as_ref().and_then(harness_cpu::summarise),
         redriven: f.redrive.redriven,
         redrive_duplicate_effects: f.redrive.duplicate_effects,
         visibility_timeout: record.visibility_timeout,

@@ -5,6 +5,7 @@
 use super::console::number;
 use super::summary::Summary;
 use crate::metrics::capacity::Capacity;
+use crate::metrics::harness_cpu::{HarnessCpuSummary, NEAR_A_CORE};
 
 /// The table's heading.
 pub(crate) const HEADING: &str = "Capacity (arrival rate ramped in steps)";
@@ -16,7 +17,7 @@ pub(crate) fn rows(s: &Summary) -> Vec<(String, String, String)> {
 
 fn capacity_rows(c: &Capacity) -> Vec<(String, String, String)> {
     let rule = format!(
-        "the backlog age grew by at most {} s over each {} s step up to it",
+        "from the next step on, the backlog age grew by more than {} s over each {} s step",
         number(c.slack_s),
         number(c.hold_s)
     );
@@ -29,12 +30,12 @@ fn capacity_rows(c: &Capacity) -> Vec<(String, String, String)> {
         Some(r) => (
             "sustainable rate".into(),
             format!("{} or more", rate(r)),
-            "kept up with every step: ramp higher to find where it falls behind".into(),
+            "the last step kept up: ramp higher to find where it falls behind".into(),
         ),
         None => (
             "sustainable rate".into(),
             "below the ramp".into(),
-            "fell behind from the first step: start the ramp lower".into(),
+            "behind from the first step on: start the ramp lower".into(),
         ),
     }];
     if let (Some(r), Some(done)) = (c.first_behind_per_s, c.completed_when_behind_per_s) {
@@ -49,15 +50,56 @@ fn capacity_rows(c: &Capacity) -> Vec<(String, String, String)> {
             format!("step {}", rate(st.rate_per_s)),
             format!("{} done", rate(st.completed_per_s)),
             format!(
-                "offered {}, backlog age {} s -> {} s{}",
+                "offered {}, backlog age {} s -> {} s{}{}",
                 rate(st.offered_per_s),
                 number(st.backlog_age_start_s),
                 number(st.backlog_age_end_s),
-                if st.behind { ", behind" } else { "" }
+                if st.behind { ", behind" } else { "" },
+                st.harness_cpu_share
+                    .map(|c| format!(", ackbench {} cores", number(c)))
+                    .unwrap_or_default()
             ),
         )
     }));
     rows
+}
+
+/// The warning that ackbench itself, not the consumer, may be what a live run measured: its
+/// own CPU near a core's worth in the step that decided a capacity run (the first behind, or
+/// the last when none fell behind), or at its peak in any other live run.
+pub(crate) fn harness_note(s: &Summary) -> Option<String> {
+    harness_warning(s.capacity.as_ref(), s.harness_cpu.as_ref())
+}
+
+fn harness_warning(capacity: Option<&Capacity>, cpu: Option<&HarnessCpuSummary>) -> Option<String> {
+    let decided = capacity.and_then(|c| {
+        c.steps
+            .iter()
+            .find(|st| Some(st.rate_per_s) == c.first_behind_per_s)
+            .or(c.steps.last())
+            .and_then(|st| Some((st.rate_per_s, st.harness_cpu_share?)))
+    });
+    if let Some((r, share)) = decided {
+        return (share >= NEAR_A_CORE).then(|| {
+            format!(
+                "HARNESS LIMIT: ackbench itself used {} cores in the step at {}, which decided \
+                 the capacity found: near a core's worth, the rate found may be ackbench's \
+                 limit, not the consumer's (its publisher, proxies and provider, and a built-in \
+                 target's workers, share that process).",
+                number(share),
+                rate(r)
+            )
+        });
+    }
+    let cpu = cpu?;
+    (cpu.peak_share >= NEAR_A_CORE).then(|| {
+        format!(
+            "HARNESS CPU: ackbench itself used up to {} cores ({} over the run): near a core's \
+             worth, it may have slowed the run rather than the consumer.",
+            number(cpu.peak_share),
+            number(cpu.share)
+        )
+    })
 }
 
 /// `120/s`.
@@ -79,6 +121,7 @@ mod tests {
             backlog_age_start_s: ages.0,
             backlog_age_end_s: ages.1,
             behind,
+            harness_cpu_share: None,
         }
     }
 
@@ -116,8 +159,8 @@ mod tests {
         assert_eq!(
             text(&capacity_rows(&c)),
             [
-                "sustainable rate | 260/s | kept up: the backlog age grew by at most 0.4 s over \
-                 each 20 s step up to it",
+                "sustainable rate | 260/s | kept up: from the next step on, the backlog age grew \
+                 by more than 0.4 s over each 20 s step",
                 "fell behind at | 280/s | completed 266.5/s there, while offered more",
                 "step 260/s | 259.95/s done | offered 260/s, backlog age 0.03 s -> 0.031 s",
                 "step 280/s | 266.5/s done | offered 280/s, backlog age 0.031 s -> 1.45 s, behind",
@@ -134,7 +177,7 @@ mod tests {
         );
         assert_eq!(
             text(&capacity_rows(&kept_up))[0],
-            "sustainable rate | 260/s or more | kept up with every step: ramp higher to find \
+            "sustainable rate | 260/s or more | the last step kept up: ramp higher to find \
              where it falls behind"
         );
         let behind = capacity(
@@ -145,10 +188,50 @@ mod tests {
         assert_eq!(
             text(&capacity_rows(&behind))[..2],
             [
-                "sustainable rate | below the ramp | fell behind from the first step: start the \
-                 ramp lower",
+                "sustainable rate | below the ramp | behind from the first step on: start the ramp \
+                 lower",
                 "fell behind at | 260/s | completed 266.5/s there, while offered more",
             ]
         );
+    }
+
+    #[test]
+    fn ackbench_near_a_core_is_warned_of() {
+        let mut behind = step(280.0, 266.5, (0.031, 1.45), true);
+        behind.harness_cpu_share = Some(0.85);
+        let mut c = capacity(
+            vec![step(260.0, 260.0, (0.03, 0.03), false), behind],
+            Some(260.0),
+            Some(280.0),
+        );
+        // 0.85 cores in the step that fell behind: ackbench may be the limit.
+        let w = harness_warning(Some(&c), None).expect("a warning");
+        assert!(
+            w.starts_with("HARNESS LIMIT: ackbench itself used 0.85 cores in the step at 280/s"),
+            "{w}"
+        );
+        // 0.5 cores there: none, whatever other steps took.
+        c.steps[1].harness_cpu_share = Some(0.5);
+        c.steps[0].harness_cpu_share = Some(0.95);
+        assert_eq!(harness_warning(Some(&c), None), None);
+        // A live run without a ramp: its peak.
+        let cpu = HarnessCpuSummary {
+            cpu_s: 12.0,
+            wall_s: 20.0,
+            share: 0.6,
+            peak_share: 0.92,
+        };
+        assert_eq!(
+            harness_warning(None, Some(&cpu)).as_deref(),
+            Some(
+                "HARNESS CPU: ackbench itself used up to 0.92 cores (0.6 over the run): near a \
+                 core's worth, it may have slowed the run rather than the consumer."
+            )
+        );
+        let calm = HarnessCpuSummary {
+            peak_share: 0.3,
+            ..cpu
+        };
+        assert_eq!(harness_warning(None, Some(&calm)), None);
     }
 }

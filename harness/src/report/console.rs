@@ -218,6 +218,17 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
             "deleted, no effect matched: not counted as lost".into(),
         ));
     }
+    if let Some(cpu) = &s.harness_cpu {
+        rows.push((
+            "ackbench CPU",
+            format!("{} cores", number(cpu.share)),
+            format!(
+                "its own process over {} s of wall time (peak {}), worker processes not counted",
+                number(cpu.wall_s),
+                number(cpu.peak_share)
+            ),
+        ));
+    }
     if !s.unattributed_calls.is_none() {
         rows.push((
             "unattributed calls",

@@ -166,6 +166,10 @@ pub struct Summary {
     /// ([`crate::metrics::capacity`]); absent for every other arrival.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::metrics::capacity::Capacity>,
+    /// A live run: how much CPU ackbench's own process used (cores' worth, its worker
+    /// processes not counted), its headroom; absent for sim runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_cpu: Option<crate::metrics::harness_cpu::HarnessCpuSummary>,
 }
 
 impl Summary {
@@ -230,6 +234,7 @@ impl Summary {
             worker_logs: m.worker_logs.clone(),
             unattributed_calls: m.unattributed_calls,
             capacity: m.capacity.clone(),
+            harness_cpu: m.harness_cpu.clone(),
         }
     }
 }
