@@ -93,6 +93,31 @@ pub struct RunRecord {
     /// The provider calls of a live run that could not be matched to one delivery their worker
     /// held (none in a sim run, whose calls are made inside their delivery).
     pub unattributed_calls: Vec<UnattributedCall>,
+    /// A capacity run's ramp (`workload.arrival: ramp`): each step's planned rate; `None` for
+    /// every other arrival.
+    pub ramp: Option<RampRecord>,
+    /// How much CPU ackbench's own process used over a live run (step by step on a ramp);
+    /// `None` for a sim run, or where the system does not tell (no `/proc`).
+    pub harness_cpu: Option<HarnessCpu>,
+}
+
+/// A capacity run's ramp: step `k` publishes at `rates[k]` messages per second from
+/// `k * hold` to `(k + 1) * hold`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RampRecord {
+    pub hold: Nanos,
+    pub rates: Vec<f64>,
+}
+
+/// ackbench's own CPU time (user + system, its threads, not its children: the worker
+/// processes are not counted) read at instants of a live run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HarnessCpu {
+    /// (profile-time instant, CPU seconds used since the run started), ascending.
+    pub readings: Vec<(Nanos, f64)>,
+    /// Wall seconds per profile second (`run.time_scale`): a reading's CPU seconds are wall
+    /// seconds.
+    pub time_scale: f64,
 }
 
 /// The clock a live run's consumer programs ran on, and what the run measured of it.

@@ -3,6 +3,7 @@
 
 mod broker_kinds;
 mod broker_memory;
+mod capacity;
 mod chaos;
 mod common;
 mod consumer_env;
@@ -19,6 +20,8 @@ mod live;
 mod live_attribution;
 #[cfg(feature = "live")]
 mod live_broker_counts;
+#[cfg(feature = "live")]
+mod live_capacity;
 #[cfg(feature = "live")]
 mod live_clock;
 #[cfg(feature = "live")]

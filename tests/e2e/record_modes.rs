@@ -43,8 +43,15 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn a_streamed_run_writes_the_report_its_full_record_writes() {
     // The Thursday incident (108 orders, 212 deliveries, a DLQ) and the redrive after it, each
-    // run both ways: every file the same but wall time. A PNG embeds no time.
-    for profile in ["marlow-thursday", "redrive-after-incident", "poison-friday"] {
+    // run both ways: every file the same but wall time. A PNG embeds no time. The capacity run
+    // reads its steps from the time series of each (the streamed grid, or the full record
+    // sampled at the step boundaries).
+    for profile in [
+        "marlow-thursday",
+        "redrive-after-incident",
+        "poison-friday",
+        "capacity",
+    ] {
         let path = root().join(format!("profiles/{profile}.yaml"));
         let full = run_profile(&path, &["--record", "full", "--quiet"]);
         let streamed = run_profile(&path, &["--record", "stream", "--quiet"]);

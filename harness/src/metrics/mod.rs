@@ -15,6 +15,8 @@
 //!   run, as it answered them.
 //! - [`attribution`]: a live run's provider calls that could not be matched to one delivery
 //!   their worker held.
+//! - [`capacity`]: a capacity run's steps, and the rate the consumer sustained.
+//! - [`harness_cpu`]: a live run's ackbench CPU share, its own headroom.
 //! - [`copies`]: a key published more than once (a retrying producer), and what its sends
 //!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
@@ -22,11 +24,13 @@ pub mod accounting;
 pub mod anomalies;
 pub mod attribution;
 pub mod broker_counts;
+pub mod capacity;
 pub mod chaos;
 pub mod copies;
 pub mod crashes;
 pub mod groups;
 pub mod handlers;
+pub mod harness_cpu;
 pub mod ingress;
 pub mod latency;
 pub mod leases;
@@ -102,6 +106,10 @@ pub struct Metrics {
     pub worker_logs: Option<crate::record::WorkerLogsRecord>,
     /// A live run's provider calls not matched to one delivery their worker held.
     pub unattributed_calls: attribution::UnattributedCalls,
+    /// A capacity run's steps and the rate the consumer sustained (`workload.arrival: ramp`).
+    pub capacity: Option<capacity::Capacity>,
+    /// A live run's ackbench CPU share (its own process, not the workers').
+    pub harness_cpu: Option<harness_cpu::HarnessCpuSummary>,
 }
 
 impl std::ops::Deref for Metrics {
@@ -181,7 +189,23 @@ fn fold_record(record: &RunRecord, late_after: Nanos) -> stream::Folded {
 
 /// The metrics of a run from what was folded of its history and the record's description.
 fn assemble(record: &RunRecord, f: stream::Folded) -> Metrics {
+    let capacity = record.ramp.as_ref().map(|ramp| {
+        // The boundaries of the steps: exact in a full record's series every `hold`; a
+        // streamed run's grid, as fine as it was kept.
+        let samples = match &record.streamed {
+            Some(_) => f.series.samples(f.series.step().max(1)),
+            None => timeseries(record, ramp.hold),
+        };
+        capacity::capacity(
+            ramp,
+            &samples,
+            f.latencies.handler.summary().p99,
+            record.harness_cpu.as_ref(),
+        )
+    });
     Metrics {
+        capacity,
+        harness_cpu: record.harness_cpu.as_ref().and_then(harness_cpu::summarise),
         redriven: f.redrive.redriven,
         redrive_duplicate_effects: f.redrive.duplicate_effects,
         visibility_timeout: record.visibility_timeout,

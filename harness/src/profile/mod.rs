@@ -23,6 +23,7 @@ pub mod overrides;
 pub mod path;
 pub mod presets;
 mod problem;
+pub mod ramp;
 pub mod raw;
 mod resolve;
 pub mod run_variables;

@@ -315,17 +315,33 @@ pub enum MethodName {
     DELETE,
 }
 
-/// `workload.arrival`: exactly one of `every`, `rate_per_s` (with `process`) or `at`.
+/// `workload.arrival`: exactly one of `every`, `rate_per_s` (with `process`), `at` or `ramp`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "one of { every: 50s }, { rate_per_s: 2, process: poisson }, { at: [0s, 3s] }"
+    expecting = "one of { every: 50s }, { rate_per_s: 2, process: poisson }, { at: [0s, 3s] }, \
+                 { ramp: { from: 50, to: 500, step: 50, hold: 20s } }"
 )]
 pub struct RawArrival {
     pub every: Option<DurationText>,
     pub rate_per_s: Option<f64>,
     pub process: Option<ProcessName>,
     pub at: Option<Vec<DurationText>>,
+    pub ramp: Option<RawRamp>,
+}
+
+/// `workload.arrival.ramp`: rates in messages per second, each step held for `hold`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys from, to, step, hold, as in \
+                 { from: 50, to: 500, step: 50, hold: 20s }"
+)]
+pub struct RawRamp {
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+    pub step: Option<f64>,
+    pub hold: Option<DurationText>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -190,6 +190,7 @@ impl BrokerKind {
 }
 
 pub use super::kinds::lease_words;
+pub use super::ramp::Ramp;
 
 impl BrokerSpec {
     /// The profile key that sets [`BrokerSpec::lease`] for this kind.
@@ -336,6 +337,17 @@ impl WorkloadSpec {
             Arrival::Every(_) => 0.0,
             Arrival::Closed => 0.0,
             Arrival::Rate { rate_per_s, .. } => *rate_per_s,
+            // The mean over the run: the ramp's publishes over `duration`.
+            Arrival::Ramp(r) => {
+                let publishes: f64 = (0..r.steps)
+                    .map(|k| r.publishes_below(k, r.hold_nanos()) as f64)
+                    .sum();
+                if duration.is_zero() {
+                    0.0
+                } else {
+                    publishes / duration.as_secs_f64()
+                }
+            }
             Arrival::At(instants) => {
                 let span = instants
                     .last()
@@ -401,6 +413,9 @@ pub enum Arrival {
     },
     /// Explicit publish instants (sorted ascending by validation).
     At(Vec<Duration>),
+    /// A rate climbing in steps (a capacity run), uniform gaps within each step; nothing is
+    /// published after the last step.
+    Ramp(Ramp),
     /// No schedule: `workload.ingress` with `users` alone. Every message is due at 0 s and the
     /// ingress load's users send the next request as soon as their previous one is answered.
     Closed,

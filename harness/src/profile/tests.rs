@@ -376,7 +376,7 @@ fn an_override_that_breaks_a_rule_about_its_section_is_named() {
     assert_eq!(
         error_with(BASE, &["workload.arrival.rate_per_s=2"]),
         "--set workload.arrival.rate_per_s=2: workload.arrival: give only one of every, \
-         rate_per_s, at, got every and rate_per_s"
+         rate_per_s, at, ramp, got every and rate_per_s"
     );
 }
 

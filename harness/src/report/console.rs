@@ -35,6 +35,15 @@ pub fn table(s: &Summary) -> String {
             .collect();
         rows(&mut out, &groups);
     }
+    let capacity = super::capacity::rows(s);
+    if !capacity.is_empty() {
+        let _ = writeln!(out, "\n{}", super::capacity::HEADING);
+        let capacity: Vec<(&str, String, String)> = capacity
+            .iter()
+            .map(|(l, v, n)| (l.as_str(), v.clone(), n.clone()))
+            .collect();
+        rows(&mut out, &capacity);
+    }
     latency(&mut out, s);
     budgets(&mut out, s);
     let notes = notes(s);
@@ -207,6 +216,17 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
             "unverifiable keys",
             s.unverifiable_keys.to_string(),
             "deleted, no effect matched: not counted as lost".into(),
+        ));
+    }
+    if let Some(cpu) = &s.harness_cpu {
+        rows.push((
+            "ackbench CPU",
+            format!("{} cores", number(cpu.share)),
+            format!(
+                "its own process over {} s of wall time (peak {}), worker processes not counted",
+                number(cpu.wall_s),
+                number(cpu.peak_share)
+            ),
         ));
     }
     if !s.unattributed_calls.is_none() {

@@ -227,6 +227,23 @@ fn summary(h: &mut String, data: &ReportData) {
             );
         }
     }
+    let capacity = super::capacity::rows(s);
+    if !capacity.is_empty() {
+        let _ = writeln!(
+            h,
+            "</table>\n<h3 id=\"capacity\">{}</h3>\n<table>",
+            escape(super::capacity::HEADING)
+        );
+        for (label, value, note) in capacity {
+            let _ = writeln!(
+                h,
+                "<tr><th>{}</th><td class=\"num\">{}</td><td>{}</td></tr>",
+                escape(&label),
+                escape(&value),
+                escape(&note)
+            );
+        }
+    }
     let groups = super::groups::rows(s);
     if !groups.is_empty() {
         let _ = writeln!(

@@ -129,6 +129,24 @@ pub fn markdown(data: &ReportData) -> String {
         }
         md.push('\n');
     }
+    let capacity = super::capacity::rows(s);
+    if !capacity.is_empty() {
+        let _ = writeln!(
+            md,
+            "| {} | | |\n| --- | ---: | --- |",
+            escape(super::capacity::HEADING)
+        );
+        for (label, value, note) in capacity {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} |",
+                escape(&label),
+                escape(&value),
+                escape(&note)
+            );
+        }
+        md.push('\n');
+    }
     let l = &s.handler_latency_ms;
     let unit = LatencyUnit::for_max(l.max);
     let lease = &s.effective_lease_ms;

@@ -25,6 +25,7 @@
 mod analysed;
 pub mod broker_csv;
 pub(crate) mod broker_rows;
+pub(crate) mod capacity;
 pub mod charts;
 pub mod console;
 pub mod data;

@@ -97,6 +97,7 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
             quotes: worker_logs::never_ran_quotes(s),
         });
     }
+    notes.extend(super::capacity::harness_note(s).map(Note::from));
     notes.extend(chaos_notes(s).into_iter().map(Note::from));
     notes.extend(attribution_note(s).into_iter().map(Note::from));
     notes.extend(unmatched_note(s).into_iter().map(Note::from));

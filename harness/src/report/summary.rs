@@ -162,6 +162,15 @@ pub struct Summary {
     /// by reason; absent when every call was matched (and in sim runs).
     #[serde(default, skip_serializing_if = "UnattributedCalls::is_none")]
     pub unattributed_calls: UnattributedCalls,
+    /// A capacity run (`workload.arrival: ramp`): each step's offered and completed rate and
+    /// backlog age, the sustainable rate and the first rate that fell behind
+    /// ([`crate::metrics::capacity`]); absent for every other arrival.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::metrics::capacity::Capacity>,
+    /// A live run: how much CPU ackbench's own process used (cores' worth, its worker
+    /// processes not counted), its headroom; absent for sim runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness_cpu: Option<crate::metrics::harness_cpu::HarnessCpuSummary>,
 }
 
 impl Summary {
@@ -225,6 +234,8 @@ impl Summary {
             consumer_clock: m.consumer_clock.clone(),
             worker_logs: m.worker_logs.clone(),
             unattributed_calls: m.unattributed_calls,
+            capacity: m.capacity.clone(),
+            harness_cpu: m.harness_cpu.clone(),
         }
     }
 }

@@ -75,3 +75,14 @@ pub fn phase_label(p: &crate::profile::Phase) -> String {
     }
     parts.join(", ")
 }
+
+/// The ramp a run records for its capacity metric (`workload.arrival: ramp`), if it has one.
+pub fn ramp_record(w: &crate::profile::WorkloadSpec) -> Option<crate::record::RampRecord> {
+    match &w.arrival {
+        crate::profile::Arrival::Ramp(r) => Some(crate::record::RampRecord {
+            hold: r.hold_nanos(),
+            rates: r.rates(),
+        }),
+        _ => None,
+    }
+}

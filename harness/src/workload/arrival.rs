@@ -1,5 +1,6 @@
 //! Arrival processes: `every`, `rate_per_s` (Poisson or uniform gaps), explicit `at` instants,
-//! and none at all (`Closed`: an ingress load's users pace themselves).
+//! a `ramp` of uniform rates in steps, and none at all (`Closed`: an ingress load's users pace
+//! themselves).
 //!
 //! A generated process is not stored: [`Arrivals`] keeps how to make it (its period, or its mean
 //! gap and the `workload` stream where its gaps start) and the number of arrivals, and a
@@ -9,7 +10,7 @@
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::profile::{Arrival, RateProcess};
+use crate::profile::{Arrival, Ramp, RateProcess};
 use crate::record::{nanos, Nanos};
 
 /// A rate process keeps its instant every `MARK_EVERY` arrivals, so that one arrival can be
@@ -34,6 +35,9 @@ enum Kind {
     Every { period: Nanos },
     /// All at 0 (`Closed`).
     AtZero,
+    /// A ramp: step `k` from `k * hold`, its `j`-th publish at [`Ramp::offset`]`(k, j)`;
+    /// `firsts[k]` is the index of step `k`'s first arrival (one `usize` per step).
+    Ramp { ramp: Ramp, firsts: Vec<usize> },
     /// Gaps of `mean_gap` (uniform), or exponential with that mean drawn from `gaps` (Poisson).
     Rate {
         mean_gap: f64,
@@ -101,6 +105,28 @@ impl Arrivals {
                     kind: Kind::Listed(out),
                 }
             }
+            // Step by step, each cut at `duration`; no draw from `rng`.
+            Arrival::Ramp(ramp) => {
+                let hold = ramp.hold_nanos();
+                let mut firsts = Vec::with_capacity(ramp.steps as usize);
+                let mut len: u64 = 0;
+                for k in 0..ramp.steps {
+                    let start = hold.saturating_mul(u64::from(k));
+                    if start >= duration || len >= cap {
+                        break;
+                    }
+                    firsts.push(len as usize);
+                    let n = ramp.publishes_below(k, hold.min(duration - start));
+                    len = len.saturating_add(n).min(cap);
+                }
+                Arrivals {
+                    len: usize::try_from(len).unwrap_or(usize::MAX),
+                    kind: Kind::Ramp {
+                        ramp: ramp.clone(),
+                        firsts,
+                    },
+                }
+            }
             // All due at once; `cap` is finite (resolve requires `count` or `keys`).
             Arrival::Closed => Arrivals {
                 len: cap.min(u32::MAX as u64) as usize,
@@ -132,6 +158,7 @@ impl Arrivals {
             Kind::Listed(at) => at[i],
             Kind::Every { period } => i as Nanos * period,
             Kind::AtZero => 0,
+            Kind::Ramp { ramp, firsts } => ramp_at(ramp, firsts, i),
             Kind::Rate {
                 mean_gap,
                 gaps,
@@ -186,6 +213,7 @@ impl Cursor {
             (Kind::Listed(at), _) => at[self.next],
             (Kind::Every { period }, _) => self.next as Nanos * period,
             (Kind::Rate { .. }, Some(walk)) => walk.t as Nanos,
+            (Kind::Ramp { ramp, firsts }, _) => ramp_at(ramp, firsts, self.next),
             _ => 0,
         })
     }
@@ -203,6 +231,14 @@ impl Cursor {
             }
         }
     }
+}
+
+/// The instant of arrival `i` of a ramp whose steps start at arrivals `firsts`.
+fn ramp_at(ramp: &Ramp, firsts: &[usize], i: usize) -> Nanos {
+    // The last step starting at or before `i`.
+    let k = firsts.partition_point(|&f| f <= i).saturating_sub(1);
+    let start = ramp.hold_nanos().saturating_mul(k as u64);
+    start + ramp.offset(k as u32, (i - firsts[k]) as u64)
 }
 
 /// A rate process walked gap by gap, as it is drawn all at once.
@@ -294,6 +330,23 @@ pub fn arrival_times(
                     .take(cap as usize),
             );
             out.sort_unstable();
+        }
+        Arrival::Ramp(ramp) => {
+            // Every publish of every step, in order, until the cap or `duration`.
+            let hold = ramp.hold_nanos();
+            'steps: for k in 0..ramp.steps {
+                let start = hold * u64::from(k);
+                for j in 0.. {
+                    let t = start + ramp.offset(k, j);
+                    if t >= start + hold {
+                        break;
+                    }
+                    if t >= duration || out.len() as u64 >= cap {
+                        break 'steps;
+                    }
+                    out.push(t);
+                }
+            }
         }
         Arrival::Closed => out.resize(cap.min(u32::MAX as u64) as usize, 0),
     }
@@ -390,6 +443,41 @@ mod tests {
         // Arrival 1500 from mark 1 (arrival 1024) and 476 gaps; past the last, none.
         assert_eq!(lazy.at(1_500), Some(eager[1_500]));
         assert_eq!(lazy.at(2_000), None);
+    }
+
+    #[test]
+    fn a_ramp_holds_each_rate_for_its_step() {
+        let mut rng = seed::stream(1, "w");
+        let before = rng.clone();
+        // 2/s then 4/s, 1 s each: 0, 0.5 s, then 1 s, 1.25 s, 1.5 s, 1.75 s.
+        let a = Arrival::Ramp(Ramp {
+            from_per_s: 2.0,
+            step_per_s: 2.0,
+            steps: 2,
+            hold: Duration::from_secs(1),
+        });
+        let want = vec![0, S / 2, S, S + S / 4, S + S / 2, S + 3 * S / 4];
+        assert_eq!(arrival_times(&a, 10 * S, u64::MAX, &mut rng), want);
+        let lazy = Arrivals::new(&a, 10 * S, u64::MAX, &mut rng);
+        assert_eq!(lazy.len(), 6);
+        assert_eq!(walked(&lazy), want);
+        assert_eq!(
+            (lazy.at(1), lazy.at(2), lazy.at(5)),
+            (Some(S / 2), Some(S), want.get(5).copied())
+        );
+        assert_eq!(lazy.at(6), None);
+        // Nothing drawn: the workload stream is where it was.
+        assert_eq!(rng, before);
+        // A cap of 3: 0, 0.5 s, 1 s; a window of 1.3 s: the first four.
+        assert_eq!(walked(&Arrivals::new(&a, 10 * S, 3, &mut rng)), want[..3]);
+        assert_eq!(
+            walked(&Arrivals::new(&a, S + 3 * S / 10, u64::MAX, &mut rng)),
+            want[..4]
+        );
+        assert_eq!(
+            arrival_times(&a, S + 3 * S / 10, u64::MAX, &mut rng),
+            want[..4]
+        );
     }
 
     #[test]

@@ -25,6 +25,11 @@ pub struct SampleGrid {
 }
 
 impl SampleGrid {
+    /// The grid's interval: [`SampleGrid::samples`] takes a multiple of it.
+    pub fn step(&self) -> Nanos {
+        self.step
+    }
+
     /// The samples every `every` (a multiple of the grid's step) from 0 to the end, as
     /// [`crate::metrics::timeseries`] samples a record.
     pub fn samples(&self, every: Nanos) -> Vec<Sample> {

@@ -189,6 +189,10 @@ pub fn planned_messages(workload: &WorkloadSpec, duration: Duration) -> u64 {
             }
         }
         Arrival::At(at) => at.iter().filter(|t| **t < duration).count() as u64,
+        // Each step's publishes (the ramp fits in `duration`).
+        Arrival::Ramp(r) => (0..r.steps)
+            .map(|k| r.publishes_below(k, r.hold_nanos()))
+            .fold(0u64, u64::saturating_add),
         Arrival::Closed => u64::MAX,
     };
     let keys = workload.keys.as_ref().map_or(u64::MAX, |k| k.len() as u64);

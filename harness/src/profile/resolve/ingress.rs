@@ -342,7 +342,8 @@ mod tests {
         assert_eq!(
             error(&profile(&INGRESS.replace("  count: 20\n", ""))),
             "p.yaml:4:1: workload.arrival: required: how messages arrive: { every: 50s }, \
-             { rate_per_s: 2, process: poisson } or { at: [0s, 3s] }; or, with an ingress load, \
+             { rate_per_s: 2, process: poisson }, { at: [0s, 3s] } or \
+             { ramp: { from: 50, to: 500, step: 50, hold: 20s } }; or, with an ingress load, \
              workload.ingress.rate_per_s or workload.ingress.users"
         );
         assert_eq!(

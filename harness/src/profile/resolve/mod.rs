@@ -15,6 +15,7 @@ mod latency;
 pub(super) mod message;
 mod producer;
 mod provider;
+mod ramp;
 mod workload;
 
 use std::time::Duration;

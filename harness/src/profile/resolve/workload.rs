@@ -12,8 +12,8 @@ use super::checks::{at_least_one, exactly_one, non_empty, positive, unit_interva
 use super::ingress;
 use super::keys::KeyUniverse;
 
-const ARRIVAL_FORMS: &str =
-    "{ every: 50s }, { rate_per_s: 2, process: poisson } or { at: [0s, 3s] }";
+const ARRIVAL_FORMS: &str = "{ every: 50s }, { rate_per_s: 2, process: poisson }, \
+     { at: [0s, 3s] } or { ramp: { from: 50, to: 500, step: 50, hold: 20s } }";
 
 /// Resolves the workload; `run` is the resolved run section (an ingress load's default users
 /// depend on its duration and time scale).
@@ -25,7 +25,7 @@ pub fn resolve(
     let mut raw = raw.unwrap_or_default();
     let arrival_path = path.key("arrival");
     let arrival = match raw.arrival.take() {
-        Some(a) => Some(resolve_arrival(a, &arrival_path)?),
+        Some(a) => Some(resolve_arrival(a, run, &arrival_path)?),
         None => None,
     };
     let ingress_path = path.key("ingress");
@@ -102,13 +102,14 @@ pub fn resolve(
     Ok(spec)
 }
 
-fn resolve_arrival(raw: RawArrival, path: &FieldPath) -> Result<Arrival, Problem> {
+fn resolve_arrival(raw: RawArrival, run: &RunSpec, path: &FieldPath) -> Result<Arrival, Problem> {
     exactly_one(
         path,
         &[
             ("every", raw.every.is_some()),
             ("rate_per_s", raw.rate_per_s.is_some()),
             ("at", raw.at.is_some()),
+            ("ramp", raw.ramp.is_some()),
         ],
         ARRIVAL_FORMS,
     )?;
@@ -136,6 +137,13 @@ fn resolve_arrival(raw: RawArrival, path: &FieldPath) -> Result<Arrival, Problem
             rate_per_s: rate,
             process,
         });
+    }
+    if let Some(ramp) = raw.ramp {
+        return Ok(Arrival::Ramp(super::ramp::resolve(
+            ramp,
+            run.duration,
+            &path.key("ramp"),
+        )?));
     }
     let at = raw.at.unwrap_or_default();
     non_empty(
@@ -232,7 +240,8 @@ mod tests {
         assert_eq!(
             error(&profile("  count: 3\n")),
             "p.yaml:3:1: workload.arrival: required: how messages arrive: { every: 50s }, \
-             { rate_per_s: 2, process: poisson } or { at: [0s, 3s] }"
+             { rate_per_s: 2, process: poisson }, { at: [0s, 3s] } or \
+             { ramp: { from: 50, to: 500, step: 50, hold: 20s } }"
         );
     }
 
@@ -240,12 +249,14 @@ mod tests {
     fn arrival_takes_exactly_one_form() {
         assert_eq!(
             error(&profile("  arrival: {}\n")),
-            "p.yaml:4:3: workload.arrival: give one of every, rate_per_s, at, as in \
-             { every: 50s }, { rate_per_s: 2, process: poisson } or { at: [0s, 3s] }"
+            "p.yaml:4:3: workload.arrival: give one of every, rate_per_s, at, ramp, as in \
+             { every: 50s }, { rate_per_s: 2, process: poisson }, { at: [0s, 3s] } or \
+             { ramp: { from: 50, to: 500, step: 50, hold: 20s } }"
         );
         assert_eq!(
             error(&profile("  arrival:\n    every: 1s\n    at: [0s]\n")),
-            "p.yaml:4:3: workload.arrival: give only one of every, rate_per_s, at, got every and at"
+            "p.yaml:4:3: workload.arrival: give only one of every, rate_per_s, at, ramp, got every \
+             and at"
         );
     }
 

@@ -26,6 +26,7 @@ mod client;
 mod clock;
 mod clock_probe;
 mod drive;
+mod harness_cpu;
 mod ingress;
 pub mod kinds;
 mod proxy;
@@ -172,6 +173,8 @@ async fn run_live(
         worker_logs: ran.worker_logs,
         streamed: None,
         unattributed_calls: ran.unattributed_calls,
+        ramp: crate::runner::ramp_record(&s.workload),
+        harness_cpu: ran.harness_cpu,
     })
 }
 
@@ -188,6 +191,7 @@ struct Ran {
     consumer_clock: Option<ConsumerClockRecord>,
     worker_logs: Option<crate::record::WorkerLogsRecord>,
     unattributed_calls: Vec<crate::record::UnattributedCall>,
+    harness_cpu: Option<crate::record::HarnessCpu>,
 }
 
 /// The provider, the workers and the ingress load against an open broker; publish, drive,
@@ -234,6 +238,13 @@ async fn use_broker(
         .as_ref()
         .map(|c| tokio::spawn(clock_probe::check(c.clone(), spawner.clone())));
 
+    // ackbench's own CPU time, read on the broker samples' interval.
+    let cpu_watch = harness_cpu::CpuWatch::start(
+        state.clock,
+        s.run.sample_every.map(nanos).unwrap_or_else(|| {
+            crate::metrics::timeseries::default_interval_over(nanos(s.run.duration + s.run.drain))
+        }),
+    );
     let mut failure = None;
     // An ingress load: the system's service, then goose users sending it the plan.
     let mut ingress = None;
@@ -291,6 +302,10 @@ async fn use_broker(
         Some(s) => Some(s.finish().await),
         None => None,
     };
+    let harness_cpu = match cpu_watch {
+        Some(w) => w.finish().await,
+        None => None,
+    };
     let end = state.clock.now();
 
     // Stop every worker, then the ingress load and the provider.
@@ -330,6 +345,7 @@ async fn use_broker(
         broker_samples,
         consumer_clock,
         worker_logs,
+        harness_cpu,
     })
 }
 

@@ -127,6 +127,8 @@ pub fn run(
     let publishes = world.plan.sends.is_some().then_some(world.publishes);
     Ok(RunRecord {
         unattributed_calls: Vec::new(),
+        ramp: crate::runner::ramp_record(&scenario.workload),
+        harness_cpu: None,
         publishes,
         messages: world.messages,
         events: world.events,
