@@ -161,6 +161,11 @@ pub struct Summary {
     /// by reason; absent when every call was matched (and in sim runs).
     #[serde(default, skip_serializing_if = "UnattributedCalls::is_none")]
     pub unattributed_calls: UnattributedCalls,
+    /// How a live run's own producer kept the plan's schedule: sends, the rate offered and
+    /// confirmed, each send's lag behind its planned instant, the broker's push-back; absent
+    /// for sim runs and a run whose ingress load published.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<crate::metrics::publisher::PublisherSummary>,
 }
 
 impl Summary {
@@ -224,6 +229,7 @@ impl Summary {
             consumer_clock: m.consumer_clock.clone(),
             worker_logs: m.worker_logs.clone(),
             unattributed_calls: m.unattributed_calls,
+            publisher: m.publisher.clone(),
         }
     }
 }
