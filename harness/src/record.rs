@@ -11,12 +11,14 @@ pub mod attribution;
 pub mod broker;
 pub mod ingress;
 pub mod key;
+pub mod publisher;
 pub mod worker_logs;
 
 pub use attribution::{Unattributed, UnattributedCall};
 pub use broker::{BrokerSample, BrokerSamples, Unavailable};
 pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
 pub use key::Key;
+pub use publisher::PublisherRecord;
 pub use worker_logs::{StderrTail, WorkerLogsRecord};
 
 /// Nanoseconds since the start of the run.
@@ -76,6 +78,9 @@ pub struct RunRecord {
     /// otherwise (one send per message, each a publish). A key published more than once has
     /// one [`MessageRecord`] per accepted send: effects are counted by key, across them.
     pub publishes: Option<Vec<PublishRecord>>,
+    /// How a live run's own producer kept the plan's schedule (each send's lag, the broker's
+    /// push-back); `None` for a sim run and a run whose ingress load published.
+    pub publisher: Option<PublisherRecord>,
     /// What a live run read from the broker itself every `run.sample_every` (its DLQ depth,
     /// backlog, in-flight count); `None` for a sim run and the embedded broker, whose events
     /// are the whole story.

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::latency::LatencySummary;
+use super::latency::{exact_summary as lag_summary, LatencySummary};
 use crate::record::{GooseTotals, IngressRecord, RunRecord};
 
 /// The `ingress` object of summary.json (present only for runs with `workload.ingress`).
@@ -100,25 +100,6 @@ fn goose_summary(g: &GooseTotals) -> GooseSummary {
         status_codes: g.status_codes.clone(),
         duration_s: round6(g.duration_s),
         users: g.users,
-    }
-}
-
-/// Percentiles of lateness, nearest-rank over the exact values (profile nanoseconds).
-fn lag_summary(mut lags: Vec<u64>) -> LatencySummary {
-    if lags.is_empty() {
-        return LatencySummary::default();
-    }
-    lags.sort_unstable();
-    let at = |q: f64| {
-        let rank = ((q * lags.len() as f64).ceil() as usize).clamp(1, lags.len());
-        (lags[rank - 1] / 1000) as f64 / 1000.0
-    };
-    LatencySummary {
-        p50: at(0.50),
-        p90: at(0.90),
-        p99: at(0.99),
-        p999: at(0.999),
-        max: at(1.0),
     }
 }
 

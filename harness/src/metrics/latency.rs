@@ -22,6 +22,26 @@ pub struct LatencySummary {
     pub max: f64,
 }
 
+/// Percentiles of exact values (nanoseconds), nearest-rank, each truncated to the microsecond
+/// and given in milliseconds; all zero for no value.
+pub fn exact_summary(mut values: Vec<Nanos>) -> LatencySummary {
+    if values.is_empty() {
+        return LatencySummary::default();
+    }
+    values.sort_unstable();
+    let at = |q: f64| {
+        let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len());
+        (values[rank - 1] / 1000) as f64 / 1000.0
+    };
+    LatencySummary {
+        p50: at(0.50),
+        p90: at(0.90),
+        p99: at(0.99),
+        p999: at(0.999),
+        max: at(1.0),
+    }
+}
+
 /// One latency histogram, values in microseconds, with the exact largest value beside it.
 #[derive(Debug, Clone)]
 pub struct LatencyHistogram {

@@ -17,6 +17,8 @@
 //!   their worker held.
 //! - [`capacity`]: a capacity run's steps, and the rate the consumer sustained.
 //! - [`harness_cpu`]: a live run's ackbench CPU share, its own headroom.
+//! - [`publisher`]: how a live run's own producer kept the plan's schedule (each send's lag,
+//!   the broker's push-back).
 //! - [`copies`]: a key published more than once (a retrying producer), and what its sends
 //!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
@@ -35,6 +37,7 @@ pub mod ingress;
 pub mod latency;
 pub mod leases;
 pub mod place;
+pub mod publisher;
 pub mod redrive;
 pub mod stream;
 pub mod timeseries;
@@ -88,6 +91,8 @@ pub struct Metrics {
     pub latencies: Latencies,
     /// The HTTP ingress load against what reached the queue, if the run had one.
     pub ingress: Option<IngressSummary>,
+    /// How a live run's own producer kept the schedule, if it published itself.
+    pub publisher: Option<publisher::PublisherSummary>,
     /// Every worker crash, named (`worker_crashes` counts them).
     pub crashes: Vec<Crash>,
     /// Why the run stopped before its end, if it did ([`RunRecord::incomplete`]).
@@ -222,6 +227,7 @@ fn assemble(record: &RunRecord, f: stream::Folded) -> Metrics {
         latencies: f.latencies,
         counts: f.counts,
         ingress: ingress::account(record),
+        publisher: publisher::summarise(record),
         crashes: f.crashes,
         incomplete: record.incomplete.clone(),
         groups: groups::groups(record),

@@ -26,6 +26,11 @@ pub const DEDUP_WINDOW: Duration = Duration::from_secs(5 * 60);
 pub const WORKERS: u32 = 1;
 /// The smallest `run.time_scale`: one millisecond of wall time per profile second.
 pub const MIN_TIME_SCALE: f64 = 0.001;
+/// `run.publish_window`: publishes a live run leaves unconfirmed at once, enough for a broker on
+/// the same machine to confirm more than 10,000 a second (a confirmation within 100 ms).
+pub const PUBLISH_WINDOW: u32 = 1024;
+/// The largest `run.publish_window`: NATS's client holds at most 5,000 unanswered publishes.
+pub const MAX_PUBLISH_WINDOW: u32 = 4096;
 pub const RESTART_AFTER: Duration = Duration::from_secs(1);
 /// `provider.latency` when left out: lognormal, median 240ms, p99 900ms (a healthy email API).
 pub const LATENCY_MEDIAN: Duration = Duration::from_millis(240);

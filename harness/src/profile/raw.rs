@@ -44,7 +44,7 @@ pub enum ModeName {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys duration, drain, sample_every, time_scale"
+    expecting = "a mapping with keys duration, drain, sample_every, time_scale, publish_window"
 )]
 pub struct RawRun {
     pub duration: Option<DurationText>,
@@ -52,6 +52,8 @@ pub struct RawRun {
     pub sample_every: Option<DurationText>,
     /// Live mode: wall seconds per profile second (0.05 runs 90 minutes in 4.5).
     pub time_scale: Option<f64>,
+    /// Live mode: the most publishes the run's producer leaves unconfirmed at once.
+    pub publish_window: Option<u64>,
 }
 
 /// `broker`: the broker kind and its lease and delivery-limit settings. Every kind's keys are

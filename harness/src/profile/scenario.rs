@@ -42,6 +42,10 @@ pub struct RunSpec {
     pub sample_every: Option<Duration>,
     /// Live mode: wall seconds per profile second (1.0 in sim mode, where it means nothing).
     pub time_scale: f64,
+    /// Live mode: the most publishes the run's own producer has handed to the broker and not
+    /// yet seen confirmed; at that many it waits for the oldest (1: each send waits for its
+    /// confirmation). Sim runs publish instantly and do not read it.
+    pub publish_window: u32,
     /// How a sim run keeps its history: set by `ackbench run --record`, not a profile key.
     pub record: Record,
 }

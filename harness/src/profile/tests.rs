@@ -23,6 +23,7 @@ fn a_minimal_profile_gets_every_default() {
             drain: secs(1800),
             sample_every: None,
             time_scale: 1.0,
+            publish_window: 1024,
             record: Default::default(),
         },
         broker: BrokerSpec {

@@ -26,6 +26,10 @@ pub fn table(s: &Summary) -> String {
         out.push_str("\nIngress (HTTP load by goose)\n");
         rows(&mut out, &super::ingress::rows(i));
     }
+    if let Some(p) = &s.publisher {
+        out.push_str("\nPublisher (the run's own sends against the schedule)\n");
+        rows(&mut out, &super::publisher::rows(p));
+    }
     let groups = super::groups::rows(s);
     if !groups.is_empty() {
         let _ = writeln!(out, "\n{}", super::groups::heading(s));

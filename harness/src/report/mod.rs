@@ -44,6 +44,7 @@ pub(crate) mod notes;
 pub mod outputs;
 pub mod png;
 pub mod progress;
+pub(crate) mod publisher;
 pub mod recorded;
 pub mod run_json;
 pub mod summary;

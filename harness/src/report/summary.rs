@@ -171,6 +171,11 @@ pub struct Summary {
     /// processes not counted), its headroom; absent for sim runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness_cpu: Option<crate::metrics::harness_cpu::HarnessCpuSummary>,
+    /// How a live run's own producer kept the plan's schedule: sends, the rate offered and
+    /// confirmed, each send's lag behind its planned instant, the broker's push-back; absent
+    /// for sim runs and a run whose ingress load published.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<crate::metrics::publisher::PublisherSummary>,
 }
 
 impl Summary {
@@ -236,6 +241,7 @@ impl Summary {
             unattributed_calls: m.unattributed_calls,
             capacity: m.capacity.clone(),
             harness_cpu: m.harness_cpu.clone(),
+            publisher: m.publisher.clone(),
         }
     }
 }

@@ -206,11 +206,26 @@ fn run(raw: RawRun, path: &FieldPath) -> Result<RunSpec, Problem> {
             ))
         }
     };
+    let publish_window = match raw.publish_window {
+        None => defaults::PUBLISH_WINDOW,
+        Some(n) if (1..=u64::from(defaults::MAX_PUBLISH_WINDOW)).contains(&n) => n as u32,
+        Some(n) => {
+            return Err(Problem::new(
+                path.key("publish_window"),
+                format!(
+                    "publishes left unconfirmed at once: from 1 (each send waits for its \
+                     confirmation) to {}, got {n}",
+                    defaults::MAX_PUBLISH_WINDOW
+                ),
+            ))
+        }
+    };
     Ok(RunSpec {
         duration,
         drain,
         sample_every,
         time_scale,
+        publish_window,
         record: Default::default(),
     })
 }
@@ -284,6 +299,25 @@ mod tests {
         assert!(e("0.0009").ends_with("got 0.0009"));
         assert!(e("2").ends_with("got 2"));
         assert!(e(".nan").ends_with("got NaN"));
+    }
+
+    #[test]
+    fn publish_window_is_from_one_to_4096() {
+        assert_eq!(scenario(BASE).run.publish_window, 1024);
+        let set = |n: &str| {
+            BASE.replace(
+                "duration: 10m",
+                &format!("duration: 10m, publish_window: {n}"),
+            )
+        };
+        assert_eq!(scenario(&set("1")).run.publish_window, 1);
+        assert_eq!(scenario(&set("4096")).run.publish_window, 4096);
+        assert_eq!(
+            error(&set("0")),
+            "p.yaml:2:39: run.publish_window: publishes left unconfirmed at once: from 1 (each \
+             send waits for its confirmation) to 4096, got 0"
+        );
+        assert!(error(&set("4097")).ends_with("to 4096, got 4097"));
     }
 
     #[test]

@@ -3,8 +3,11 @@
 //! interruption or when something failed.
 //!
 //! The loop sleeps until the next publish is due, something happens in the run (the run's
-//! state records an event), or the next look at the broker ([`LOOK_EVERY`]), whichever comes
-//! first: it does not spin, and progress reads running counters, not a copy of the ledger.
+//! state records an event), a publish is confirmed ([`super::publisher`]: a window of them is
+//! outstanding), or the next look at the broker ([`LOOK_EVERY`]), whichever comes first: it
+//! does not spin, and progress reads running counters, not a copy of the ledger. While the run
+//! publishes, its look at the broker's counts is a request in flight beside the sends, so no
+//! send waits for one.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,13 +15,14 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::ingress::IngressRun;
-use super::kinds::LiveBroker;
+use super::kinds::{BoxFuture, Counts, LiveBroker};
+use super::publisher::Publisher;
 use super::sends::{Sends, Shape};
 use super::state::LiveState;
 use super::workers::Workers;
 use crate::profile::Scenario;
 use crate::provider::http::HttpProvider;
-use crate::record::{MessageRecord, PublishRecord};
+use crate::record::{MessageRecord, PublishRecord, PublisherRecord};
 use crate::runner::{Progress, RunError};
 use crate::workload::Plan;
 
@@ -49,15 +53,20 @@ pub struct Driven {
     pub messages: Vec<MessageRecord>,
     /// Every send and what the broker made of it, when the plan lists its sends.
     pub publishes: Option<Vec<PublishRecord>>,
+    /// How the run's own sends kept the schedule; `None` when an ingress load published.
+    pub publisher: Option<PublisherRecord>,
     pub interrupted: bool,
     pub failure: Option<RunError>,
 }
 
 impl Driven {
-    /// This end, with what the sends recorded.
-    fn with(mut self, sends: Sends<'_>) -> Driven {
+    /// This end, with what the sends recorded (the publisher's record unless an ingress load
+    /// published).
+    fn with(mut self, publisher: Publisher<'_>, ingress: bool) -> Driven {
+        let (sends, record) = publisher.finish();
         self.messages = sends.messages;
         self.publishes = sends.publishes;
+        self.publisher = (!ingress).then_some(record);
         self
     }
 }
@@ -84,6 +93,7 @@ impl Drive<'_> {
         let mut out = Driven {
             messages: Vec::new(),
             publishes: None,
+            publisher: None,
             interrupted: false,
             failure: None,
         };
@@ -92,7 +102,7 @@ impl Drive<'_> {
             .message
             .as_ref()
             .map(|spec| Shape { spec, seed: s.seed });
-        let mut sends = Sends::new(
+        let sends = Sends::new(
             plan,
             broker,
             state,
@@ -101,46 +111,61 @@ impl Drive<'_> {
             shape,
         );
         // With an ingress load, the plan is the load's to send.
-        let mut next = if ingress.is_some() {
+        let from = if ingress.is_some() {
             plan.send_count()
         } else {
             0
         };
+        let mut publisher = Publisher::new(sends, plan, state.clock, s.run.publish_window, from);
+        let loaded = ingress.is_some();
         let mut last_progress: Option<Instant> = None;
         let mut drained_since: Option<Instant> = None;
+        // While the run publishes, the broker's counts are read beside the sends, not between
+        // them (a read is a round trip to the server): the look in flight, and the latest
+        // answer, which only progress reads (a run still publishing is not drained).
+        let mut looking: Option<BoxFuture<'_, Result<Counts, String>>> = None;
+        let mut latest = Counts::default();
         loop {
-            let now = state.clock.now();
-            while next < plan.send_count() && plan.send_at(next).is_some_and(|t| t <= now) {
-                next += 1;
-                if let Err(e) = sends.send(next - 1, now).await {
-                    out.failure = Some(RunError::Live(e));
-                    return out.with(sends);
-                }
+            if let Err(e) = publisher.send_due().await {
+                out.failure = Some(RunError::Live(e));
+                return out.with(publisher, loaded);
             }
+            let now = state.clock.now();
             if let Some(e) = workers.failed() {
                 out.failure = Some(e);
-                return out.with(sends);
+                return out.with(publisher, loaded);
             }
-            let counts = match broker.counts().await {
+            let counts = if publisher.publishing() {
+                if looking.is_none() && last_progress.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY)
+                {
+                    looking = Some(broker.counts());
+                }
+                Ok(latest)
+            } else {
+                // Read after the last send was confirmed, as the drained check needs.
+                looking = None;
+                broker.counts().await
+            };
+            let counts = match counts {
                 Ok(c) => c,
                 Err(e) => {
                     out.failure = Some(RunError::Live(e));
-                    return out.with(sends);
+                    return out.with(publisher, loaded);
                 }
             };
             if last_progress.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) {
                 let (effects, duplicate_effects) = provider.running_counts();
+                let published = publisher.sends().keys_published();
                 progress(Progress {
                     now_s: crate::record::secs_f64(now),
-                    published: ingress.map_or(sends.keys_published(), |i| i.published()) as u64,
+                    published: ingress.map_or(published, |i| i.published()) as u64,
                     effects,
                     duplicate_effects,
                     dlq: counts.dead_lettered,
                 });
                 last_progress = Some(Instant::now());
             }
-            let publishing =
-                next < plan.send_count() || ingress.is_some_and(|i| !i.load_finished());
+            let publishing = publisher.publishing() || ingress.is_some_and(|i| !i.load_finished());
             // A consumer that acks before its work leaves nothing unsettled and no handler
             // running while its provider call is still open: not drained until that ends.
             let mut drained = !publishing
@@ -152,7 +177,7 @@ impl Drive<'_> {
                 // had its effect or was given up on, and the broker holds nothing.
                 let (effects, duplicates) = provider.running_counts();
                 drained &= effects.saturating_sub(duplicates) + counts.dead_lettered
-                    >= sends.keys_published() as u64;
+                    >= publisher.sends().keys_published() as u64;
             }
             if !drained {
                 drained_since = None;
@@ -160,18 +185,37 @@ impl Drive<'_> {
             let settled =
                 drained && drained_since.get_or_insert_with(Instant::now).elapsed() >= SETTLE;
             if settled || started.elapsed() >= hard_end {
-                return out.with(sends);
+                return out.with(publisher, loaded);
             }
-            let until_publish = plan
-                .send_at(next)
-                .map(|t| state.clock.wall(t.saturating_sub(now)))
+            // From the clock now, not from `now`: the sends and the counts above took time.
+            let until_publish = publisher
+                .next_due()
+                .map(|t| state.clock.wall(t.saturating_sub(state.clock.now())))
                 .unwrap_or(Duration::MAX);
+            let awaiting = publisher.awaiting();
             tokio::select! {
                 _ = tokio::time::sleep(until_publish.min(LOOK_EVERY)) => {}
                 _ = state.activity() => {}
+                confirmed = publisher.confirm_oldest(), if awaiting => {
+                    if let Err(e) = confirmed {
+                        out.failure = Some(RunError::Live(e));
+                        return out.with(publisher, loaded);
+                    }
+                }
+                counted = async { looking.as_mut().expect("a look in flight").await },
+                    if looking.is_some() => {
+                    looking = None;
+                    match counted {
+                        Ok(c) => latest = c,
+                        Err(e) => {
+                            out.failure = Some(RunError::Live(e));
+                            return out.with(publisher, loaded);
+                        }
+                    }
+                }
                 _ = interruptions.changed() => {
                     out.interrupted = true;
-                    return out.with(sends);
+                    return out.with(publisher, loaded);
                 }
             }
         }

@@ -31,11 +31,14 @@ mod ingress;
 pub mod kinds;
 mod proxy;
 mod published;
+mod publisher;
 mod sampling;
 mod sends;
 mod spawn;
 mod state;
 mod supervisor;
+#[cfg(test)]
+mod tests_publisher;
 mod worker_logs;
 mod workers;
 
@@ -168,6 +171,7 @@ async fn run_live(
         chaos: crate::chaos::describe(&s.chaos),
         broker_kind: s.broker.kind.name().to_string(),
         publishes: ran.publishes,
+        publisher: ran.publisher,
         broker_samples: ran.broker_samples,
         consumer_clock: ran.consumer_clock,
         worker_logs: ran.worker_logs,
@@ -182,6 +186,7 @@ async fn run_live(
 struct Ran {
     messages: Vec<crate::record::MessageRecord>,
     publishes: Option<Vec<crate::record::PublishRecord>>,
+    publisher: Option<crate::record::PublisherRecord>,
     events: Vec<crate::record::Event>,
     ledger: crate::record::Ledger,
     end: crate::record::Nanos,
@@ -280,6 +285,7 @@ async fn use_broker(
 
     let mut messages = Vec::new();
     let mut publishes = None;
+    let mut publisher = None;
     if failure.is_none() && !interrupted {
         let driven = Drive {
             scenario: s,
@@ -294,6 +300,7 @@ async fn use_broker(
         .await;
         messages = driven.messages;
         publishes = driven.publishes;
+        publisher = driven.publisher;
         interrupted = driven.interrupted;
         failure = driven.failure;
     }
@@ -336,6 +343,7 @@ async fn use_broker(
     Ok(Ran {
         messages,
         publishes,
+        publisher,
         events: state.take_events(),
         unattributed_calls: state.take_unattributed(),
         ledger,

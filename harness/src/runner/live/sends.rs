@@ -8,11 +8,17 @@
 //! that id. A send the broker accepts is broker message `seq`, the next it numbers; one it drops
 //! as a repeat within its deduplication window is a publish record with no message. Effects
 //! count by key, so the key names its first accepted message to the provider.
+//!
+//! A send to a standard queue is recorded when it is handed to the broker, before its
+//! confirmation ([`super::publisher`] keeps a window of them): its outcome is known then (the
+//! broker takes every send, or the run fails with the confirmation's error). A FIFO send's
+//! outcome is the broker's answer (a repeat is dropped), so it is awaited here, one send at a
+//! time, as the deduplication the run reports must be the broker's own.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::kinds::{FifoSend, LiveBroker};
+use super::kinds::{confirmed, Confirmation, FifoSend, LiveBroker};
 use super::state::LiveState;
 use crate::profile::message::MessageSpec;
 use crate::provider::http::HttpProvider;
@@ -41,6 +47,8 @@ pub struct Sends<'a> {
     pub publishes: Option<Vec<PublishRecord>>,
     /// Plan messages sent at least once (their first send is accepted).
     keys: HashSet<Seq>,
+    /// Per send, how long after its planned instant it was made.
+    pub lags: Vec<Nanos>,
 }
 
 impl<'a> Sends<'a> {
@@ -62,6 +70,7 @@ impl<'a> Sends<'a> {
             messages: Vec::with_capacity(plan.len()),
             publishes: plan.sends.as_ref().map(|s| Vec::with_capacity(s.len())),
             keys: HashSet::with_capacity(plan.len()),
+            lags: Vec::with_capacity(plan.send_count()),
         }
     }
 
@@ -103,8 +112,10 @@ impl<'a> Sends<'a> {
         self.keys.len()
     }
 
-    /// Makes send number `i` of the plan (0-based, time order) at `now`.
-    pub async fn send(&mut self, i: usize, now: Nanos) -> Result<(), String> {
+    /// Makes send number `i` of the plan (0-based, time order) at `now`: hands it to the
+    /// broker and records it; the confirmation is the broker's, to await later (a FIFO send's
+    /// is already in).
+    pub async fn send(&mut self, i: usize, now: Nanos) -> Result<Confirmation, String> {
         let a = match &self.plan.sends {
             Some(s) => s[i],
             None => Attempt {
@@ -127,12 +138,13 @@ impl<'a> Sends<'a> {
             self.state.record(EventKind::Published { seq });
         }
         let body = self.message(a.planned, &key);
-        let accepted = if self.fifo {
+        self.lags.push(now.saturating_sub(a.at));
+        let (accepted, confirmation) = if self.fifo {
             let send = fifo_send(&key, group);
-            self.broker.publish_fifo(seq, body, &send).await?
+            let accepted = self.broker.publish_fifo(seq, body, &send).await?;
+            (accepted, confirmed())
         } else {
-            self.broker.publish(seq, body).await?;
-            true
+            (true, self.broker.publish(seq, body).await?)
         };
         if accepted {
             self.messages.push(MessageRecord {
@@ -153,7 +165,7 @@ impl<'a> Sends<'a> {
                 group: self.plan.groups.map(|_| group),
             });
         }
-        Ok(())
+        Ok(confirmation)
     }
 }
 
@@ -168,6 +180,8 @@ pub fn fifo_send(key: &str, group: u32) -> FifoSend {
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
+
+    use futures::FutureExt;
 
     use super::*;
     use crate::broker::Deduplicator;
@@ -193,7 +207,7 @@ mod tests {
         fn queue_name(&self) -> &str {
             "fifo"
         }
-        fn publish(&self, _: Seq, _: Outgoing) -> BoxFuture<'_, Result<(), String>> {
+        fn publish(&self, _: Seq, _: Outgoing) -> BoxFuture<'_, Result<Confirmation, String>> {
             Box::pin(async { Err("a FIFO send publishes with publish_fifo".to_string()) })
         }
         fn publish_fifo<'a>(
@@ -267,7 +281,9 @@ consumer: { target: ack-after-work }
         for i in 0..plan.send_count() {
             let at = plan.send_at(i).expect("a send");
             broker.inner.lock().expect("lock").1 = at;
-            sends.send(i, at).await.expect("sent");
+            // A FIFO send's answer is awaited by the send itself: its confirmation is in.
+            let confirmation = sends.send(i, at).await.expect("sent");
+            assert_eq!(confirmation.now_or_never(), Some(Ok(())));
         }
         let p = sends.publishes.clone().expect("sends recorded");
         let got: Vec<Row> = p
@@ -296,6 +312,8 @@ consumer: { target: ack-after-work }
         // The run's state names each broker message's key; dropped sends left none.
         assert_eq!(*state.keys.lock().expect("lock"), keys);
         assert_eq!(sends.keys_published(), 2);
+        // Each send's lag: handed over at its planned instant, none late.
+        assert_eq!(sends.lags, [0; 8]);
         let sent: Vec<(Seq, String, String)> = broker
             .inner
             .lock()

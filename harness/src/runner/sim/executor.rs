@@ -148,6 +148,7 @@ pub fn run(
         chaos: crate::chaos::describe(&scenario.chaos),
         broker_kind: scenario.broker.kind.name().to_string(),
         broker_samples: None,
+        publisher: None,
         consumer_clock: None,
         worker_logs: None,
         streamed,

@@ -223,6 +223,7 @@ fn reference_incident_counts() {
         drain: secs(1800),
         sample_every: None,
         time_scale: 1.0,
+        publish_window: 1024,
         record: Record::Full,
     };
     s.workload = WorkloadSpec {

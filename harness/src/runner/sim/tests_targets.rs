@@ -21,6 +21,7 @@ fn incident() -> Scenario {
         drain: secs(1800),
         sample_every: None,
         time_scale: 1.0,
+        publish_window: 1024,
         record: Record::Full,
     };
     s.workload.arrival = Arrival::Every(secs(50));

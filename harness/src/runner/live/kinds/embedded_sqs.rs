@@ -14,8 +14,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::{
-    BoxFuture, Context, Counts, FifoSend, Finished, IngressTarget, LiveBroker, LiveQueue,
-    OpenError, QueueFactory,
+    confirmed, BoxFuture, Confirmation, Context, Counts, FifoSend, Finished, IngressTarget,
+    LiveBroker, LiveQueue, OpenError, QueueFactory,
 };
 use crate::broker::setup;
 use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer, WireTime};
@@ -103,12 +103,13 @@ impl EmbeddedSqs {
 }
 
 impl LiveBroker for EmbeddedSqs {
-    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>> {
+    /// The endpoint's broker has the message when this returns: the hand-over is its answer.
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<Confirmation, String>> {
         let attributes = attributes(&message);
         let sent = self
             .server
             .send_with_attributes(&self.queue, message.body, attributes)
-            .map(|_| ())
+            .map(|_| confirmed())
             .map_err(|e| format!("cannot publish message {seq}: {e}"));
         Box::pin(std::future::ready(sent))
     }

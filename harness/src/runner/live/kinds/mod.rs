@@ -40,6 +40,16 @@ use crate::workload::message::Outgoing;
 /// A boxed future, as the seam's methods return (a live run calls them a few times per message).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// The broker's answer to a publish already handed to it: resolves when the broker has the
+/// message (its confirm, its ack, its reply), or with why not, in the words the run fails with.
+/// `'static`, so the run keeps a window of them while it hands over the next messages.
+pub type Confirmation = BoxFuture<'static, Result<(), String>>;
+
+/// The confirmation of a publish whose hand-over was already the broker's answer.
+pub fn confirmed() -> Confirmation {
+    Box::pin(std::future::ready(Ok(())))
+}
+
 /// What the run's loop asks the broker while it runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -91,10 +101,13 @@ pub enum OpenError {
 
 /// The broker of one live run.
 pub trait LiveBroker: Send + Sync {
-    /// Publishes message `seq` (1-based, in plan order) as `message`; done when the broker has
-    /// it. A kind carries what of `message` it can carry (`workload.message` was checked
-    /// against the kind): its body always.
-    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>>;
+    /// Hands message `seq` (1-based, in plan order) to the broker as `message`: done when it is
+    /// on its way, behind every earlier one (the broker gets them in seq order, which a kind's
+    /// bookkeeping may count on); the [`Confirmation`] it gives resolves when the broker has
+    /// it. The run hands over the next messages before that ([`super::publisher`]). A kind
+    /// carries what of `message` it can carry (`workload.message` was checked against the
+    /// kind): its body always.
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<Confirmation, String>>;
     /// The run's queue (stream) as the broker names it: `{queue}` of `workload.message`.
     fn queue_name(&self) -> &str;
     /// Publishes message `seq` (the next the broker would number) to the run's FIFO queue, in

@@ -24,8 +24,8 @@ use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::types::QueueAttributeName;
 
 use super::{
-    BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
-    QueueFactory,
+    BoxFuture, BrokerSampler, Confirmation, Context, Counts, Finished, LiveBroker, LiveQueue,
+    OpenError, QueueFactory,
 };
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, Seq, WorkerId};
@@ -272,7 +272,9 @@ impl ExternalSqs {
 }
 
 impl LiveBroker for ExternalSqs {
-    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>> {
+    /// Starts message `seq`'s SendMessage at once (a standard queue keeps no order, and the
+    /// run knows a message by the key in its body); the confirmation is the server's answer.
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<Confirmation, String>> {
         Box::pin(async move {
             let mut attributes = std::collections::HashMap::new();
             for (k, v) in &message.attributes {
@@ -286,20 +288,26 @@ impl LiveBroker for ExternalSqs {
             // Counts read before this message was sent must not answer for after it: a cached
             // "nothing unsettled" would end the run before the message is received.
             *self.counts.lock().unwrap_or_else(PoisonError::into_inner) = None;
-            self.admin
+            let sent = self
+                .admin
                 .send_message()
                 .queue_url(&self.queue_url)
                 .message_body(message.body)
                 .set_message_attributes((!attributes.is_empty()).then_some(attributes))
-                .send()
-                .await
-                .map(|_| ())
-                .map_err(|e| {
-                    format!(
-                        "cannot publish message {seq}: {}",
-                        aws_sdk_sqs::error::DisplayErrorContext(e)
-                    )
-                })
+                .send();
+            let sending = tokio::spawn(sent);
+            let confirmation: Confirmation = Box::pin(async move {
+                match sending.await {
+                    Ok(answer) => answer.map(|_| ()).map_err(|e| {
+                        format!(
+                            "cannot publish message {seq}: {}",
+                            aws_sdk_sqs::error::DisplayErrorContext(e)
+                        )
+                    }),
+                    Err(e) => Err(format!("cannot publish message {seq}: {e}")),
+                }
+            });
+            Ok(confirmation)
         })
     }
 

@@ -27,8 +27,8 @@ use async_nats::jetstream::{self, consumer, stream};
 use futures_util::StreamExt;
 
 use super::{
-    BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
-    QueueFactory,
+    BoxFuture, BrokerSampler, Confirmation, Context, Counts, Finished, LiveBroker, LiveQueue,
+    OpenError, QueueFactory,
 };
 use crate::profile::{run_variables, BrokerKind, Scenario};
 use crate::provider::http::LiveClock;
@@ -56,7 +56,7 @@ pub struct NatsBroker {
     workers: WorkerId,
     advisories: tokio::task::JoinHandle<()>,
     /// The latest consumer info's counts, and when they were read.
-    cached: Mutex<Option<(Instant, u64)>>,
+    cached: Arc<Mutex<Option<(Instant, u64)>>>,
     clock: LiveClock,
     /// `broker.observe: none`: workers connect to the server itself, not through the proxy.
     direct: bool,
@@ -153,7 +153,7 @@ impl NatsBroker {
             proxy,
             workers: s.consumer.workers,
             advisories,
-            cached: Mutex::new(None),
+            cached: Arc::new(Mutex::new(None)),
             clock: cx.state.clock,
             direct: s.broker.observe == crate::profile::Observe::Direct,
         })
@@ -303,9 +303,12 @@ impl LiveBroker for NatsBroker {
         &self.stream
     }
 
-    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>> {
+    /// Hands message `seq` to the client, which writes in call order (so stream sequences
+    /// follow seqs, as the book expects); the confirmation is the stream's PubAck.
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<Confirmation, String>> {
         Box::pin(async move {
-            let failed = |e: String| format!("cannot publish message {seq} to {}: {e}", self.url);
+            let url = self.url.clone();
+            let failed = move |e: String| format!("cannot publish message {seq} to {url}: {e}");
             let expected = {
                 let mut b = self.book();
                 let next = b.published_count() + 1;
@@ -325,19 +328,22 @@ impl LiveBroker for NatsBroker {
                     .publish_with_headers(self.subject.clone(), headers, body)
                     .await
             };
-            let ack = published
-                .map_err(|e| failed(e.to_string()))?
-                .await
-                .map_err(|e| failed(e.to_string()))?;
-            *self.cached.lock().unwrap_or_else(PoisonError::into_inner) = None;
-            if ack.sequence != expected {
-                return Err(failed(format!(
-                    "the stream gave it sequence {}, not {expected}: something else publishes \
-                     to {}",
-                    ack.sequence, self.subject
-                )));
-            }
-            Ok(())
+            let ack = published.map_err(|e| failed(e.to_string()))?;
+            let cached = self.cached.clone();
+            let subject = self.subject.clone();
+            let confirmation: Confirmation = Box::pin(async move {
+                let ack = ack.await.map_err(|e| failed(e.to_string()))?;
+                *cached.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                if ack.sequence != expected {
+                    return Err(failed(format!(
+                        "the stream gave it sequence {}, not {expected}: something else \
+                         publishes to {subject}",
+                        ack.sequence
+                    )));
+                }
+                Ok(())
+            });
+            Ok(confirmation)
         })
     }
 

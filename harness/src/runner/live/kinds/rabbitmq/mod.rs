@@ -26,11 +26,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
-use lapin::{BasicProperties, Channel, Confirmation, Connection, ConnectionProperties};
+use lapin::{
+    BasicProperties, Channel, Confirmation as AmqpConfirmation, Connection, ConnectionProperties,
+};
 
 use super::{
-    BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
-    QueueFactory,
+    BoxFuture, BrokerSampler, Confirmation, Context, Counts, Finished, LiveBroker, LiveQueue,
+    OpenError, QueueFactory,
 };
 use crate::profile::{run_variables, BrokerKind, RabbitMqSpec};
 use crate::record::{Seq, WorkerId};
@@ -214,7 +216,9 @@ impl RabbitMq {
         Ok(())
     }
 
-    async fn publish_one(&self, seq: Seq, message: Outgoing) -> Result<(), String> {
+    /// Hands message `seq` to the publisher channel (lapin writes its frames in call order);
+    /// the confirmation is the server's publisher confirm.
+    async fn publish_one(&self, seq: Seq, message: Outgoing) -> Result<Confirmation, String> {
         // The run records the publish before this call ([`super::LiveBroker::records_its_events`]).
         // The proxy knows a delivery's message by its `message_id`, the seq.
         let content_type = message
@@ -245,16 +249,20 @@ impl RabbitMq {
                 props,
             )
             .await
-            .map_err(|e| format!("cannot publish message {seq}: {e}"))?
-            .await
-            .map_err(|e| format!("message {seq} was not confirmed: {e}"))?;
-        match confirm {
-            Confirmation::Ack(_) => {
-                self.ledger.published();
-                Ok(())
+            .map_err(|e| format!("cannot publish message {seq}: {e}"))?;
+        let ledger = self.ledger.clone();
+        Ok(Box::pin(async move {
+            match confirm
+                .await
+                .map_err(|e| format!("message {seq} was not confirmed: {e}"))?
+            {
+                AmqpConfirmation::Ack(_) => {
+                    ledger.published();
+                    Ok(())
+                }
+                other => Err(format!("the server refused message {seq}: {other:?}")),
             }
-            other => Err(format!("the server refused message {seq}: {other:?}")),
-        }
+        }))
     }
 
     /// Messages ready in the queue, from the server at most every [`READY_EVERY`], never from a
@@ -347,7 +355,7 @@ impl RabbitMq {
 }
 
 impl LiveBroker for RabbitMq {
-    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>> {
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<Confirmation, String>> {
         Box::pin(self.publish_one(seq, message))
     }
 

@@ -4,7 +4,8 @@
 //! (`XGROUP CREATE ... MKSTREAM`); the consumer-side rules move dead entries to
 //! `<run_id>:dead`. Both keys are deleted when the run ends, whatever happened. ackbench
 //! publishes each message itself as entry `0-<seq>` (an explicit id, recorded before the XADD,
-//! so every reply naming the entry maps to its seq) with the body in the field `body`.
+//! so every reply naming the entry maps to its seq) with the body in the field `body`; the
+//! XADDs go out in seq order, pipelined in batches ([`publisher`]).
 //!
 //! Each worker reaches Redis through its own proxy port ([`proxy`]), which observes deliveries,
 //! claims, acks and moves to the dead stream. The counts the run's loop needs come from the
@@ -13,6 +14,7 @@
 mod entries;
 mod expiry;
 mod proxy;
+mod publisher;
 mod queue;
 mod resp;
 mod rule;
@@ -34,8 +36,8 @@ use self::queue::{consumer_name, Names, RedisQueue};
 use self::rule::{unix_ms, wall_ms, ClaimRule};
 use self::wire::WireTime;
 use super::{
-    BoxFuture, BrokerSampler, Context, Counts, Finished, LiveBroker, LiveQueue, OpenError,
-    QueueFactory,
+    BoxFuture, BrokerSampler, Confirmation, Context, Counts, Finished, LiveBroker, LiveQueue,
+    OpenError, QueueFactory,
 };
 use crate::profile::{run_variables, BrokerKind};
 use crate::provider::http::LiveClock;
@@ -59,7 +61,10 @@ pub struct RedisStreams {
     clock: LiveClock,
     /// The server's counts, when read and after how many publishes.
     counts: Mutex<Option<(Instant, u64, Counts)>>,
-    published: AtomicU64,
+    /// Entries the server has answered an XADD for.
+    published: Arc<AtomicU64>,
+    /// The run's XADDs, pipelined in seq order.
+    publisher: publisher::Publisher,
     /// `broker.observe: none`: workers connect to the server itself, not through the proxy.
     direct: bool,
     /// The consumer rules as a worker process reads them: in wall time, or with the scaled
@@ -176,6 +181,9 @@ impl RedisStreams {
                 )));
             }
         };
+        let published = Arc::new(AtomicU64::new(0));
+        let publisher =
+            publisher::Publisher::start(conn.clone(), names.stream.clone(), published.clone());
         Ok(RedisStreams {
             conn,
             url,
@@ -185,7 +193,8 @@ impl RedisStreams {
             workers,
             clock,
             counts: Mutex::new(None),
-            published: AtomicU64::new(0),
+            published,
+            publisher,
             direct: s.broker.observe == crate::profile::Observe::Direct,
             worker_rule,
         })
@@ -308,24 +317,16 @@ impl LiveBroker for RedisStreams {
         &self.names.stream
     }
 
-    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<(), String>> {
+    fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<Confirmation, String>> {
         let id = format!("0-{seq}");
         self.entries.published(id.clone(), seq);
-        let mut conn = self.conn.clone();
-        let stream = self.names.stream.clone();
-        Box::pin(async move {
-            let mut add = redis::cmd("XADD");
-            add.arg(&stream).arg(&id);
-            for (field, value) in message.entry_fields() {
-                add.arg(field).arg(value);
-            }
-            let added = add.query_async::<String>(&mut conn).await;
-            // Counts read before this entry was added would call the run drained.
-            self.published.fetch_add(1, Ordering::SeqCst);
-            added
-                .map(|_| ())
-                .map_err(|e| format!("cannot publish message {seq} to stream {stream}: {e}"))
-        })
+        let fields = message
+            .entry_fields()
+            .into_iter()
+            .map(|(f, v)| (f.to_string(), v.to_string()))
+            .collect();
+        let queued = self.publisher.add(seq, id, fields, &self.names.stream);
+        Box::pin(std::future::ready(queued))
     }
 
     fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {
