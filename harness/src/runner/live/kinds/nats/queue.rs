@@ -110,9 +110,17 @@ impl NatsQueue {
                 .await
             {
                 Ok(Some(m)) => m,
+                // The subscription ended: subscribe to a new inbox and ask again there.
                 Ok(None) => {
                     p.outstanding = false;
-                    return Err(unavailable("the pull inbox was closed"));
+                    let inbox = Subject::from(self.client.new_inbox());
+                    p.subscriber = self
+                        .client
+                        .subscribe(inbox.clone())
+                        .await
+                        .map_err(unavailable)?;
+                    p.inbox = inbox;
+                    continue;
                 }
                 // The server's 408 never came: ask again.
                 Err(_) => {
