@@ -11,6 +11,7 @@
 //! claims, acks and moves to the dead stream. The counts the run's loop needs come from the
 //! server: XINFO GROUPS (`pending` + `lag`) and XLEN of the dead stream, cached for 150 ms.
 
+mod claim_clock;
 mod entries;
 mod expiry;
 mod proxy;
@@ -30,6 +31,7 @@ use std::time::{Duration, Instant};
 use redis::aio::MultiplexedConnection;
 use redis::Value;
 
+use self::claim_clock::HandBacks;
 use self::entries::Entries;
 use self::proxy::{Observed, RespProtocol};
 use self::queue::{consumer_name, Names, RedisQueue};
@@ -365,6 +367,7 @@ impl LiveBroker for RedisStreams {
             urls: (1..=self.workers).map(|w| self.worker_url(w)).collect(),
             names: self.names.clone(),
             clock: self.clock,
+            hand_backs: Arc::new(HandBacks::default()),
         })
     }
 
@@ -408,6 +411,8 @@ struct RedisQueues {
     urls: Vec<String>,
     names: Names,
     clock: LiveClock,
+    /// Shared by the workers' clients: when the entries they hand back become claimable.
+    hand_backs: Arc<HandBacks>,
 }
 
 impl QueueFactory for RedisQueues {
@@ -417,8 +422,14 @@ impl QueueFactory for RedisQueues {
                 .urls
                 .get((worker as usize).wrapping_sub(1))
                 .ok_or_else(|| format!("no worker {worker}"))?;
-            let q = RedisQueue::connect(url, self.names.clone(), consumer_name(worker), self.clock)
-                .await?;
+            let q = RedisQueue::connect(
+                url,
+                self.names.clone(),
+                consumer_name(worker),
+                self.clock,
+                self.hand_backs.clone(),
+            )
+            .await?;
             Ok(Box::new(q) as Box<dyn LiveQueue>)
         })
     }

@@ -1,24 +1,29 @@
 //! A built-in target's queue over Redis Streams (the `redis` crate), connected to its worker's
 //! proxy port, applying the consumer-side rules ([`super::rule`]) as the sim model describes:
 //!
-//! 1. XPENDING `IDLE` lists the entries claimable now, lowest id first. One that has had
+//! 1. When a claim can be due ([`super::claim_clock`]: the earliest pending entry's claim
+//!    instant, a `min_idle` after the last scan, an entry handed back, or after an empty read),
+//!    XPENDING `IDLE` lists the entries claimable now, lowest id first. One that has had
 //!    `max_deliveries` deliveries is taken with `XCLAIM ... JUSTID` (no delivery: the claim
 //!    guards against another consumer doing the same), copied to `<stream>:dead` with its id and
 //!    delivery count, and acked. Any other is claimed (XCLAIM, its min-idle-time guarding the
-//!    race with the other consumers): delivery count + 1.
-//! 2. Else XREADGROUP `>` for one new entry, blocking until shortly before the next pending
-//!    entry becomes claimable, then polling (so an idle consumer claims at the instant an entry
-//!    qualifies).
+//!    race with the other consumers): delivery count + 1. With nothing to claim, a second
+//!    XPENDING says when the earliest pending entry becomes claimable.
+//! 2. Else XREADGROUP `>` for one new entry, blocking until shortly before the next scan is
+//!    due, then polling (so an idle consumer claims at the instant an entry qualifies). A
+//!    receive with no claim due is that one XREADGROUP, as a native consumer's.
 //!
 //! The receipt is the entry id. A heartbeat is the owner's `XCLAIM <self> 0 <id> JUSTID`, a
 //! hand-back the same with `IDLE`, each after XPENDING says the entry is still this consumer's.
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use ackbench_targets::{Delivery, QueueError};
 use redis::aio::MultiplexedConnection;
 use redis::Value;
 
+use super::claim_clock::{ClaimClock, HandBacks};
 use super::rule::{unix_ms, wall_ms, ClaimRule};
 use crate::provider::http::LiveClock;
 use crate::runner::live::kinds::{BoxFuture, LiveQueue};
@@ -49,6 +54,10 @@ pub struct RedisQueue {
     names: Names,
     consumer: String,
     clock: LiveClock,
+    /// When this client next scans for an entry to claim.
+    claims: Mutex<ClaimClock>,
+    /// The hand-backs of the run's built-in clients.
+    hand_backs: Arc<HandBacks>,
 }
 
 fn unavailable(e: redis::RedisError) -> QueueError {
@@ -61,6 +70,7 @@ impl RedisQueue {
         names: Names,
         consumer: String,
         clock: LiveClock,
+        hand_backs: Arc<HandBacks>,
     ) -> Result<RedisQueue, String> {
         let client = redis::Client::open(url).map_err(|e| e.to_string())?;
         // redis-rs gives a connection 1 s by default: 32 workers connecting at once on a
@@ -77,7 +87,13 @@ impl RedisQueue {
             names,
             consumer,
             clock,
+            claims: Mutex::new(ClaimClock::default()),
+            hand_backs,
         })
+    }
+
+    fn claims(&self) -> std::sync::MutexGuard<'_, ClaimClock> {
+        self.claims.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     async fn query(&self, cmd: &redis::Cmd) -> Result<Value, QueueError> {
@@ -219,31 +235,40 @@ impl RedisQueue {
             }))
     }
 
-    /// Claims first; else reads a new entry, waiting at most until the next pending entry
-    /// becomes claimable. A blocking read ends at once when an entry arrives, but its timeout
+    /// Claims first, when a claim can be due; else reads a new entry, waiting at most until
+    /// the next scan is due. A blocking read ends at once when an entry arrives, but its timeout
     /// only on the server's `hz` tick (up to 100 ms late at Redis's default hz 10): it never
-    /// blocks into the last [`BLOCK_SLACK_MS`] before a claim, which is polled instead.
+    /// blocks into the last [`BLOCK_SLACK_MS`] before a scan, which is polled instead.
     async fn receive_one(&self) -> Result<Delivery<String>, QueueError> {
         // At most one profile second (an entry handed back early is noticed within it).
         let cap = wall_ms(self.clock.wall(1_000_000_000)).clamp(1, 1000);
         loop {
-            if let Some(d) = self.claim().await? {
-                return Ok(d);
-            }
-            let block = match self.next_claim_ms().await? {
-                Some(wait) if wait <= BLOCK_SLACK_MS => {
-                    if let Some(d) = self.read_new(None).await? {
-                        return Ok(d);
-                    }
-                    tokio::time::sleep(Duration::from_millis(wait.clamp(1, POLL_MS))).await;
-                    continue;
+            let now = unix_ms();
+            if self.claims().due(now, &self.hand_backs) {
+                if let Some(d) = self.claim().await? {
+                    // More may be claimable: scan again at the next receive.
+                    self.claims().scan_next();
+                    return Ok(d);
                 }
-                Some(wait) => (wait - BLOCK_SLACK_MS).min(cap),
-                None => cap,
+                let wait = self.next_claim_ms().await?;
+                self.claims()
+                    .scanned(now, wait, &self.names.rule, &self.hand_backs);
+            }
+            let wait = self.claims().wait_ms(unix_ms(), &self.hand_backs);
+            let block = if wait <= BLOCK_SLACK_MS {
+                if let Some(d) = self.read_new(None).await? {
+                    return Ok(d);
+                }
+                tokio::time::sleep(Duration::from_millis(wait.clamp(1, POLL_MS))).await;
+                continue;
+            } else {
+                (wait - BLOCK_SLACK_MS).min(cap)
             };
             if let Some(d) = self.read_new(Some(block)).await? {
                 return Ok(d);
             }
+            // An empty read: scan before the next.
+            self.claims().scan_next();
         }
     }
 
@@ -282,11 +307,18 @@ impl RedisQueue {
         }
     }
 
-    /// Hand back: claimable after `delay` (profile time; at most `min_idle`).
+    /// Hand back: claimable after `delay` (profile time; at most `min_idle`). The run's other
+    /// built-in clients are told when ([`HandBacks`]): at the earliest a millisecond after the
+    /// XCLAIM was answered, so that no scan that may have missed it counts as having seen it.
     async fn hand_back(&self, id: &str, delay: Duration) -> Result<(), QueueError> {
         let min_idle = self.names.rule.min_idle_ms;
         let delay = wall_ms(self.clock.wall(crate::record::nanos(delay))).min(min_idle);
-        self.reclaim(id, Some(min_idle - delay)).await
+        let asked = unix_ms();
+        self.reclaim(id, Some(min_idle - delay)).await?;
+        let due = self.names.rule.wait_ms(asked, min_idle - delay);
+        self.hand_backs.note((asked + due).max(unix_ms() + 1));
+        self.claims().scan_next();
+        Ok(())
     }
 }
 
