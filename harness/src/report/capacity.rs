@@ -2,8 +2,8 @@
 //! rate that fell behind, each step, and in a live run ackbench's own CPU share. The console,
 //! summary.md and report.html show the same rows.
 
-use super::console::number;
 use super::summary::Summary;
+use super::words::number;
 use crate::metrics::capacity::Capacity;
 use crate::metrics::harness_cpu::{HarnessCpuSummary, NEAR_A_CORE};
 

@@ -21,7 +21,7 @@ pub(crate) fn rows(s: &Summary) -> Vec<(String, String, String)> {
                 format!(
                     "blocked behind its head; {} {}, backlog at most {}",
                     g.messages,
-                    super::console::plural(g.messages, "message", "messages"),
+                    super::words::plural(g.messages, "message", "messages"),
                     g.max_backlog
                 ),
             )

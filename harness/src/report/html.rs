@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::charts::axis::duration;
-use super::console::{
+use super::summary::Summary;
+use super::words::{
     count_rows, latency_cells, latency_definitions, latency_rows, lease_line, notes, number,
     plural, verdict_detail,
 };
@@ -203,64 +204,19 @@ fn budgets(h: &mut String, data: &ReportData) {
     h.push_str("</table>\n");
 }
 
-fn summary(h: &mut String, data: &ReportData) {
-    let s = &data.summary;
-    h.push_str("<h2 id=\"summary\">Summary</h2>\n<table>\n");
-    for (label, value, note) in count_rows(s) {
-        let _ = writeln!(
-            h,
-            "<tr><th>{}</th><td class=\"num\">{}</td><td>{}</td></tr>",
-            escape(label),
-            escape(&value),
-            escape(&note)
-        );
-    }
-    if let Some(i) = &s.ingress {
-        h.push_str("</table>\n<h3>Ingress (HTTP load by goose)</h3>\n<table>\n");
-        for (label, value, note) in super::ingress::rows(i) {
-            let _ = writeln!(
-                h,
-                "<tr><th>{}</th><td class=\"num\">{}</td><td>{}</td></tr>",
-                escape(label),
-                escape(&value),
-                escape(&note)
-            );
-        }
-    }
-    let capacity = super::capacity::rows(s);
-    if !capacity.is_empty() {
-        let _ = writeln!(
-            h,
-            "</table>\n<h3 id=\"capacity\">{}</h3>\n<table>",
-            escape(super::capacity::HEADING)
-        );
-        for (label, value, note) in capacity {
-            let _ = writeln!(
-                h,
-                "<tr><th>{}</th><td class=\"num\">{}</td><td>{}</td></tr>",
-                escape(&label),
-                escape(&value),
-                escape(&note)
-            );
-        }
-    }
-    let groups = super::groups::rows(s);
-    if !groups.is_empty() {
-        let _ = writeln!(
-            h,
-            "</table>\n<h3 id=\"groups\">{}</h3>\n<table>",
-            escape(&super::groups::heading(s))
-        );
-        for (group, blocked, note) in groups {
-            let _ = writeln!(
-                h,
-                "<tr><th>{}</th><td class=\"num\">{}</td><td>{}</td></tr>",
-                escape(&group),
-                escape(&blocked),
-                escape(&note)
-            );
-        }
-    }
+/// A row of (label, value, note), the value right-aligned.
+fn row(h: &mut String, label: &str, value: &str, note: &str) {
+    let _ = writeln!(
+        h,
+        "<tr><th>{}</th><td class=\"num\">{}</td><td>{}</td></tr>",
+        escape(label),
+        escape(value),
+        escape(note)
+    );
+}
+
+/// The worker crashes and the broker anomalies, each a table of its own when there are any.
+fn crashes_and_anomalies(h: &mut String, s: &Summary) {
     if !s.crashes.is_empty() {
         let _ = writeln!(
             h,
@@ -299,6 +255,43 @@ fn summary(h: &mut String, data: &ReportData) {
             );
         }
     }
+}
+
+fn summary(h: &mut String, data: &ReportData) {
+    let s = &data.summary;
+    h.push_str("<h2 id=\"summary\">Summary</h2>\n<table>\n");
+    for (label, value, note) in count_rows(s) {
+        row(h, label, &value, &note);
+    }
+    if let Some(i) = &s.ingress {
+        h.push_str("</table>\n<h3>Ingress (HTTP load by goose)</h3>\n<table>\n");
+        for (label, value, note) in super::ingress::rows(i) {
+            row(h, label, &value, &note);
+        }
+    }
+    let capacity = super::capacity::rows(s);
+    if !capacity.is_empty() {
+        let _ = writeln!(
+            h,
+            "</table>\n<h3 id=\"capacity\">{}</h3>\n<table>",
+            escape(super::capacity::HEADING)
+        );
+        for (label, value, note) in capacity {
+            row(h, &label, &value, &note);
+        }
+    }
+    let groups = super::groups::rows(s);
+    if !groups.is_empty() {
+        let _ = writeln!(
+            h,
+            "</table>\n<h3 id=\"groups\">{}</h3>\n<table>",
+            escape(&super::groups::heading(s))
+        );
+        for (group, blocked, note) in groups {
+            row(h, &group, &blocked, &note);
+        }
+    }
+    crashes_and_anomalies(h, s);
     if let Some(b) = &s.broker_counts {
         super::broker_rows::html(h, b);
     }

@@ -1,7 +1,7 @@
 //! The "Ingress" table of a run with an HTTP ingress load: goose's answers against what reached
 //! the queue. The console, summary.md and report.html show the same rows and notes.
 
-use super::console::{number, plural};
+use super::words::{number, plural};
 use crate::metrics::IngressSummary;
 
 /// The rows: (label, value, note).

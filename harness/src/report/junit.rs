@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::console::{notes, number};
+use super::words::{notes, number};
 use super::{write_file, Format, Renderer, ReportData, ReportError};
 
 /// The file's name inside the report folder.
@@ -67,7 +67,7 @@ pub fn junit_xml(data: &ReportData) -> Result<String, quick_junit::SerializeErro
         status
             .set_message(format!(
                 "the run is incomplete: {}",
-                super::console::incomplete_reason(s)
+                super::words::incomplete_reason(s)
             ))
             .set_type("run incomplete");
         let mut case = TestCase::new("complete", status);

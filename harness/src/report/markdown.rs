@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::charts::axis::{duration, LatencyUnit};
-use super::console::{notes, number, verdict_detail};
+use super::summary::Summary;
+use super::words::{notes, number, verdict_detail};
 use super::{write_file, Format, Renderer, ReportData, ReportError};
 use crate::verdict::Verdict;
 
@@ -51,25 +52,8 @@ fn fenced(text: &str, lang: &str) -> String {
     format!("{fence}{lang}\n{}\n{fence}\n", text.trim_end())
 }
 
-/// summary.md's text.
-pub fn markdown(data: &ReportData) -> String {
-    let s = &data.summary;
-    let r = &data.run;
-    let mut md = String::new();
-    let (icon, word) = match s.verdict {
-        Verdict::Pass => ("✅", "PASS"),
-        Verdict::Fail => ("❌", "FAIL"),
-        Verdict::Incomplete => ("⚠️", "INCOMPLETE"),
-    };
-    let detail = verdict_detail(s);
-    let _ = writeln!(md, "### {icon} {word}: {}\n", escape(&s.profile));
-    let _ = writeln!(
-        md,
-        "**{detail}** · mode {} · seed {} · {} of virtual time\n",
-        escape(&s.mode),
-        s.seed,
-        duration(s.virtual_s)
-    );
+/// The budgets' table, when the profile sets any.
+fn budgets(md: &mut String, s: &Summary) {
     if !s.budgets.is_empty() {
         md.push_str("| budget | limit | actual | result |\n| --- | ---: | ---: | :---: |\n");
         for b in &s.budgets {
@@ -84,6 +68,10 @@ pub fn markdown(data: &ReportData) -> String {
         }
         md.push('\n');
     }
+}
+
+/// The notes, each a block quote, with what it quotes (a worker's stderr) as code.
+fn quoted_notes(md: &mut String, s: &Summary) {
     // The notes are ackbench's own sentences, with numbers only: no markup to escape. What a
     // note quotes (a worker's stderr) is an indented code block, shown as it is.
     for n in notes(s) {
@@ -101,27 +89,10 @@ pub fn markdown(data: &ReportData) -> String {
         md.truncate(md.len() - 2);
         md.push('\n');
     }
-    md.push_str(
-        "| messages | deliveries | effects | duplicate effects | lost | unfinished | late | DLQ (with / without effect) | stale acks | kills / crashes |\n\
-         | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
-    );
-    let _ = writeln!(
-        md,
-        "| {} | {} | {} | {} | {} | {} | {} | {} ({} / {}) | {} | {} / {} |\n",
-        s.messages,
-        s.deliveries,
-        s.effects,
-        s.duplicate_effects,
-        lost_cell(s),
-        s.unfinished,
-        s.late,
-        s.dlq,
-        s.dlq_with_effect,
-        s.dlq_without_effect,
-        s.stale_acks,
-        s.worker_kills,
-        s.worker_crashes
-    );
+}
+
+/// The tables only some runs have: the ingress load's and a capacity run's.
+fn extra_tables(md: &mut String, s: &Summary) {
     if let Some(i) = &s.ingress {
         md.push_str("| ingress | | |\n| --- | ---: | --- |\n");
         for (label, value, note) in super::ingress::rows(i) {
@@ -147,6 +118,51 @@ pub fn markdown(data: &ReportData) -> String {
         }
         md.push('\n');
     }
+}
+
+/// summary.md's text.
+pub fn markdown(data: &ReportData) -> String {
+    let s = &data.summary;
+    let r = &data.run;
+    let mut md = String::new();
+    let (icon, word) = match s.verdict {
+        Verdict::Pass => ("✅", "PASS"),
+        Verdict::Fail => ("❌", "FAIL"),
+        Verdict::Incomplete => ("⚠️", "INCOMPLETE"),
+    };
+    let detail = verdict_detail(s);
+    let _ = writeln!(md, "### {icon} {word}: {}\n", escape(&s.profile));
+    let _ = writeln!(
+        md,
+        "**{detail}** · mode {} · seed {} · {} of virtual time\n",
+        escape(&s.mode),
+        s.seed,
+        duration(s.virtual_s)
+    );
+    budgets(&mut md, s);
+    quoted_notes(&mut md, s);
+    md.push_str(
+        "| messages | deliveries | effects | duplicate effects | lost | unfinished | late | DLQ (with / without effect) | stale acks | kills / crashes |\n\
+         | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    let _ = writeln!(
+        md,
+        "| {} | {} | {} | {} | {} | {} | {} | {} ({} / {}) | {} | {} / {} |\n",
+        s.messages,
+        s.deliveries,
+        s.effects,
+        s.duplicate_effects,
+        lost_cell(s),
+        s.unfinished,
+        s.late,
+        s.dlq,
+        s.dlq_with_effect,
+        s.dlq_without_effect,
+        s.stale_acks,
+        s.worker_kills,
+        s.worker_crashes
+    );
+    extra_tables(&mut md, s);
     let l = &s.handler_latency_ms;
     let unit = LatencyUnit::for_max(l.max);
     let lease = &s.effective_lease_ms;

@@ -2,9 +2,9 @@
 //! report format says (console, summary.md, junit.xml, report.html), each with the lines it
 //! quotes.
 
-use super::console::plural;
 use super::note::Note;
 use super::summary::Summary;
+use super::words::plural;
 use super::worker_logs;
 
 /// Why the run is incomplete, in words.
@@ -30,6 +30,54 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
             s.virtual_s,
         )));
     }
+    crashes(s, &mut notes);
+    anomalies(s, &mut notes);
+    if s.messages > 0 && s.deliveries == 0 {
+        notes.push(Note {
+            text: format!(
+                "NEVER RAN: the consumer never ran: not one of the {} published {} was ever \
+                 received ({} worker {}, {} {}).",
+                s.messages,
+                plural(s.messages, "message", "messages"),
+                s.worker_crashes,
+                plural(s.worker_crashes, "crash", "crashes"),
+                s.worker_kills,
+                plural(s.worker_kills, "kill", "kills"),
+            ),
+            quotes: worker_logs::never_ran_quotes(s),
+        });
+    }
+    notes.extend(super::capacity::harness_note(s).map(Note::from));
+    notes.extend(chaos_notes(s).into_iter().map(Note::from));
+    notes.extend(attribution_note(s).into_iter().map(Note::from));
+    notes.extend(unmatched_note(s).into_iter().map(Note::from));
+    lost_and_dead_lettered(s, &mut notes);
+    notes.extend(lease_note(s).map(Note::from));
+    if s.unfinished > 0 {
+        notes.push(Note::from(format!(
+            "UNFINISHED: {} {} still in the queue when the run stopped.",
+            s.unfinished,
+            plural(s.unfinished, "message was", "messages were"),
+        )));
+    }
+    if let Some(dup) = s.duplicate_publishes.filter(|&d| d > 0) {
+        notes.push(Note::from(format!(
+            "DUPLICATE PUBLISHES: the producer's retries reached the queue as {dup} more {}, \
+             past the deduplication window (or with none): each is delivered as a message of its \
+             own, and a consumer that does not deduplicate by key repeats the work.",
+            plural(dup, "message", "messages"),
+        )));
+    }
+    if let Some(i) = &s.ingress {
+        notes.extend(super::ingress::notes(i).into_iter().map(Note::from));
+    }
+    notes.extend(s.consumer_clock.as_ref().map(clock_note).map(Note::from));
+    notes.extend(worker_logs::folder_note(s).map(Note::from));
+    notes
+}
+
+/// `CRASHES`: the workers that died by themselves, the first few named, with the end of their stderr.
+fn crashes(s: &Summary, notes: &mut Vec<Note>) {
     if !s.crashes.is_empty() {
         let named: Vec<String> = s
             .crashes
@@ -53,6 +101,10 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
             quotes: worker_logs::crash_quotes(s),
         });
     }
+}
+
+/// `BROKER ANOMALIES`: steps no broker should take, the first few named.
+fn anomalies(s: &Summary, notes: &mut Vec<Note>) {
     if !s.anomalies.is_empty() {
         let named: Vec<String> = s
             .anomalies
@@ -82,25 +134,10 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
             named.join(", "),
         )));
     }
-    if s.messages > 0 && s.deliveries == 0 {
-        notes.push(Note {
-            text: format!(
-                "NEVER RAN: the consumer never ran: not one of the {} published {} was ever \
-                 received ({} worker {}, {} {}).",
-                s.messages,
-                plural(s.messages, "message", "messages"),
-                s.worker_crashes,
-                plural(s.worker_crashes, "crash", "crashes"),
-                s.worker_kills,
-                plural(s.worker_kills, "kill", "kills"),
-            ),
-            quotes: worker_logs::never_ran_quotes(s),
-        });
-    }
-    notes.extend(super::capacity::harness_note(s).map(Note::from));
-    notes.extend(chaos_notes(s).into_iter().map(Note::from));
-    notes.extend(attribution_note(s).into_iter().map(Note::from));
-    notes.extend(unmatched_note(s).into_iter().map(Note::from));
+}
+
+/// `LOST`, and the two `DLQ` notes: dead-lettered work already done, and work never done.
+fn lost_and_dead_lettered(s: &Summary, notes: &mut Vec<Note>) {
     if s.lost > 0 {
         notes.push(Note::from(format!(
             "LOST: {} {} deleted from the queue and never had an effect: nothing will ever do {}.",
@@ -128,28 +165,6 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
             plural(s.dlq, "message", "messages"),
         )));
     }
-    notes.extend(lease_note(s).map(Note::from));
-    if s.unfinished > 0 {
-        notes.push(Note::from(format!(
-            "UNFINISHED: {} {} still in the queue when the run stopped.",
-            s.unfinished,
-            plural(s.unfinished, "message was", "messages were"),
-        )));
-    }
-    if let Some(dup) = s.duplicate_publishes.filter(|&d| d > 0) {
-        notes.push(Note::from(format!(
-            "DUPLICATE PUBLISHES: the producer's retries reached the queue as {dup} more {}, \
-             past the deduplication window (or with none): each is delivered as a message of its \
-             own, and a consumer that does not deduplicate by key repeats the work.",
-            plural(dup, "message", "messages"),
-        )));
-    }
-    if let Some(i) = &s.ingress {
-        notes.extend(super::ingress::notes(i).into_iter().map(Note::from));
-    }
-    notes.extend(s.consumer_clock.as_ref().map(clock_note).map(Note::from));
-    notes.extend(worker_logs::folder_note(s).map(Note::from));
-    notes
 }
 
 /// Which clock the consumer programs ran on: `CONSUMER CLOCK: scaled x20 (measured x19.96).`

@@ -1,7 +1,7 @@
 //! The "Publisher" rows of a live run that published the plan itself: its sends against the
 //! schedule and what the broker made them wait (console).
 
-use super::console::{number, plural};
+use super::words::{number, plural};
 use crate::metrics::publisher::PublisherSummary;
 
 /// The rows: (label, value, note).

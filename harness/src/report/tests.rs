@@ -339,7 +339,7 @@ fn the_consumer_clock_is_kept_in_summary_json_and_said_in_every_report() {
     });
     let run = Run::from_record(sim.scenario.clone(), record, THURSDAY);
     let note = "CONSUMER CLOCK: scaled x20 (measured x19.96).";
-    assert!(console::notes(&run.summary).iter().any(|n| n.text == note));
+    assert!(words::notes(&run.summary).iter().any(|n| n.text == note));
     let dir = tempdir();
     run.write(dir.path(), Format::ALL);
     let json: serde_json::Value =
@@ -369,10 +369,10 @@ fn the_consumer_clock_is_kept_in_summary_json_and_said_in_every_report() {
         note: Some("libfaketime is not installed".into()),
     });
     let run = Run::from_record(sim.scenario.clone(), real, THURSDAY);
-    assert!(console::notes(&run.summary)
+    assert!(words::notes(&run.summary)
         .iter()
         .any(|n| n.text == "CONSUMER CLOCK: real: libfaketime is not installed."));
-    assert!(!console::notes(&sim.summary)
+    assert!(!words::notes(&sim.summary)
         .iter()
         .any(|n| n.text.starts_with("CONSUMER CLOCK")));
 }
