@@ -5,6 +5,9 @@
 //! The loop sleeps until the next publish is due, something happens in the run (the run's
 //! state records an event), or the next look at the broker ([`LOOK_EVERY`]), whichever comes
 //! first: it does not spin, and progress reads running counters, not a copy of the ledger.
+//! What happens in the run wakes it at most once every [`GATHER`] (a busy run records several
+//! events per message: they are looked at together, not one wake-up each); a publish that is
+//! due wakes it on time.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,6 +28,11 @@ use crate::workload::Plan;
 /// How often the loop looks at the broker when nothing else wakes it (what only the broker
 /// sees, such as a message dead-lettered at the end of its lease, is noticed this late at most).
 pub const LOOK_EVERY: Duration = Duration::from_millis(50);
+/// The least time between two looks that events in the run wake the loop for: the events of
+/// a busy run (a delivery, a handler's end, an ack per message, thousands a second) are
+/// gathered into one look, and the run's end (drained for [`SETTLE`]) is seen this much later
+/// at most.
+pub const GATHER: Duration = Duration::from_millis(5);
 /// How often progress is reported.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 /// How long a run must look drained before it ends: a consumer that acks before its work
@@ -109,6 +117,7 @@ impl Drive<'_> {
         let mut last_progress: Option<Instant> = None;
         let mut drained_since: Option<Instant> = None;
         loop {
+            let looked = Instant::now();
             let now = state.clock.now();
             while next < plan.send_count() && plan.send_at(next).is_some_and(|t| t <= now) {
                 next += 1;
@@ -168,7 +177,10 @@ impl Drive<'_> {
                 .unwrap_or(Duration::MAX);
             tokio::select! {
                 _ = tokio::time::sleep(until_publish.min(LOOK_EVERY)) => {}
-                _ = state.activity() => {}
+                _ = async {
+                    state.activity().await;
+                    tokio::time::sleep_until((looked + GATHER).into()).await;
+                } => {}
                 _ = interruptions.changed() => {
                     out.interrupted = true;
                     return out.with(sends);
