@@ -7,7 +7,9 @@
 //! outstanding), or the next look at the broker ([`LOOK_EVERY`]), whichever comes first: it
 //! does not spin, and progress reads running counters, not a copy of the ledger. While the run
 //! publishes, its look at the broker's counts is a request in flight beside the sends, so no
-//! send waits for one.
+//! send waits for one. What happens in the run wakes it at most once every [`GATHER`] (a busy
+//! run records several events per message: they are looked at together, not one wake-up each);
+//! a publish that is due, or a confirmation, wakes it on time.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,6 +31,11 @@ use crate::workload::Plan;
 /// How often the loop looks at the broker when nothing else wakes it (what only the broker
 /// sees, such as a message dead-lettered at the end of its lease, is noticed this late at most).
 pub const LOOK_EVERY: Duration = Duration::from_millis(50);
+/// The least time between two looks that events in the run wake the loop for: the events of
+/// a busy run (a delivery, a handler's end, an ack per message, thousands a second) are
+/// gathered into one look, and the run's end (drained for [`SETTLE`]) is seen this much later
+/// at most.
+pub const GATHER: Duration = Duration::from_millis(5);
 /// How often progress is reported.
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 /// How long a run must look drained before it ends: a consumer that acks before its work
@@ -126,6 +133,7 @@ impl Drive<'_> {
         let mut looking: Option<BoxFuture<'_, Result<Counts, String>>> = None;
         let mut latest = Counts::default();
         loop {
+            let looked = Instant::now();
             if let Err(e) = publisher.send_due().await {
                 out.failure = Some(RunError::Live(e));
                 return out.with(publisher, loaded);
@@ -195,7 +203,10 @@ impl Drive<'_> {
             let awaiting = publisher.awaiting();
             tokio::select! {
                 _ = tokio::time::sleep(until_publish.min(LOOK_EVERY)) => {}
-                _ = state.activity() => {}
+                _ = async {
+                    state.activity().await;
+                    tokio::time::sleep_until((looked + GATHER).into()).await;
+                } => {}
                 confirmed = publisher.confirm_oldest(), if awaiting => {
                     if let Err(e) = confirmed {
                         out.failure = Some(RunError::Live(e));
