@@ -10,9 +10,8 @@
 //! ackbench / native pairs per broker (default 3), `-- hold=12` the provider's hold (default
 //! 6 s; the publisher must be done within it), `-- nats` (or `rabbitmq`, `redis-streams`) runs
 //! one broker only. A broker that does not answer is skipped with the reason printed. The
-//! figures in ARCHITECTURE.md come from `-- 3000 rounds=5 hold=15`: an ackbench run's publisher
-//! waits for each confirm, and on RabbitMQ on a loaded machine it needs more than 6 s for 3000
-//! messages (a run whose publisher outlasts the hold leaves too few effects and is refused).
+//! figures in docs/benchmarks.md come from `-- 3000 rounds=5`. A run whose publisher outlasts
+//! the hold leaves too few effects and is refused: on a loaded machine give a longer `hold=`.
 //!
 //! Both sides: 32 consumers, each receiving one message at a time, making one HTTP POST
 //! (reqwest, `{"key", "to"}` as the built-in targets send it) to ackbench's own provider
