@@ -11,8 +11,8 @@
 //! publisher must be done within it), `-- nats` (or `rabbitmq`, `redis-streams`, `sqs`) runs
 //! one broker only. A broker that does not answer is skipped with the reason printed.
 //!
-//! A run publishes every message at once (one after the other, as fast as the broker confirms
-//! them) while the provider holds every call arriving in the first 6 s for 6 s: the queue
+//! A run publishes every message at once (in order, up to `run.publish_window` unconfirmed)
+//! while the provider holds every call arriving in the first 6 s for 6 s: the queue
 //! fills, and the rate is the effects at the provider after the window's start over their time.
 //! The window starts when the last held call is answered (after the last publish, if later),
 //! read from the provider's calls as the run recorded them: the workers draining a backlog,
