@@ -25,11 +25,12 @@
 //! broker and schedule gives the medians of each window and the ratio of the offered rates.
 //! The machine is shared: compare the two windows of one run, not runs of different days.
 
-use std::net::TcpStream;
-use std::time::Duration;
+#[path = "common/mod.rs"]
+mod common;
 
 use ackbench::metrics::publisher::{summarise, PublisherSummary};
 use ackbench::profile::load_str;
+use common::{median, BenchArgs};
 
 const KINDS: [&str; 4] = ["rabbitmq", "nats", "redis-streams", "sqs"];
 /// (label, gap between planned sends in microseconds).
@@ -41,20 +42,8 @@ const WINDOWS: [u32; 2] = [1024, 1];
 const WORKERS: usize = 16;
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
-    let n: u64 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(4000);
-    let rounds: usize = args
-        .iter()
-        .find_map(|a| a.strip_prefix("rounds=")?.parse().ok())
-        .unwrap_or(3);
-    let only: Vec<&str> = KINDS
-        .iter()
-        .copied()
-        .filter(|k| args.iter().any(|a| a == k))
-        .collect();
+    let args = BenchArgs::parse(4000, 0, &KINDS);
+    let (n, rounds) = (args.n, args.rounds);
     println!(
         "publish_rate: {n} messages per run, windows {WINDOWS:?}, {rounds} rounds per broker \
          and schedule, release build; load average {}",
@@ -66,7 +55,7 @@ fn main() {
             .join(" ")
     );
     for kind in KINDS {
-        if !only.is_empty() && !only.contains(&kind) {
+        if !args.runs(kind) {
             continue;
         }
         if let Err(why) = reachable(kind) {
@@ -128,10 +117,7 @@ fn reachable(kind: &str) -> Result<(), String> {
         "redis-streams" => "127.0.0.1:6379",
         _ => return Ok(()),
     };
-    let parsed = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
-    TcpStream::connect_timeout(&parsed, Duration::from_secs(1))
-        .map(|_| ())
-        .map_err(|e| format!("nothing answers on {addr} ({e})"))
+    common::answers(addr)
 }
 
 /// The profile of one run: `n` messages `gap` µs apart from [`FIRST_AT_US`], `window`
@@ -167,21 +153,6 @@ fn run(kind: &str, gap: u64, window: u32, n: u64) -> Result<PublisherSummary, St
             record.messages.len()
         ));
     }
-    let effected: std::collections::HashSet<_> =
-        record.ledger.effects.iter().filter_map(|e| e.seq).collect();
-    if (effected.len() as u64) < n {
-        return Err(format!(
-            "only {} of {n} messages had their effect",
-            effected.len()
-        ));
-    }
+    common::window::every_message_had_its_effect(&record, n)?;
     Ok(p)
-}
-
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
 }

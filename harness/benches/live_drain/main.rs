@@ -22,56 +22,38 @@
 //! one message per request on the durable consumer; Redis Streams `XREADGROUP ... COUNT 1
 //! BLOCK` then `XACK`. Each side's queue fills during the hold; the rate is the effects after
 //! the last held call's answer (and the last publish, if later) over their time
-//! ([`window`], as `proxy_cost.rs` measures it), so the figure is the drain of a full queue.
+//! ([`window`], shared with `proxy_cost.rs`), so the figure is the drain of a full queue.
 //!
 //! Each pair runs ackbench first in odd rounds and native first in even ones; the line per
 //! broker gives the median of each, and their ratio (ackbench / native; the aim is at least
 //! 0.9). The machine is shared: compare the two sides of one run, not runs of different days.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod native;
-mod window;
-
-use std::net::TcpStream;
-use std::time::Duration;
 
 use ackbench::profile::{load_str, Scenario};
-use ackbench::record::{EventKind, RunRecord};
-use window::{measure, secs, Rate, Timeline};
+use common::window::{self, secs, Rate};
+use common::{median, BenchArgs};
 
 const KINDS: [&str; 3] = ["rabbitmq", "nats", "redis-streams"];
 const HOLD_S: u64 = 6;
 pub const WORKERS: u32 = 32;
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
-    let n: u64 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(3000);
-    let rounds: usize = args
-        .iter()
-        .find_map(|a| a.strip_prefix("rounds=")?.parse().ok())
-        .unwrap_or(3);
-    let hold: u64 = args
-        .iter()
-        .find_map(|a| a.strip_prefix("hold=")?.parse().ok())
-        .unwrap_or(HOLD_S);
+    let args = BenchArgs::parse(3000, HOLD_S, &KINDS);
+    let (n, rounds, hold) = (args.n, args.rounds, args.hold);
     window::self_check();
-    let only: Vec<&str> = KINDS
-        .iter()
-        .copied()
-        .filter(|k| args.iter().any(|a| a == k))
-        .collect();
     println!(
         "live_drain: built-in ack-after-work direct (observe: none) against a native consumer, \
          {WORKERS} consumers, 1 ms provider, {n} messages per run, {rounds} pairs per broker, \
          provider hold {hold} s, release build"
     );
     for kind in KINDS {
-        if !only.is_empty() && !only.contains(&kind) {
+        if !args.runs(kind) {
             continue;
         }
-        if let Err(why) = reachable(kind) {
+        if let Err(why) = common::answers(native::address(kind)) {
             println!("{kind:>13}: skipped: {why}");
             continue;
         }
@@ -122,15 +104,6 @@ fn main() {
     }
 }
 
-/// Whether `kind`'s server answers on its port: `Err` says why not.
-fn reachable(kind: &str) -> Result<(), String> {
-    let addr = native::address(kind);
-    let parsed = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
-    TcpStream::connect_timeout(&parsed, Duration::from_secs(1))
-        .map(|_| ())
-        .map_err(|e| format!("nothing answers on {addr} ({e})"))
-}
-
 /// The profile of one run: the ackbench side runs it; the native side takes its provider.
 fn profile(kind: &str, n: u64, hold: u64) -> String {
     format!(
@@ -146,49 +119,5 @@ fn profile(kind: &str, n: u64, hold: u64) -> String {
 /// One ackbench live run of the profile.
 fn ackbench_run(scenario: &Scenario, n: u64) -> Result<Rate, String> {
     let record = ackbench::runner::run(scenario).map_err(|e| e.to_string())?;
-    let effected: std::collections::HashSet<_> =
-        record.ledger.effects.iter().filter_map(|e| e.seq).collect();
-    if (effected.len() as u64) < n {
-        return Err(format!(
-            "only {} of {n} messages had their effect",
-            effected.len()
-        ));
-    }
-    measure(&timeline(&record)?, n)
-}
-
-fn timeline(record: &RunRecord) -> Result<Timeline, String> {
-    let hold = match record.phases.as_slice() {
-        [(from, to, _)] => (*from, *to),
-        other => return Err(format!("expected one provider phase, got {}", other.len())),
-    };
-    let published: Vec<_> = record
-        .events
-        .iter()
-        .filter(|e| matches!(e.kind, EventKind::Published { .. }))
-        .map(|e| e.at)
-        .collect();
-    Ok(Timeline {
-        published: (
-            published.len(),
-            published.iter().copied().min().unwrap_or(0),
-            published.iter().copied().max().unwrap_or(0),
-        ),
-        hold,
-        calls: record
-            .ledger
-            .calls
-            .iter()
-            .map(|c| (c.started, c.ended))
-            .collect(),
-        effects: record.ledger.effects.iter().map(|e| e.at).collect(),
-    })
-}
-
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
+    window::of_record(&record, n)
 }

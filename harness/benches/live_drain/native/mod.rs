@@ -18,7 +18,7 @@ use ackbench::provider::http::{HttpProvider, KeySource, LiveClock, NoHooks};
 use ackbench::provider::ProviderModel;
 use ackbench::record::Nanos;
 
-use crate::window::{measure, Rate, Timeline};
+use crate::common::window::{measure, Rate, Timeline};
 use crate::WORKERS;
 
 /// A consumer's loop, running until it is aborted.

@@ -6,7 +6,7 @@
 //! pace or the consumers' start-up. A window that contains any of the hold is refused (the
 //! figure would follow the hold's length, as `proxy_cost.rs`'s header explains).
 
-use ackbench::record::Nanos;
+use ackbench::record::{EventKind, Nanos, RunRecord};
 
 /// What a run's rate is read from, as plain instants on the run's clock (ns).
 pub struct Timeline {
@@ -50,7 +50,10 @@ pub fn measure(t: &Timeline, n: u64) -> Result<Rate, String> {
     let held_end = held(t).filter_map(|(_, ended)| ended).max().unwrap_or(0);
     let from = p1.max(held_end).max(t.hold.1);
     if let Some(why) = hold_in_window(t, from) {
-        panic!("live_drain: the measuring window contains the provider's hold: {why}");
+        panic!(
+            "the measuring window contains the provider's hold: {why}; the rate would count \
+             the hold's wait and follow its length, not the consumers' drain"
+        );
     }
     let after: Vec<Nanos> = t.effects.iter().copied().filter(|&at| at > from).collect();
     if (after.len() as u64) < n / 4 {
@@ -131,4 +134,54 @@ pub fn self_check() {
             assert!(hold_in_window(&t, t.effects[31]).is_some());
         }
     }
+}
+
+/// The drain rate of an ackbench run of `n` messages, read from its record: every message must
+/// have had its effect, and the profile's provider must have one phase, the hold.
+pub fn of_record(record: &RunRecord, n: u64) -> Result<Rate, String> {
+    every_message_had_its_effect(record, n)?;
+    let hold = match record.phases.as_slice() {
+        [(from, to, _)] => (*from, *to),
+        other => {
+            return Err(format!(
+                "expected one provider phase (the hold), got {}",
+                other.len()
+            ))
+        }
+    };
+    let published: Vec<_> = record
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Published { .. }))
+        .map(|e| e.at)
+        .collect();
+    let timeline = Timeline {
+        published: (
+            published.len(),
+            published.iter().copied().min().unwrap_or(0),
+            published.iter().copied().max().unwrap_or(0),
+        ),
+        hold,
+        calls: record
+            .ledger
+            .calls
+            .iter()
+            .map(|c| (c.started, c.ended))
+            .collect(),
+        effects: record.ledger.effects.iter().map(|e| e.at).collect(),
+    };
+    measure(&timeline, n)
+}
+
+/// `Err` unless each of the `n` messages of the run had its effect.
+pub fn every_message_had_its_effect(record: &RunRecord, n: u64) -> Result<(), String> {
+    let effected: std::collections::HashSet<_> =
+        record.ledger.effects.iter().filter_map(|e| e.seq).collect();
+    if (effected.len() as u64) < n {
+        return Err(format!(
+            "only {} of {n} messages had their effect",
+            effected.len()
+        ));
+    }
+    Ok(())
 }
