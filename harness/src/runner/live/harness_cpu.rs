@@ -101,8 +101,9 @@ mod tests {
         let cpu = watch.finish().await.expect("a record");
         assert_eq!(cpu.readings[0].1, 0.0, "the first reading is the zero");
         let (at, used) = *cpu.readings.last().expect("a last reading");
-        // 50 ms of CPU take at least 25 ms of wall time on two cores.
-        assert!(at >= 25_000_000, "{at}");
+        // The last reading comes after the spin: later than the first. (How much later depends
+        // on how many cores the process's threads had meanwhile: not asserted.)
+        assert!(at > 0, "{at}");
         assert!(used >= 0.05, "{used}");
         assert!(cpu
             .readings
