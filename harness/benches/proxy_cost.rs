@@ -105,11 +105,9 @@ fn main() {
 
 /// Whether `kind`'s server answers on its port: `Err` says why not.
 fn reachable(kind: &str) -> Result<(), String> {
-    let addr = match kind {
-        "rabbitmq" => "127.0.0.1:5672".to_string(),
-        "nats" => "127.0.0.1:4222".to_string(),
-        "redis-streams" => "127.0.0.1:6379".to_string(),
-        _ => {
+    let addr = match common::server_address(kind) {
+        Some(addr) => addr.to_string(),
+        None => {
             let endpoint = std::env::var("ACKBENCH_SQS_ENDPOINT")
                 .map_err(|_| "set ACKBENCH_SQS_ENDPOINT to an SQS server (moto, ElasticMQ)")?;
             let u = url::Url::parse(&endpoint).map_err(|e| format!("{endpoint}: {e}"))?;

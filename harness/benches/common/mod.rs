@@ -60,6 +60,17 @@ pub fn median(v: &mut [f64]) -> Option<f64> {
     Some(v[v.len() / 2])
 }
 
+/// Where this machine's server of a real broker kind listens (`None`: a kind without a
+/// local server, SQS).
+pub fn server_address(kind: &str) -> Option<&'static str> {
+    match kind {
+        "rabbitmq" => Some("127.0.0.1:5672"),
+        "nats" => Some("127.0.0.1:4222"),
+        "redis-streams" => Some("127.0.0.1:6379"),
+        _ => None,
+    }
+}
+
 /// Whether something answers on `addr` (`host:port`): `Err` says why not.
 pub fn answers(addr: &str) -> Result<(), String> {
     let parsed = addr.parse().map_err(|e| format!("{addr}: {e}"))?;

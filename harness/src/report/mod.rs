@@ -51,7 +51,7 @@ pub mod summary;
 pub mod svg;
 pub mod timeseries_csv;
 pub mod trace;
-mod words;
+pub(crate) mod words;
 pub(crate) mod worker_logs;
 
 use std::fs::{self, File};

@@ -55,7 +55,8 @@ fn ordered_params<S: Serializer>(params: &[(String, String)], s: S) -> Result<S:
     map.end()
 }
 
-/// A number for tables and CSV: whole numbers without decimals, others with up to 6 decimals.
+/// A number for tables and CSV: whole numbers without decimals, others with up to 6 decimals
+/// (as every report writes them), and `nan` / `inf` for what is not finite.
 pub fn number(x: f64) -> String {
     if !x.is_finite() {
         return if x.is_nan() {
@@ -64,14 +65,5 @@ pub fn number(x: f64) -> String {
             "inf".into()
         };
     }
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        return format!("{x:.0}");
-    }
-    let s = format!("{x:.6}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "0" || s == "-0" {
-        format!("{x:e}")
-    } else {
-        s.to_string()
-    }
+    crate::report::words::number(x)
 }

@@ -26,11 +26,7 @@ pub type Consuming = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Where `kind`'s server listens.
 pub fn address(kind: &str) -> &'static str {
-    match kind {
-        "rabbitmq" => "127.0.0.1:5672",
-        "nats" => "127.0.0.1:4222",
-        _ => "127.0.0.1:6379",
-    }
+    crate::common::server_address(kind).expect("a broker kind with a local server")
 }
 
 /// One queue of a native run, on one of the brokers.

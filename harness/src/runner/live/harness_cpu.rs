@@ -4,16 +4,12 @@
 //! [`HarnessCpu`]. A run that drives its consumer near a core's worth of ackbench's own time
 //! measures ackbench, not the consumer: the report says so (`metrics::harness_cpu`).
 
-use std::time::Duration;
-
 use nix::sys::resource::{getrusage, UsageWho};
 use tokio::sync::watch;
 
+use super::sampling::{next_tick, MIN_WALL_EVERY};
 use crate::provider::http::LiveClock;
 use crate::record::{HarnessCpu, Nanos};
-
-/// The shortest wall interval between readings, whatever the time scale.
-const MIN_WALL_EVERY: Duration = Duration::from_millis(20);
 
 /// CPU seconds (user + system) this process has used so far; `None` where it cannot tell.
 pub fn used_s() -> Option<f64> {
@@ -42,18 +38,7 @@ impl CpuWatch {
             let mut ticks = tokio::time::interval(clock.wall(every).max(MIN_WALL_EVERY));
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             ticks.tick().await;
-            loop {
-                if !*stopped.borrow() {
-                    tokio::select! {
-                        _ = ticks.tick() => {}
-                        changed = stopped.changed() => {
-                            if changed.is_err() {
-                                break;
-                            }
-                        }
-                    }
-                }
-                let last = *stopped.borrow();
+            while let Some(last) = next_tick(&mut ticks, &mut stopped).await {
                 if let Some(used) = used_s() {
                     record.readings.push((clock.now(), used - first));
                 }

@@ -13,7 +13,7 @@ use crate::provider::http::LiveClock;
 use crate::record::{BrokerSamples, Nanos};
 
 /// The shortest wall interval between samples, whatever the time scale.
-const MIN_WALL_EVERY: Duration = Duration::from_millis(20);
+pub(super) const MIN_WALL_EVERY: Duration = Duration::from_millis(20);
 
 /// How long one sample may take: its interval, at least 250 ms and at most 2 s.
 pub fn bound(wall_every: Duration) -> Duration {
@@ -76,6 +76,23 @@ impl Drop for Sampling {
     }
 }
 
+/// Waits for the next tick of `ticks`, or for a stop: `Some(last)`, `last` when asked to stop
+/// (before or while waiting), so that the reading taken now is the last; `None` when the run
+/// that could stop it is gone. What the run reads on an interval (the broker's counts,
+/// ackbench's own CPU) reads on these.
+pub(super) async fn next_tick(
+    ticks: &mut tokio::time::Interval,
+    stopped: &mut watch::Receiver<bool>,
+) -> Option<bool> {
+    if !*stopped.borrow() {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            changed = stopped.changed() => changed.ok()?,
+        }
+    }
+    Some(*stopped.borrow())
+}
+
 async fn run(
     mut sampler: Box<dyn BrokerSampler>,
     clock: LiveClock,
@@ -86,19 +103,8 @@ async fn run(
     let limit = bound(wall_every);
     let mut ticks = tokio::time::interval(wall_every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    loop {
-        if !*stopped.borrow() {
-            tokio::select! {
-                _ = ticks.tick() => {}
-                changed = stopped.changed() => {
-                    if changed.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-        // Asked to stop (before or while waiting): this sample is the last.
-        let last = *stopped.borrow();
+    // Asked to stop (before or while waiting): this sample is the last.
+    while let Some(last) = next_tick(&mut ticks, &mut stopped).await {
         let at = clock.now();
         match tokio::time::timeout(limit, sampler.sample()).await {
             Ok(Ok(mut s)) => {
