@@ -46,7 +46,7 @@ fn the_thursday_on_sqs_is_the_reference_incident() {
 }
 
 /// `ackbench check` on `text`: exit 2 and stderr containing `expected` (`{path}` = the file).
-fn refused(text: &str, expected: &str) {
+pub(crate) fn refused(text: &str, expected: &str) {
     let (_dir, path) = temp_profile(text);
     let path = path.display().to_string();
     let out = ackbench(&["check", &path]);
@@ -101,9 +101,9 @@ fn a_kinds_keys_are_checked() {
         "broker.max_deliver: must be more than the number of backoff values (2)",
     );
     refused(
-        &format!("{BASE}broker: {{ kind: kafka }}\n"),
-        "broker.kind: unknown variant `kafka`, expected one of `embedded`, `sqs`, `rabbitmq`, \
-         `nats`, `redis-streams`",
+        &format!("{BASE}broker: {{ kind: kinesis }}\n"),
+        "broker.kind: unknown variant `kinesis`, expected one of `embedded`, `sqs`, `rabbitmq`, \
+         `nats`, `redis-streams`, `kafka-share`",
     );
 }
 

@@ -10,7 +10,8 @@
 //!   late ack (a receipt that is no longer current) is handled by [`crate::profile::StaleAck`].
 //!   The same state machine serves sim mode (virtual time) and live mode (wall time behind a
 //!   lock).
-//! - [`rabbitmq::RabbitMq`], [`nats::Nats`], [`redis_streams::RedisStreams`]: the other kinds'
+//! - [`rabbitmq::RabbitMq`], [`nats::Nats`], [`redis_streams::RedisStreams`],
+//!   [`kafka_share::KafkaShare`]: the other kinds'
 //!   semantics, sim only for now; each file says what it models.
 //! - [`setup`]: the one place a profile's `broker` section becomes a broker configuration, for
 //!   sim and live runs alike.
@@ -20,6 +21,7 @@
 
 pub mod dedup;
 pub mod groups;
+pub mod kafka_share;
 mod leases;
 mod messages;
 #[cfg(test)]
@@ -49,6 +51,8 @@ mod proptests_groups;
 mod proptests_kinds;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_kafka_share;
 #[cfg(test)]
 mod tests_nats;
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //! Every operation takes `now` and appends what happened to the run's event log; no model reads
 //! a clock. [`BrokerModel::next_due`] tells the executor when to call [`BrokerModel::advance`].
 
+use super::kafka_share::KafkaShare;
 use super::messages::MessageTable;
 use super::nats::Nats;
 use super::queue::{AckRefused, Broker, Handout, Receipt, VisibilityError};
@@ -29,6 +30,8 @@ pub enum BrokerModel {
     Nats(Nats),
     /// Redis Streams: one consumer group; idle pending entries are taken by XAUTOCLAIM.
     RedisStreams(RedisStreams),
+    /// Kafka: a share group (KIP-932), a lock per acquired record and a delivery count limit.
+    KafkaShare(KafkaShare),
 }
 
 macro_rules! each {
@@ -38,6 +41,7 @@ macro_rules! each {
             BrokerModel::RabbitMq($b) => $e,
             BrokerModel::Nats($b) => $e,
             BrokerModel::RedisStreams($b) => $e,
+            BrokerModel::KafkaShare($b) => $e,
         }
     };
 }
@@ -51,6 +55,7 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.publish(now, log),
             BrokerModel::Nats(b) => b.publish(now, log),
             BrokerModel::RedisStreams(b) => b.publish(now, log),
+            BrokerModel::KafkaShare(b) => b.publish(now, log),
         }
     }
 
@@ -92,6 +97,7 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.can_hand_out(),
             BrokerModel::Nats(b) => b.can_hand_out(),
             BrokerModel::RedisStreams(b) => b.can_hand_out(),
+            BrokerModel::KafkaShare(b) => b.can_hand_out(),
         }
     }
 
@@ -121,7 +127,8 @@ impl BrokerModel {
     /// Hands the message back, to be delivered again after `delay` (0: at once). SQS: change
     /// visibility; RabbitMQ: nack with requeue, or with a delay the retry-queue idiom (RabbitMQ
     /// has no delayed redelivery); NATS: nak with a delay; Redis: the owner makes the entry
-    /// claimable (XCLAIM ... IDLE, JUSTID).
+    /// claimable (XCLAIM ... IDLE, JUSTID); Kafka share group: RELEASE, at once whatever the
+    /// delay (it has none).
     pub fn release(
         &mut self,
         now: Nanos,
@@ -137,12 +144,14 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.release(now, receipt, worker, delay, log),
             BrokerModel::Nats(b) => b.nak(now, receipt, worker, delay, log),
             BrokerModel::RedisStreams(b) => b.release(now, receipt, worker, delay, log),
+            BrokerModel::KafkaShare(b) => b.release(now, receipt, worker, log),
         }
     }
 
     /// A heartbeat: the holder keeps the message `lease` longer. SQS: change visibility to
     /// `lease`; RabbitMQ: nothing to extend; NATS: in-progress (`+WPI`, a full AckWait); Redis:
-    /// the owner resets the entry's idle time (XCLAIM to itself, JUSTID).
+    /// the owner resets the entry's idle time (XCLAIM to itself, JUSTID); Kafka share group:
+    /// RENEW (Kafka 4.2 and later), a full lock duration again.
     pub fn extend(
         &mut self,
         now: Nanos,
@@ -158,16 +167,20 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.extend(receipt, worker),
             BrokerModel::Nats(b) => b.in_progress(now, receipt, worker, log),
             BrokerModel::RedisStreams(b) => b.touch(now, receipt, worker, log),
+            BrokerModel::KafkaShare(b) => b.renew(now, receipt, worker, log),
         }
     }
 
     /// A consumer died (its process, and so its connection, is gone). RabbitMQ requeues its
-    /// unacked deliveries at this instant; the other kinds do nothing (SQS and NATS wait for
-    /// their timers, Redis for a claim).
+    /// unacked deliveries at this instant, a Kafka share group releases the records it
+    /// acquired; the other kinds do nothing (SQS and NATS wait for their timers, Redis for a
+    /// claim).
     #[inline]
     pub fn consumer_died(&mut self, now: Nanos, worker: WorkerId, log: &mut Vec<Event>) {
-        if let BrokerModel::RabbitMq(b) = self {
-            b.connection_closed(now, worker, log);
+        match self {
+            BrokerModel::RabbitMq(b) => b.connection_closed(now, worker, log),
+            BrokerModel::KafkaShare(b) => b.member_gone(now, worker, log),
+            BrokerModel::Sqs(_) | BrokerModel::Nats(_) | BrokerModel::RedisStreams(_) => {}
         }
     }
 
@@ -198,6 +211,7 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.state(seq),
             BrokerModel::Nats(b) => b.state(seq),
             BrokerModel::RedisStreams(b) => b.state(seq),
+            BrokerModel::KafkaShare(b) => b.state(seq),
         }
     }
 

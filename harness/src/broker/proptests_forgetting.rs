@@ -7,6 +7,7 @@
 
 use proptest::prelude::*;
 
+use super::kafka_share::{KafkaShare, KafkaShareConfig};
 use super::nats::{Nats, NatsConfig};
 use super::proptests::policy;
 use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
@@ -162,6 +163,20 @@ fn redis() -> impl Strategy<Value = Pair> {
     )
 }
 
+fn kafka_share() -> impl Strategy<Value = Pair> {
+    (1u64..40, 1u32..5, 1u32..4).prop_map(|(lock, limit, partitions)| {
+        let config = KafkaShareConfig {
+            record_lock_duration: lock,
+            delivery_count_limit: limit,
+            partitions,
+        };
+        (
+            BrokerModel::KafkaShare(KafkaShare::new(config)),
+            BrokerModel::KafkaShare(KafkaShare::forgetting_settled(config)),
+        )
+    })
+}
+
 /// Applies `ops` to both models and checks after each that they agree in everything, and that
 /// the forgetting one holds only what is not settled.
 fn same_answers((mut keep, mut forget): Pair, ops: Vec<Op>) {
@@ -277,6 +292,11 @@ proptest! {
 
     #[test]
     fn redis_streams_forgetting_settled_messages_answers_as_remembering(p in redis(), ops in prop::collection::vec(op(), 0..160)) {
+        same_answers(p, ops);
+    }
+
+    #[test]
+    fn kafka_share_forgetting_settled_messages_answers_as_remembering(p in kafka_share(), ops in prop::collection::vec(op(), 0..160)) {
         same_answers(p, ops);
     }
 }
@@ -423,6 +443,14 @@ fn every_kind_holds_only_its_dlq_once_its_messages_are_acked() {
             })),
             true,
         ),
+        (
+            BrokerModel::KafkaShare(KafkaShare::forgetting_settled(KafkaShareConfig {
+                record_lock_duration: 5_000,
+                delivery_count_limit: 3,
+                partitions: 3,
+            })),
+            true,
+        ),
     ];
     for (b, poison) in models {
         holds_nothing_once_acked(b, N, poison);
@@ -508,6 +536,18 @@ fn memory_per_message() {
                 RedisStreams::forgetting_settled(c)
             } else {
                 RedisStreams::new(c)
+            })
+        }
+        ("kafka-share", f) => {
+            let c = KafkaShareConfig {
+                record_lock_duration: lease,
+                delivery_count_limit: 5,
+                partitions: 1,
+            };
+            BrokerModel::KafkaShare(if f {
+                KafkaShare::forgetting_settled(c)
+            } else {
+                KafkaShare::new(c)
             })
         }
         (other, _) => panic!("unknown kind {other}"),

@@ -65,11 +65,13 @@ pub struct RawRun {
                  max_receives, stale_ack, fifo, dedup_window; rabbitmq: queue_type, consumer_timeout, \
                  timeout_check_every, delivery_limit, prefetch, dead_letter; nats: ack_wait, \
                  max_deliver, backoff, max_ack_pending; redis-streams: min_idle, claim_every, \
-                 max_deliveries; any kind: observe, queue, reuse; rabbitmq: arguments"
+                 max_deliveries; kafka-share: partitions, record_lock_duration, \
+                 delivery_count_limit; any kind: observe, queue, reuse; rabbitmq: arguments"
 )]
 pub struct RawBroker {
     pub kind: Option<BrokerKindName>,
-    // the real server of a live run: `url` (rabbitmq, nats, redis-streams), `endpoint` (sqs)
+    // the real server of a live run: `url` (rabbitmq, nats, redis-streams, kafka-share),
+    // `endpoint` (sqs)
     pub url: Option<String>,
     pub endpoint: Option<String>,
     // sqs
@@ -96,6 +98,10 @@ pub struct RawBroker {
     pub min_idle: Option<DurationText>,
     pub claim_every: Option<DurationText>,
     pub max_deliveries: Option<u32>,
+    // kafka-share
+    pub partitions: Option<u32>,
+    pub record_lock_duration: Option<DurationText>,
+    pub delivery_count_limit: Option<u32>,
     // every kind, live mode on a real broker
     pub observe: Option<ObserveName>,
     /// The run's queue (stream) by a fixed name, as the consumer's framework names it.
@@ -168,7 +174,7 @@ impl<'de> Deserialize<'de> for BrokerKindName {
 impl RawBroker {
     /// Each key that belongs to some kinds (a kind's [`KindDescriptor::keys`]), and whether the
     /// profile sets it.
-    pub fn keys_set(&self) -> [(&'static str, bool); 21] {
+    pub fn keys_set(&self) -> [(&'static str, bool); 24] {
         [
             ("url", self.url.is_some()),
             ("endpoint", self.endpoint.is_some()),
@@ -191,6 +197,9 @@ impl RawBroker {
             ("min_idle", self.min_idle.is_some()),
             ("claim_every", self.claim_every.is_some()),
             ("max_deliveries", self.max_deliveries.is_some()),
+            ("partitions", self.partitions.is_some()),
+            ("record_lock_duration", self.record_lock_duration.is_some()),
+            ("delivery_count_limit", self.delivery_count_limit.is_some()),
         ]
     }
 }

@@ -134,6 +134,7 @@ pub enum BrokerKind {
     RabbitMq(RabbitMqSpec),
     Nats(NatsSpec),
     RedisStreams(RedisStreamsSpec),
+    KafkaShare(KafkaShareSpec),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,6 +170,13 @@ pub struct RedisStreamsSpec {
     pub claim_every: Duration,
 }
 
+/// `broker.kind: kafka-share`: a share group (KIP-932). `BrokerSpec::lease` is
+/// `record_lock_duration`; `BrokerSpec::max_deliveries` is `delivery_count_limit`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KafkaShareSpec {
+    pub partitions: u32,
+}
+
 impl BrokerKind {
     /// What the profile, the reports and sizing know of the kind: its names, keys, words and
     /// capabilities.
@@ -179,6 +187,7 @@ impl BrokerKind {
             BrokerKind::RabbitMq(_) => &kinds::rabbitmq::KIND,
             BrokerKind::Nats(_) => &kinds::nats::KIND,
             BrokerKind::RedisStreams(_) => &kinds::redis_streams::KIND,
+            BrokerKind::KafkaShare(_) => &kinds::kafka_share::KIND,
         }
     }
 

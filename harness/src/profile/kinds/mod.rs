@@ -1,5 +1,6 @@
 //! The broker kinds: one [`KindDescriptor`] per kind, in a file of its own (`sqs.rs`,
-//! `rabbitmq.rs`, `nats.rs`, `redis_streams.rs`), with the code that reads the kind's keys.
+//! `rabbitmq.rs`, `nats.rs`, `redis_streams.rs`, `kafka_share.rs`), with the code that reads the
+//! kind's keys.
 //!
 //! A descriptor says everything the profile, the reports and sizing need to know of a kind
 //! without naming it: its name in a profile, its keys, its lease and delivery limit (the key, the
@@ -15,6 +16,7 @@ use super::problem::Problem;
 use super::raw::RawBroker;
 use super::scenario::BrokerSpec;
 
+pub mod kafka_share;
 pub mod nats;
 pub mod rabbitmq;
 pub mod redis_streams;
@@ -29,6 +31,7 @@ pub const KINDS: &[&KindDescriptor] = &[
     &rabbitmq::KIND,
     &nats::KIND,
     &redis_streams::KIND,
+    &kafka_share::KIND,
 ];
 
 /// The kind of a profile that names none, and of a record or summary.json that has no
@@ -56,6 +59,7 @@ pub struct KindDescriptor {
     /// The run variables it tells its workers besides every kind's
     /// ([`super::run_variables::EVERY_KIND`]).
     pub run_variables: &'static [&'static str],
+    pub live: Live,
     /// Reads the kind's keys (already checked to be the kind's own) into a [`BrokerSpec`];
     /// `broker.observe`, `broker.queue` and `broker.reuse` are filled in after.
     pub(in crate::profile) resolve: fn(RawBroker, &FieldPath) -> Result<BrokerSpec, Problem>,
@@ -68,6 +72,16 @@ impl PartialEq for KindDescriptor {
 }
 
 impl Eq for KindDescriptor {}
+
+/// Whether a live run can use this kind on this machine.
+#[derive(Debug)]
+pub enum Live {
+    Runs,
+    /// Refused with exit 2 at `broker.kind`, saying why.
+    Refused {
+        why: &'static str,
+    },
+}
 
 /// The lease, by meaning: how long a delivery may stay unsettled before the broker lets another
 /// consumer have the message ([`BrokerSpec::lease`]).
@@ -86,8 +100,8 @@ pub enum LeaseRole {
     /// A lease: the message is the holder's until it runs out, a dead holder's too (its message
     /// waits for it), so it is the recovery time after a death.
     Lease,
-    /// A guard against a consumer that is alive but stuck, counted in minutes: a consumer that
-    /// dies hands its messages back at once (its connection closes). `--vary broker.kind` does
+    /// A guard against a consumer that is alive but stuck (RabbitMQ's counted in minutes): a
+    /// consumer that dies hands its messages back at once (its connection closes). `--vary broker.kind` does
     /// not carry a lease into it, and sizing prices it as the stuck consumer's hold only.
     StuckConsumerGuard,
 }

@@ -2,7 +2,8 @@
 //! MaxDeliver, BackOff, MaxAckPending).
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
+    Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -53,6 +54,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
     },
     carrier: Carrier::Nats,
     run_variables: &[NATS_URL, STREAM, CONSUMER, SUBJECT],
+    live: Live::Runs,
     resolve,
 };
 

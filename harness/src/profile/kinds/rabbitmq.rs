@@ -2,7 +2,8 @@
 //! delivery limit.
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
+    Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -58,6 +59,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
     },
     carrier: Carrier::Amqp,
     run_variables: &[AMQP_URL, QUEUE],
+    live: Live::Runs,
     resolve,
 };
 

@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
+    Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -64,6 +65,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         MAX_DELIVERIES,
         RUN_START_MS,
     ],
+    live: Live::Runs,
     resolve,
 };
 

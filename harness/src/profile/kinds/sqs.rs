@@ -2,7 +2,8 @@
 //! `broker.endpoint`, an external SQS endpoint.
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
+    Settle,
 };
 use crate::profile::defaults;
 use crate::profile::duration::format_duration;
@@ -53,6 +54,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
     },
     carrier: Carrier::Sqs,
     run_variables: &[QUEUE_URL],
+    live: Live::Runs,
     resolve,
 };
 

@@ -85,7 +85,7 @@ proptest! {
 
     #[test]
     fn a_streamed_run_counts_as_its_full_record(
-        kind in 0u8..4,
+        kind in 0u8..5,
         target in prop_oneof![
             Just(("ack-after-work", "")),
             Just(("ack-after-work", ", options: { http_timeout: 15s, retry: { max_attempts: 3 } }")),
