@@ -81,8 +81,8 @@ fn a_key_of_another_kind_is_refused_naming_the_kinds_keys() {
     );
     refused(
         &format!("{BASE}broker: {{ kind: sqs, url: \"redis://127.0.0.1\" }}\n"),
-        "broker.url: `url` is a key of broker kinds rabbitmq, nats, redis-streams, not of sqs; \
-         the keys of sqs are: endpoint, visibility_timeout, max_receives, stale_ack",
+        "broker.url: `url` is a key of broker kinds rabbitmq, nats, redis-streams, kafka-share, \
+         not of sqs; the keys of sqs are: endpoint, visibility_timeout, max_receives, stale_ack",
     );
     refused(
         &format!("{BASE}broker: {{ stale_ack: delete, kind: redis-streams }}\n"),
