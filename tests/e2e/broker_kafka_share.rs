@@ -1,8 +1,8 @@
 //! `broker.kind: kafka-share`: the Thursday on a share group (profiles/brokers/), its keys'
-//! errors, the refusal of live mode, and the kind in a sweep over kinds.
+//! errors and the refusal of live mode (its row of a sweep over kinds: `broker_kinds.rs`).
 
 use crate::broker_kinds::refused;
-use crate::common::{ackbench, counts, run_profile, stderr, stdout, CORE_COUNTS};
+use crate::common::{counts, run_profile, CORE_COUNTS};
 
 #[test]
 fn the_thursday_on_a_share_group_sends_five_emails_per_order_and_archives_it() {
@@ -62,33 +62,4 @@ fn live_mode_refuses_a_share_group_at_broker_kind() {
         "broker.kind: live mode cannot run broker.kind: kafka-share: no broker on this machine \
          runs Kafka share groups",
     );
-}
-
-#[test]
-fn a_sweep_over_kinds_has_a_share_group_row() {
-    // The Thursday's 30 s lease is the lock's default and its 3 receives become a delivery
-    // count limit of 3: 3 deliveries per order, as on SQS.
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().join("sweep");
-    let o = ackbench(&[
-        "sweep",
-        "profiles/marlow-thursday.yaml",
-        "--vary",
-        "broker.kind=sqs,rabbitmq,nats,redis-streams,kafka-share",
-        "--out",
-        out.to_str().expect("utf-8 path"),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
-    let table = stdout(&o);
-    for kind in ["sqs", "rabbitmq", "nats", "redis-streams", "kafka-share"] {
-        assert!(
-            table.lines().any(|l| l.starts_with(kind)),
-            "a row for {kind}:\n{table}"
-        );
-    }
-    let text = std::fs::read_to_string(out.join("sweep.json")).expect("sweep.json");
-    let points: Vec<serde_json::Value> = serde_json::from_str(&text).expect("sweep.json is JSON");
-    let share = &points[4]["summary"];
-    assert_eq!(points[4]["params"]["broker.kind"], "kafka-share");
-    assert_eq!(counts(share, &CORE_COUNTS), [108, 324, 324, 216, 108, 0]);
 }

@@ -115,13 +115,13 @@ fn a_sweep_over_kinds_carries_the_lease_over_and_matches_the_per_kind_profiles()
         "sweep",
         "profiles/marlow-thursday.yaml",
         "--vary",
-        "broker.kind=sqs,rabbitmq,nats,redis-streams",
+        "broker.kind=sqs,rabbitmq,nats,redis-streams,kafka-share",
         "--out",
         out.to_str().expect("utf-8 path"),
     ]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let table = crate::common::stdout(&o);
-    for kind in ["sqs", "rabbitmq", "nats", "redis-streams"] {
+    for kind in ["sqs", "rabbitmq", "nats", "redis-streams", "kafka-share"] {
         assert!(
             table.lines().any(|l| l.starts_with(kind)),
             "a row for {kind}:\n{table}"
@@ -152,6 +152,11 @@ fn a_sweep_over_kinds_carries_the_lease_over_and_matches_the_per_kind_profiles()
             assert_eq!(counts(&swept), counts(&per_kind));
         }
     }
+    // A share group keeps its 30 s lock (the Thursday's lease anyway) and takes the 3 receives
+    // as a delivery count limit of 3 (its profile has Kafka's default 5): 3 deliveries per
+    // order, as on SQS.
+    assert_eq!(points[4]["params"]["broker.kind"], "kafka-share");
+    assert_eq!(counts(&points[4]["summary"]), [108, 324, 324, 216, 108, 0]);
 }
 
 #[test]

@@ -149,11 +149,7 @@ impl KafkaShare {
 
     /// Locks ending by `now` end: one instant's together, lowest record first.
     pub fn advance(&mut self, now: Nanos, log: &mut Vec<Event>) {
-        loop {
-            let (messages, locks) = (&self.messages, &mut self.locks);
-            let Some((t, seqs)) = locks.pop_due(now, |t, seq| messages.leased_until(seq, t)) else {
-                break;
-            };
+        while let Some((t, seqs)) = self.messages.pop_due_leases(&mut self.locks, now) {
             for seq in seqs {
                 self.let_go(seq);
                 self.acquisition_ended(t, seq, log);
@@ -161,13 +157,10 @@ impl KafkaShare {
         }
     }
 
-    /// After an acquisition whose lock ended at `ended` stopped being current: drops stale
-    /// entries from the index's top, so that [`KafkaShare::next_due`] is exact.
+    /// After an acquisition whose lock ended at `ended` stopped being current, so that
+    /// [`KafkaShare::next_due`] is exact.
     fn lock_moved(&mut self, ended: Nanos) {
-        if self.locks.first_end() == Some(ended) {
-            let (messages, locks) = (&self.messages, &mut self.locks);
-            locks.trim(|t, seq| messages.leased_until(seq, t));
-        }
+        self.messages.lease_moved(&mut self.locks, ended);
     }
 
     /// The holder of `seq`'s acquisition no longer holds it (the state changes next).
@@ -292,15 +285,7 @@ impl KafkaShare {
         worker: WorkerId,
         log: &mut Vec<Event>,
     ) -> Result<(), VisibilityError> {
-        let end = self
-            .held_by(receipt.seq, worker)
-            .ok_or(VisibilityError::StaleReceipt)?;
-        let delivery = self.messages.msg(receipt.seq).deliveries;
-        log_lease_moved(log, now, receipt.seq, worker, delivery, now);
-        self.let_go(receipt.seq);
-        self.acquisition_ended(now, receipt.seq, log);
-        self.lock_moved(end);
-        Ok(())
+        self.given_back(now, receipt, worker, false, log)
     }
 
     /// REJECT by the holder: archived at once, never delivered again.
@@ -311,12 +296,30 @@ impl KafkaShare {
         worker: WorkerId,
         log: &mut Vec<Event>,
     ) -> Result<(), VisibilityError> {
+        self.given_back(now, receipt, worker, true, log)
+    }
+
+    /// The holder ends its acquisition now: the record archived (`reject`) or released.
+    fn given_back(
+        &mut self,
+        now: Nanos,
+        receipt: Receipt,
+        worker: WorkerId,
+        reject: bool,
+        log: &mut Vec<Event>,
+    ) -> Result<(), VisibilityError> {
+        let seq = receipt.seq;
         let end = self
-            .held_by(receipt.seq, worker)
+            .held_by(seq, worker)
             .ok_or(VisibilityError::StaleReceipt)?;
-        let delivery = self.messages.msg(receipt.seq).deliveries;
-        self.let_go(receipt.seq);
-        self.archive(now, receipt.seq, delivery, log);
+        let delivery = self.messages.msg(seq).deliveries;
+        self.let_go(seq);
+        if reject {
+            self.archive(now, seq, delivery, log);
+        } else {
+            log_lease_moved(log, now, seq, worker, delivery, now);
+            self.acquisition_ended(now, seq, log);
+        }
         self.lock_moved(end);
         Ok(())
     }
