@@ -1,7 +1,7 @@
 //! `broker.kind: kafka-share`: the Thursday on a share group (profiles/brokers/), its keys'
 //! errors and the refusal of live mode (its row of a sweep over kinds: `broker_kinds.rs`).
 
-use crate::broker_kinds::refused;
+use crate::broker_kinds::{refused, BASE};
 use crate::common::{counts, run_profile, CORE_COUNTS};
 
 #[test]
@@ -19,13 +19,6 @@ fn the_thursday_on_a_share_group_sends_five_emails_per_order_and_archives_it() {
     assert_eq!(s["dlq_with_effect"], 108);
     assert_eq!(s["broker_kind"], "kafka-share");
 }
-
-const BASE: &str = "\
-name: e2e
-run: { duration: 10m }
-workload: { arrival: { every: 50s } }
-consumer: { target: ack-after-work }
-";
 
 #[test]
 fn a_share_groups_bad_values_are_refused_naming_the_key() {

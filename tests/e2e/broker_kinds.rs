@@ -59,7 +59,7 @@ pub(crate) fn refused(text: &str, expected: &str) {
     );
 }
 
-const BASE: &str = "\
+pub(crate) const BASE: &str = "\
 name: e2e
 run: { duration: 10m }
 workload: { arrival: { every: 50s } }
