@@ -48,6 +48,8 @@ mod proptests_forgetting;
 #[cfg(test)]
 mod proptests_groups;
 #[cfg(test)]
+mod proptests_kafka_share;
+#[cfg(test)]
 mod proptests_kinds;
 #[cfg(test)]
 mod tests;
