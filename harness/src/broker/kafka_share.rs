@@ -121,10 +121,6 @@ impl KafkaShare {
         }
     }
 
-    pub fn config(&self) -> &KafkaShareConfig {
-        &self.config
-    }
-
     fn partition_of(&self, seq: Seq) -> usize {
         (seq as usize - 1) % self.partitions.len()
     }
