@@ -18,7 +18,7 @@ mod tests_lazy;
 #[cfg(test)]
 mod tests_message;
 
-pub use crate::profile::template::{Fill, Slot, Template, TemplateError};
+pub use crate::profile::template::Fill;
 pub use producer::Attempt;
 
 use crate::profile::{Scenario, WorkloadSpec};
@@ -79,10 +79,6 @@ impl Plan {
             cursor: self.arrivals.cursor(),
             left: self.len(),
         }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// True when the profile names the keys (`workload.keys`).
