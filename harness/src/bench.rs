@@ -118,3 +118,98 @@ impl Bench {
             .expect("a run that ends hands its record to its sink"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ackbench_targets::{ProviderClient, QueueClient, SendRequest};
+
+    use super::*;
+
+    /// Ack after work, as a closure: receive, send the order's email, ack.
+    fn ack_after_work(bench: Bench) -> Bench {
+        bench.consumer(|env| async move {
+            loop {
+                let Ok(d) = env.receive().await else { continue };
+                let order = d.body.order().expect("a valid order");
+                let email = SendRequest {
+                    key: order.key(),
+                    to: order.email(),
+                };
+                if env.send(email).await.is_ok() {
+                    let _ = env.ack(&d.receipt).await;
+                }
+            }
+        })
+    }
+
+    fn counts(s: &Summary) -> [u64; 7] {
+        [
+            s.messages,
+            s.deliveries,
+            s.effects,
+            s.duplicate_effects,
+            s.worker_kills,
+            s.lost,
+            s.dlq,
+        ]
+    }
+
+    #[test]
+    fn a_closure_is_killed_and_restarted_as_the_builtin_target_is() {
+        // kill-after-effect: 300 orders, 30% of first deliveries killed at `call_answered`
+        // (after the email, before the ack); each killed worker starts again after 1 s and its
+        // message comes back when the lease ends, to send a second email. The closure does what
+        // `ack-after-work` does, so the run is the built-in target's, kill for kill: every kill
+        // one duplicate, nothing lost.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../profiles/kill-after-effect.yaml"
+        );
+        let builtin = Bench::from_profile(path).expect("a valid profile").run();
+        let closure = ack_after_work(Bench::from_profile(path).expect("a valid profile")).run();
+        let (builtin, closure) = (builtin.expect("it runs"), closure.expect("it runs"));
+        assert_eq!(counts(&closure), counts(&builtin));
+        assert!(closure.worker_kills > 0);
+        assert_eq!(closure.duplicate_effects, closure.worker_kills);
+        assert_eq!(closure.lost, 0);
+    }
+
+    #[test]
+    fn a_closure_whose_loop_returns_crashes_and_is_started_again() {
+        // One worker, three orders 1 s apart, a 100 ms provider. The loop handles one order
+        // (email, ack) and returns: a crash, the worker starting again 1 s later. Order 1: email
+        // at 0 s, ack at 0.1 s, crash; restarted at 1.1 s it takes order 2 (published at 1 s),
+        // acks at 1.2 s, crashes; restarted at 2.2 s it takes order 3, crashes at 2.3 s. So 3
+        // effects, no duplicate, 3 crashes, nothing lost.
+        let yaml = "name: returns\nrun: { duration: 10s, drain: 1m }\n\
+            broker: { kind: embedded, visibility_timeout: 30s, max_receives: 3 }\n\
+            workload: { arrival: { every: 1s }, count: 3 }\n\
+            consumer: { target: ack-after-work, workers: 1, restart_after: 1s }\n\
+            provider: { effect_at: request, latency: { dist: fixed, value: 100ms } }\n";
+        let s = Bench::from_yaml("returns.yaml", yaml)
+            .expect("a valid profile")
+            .consumer(|env| async move {
+                let Ok(d) = env.receive().await else { return };
+                let order = d.body.order().expect("a valid order");
+                let email = SendRequest {
+                    key: order.key(),
+                    to: order.email(),
+                };
+                if env.send(email).await.is_ok() {
+                    let _ = env.ack(&d.receipt).await;
+                }
+            })
+            .run()
+            .expect("it runs");
+        assert_eq!(
+            (
+                s.messages,
+                s.effects,
+                s.duplicate_effects,
+                s.worker_crashes,
+                s.lost
+            ),
+            (3, 3, 0, 3, 0)
+        );
+    }
+}

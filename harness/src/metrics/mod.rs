@@ -22,26 +22,26 @@
 //! - [`copies`]: a key published more than once (a retrying producer), and what its sends
 //!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
-pub mod accounting;
-pub mod anomalies;
-pub mod attribution;
-pub mod broker_counts;
-pub mod capacity;
-pub mod chaos;
-pub mod copies;
-pub mod crashes;
-pub mod groups;
-pub mod handlers;
-pub mod harness_cpu;
-pub mod ingress;
-pub mod latency;
-pub mod leases;
-pub mod place;
+pub(crate) mod accounting;
+pub(crate) mod anomalies;
+pub(crate) mod attribution;
+pub(crate) mod broker_counts;
+pub(crate) mod capacity;
+pub(crate) mod chaos;
+pub(crate) mod copies;
+pub(crate) mod crashes;
+pub(crate) mod groups;
+pub(crate) mod handlers;
+pub(crate) mod harness_cpu;
+pub(crate) mod ingress;
+pub(crate) mod latency;
+pub(crate) mod leases;
+pub(crate) mod place;
 pub mod publisher;
 pub mod recording;
-pub mod redrive;
+pub(crate) mod redrive;
 pub mod stream;
-pub mod timeseries;
+pub(crate) mod timeseries;
 
 #[cfg(test)]
 pub(crate) mod testkit;

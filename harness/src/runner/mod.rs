@@ -16,7 +16,7 @@ pub use recorder::Recorder;
 
 use crate::metrics::Recording;
 use crate::profile::{Mode, Scenario};
-use crate::record::{RunStart, Sink};
+use crate::record::Sink;
 
 /// Why a run could not complete (exit code 3).
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +73,7 @@ pub fn run_into(
         #[cfg(feature = "live")]
         Mode::Live => {
             // A live run keeps its whole record: it cannot be folded.
-            sink.start(RunStart {
+            sink.start(crate::record::RunStart {
                 planned: scenario.workload.count.unwrap_or(0),
                 foldable: false,
             });
