@@ -125,19 +125,24 @@ mod tests {
 
     use super::*;
 
-    /// Ack after work, as a closure: receive, send the order's email, ack.
+    /// One delivery handled after work: receive, send the order's email, ack.
+    async fn handle_one(env: &SimClient) {
+        let Ok(d) = env.receive().await else { return };
+        let order = d.body.order().expect("a valid order");
+        let email = SendRequest {
+            key: order.key(),
+            to: order.email(),
+        };
+        if env.send(email).await.is_ok() {
+            let _ = env.ack(&d.receipt).await;
+        }
+    }
+
+    /// Ack after work, as a closure: one delivery after another.
     fn ack_after_work(bench: Bench) -> Bench {
         bench.consumer(|env| async move {
             loop {
-                let Ok(d) = env.receive().await else { continue };
-                let order = d.body.order().expect("a valid order");
-                let email = SendRequest {
-                    key: order.key(),
-                    to: order.email(),
-                };
-                if env.send(email).await.is_ok() {
-                    let _ = env.ack(&d.receipt).await;
-                }
+                handle_one(&env).await;
             }
         })
     }
@@ -188,17 +193,7 @@ mod tests {
             provider: { effect_at: request, latency: { dist: fixed, value: 100ms } }\n";
         let s = Bench::from_yaml("returns.yaml", yaml)
             .expect("a valid profile")
-            .consumer(|env| async move {
-                let Ok(d) = env.receive().await else { return };
-                let order = d.body.order().expect("a valid order");
-                let email = SendRequest {
-                    key: order.key(),
-                    to: order.email(),
-                };
-                if env.send(email).await.is_ok() {
-                    let _ = env.ack(&d.receipt).await;
-                }
-            })
+            .consumer(|env| async move { handle_one(&env).await })
             .run()
             .expect("it runs");
         assert_eq!(

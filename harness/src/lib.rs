@@ -19,7 +19,8 @@
 //! [`SimClient`], [`Scenario`], [`ProfileError`], [`RunError`] and [`targets`]. The modules
 //! below that are `pub` are so only for the `ackbench` binary (`cli`, `commands`), the benches
 //! (`harness/benches`) and the end-to-end tests (`tests/e2e`), and are `#[doc(hidden)]`: they
-//! are not a stable interface. The rest is `pub(crate)`.
+//! are not a stable interface; inside them too, only what those use is `pub` (`broker::sqs`,
+//! `provider::http`, `metrics::{publisher, recording, stream}`). The rest is `pub(crate)`.
 //!
 //! - `cli` and `commands`: the command line and one pipeline per subcommand (`main.rs` only
 //!   dispatches).
