@@ -19,19 +19,19 @@
 //! No model reads a clock: every method takes `now`, and `next_due` tells the caller when to
 //! call `advance`.
 
-pub mod dedup;
-pub mod groups;
-pub mod kafka_share;
+pub(crate) mod dedup;
+pub(crate) mod groups;
+pub(crate) mod kafka_share;
 mod leases;
 mod messages;
 #[cfg(test)]
 use messages::MessageTable;
 mod model;
-pub mod nats;
+pub(crate) mod nats;
 mod queue;
-pub mod rabbitmq;
-pub mod redis_streams;
-pub mod setup;
+pub(crate) mod rabbitmq;
+pub(crate) mod redis_streams;
+pub(crate) mod setup;
 pub mod sqs;
 mod state;
 mod table;

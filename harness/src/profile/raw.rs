@@ -312,6 +312,8 @@ pub struct RawIngress {
     pub timeout: Option<DurationText>,
 }
 
+/// An HTTP method, spelt as HTTP spells it (the profile may write it in lower case too).
+#[allow(clippy::upper_case_acronyms)]
 #[derive(Debug, Clone, Copy, Deserialize)]
 pub enum MethodName {
     #[serde(alias = "get")]

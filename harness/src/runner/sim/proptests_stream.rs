@@ -4,9 +4,10 @@
 use proptest::prelude::*;
 
 use super::proptests::{broker_of_kind, rule};
+use crate::metrics::Recording;
 use crate::metrics::{analyse, timeseries, Metrics};
 use crate::profile::*;
-use crate::record::{nanos, RunRecord};
+use crate::record::nanos;
 use crate::runner::Interrupt;
 
 /// A profile of `messages` messages on broker kind `kind`; the provider slow for a phase (calls
@@ -42,10 +43,10 @@ fn profile(
     s
 }
 
-fn run_as(s: &Scenario, record: Record) -> RunRecord {
+fn run_as(s: &Scenario, record: Record) -> Recording {
     let mut s = s.clone();
     s.run.record = record;
-    super::run(&s, &mut |_| {}, &Interrupt::new()).expect("run completes")
+    crate::runner::run_with_progress(&s, &mut |_| {}, &Interrupt::new()).expect("run completes")
 }
 
 /// Everything the reports read of the metrics, compared as text (histograms by their counts).
@@ -118,7 +119,7 @@ proptest! {
         s.chaos = chaos;
         let full = run_as(&s, Record::Full);
         let streamed = run_as(&s, Record::Stream);
-        prop_assert!(streamed.streamed.is_some(), "the run streamed (it did not give up)");
+        prop_assert!(streamed.folded.is_some(), "the run streamed (it did not give up)");
         prop_assert!(streamed.events.is_empty() && streamed.messages.is_empty());
         prop_assert_eq!(full.end, streamed.end);
         let late = nanos(s.budgets.late_after);
