@@ -130,7 +130,7 @@ impl Kafka {
     }
 
     /// Member `i` gives up `parts`: auto-commit first (`commit`, a living member's revoke), then
-    /// its uncommitted records there are free again and its batch drops them.
+    /// its uncommitted records there are free again (a batch the application holds keeps them).
     fn revoke(&mut self, now: Nanos, i: usize, parts: &[u32], commit: bool, log: &mut Vec<Event>) {
         let auto = self.config.auto_commit.is_some() && commit;
         for &p in parts {
@@ -159,16 +159,8 @@ impl Kafka {
                     });
                 }
             }
-            let m = &mut self.members[i];
-            let parts = &mut self.partitions;
-            m.batch.retain(|&(q, off)| {
-                if q == p {
-                    parts[q as usize].rec_mut(off).in_batches -= 1;
-                }
-                q != p
-            });
-            parts[p as usize].trim();
-            m.owned.retain(|o| o.partition != p);
+            // What its polls returned stays the application's: it works through it.
+            self.members[i].owned.retain(|o| o.partition != p);
         }
         let m = &mut self.members[i];
         if !m.owned.is_empty() {
