@@ -101,9 +101,54 @@ fn a_kinds_keys_are_checked() {
         "broker.max_deliver: must be more than the number of backoff values (2)",
     );
     refused(
-        &format!("{BASE}broker: {{ kind: kafka }}\n"),
-        "broker.kind: unknown variant `kafka`, expected one of `embedded`, `sqs`, `rabbitmq`, \
-         `nats`, `redis-streams`",
+        &format!("{BASE}broker: {{ kind: pulsar }}\n"),
+        "broker.kind: unknown variant `pulsar`, expected one of `embedded`, `sqs`, `rabbitmq`, \
+         `nats`, `redis-streams`, `kafka`",
+    );
+}
+
+#[test]
+fn every_bad_kafka_value_is_refused_naming_its_field() {
+    for (broker, message) in [
+        (
+            "{ kind: kafka, partitions: 0 }",
+            "broker.partitions: must be at least 1, got 0",
+        ),
+        (
+            "{ kind: kafka, max_poll_records: 0 }",
+            "broker.max_poll_records: must be at least 1, got 0",
+        ),
+        (
+            "{ kind: kafka, session_timeout: 10s, heartbeat_interval: 10s }",
+            "broker.heartbeat_interval: must be less than session_timeout (10s), got 10s",
+        ),
+        (
+            "{ kind: kafka, max_poll_interval: 0s }",
+            "broker.max_poll_interval: must be more than 0s",
+        ),
+        (
+            "{ kind: kafka, auto_commit_interval: 0s }",
+            "broker.auto_commit_interval: must be more than 0s",
+        ),
+        (
+            "{ kind: kafka, assignment: round-robin }",
+            "broker.assignment: unknown variant `round-robin`, expected `range` or \
+             `cooperative-sticky`",
+        ),
+        (
+            "{ kind: kafka, url: 'http://127.0.0.1:9092' }",
+            "broker.url: must be a URL with scheme kafka",
+        ),
+        (
+            "{ kind: kafka, visibility_timeout: 30s }",
+            "broker.visibility_timeout",
+        ),
+    ] {
+        refused(&format!("{BASE}broker: {broker}\n"), message);
+    }
+    refused(
+        &format!("{BASE}mode: live\nbroker: {{ kind: kafka }}\n"),
+        "broker.kind: live mode cannot run broker.kind: kafka: no Kafka live module in this build",
     );
 }
 

@@ -230,6 +230,18 @@ impl BrokerSpec {
         self.kind.descriptor().lease.words
     }
 
+    /// Whether the consumer commits by itself on a timer (Kafka's `enable_auto_commit`): what
+    /// the `auto-commit` target relies on.
+    pub fn auto_commits(&self) -> bool {
+        match &self.kind {
+            BrokerKind::Kafka(k) => k.enable_auto_commit,
+            BrokerKind::Sqs
+            | BrokerKind::RabbitMq(_)
+            | BrokerKind::Nats(_)
+            | BrokerKind::RedisStreams(_) => false,
+        }
+    }
+
     /// The profile key of the delivery limit for this kind; `None` when it has none (a
     /// RabbitMQ classic queue).
     pub fn limit_key(&self) -> Option<&'static str> {

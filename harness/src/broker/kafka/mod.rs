@@ -518,6 +518,12 @@ impl Kafka {
             })
     }
 
+    /// Records `worker`'s last poll returned that the application has not taken yet.
+    pub fn held_from_poll(&self, worker: WorkerId) -> u32 {
+        self.live_entry(worker)
+            .map_or(0, |i| self.members[i].batch.len() as u32)
+    }
+
     /// True once after a round of receives in which the group changed so that a consumer
     /// already told "nothing" may get records now.
     pub fn take_repoll(&mut self) -> bool {
