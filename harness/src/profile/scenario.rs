@@ -242,6 +242,18 @@ impl BrokerSpec {
         }
     }
 
+    /// How long a dead consumer's member stays in its group (Kafka's `session_timeout`); `None`
+    /// on the kinds without a session.
+    pub fn session_timeout(&self) -> Option<Duration> {
+        match &self.kind {
+            BrokerKind::Kafka(k) => Some(k.session_timeout),
+            BrokerKind::Sqs
+            | BrokerKind::RabbitMq(_)
+            | BrokerKind::Nats(_)
+            | BrokerKind::RedisStreams(_) => None,
+        }
+    }
+
     /// The profile key of the delivery limit for this kind; `None` when it has none (a
     /// RabbitMQ classic queue).
     pub fn limit_key(&self) -> Option<&'static str> {
