@@ -45,6 +45,16 @@ fn the_thursday_on_sqs_is_the_reference_incident() {
     assert_eq!(counts(&s), [108, 324, 324, 216, 108, 0]);
 }
 
+#[test]
+fn the_kafka_thursday_processes_the_batch_past_the_last_commit_twice() {
+    // Worker 1 exceeds max.poll.interval.ms in its second batch; orders 13-20 are done again by
+    // worker 2 from the committed offset, worker 1's 8 commits fenced: see the profile's header.
+    let (code, s) = run("profiles/brokers/kafka-thursday.yaml");
+    assert_eq!(code, 1, "duplicate_rate fails");
+    assert_eq!(counts(&s), [20, 28, 28, 8, 0, 0]);
+    assert_eq!(s["stale_acks"], 8);
+}
+
 /// `ackbench check` on `text`: exit 2 and stderr containing `expected` (`{path}` = the file).
 fn refused(text: &str, expected: &str) {
     let (_dir, path) = temp_profile(text);
@@ -81,7 +91,7 @@ fn a_key_of_another_kind_is_refused_naming_the_kinds_keys() {
     );
     refused(
         &format!("{BASE}broker: {{ kind: sqs, url: \"redis://127.0.0.1\" }}\n"),
-        "broker.url: `url` is a key of broker kinds rabbitmq, nats, redis-streams, not of sqs; \
+        "broker.url: `url` is a key of broker kinds rabbitmq, nats, redis-streams, kafka, not of sqs; \
          the keys of sqs are: endpoint, visibility_timeout, max_receives, stale_ack",
     );
     refused(
