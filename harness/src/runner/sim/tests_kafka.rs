@@ -24,9 +24,12 @@ chaos:
     load_str("t.yaml", &text, &[]).expect("a valid profile")
 }
 
-/// (instant in s, worker, delivery) of every delivery, and (instant in s, generation, why) of
-/// every rebalance.
-fn history(r: &RunRecord) -> (Vec<(u64, u32, u32)>, Vec<(u64, u32, RebalanceWhy)>) {
+/// (instant in s, worker, delivery) of every delivery.
+type Deliveries = Vec<(u64, u32, u32)>;
+/// (instant in s, generation, why) of every rebalance.
+type Rebalances = Vec<(u64, u32, RebalanceWhy)>;
+
+fn history(r: &RunRecord) -> (Deliveries, Rebalances) {
     let mut d = Vec::new();
     let mut g = Vec::new();
     for e in &r.events {
