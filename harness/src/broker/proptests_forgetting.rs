@@ -7,9 +7,10 @@
 
 use proptest::prelude::*;
 
-use super::kafka::{Assignment, Kafka, KafkaConfig};
+use super::kafka::Kafka;
 use super::nats::{Nats, NatsConfig};
 use super::proptests::policy;
+use super::proptests_kinds::kafka_config;
 use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
 use super::redis_streams::{RedisStreams, RedisStreamsConfig};
 use super::*;
@@ -161,46 +162,6 @@ fn redis() -> impl Strategy<Value = Pair> {
             )
         },
     )
-}
-
-fn kafka_config() -> impl Strategy<Value = KafkaConfig> {
-    (
-        1u32..4,
-        (1u64..80, 1u64..10, 1u64..30),
-        1u32..4,
-        prop_oneof![Just(None), (1u64..20).prop_map(Some)],
-        any::<bool>(),
-        any::<bool>(),
-        prop_oneof![Just(0u64), 1u64..10],
-    )
-        .prop_map(
-            |(
-                partitions,
-                (poll, beat, more),
-                max_poll_records,
-                auto_commit,
-                coop,
-                fixed,
-                delay,
-            )| {
-                KafkaConfig {
-                    partitions,
-                    max_poll_interval: poll,
-                    // heartbeat_interval < session_timeout, as the profile checks.
-                    session_timeout: beat + more,
-                    heartbeat_interval: beat,
-                    max_poll_records,
-                    auto_commit,
-                    assignment: if coop {
-                        Assignment::CooperativeSticky
-                    } else {
-                        Assignment::Range
-                    },
-                    static_membership: fixed,
-                    initial_rebalance_delay: delay,
-                }
-            },
-        )
 }
 
 fn kafka() -> impl Strategy<Value = Pair> {

@@ -94,7 +94,8 @@ fn redis() -> impl Strategy<Value = BrokerModel> {
     )
 }
 
-fn kafka_config() -> impl Strategy<Value = KafkaConfig> {
+/// A Kafka model's configuration (also what `proptests_forgetting.rs` draws).
+pub(super) fn kafka_config() -> impl Strategy<Value = KafkaConfig> {
     (
         1u32..4,
         (1u64..80, 1u64..10, 1u64..30),
