@@ -21,6 +21,7 @@
 
 pub(crate) mod dedup;
 pub(crate) mod groups;
+pub(crate) mod kafka;
 pub(crate) mod kafka_share;
 mod leases;
 mod messages;

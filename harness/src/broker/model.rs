@@ -10,6 +10,7 @@
 //! Every operation takes `now` and appends what happened to the run's event log; no model reads
 //! a clock. [`BrokerModel::next_due`] tells the executor when to call [`BrokerModel::advance`].
 
+use super::kafka::Kafka;
 use super::kafka_share::KafkaShare;
 use super::messages::MessageTable;
 use super::nats::Nats;
@@ -30,6 +31,8 @@ pub enum BrokerModel {
     Nats(Nats),
     /// Redis Streams: one consumer group; idle pending entries are taken by XAUTOCLAIM.
     RedisStreams(RedisStreams),
+    /// Kafka: one consumer group on a partitioned topic; commits of offsets, rebalances.
+    Kafka(Kafka),
     /// Kafka: a share group (KIP-932), a lock per acquired record and a delivery count limit.
     KafkaShare(KafkaShare),
 }
@@ -41,6 +44,7 @@ macro_rules! each {
             BrokerModel::RabbitMq($b) => $e,
             BrokerModel::Nats($b) => $e,
             BrokerModel::RedisStreams($b) => $e,
+            BrokerModel::Kafka($b) => $e,
             BrokerModel::KafkaShare($b) => $e,
         }
     };
@@ -55,6 +59,7 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.publish(now, log),
             BrokerModel::Nats(b) => b.publish(now, log),
             BrokerModel::RedisStreams(b) => b.publish(now, log),
+            BrokerModel::Kafka(b) => b.publish(now, log),
             BrokerModel::KafkaShare(b) => b.publish(now, log),
         }
     }
@@ -97,6 +102,7 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.can_hand_out(),
             BrokerModel::Nats(b) => b.can_hand_out(),
             BrokerModel::RedisStreams(b) => b.can_hand_out(),
+            BrokerModel::Kafka(b) => b.can_hand_out(),
             BrokerModel::KafkaShare(b) => b.can_hand_out(),
         }
     }
@@ -144,6 +150,8 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.release(now, receipt, worker, delay, log),
             BrokerModel::Nats(b) => b.nak(now, receipt, worker, delay, log),
             BrokerModel::RedisStreams(b) => b.release(now, receipt, worker, delay, log),
+            // A seek back to the record: no delay of its own.
+            BrokerModel::Kafka(b) => b.release(now, receipt, worker, log),
             BrokerModel::KafkaShare(b) => b.release(now, receipt, worker, log),
         }
     }
@@ -167,20 +175,52 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.extend(receipt, worker),
             BrokerModel::Nats(b) => b.in_progress(now, receipt, worker, log),
             BrokerModel::RedisStreams(b) => b.touch(now, receipt, worker, log),
+            BrokerModel::Kafka(b) => b.extend(receipt, worker),
             BrokerModel::KafkaShare(b) => b.renew(now, receipt, worker, log),
         }
     }
 
     /// A consumer died (its process, and so its connection, is gone). RabbitMQ requeues its
     /// unacked deliveries at this instant, a Kafka share group releases the records it
-    /// acquired; the other kinds do nothing (SQS and NATS wait for their timers, Redis for a
+    /// acquired, and a Kafka group member stops heartbeating (removed after its session
+    /// timeout); the other kinds do nothing (SQS and NATS wait for their timers, Redis for a
     /// claim).
     #[inline]
     pub fn consumer_died(&mut self, now: Nanos, worker: WorkerId, log: &mut Vec<Event>) {
         match self {
             BrokerModel::RabbitMq(b) => b.connection_closed(now, worker, log),
+            BrokerModel::Kafka(b) => b.consumer_died(now, worker),
             BrokerModel::KafkaShare(b) => b.member_gone(now, worker, log),
             BrokerModel::Sqs(_) | BrokerModel::Nats(_) | BrokerModel::RedisStreams(_) => {}
+        }
+    }
+
+    /// Messages `worker`'s last poll returned that it has not received yet (Kafka's batch); 0
+    /// on the kinds that hand out one message at a time.
+    #[inline]
+    pub fn held_from_poll(&self, worker: WorkerId) -> u32 {
+        match self {
+            BrokerModel::Kafka(b) => b.held_from_poll(worker),
+            BrokerModel::Sqs(_)
+            | BrokerModel::RabbitMq(_)
+            | BrokerModel::Nats(_)
+            | BrokerModel::RedisStreams(_)
+            | BrokerModel::KafkaShare(_) => 0,
+        }
+    }
+
+    /// True once after a round of hand-outs in which the broker changed so that a consumer
+    /// already told "nothing" may get a message now (a Kafka rebalance completed inside a
+    /// receive): the executor offers the waiting consumers another round.
+    #[inline]
+    pub fn take_repoll(&mut self) -> bool {
+        match self {
+            BrokerModel::Kafka(b) => b.take_repoll(),
+            BrokerModel::Sqs(_)
+            | BrokerModel::RabbitMq(_)
+            | BrokerModel::Nats(_)
+            | BrokerModel::RedisStreams(_)
+            | BrokerModel::KafkaShare(_) => false,
         }
     }
 
@@ -211,6 +251,7 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.state(seq),
             BrokerModel::Nats(b) => b.state(seq),
             BrokerModel::RedisStreams(b) => b.state(seq),
+            BrokerModel::Kafka(b) => b.state(seq),
             BrokerModel::KafkaShare(b) => b.state(seq),
         }
     }

@@ -7,9 +7,11 @@
 
 use proptest::prelude::*;
 
+use super::kafka::Kafka;
 use super::kafka_share::{KafkaShare, KafkaShareConfig};
 use super::nats::{Nats, NatsConfig};
 use super::proptests::policy;
+use super::proptests_kinds::kafka_config;
 use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
 use super::redis_streams::{RedisStreams, RedisStreamsConfig};
 use super::*;
@@ -163,6 +165,15 @@ fn redis() -> impl Strategy<Value = Pair> {
     )
 }
 
+fn kafka() -> impl Strategy<Value = Pair> {
+    kafka_config().prop_map(|c| {
+        (
+            BrokerModel::Kafka(Kafka::new(c)),
+            BrokerModel::Kafka(Kafka::forgetting_settled(c)),
+        )
+    })
+}
+
 fn kafka_share() -> impl Strategy<Value = Pair> {
     (1u64..40, 1u32..5, 1u32..4).prop_map(|(lock, limit, partitions)| {
         let config = KafkaShareConfig {
@@ -292,6 +303,11 @@ proptest! {
 
     #[test]
     fn redis_streams_forgetting_settled_messages_answers_as_remembering(p in redis(), ops in prop::collection::vec(op(), 0..160)) {
+        same_answers(p, ops);
+    }
+
+    #[test]
+    fn kafka_forgetting_settled_messages_answers_as_remembering(p in kafka(), ops in prop::collection::vec(op(), 0..160)) {
         same_answers(p, ops);
     }
 

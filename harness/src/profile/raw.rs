@@ -65,12 +65,14 @@ pub struct RawRun {
                  max_receives, stale_ack, fifo, dedup_window; rabbitmq: queue_type, consumer_timeout, \
                  timeout_check_every, delivery_limit, prefetch, dead_letter; nats: ack_wait, \
                  max_deliver, backoff, max_ack_pending; redis-streams: min_idle, claim_every, \
-                 max_deliveries; kafka-share: partitions, record_lock_duration, \
+                 max_deliveries; kafka: partitions, max_poll_interval, session_timeout, \
+                 heartbeat_interval, max_poll_records, enable_auto_commit, auto_commit_interval, \
+                 assignment, static_membership; kafka-share: partitions, record_lock_duration, \
                  delivery_count_limit; any kind: observe, queue, reuse; rabbitmq: arguments"
 )]
 pub struct RawBroker {
     pub kind: Option<BrokerKindName>,
-    // the real server of a live run: `url` (rabbitmq, nats, redis-streams, kafka-share),
+    // the real server of a live run: `url` (rabbitmq, nats, redis-streams, kafka, kafka-share),
     // `endpoint` (sqs)
     pub url: Option<String>,
     pub endpoint: Option<String>,
@@ -98,8 +100,17 @@ pub struct RawBroker {
     pub min_idle: Option<DurationText>,
     pub claim_every: Option<DurationText>,
     pub max_deliveries: Option<u32>,
-    // kafka-share
+    // kafka, kafka-share
     pub partitions: Option<u32>,
+    pub max_poll_interval: Option<DurationText>,
+    pub session_timeout: Option<DurationText>,
+    pub heartbeat_interval: Option<DurationText>,
+    pub max_poll_records: Option<u32>,
+    pub enable_auto_commit: Option<bool>,
+    pub auto_commit_interval: Option<DurationText>,
+    pub assignment: Option<KafkaAssignmentName>,
+    pub static_membership: Option<bool>,
+    // kafka-share
     pub record_lock_duration: Option<DurationText>,
     pub delivery_count_limit: Option<u32>,
     // every kind, live mode on a real broker
@@ -174,7 +185,7 @@ impl<'de> Deserialize<'de> for BrokerKindName {
 impl RawBroker {
     /// Each key that belongs to some kinds (a kind's [`KindDescriptor::keys`]), and whether the
     /// profile sets it.
-    pub fn keys_set(&self) -> [(&'static str, bool); 24] {
+    pub fn keys_set(&self) -> [(&'static str, bool); 32] {
         [
             ("url", self.url.is_some()),
             ("endpoint", self.endpoint.is_some()),
@@ -198,10 +209,26 @@ impl RawBroker {
             ("claim_every", self.claim_every.is_some()),
             ("max_deliveries", self.max_deliveries.is_some()),
             ("partitions", self.partitions.is_some()),
+            ("max_poll_interval", self.max_poll_interval.is_some()),
+            ("session_timeout", self.session_timeout.is_some()),
+            ("heartbeat_interval", self.heartbeat_interval.is_some()),
+            ("max_poll_records", self.max_poll_records.is_some()),
+            ("enable_auto_commit", self.enable_auto_commit.is_some()),
+            ("auto_commit_interval", self.auto_commit_interval.is_some()),
+            ("assignment", self.assignment.is_some()),
+            ("static_membership", self.static_membership.is_some()),
             ("record_lock_duration", self.record_lock_duration.is_some()),
             ("delivery_count_limit", self.delivery_count_limit.is_some()),
         ]
     }
+}
+
+/// `broker.assignment` (kafka): the consumer's `partition.assignment.strategy`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KafkaAssignmentName {
+    Range,
+    CooperativeSticky,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -134,6 +134,7 @@ pub enum BrokerKind {
     RabbitMq(RabbitMqSpec),
     Nats(NatsSpec),
     RedisStreams(RedisStreamsSpec),
+    Kafka(KafkaSpec),
     KafkaShare(KafkaShareSpec),
 }
 
@@ -170,6 +171,27 @@ pub struct RedisStreamsSpec {
     pub claim_every: Duration,
 }
 
+/// `broker.kind: kafka`: a consumer group. `BrokerSpec::lease` is `max_poll_interval`;
+/// `BrokerSpec::max_deliveries` is 0 (Kafka has no delivery limit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KafkaSpec {
+    pub partitions: u32,
+    pub session_timeout: Duration,
+    pub heartbeat_interval: Duration,
+    pub max_poll_records: u32,
+    pub enable_auto_commit: bool,
+    pub auto_commit_interval: Duration,
+    pub assignment: KafkaAssignment,
+    pub static_membership: bool,
+}
+
+/// The consumer's `partition.assignment.strategy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KafkaAssignment {
+    Range,
+    CooperativeSticky,
+}
+
 /// `broker.kind: kafka-share`: a share group (KIP-932). `BrokerSpec::lease` is
 /// `record_lock_duration`; `BrokerSpec::max_deliveries` is `delivery_count_limit`.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,6 +209,7 @@ impl BrokerKind {
             BrokerKind::RabbitMq(_) => &kinds::rabbitmq::KIND,
             BrokerKind::Nats(_) => &kinds::nats::KIND,
             BrokerKind::RedisStreams(_) => &kinds::redis_streams::KIND,
+            BrokerKind::Kafka(_) => &kinds::kafka::KIND,
             BrokerKind::KafkaShare(_) => &kinds::kafka_share::KIND,
         }
     }
@@ -216,19 +239,45 @@ impl BrokerSpec {
         self.kind.descriptor().lease.words
     }
 
+    /// Whether the consumer commits by itself on a timer (Kafka's `enable_auto_commit`): what
+    /// the `auto-commit` target relies on.
+    pub fn auto_commits(&self) -> bool {
+        match &self.kind {
+            BrokerKind::Kafka(k) => k.enable_auto_commit,
+            BrokerKind::Sqs
+            | BrokerKind::RabbitMq(_)
+            | BrokerKind::Nats(_)
+            | BrokerKind::RedisStreams(_)
+            | BrokerKind::KafkaShare(_) => false,
+        }
+    }
+
+    /// How long a dead consumer's member stays in its group (Kafka's `session_timeout`); `None`
+    /// on the kinds without a session.
+    pub fn session_timeout(&self) -> Option<Duration> {
+        match &self.kind {
+            BrokerKind::Kafka(k) => Some(k.session_timeout),
+            BrokerKind::Sqs
+            | BrokerKind::RabbitMq(_)
+            | BrokerKind::Nats(_)
+            | BrokerKind::RedisStreams(_)
+            | BrokerKind::KafkaShare(_) => None,
+        }
+    }
+
     /// The profile key of the delivery limit for this kind; `None` when it has none (a
     /// RabbitMQ classic queue).
     pub fn limit_key(&self) -> Option<&'static str> {
         match &self.kind {
             BrokerKind::RabbitMq(r) if r.queue_type == RabbitQueueType::Classic => None,
-            kind => Some(kind.descriptor().limit.key),
+            kind => kind.descriptor().limit.as_ref().map(|l| l.key),
         }
     }
 
     /// The value of the kind's delivery-limit key that allows `max_deliveries` deliveries (0 =
     /// none): RabbitMQ counts returns, so its limit is one less.
     pub fn limit_value(&self, max_deliveries: u32) -> u32 {
-        self.kind.descriptor().limit.value(max_deliveries)
+        self.kind.descriptor().limit_value(max_deliveries)
     }
 }
 

@@ -4,6 +4,7 @@
 use super::sim::accounting::Accounting;
 use crate::metrics::stream::{self, Stream, StreamSetup};
 use crate::metrics::Recording;
+use crate::profile::kinds::Settle;
 use crate::profile::{Record, Scenario};
 use crate::record::{nanos, Event, GaveUp, Nanos, Recorded, RunRecord, RunStart, Seq, Sink};
 
@@ -33,6 +34,7 @@ impl Recorder {
                 redrive_at: scenario.redrive.map(nanos),
                 chaos_rules: scenario.chaos.len(),
                 expected_handlers: 0,
+                offsets: scenario.broker.kind.descriptor().can.settle == Settle::Offsets,
             },
             max_deliveries: scenario.broker.max_deliveries,
             gave_up: false,

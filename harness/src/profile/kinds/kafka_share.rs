@@ -54,11 +54,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
         // alive but slow or stuck.
         role: LeaseRole::StuckConsumerGuard,
     },
-    limit: Limit {
+    limit: Some(Limit {
         key: "delivery_count_limit",
         words: "group.share.delivery.count.limit",
         counts: LimitCounts::Deliveries,
-    },
+    }),
     dlq: Dlq {
         gave_up: "archived (delivery count limit reached: it stays in the log, never delivered \
                   again)",

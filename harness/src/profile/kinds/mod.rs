@@ -1,5 +1,5 @@
 //! The broker kinds: one [`KindDescriptor`] per kind, in a file of its own (`sqs.rs`,
-//! `rabbitmq.rs`, `nats.rs`, `redis_streams.rs`, `kafka_share.rs`), with the code that reads the
+//! `rabbitmq.rs`, `nats.rs`, `redis_streams.rs`, `kafka.rs`, `kafka_share.rs`), with the code that reads the
 //! kind's keys.
 //!
 //! A descriptor says everything the profile, the reports and sizing need to know of a kind
@@ -16,6 +16,7 @@ use super::problem::Problem;
 use super::raw::RawBroker;
 use super::scenario::BrokerSpec;
 
+pub mod kafka;
 pub mod kafka_share;
 pub mod nats;
 pub mod rabbitmq;
@@ -31,6 +32,7 @@ pub const KINDS: &[&KindDescriptor] = &[
     &rabbitmq::KIND,
     &nats::KIND,
     &redis_streams::KIND,
+    &kafka::KIND,
     &kafka_share::KIND,
 ];
 
@@ -50,16 +52,18 @@ pub struct KindDescriptor {
     /// `reuse`), in the order messages list them.
     pub keys: &'static [&'static str],
     pub lease: Lease,
-    pub limit: Limit,
+    /// `None`: the kind has no delivery limit (Kafka: a record is fetched again for as long as
+    /// its offset is not committed).
+    pub limit: Option<Limit>,
     pub dlq: Dlq,
     pub can: Capabilities,
     pub scaled_clock: ScaledClock,
+    pub live: Live,
     /// How it carries a message besides its body (`workload.message`).
     pub carrier: Carrier,
     /// The run variables it tells its workers besides every kind's
     /// ([`super::run_variables::EVERY_KIND`]).
     pub run_variables: &'static [&'static str],
-    pub live: Live,
     /// Reads the kind's keys (already checked to be the kind's own) into a [`BrokerSpec`];
     /// `broker.observe`, `broker.queue` and `broker.reuse` are filled in after.
     pub(in crate::profile) resolve: fn(RawBroker, &FieldPath) -> Result<BrokerSpec, Problem>,
@@ -72,6 +76,14 @@ impl PartialEq for KindDescriptor {
 }
 
 impl Eq for KindDescriptor {}
+
+impl KindDescriptor {
+    /// The value of the kind's delivery-limit key that allows `deliveries` deliveries (0 = no
+    /// limit, which stays 0; always 0 for a kind with no limit).
+    pub fn limit_value(&self, deliveries: u32) -> u32 {
+        self.limit.as_ref().map_or(0, |l| l.value(deliveries))
+    }
+}
 
 /// Whether a live run can use this kind on this machine.
 #[derive(Debug)]
@@ -104,6 +116,11 @@ pub enum LeaseRole {
     /// consumer that dies hands its messages back at once (its connection closes). `--vary broker.kind` does
     /// not carry a lease into it, and sizing prices it as the stuck consumer's hold only.
     StuckConsumerGuard,
+    /// A guard against a consumer that is alive but stuck between two polls (Kafka's
+    /// `max.poll.interval.ms`): a consumer that dies hands its messages back after a session
+    /// timeout of the kind's own (it stops heartbeating), not after this. `--vary broker.kind`
+    /// does not carry a lease into it.
+    PollInterval,
 }
 
 /// The delivery limit, by meaning: how many deliveries a message gets before the broker gives

@@ -30,11 +30,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
         words: "AckWait",
         role: LeaseRole::Lease,
     },
-    limit: Limit {
+    limit: Some(Limit {
         key: "max_deliver",
         words: "MaxDeliver",
         counts: LimitCounts::Deliveries,
-    },
+    }),
     dlq: Dlq {
         gave_up: "stop being delivered (MaxDeliver reached: it stays in the stream)",
         row: "MaxDeliver reached, ",
@@ -52,9 +52,9 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "proxy converts the durations a consumer sends (pull expiries, NAK delays, \
                    AckWait) between profile and wall time",
     },
+    live: Live::Runs,
     carrier: Carrier::Nats,
     run_variables: &[NATS_URL, STREAM, CONSUMER, SUBJECT],
-    live: Live::Runs,
     resolve,
 };
 

@@ -32,11 +32,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
         words: "visibility timeout",
         role: LeaseRole::Lease,
     },
-    limit: Limit {
+    limit: Some(Limit {
         key: "max_receives",
         words: "maxReceiveCount",
         counts: LimitCounts::Deliveries,
-    },
+    }),
     dlq: Dlq {
         gave_up: "moved to the DLQ",
         row: "",
@@ -52,9 +52,9 @@ pub const KIND: KindDescriptor = KindDescriptor {
         external: "an external SQS endpoint takes its durations in whole seconds, which \
                    ackbench cannot convert between profile and wall time exactly",
     },
+    live: Live::Runs,
     carrier: Carrier::Sqs,
     run_variables: &[QUEUE_URL],
-    live: Live::Runs,
     resolve,
 };
 
