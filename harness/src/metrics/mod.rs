@@ -30,6 +30,7 @@ pub mod capacity;
 pub mod chaos;
 pub mod copies;
 pub mod crashes;
+pub mod deploys;
 pub mod groups;
 pub mod handlers;
 pub mod harness_cpu;
@@ -87,6 +88,8 @@ pub struct Metrics {
     pub messages_done: u64,
     /// Every chaos rule with how often it fired.
     pub chaos: Vec<RuleFires>,
+    /// What each rollout of a `deploy` rule cost (empty without one).
+    pub deploys: Vec<deploys::DeployCost>,
     /// The raw histograms behind `handler`, `end_to_end` and `time_to_done`.
     pub latencies: Latencies,
     /// The HTTP ingress load against what reached the queue, if the run had one.
@@ -158,7 +161,9 @@ pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
         }
         None => fold_record(record, late_after),
     };
-    assemble(record, folded)
+    let mut m = assemble(record, folded);
+    m.deploys = deploys::costs(record, late_after);
+    m
 }
 
 /// The batch analysis of a full record: what a streamed run folds as it goes.
@@ -224,6 +229,7 @@ fn assemble(record: &RunRecord, f: stream::Folded) -> Metrics {
         time_to_done: f.latencies.time_to_done.summary(),
         messages_done: f.latencies.time_to_done.len(),
         chaos: chaos::named(&record.chaos, f.chaos_fired),
+        deploys: Vec::new(),
         latencies: f.latencies,
         counts: f.counts,
         ingress: ingress::account(record),

@@ -31,6 +31,7 @@ pub mod console;
 pub mod data;
 pub mod deliveries;
 pub mod error;
+pub(crate) mod faults;
 pub mod folder;
 pub mod format;
 pub(crate) mod groups;

@@ -11,7 +11,7 @@ use nix::unistd::Pid;
 
 use super::published::Published;
 use crate::broker::sqs::SqsHooks;
-use crate::chaos::{KillSchedule, PointHit};
+use crate::chaos::{Faults, PointHit};
 use crate::profile::KillPoint;
 use crate::provider::http::{LiveClock, LiveHooks};
 use crate::record::{
@@ -62,7 +62,7 @@ pub struct LiveState {
     /// Keys of published messages, by seq (index seq - 1).
     pub keys: Mutex<Vec<String>>,
     workers: Mutex<Vec<WorkerState>>,
-    kills: Mutex<KillSchedule>,
+    faults: Mutex<Faults>,
     /// Worker and handler events the supervisor records (profile time).
     events: Mutex<Vec<Event>>,
     runtime: tokio::runtime::Handle,
@@ -84,13 +84,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl LiveState {
-    pub fn new(clock: LiveClock, queue: &str, workers: u32, kills: KillSchedule) -> Arc<LiveState> {
+    /// The state of a run with `faults` (a `KillSchedule` alone for a run with kills only).
+    pub fn new(
+        clock: LiveClock,
+        queue: &str,
+        workers: u32,
+        faults: impl Into<Faults>,
+    ) -> Arc<LiveState> {
         Arc::new_cyclic(|me| LiveState {
             clock,
             queue: queue.to_string(),
             keys: Mutex::new(Vec::new()),
             workers: Mutex::new(vec![WorkerState::default(); workers as usize]),
-            kills: Mutex::new(kills),
+            faults: Mutex::new(faults.into()),
             events: Mutex::new(Vec::new()),
             runtime: tokio::runtime::Handle::current(),
             me: me.clone(),
@@ -213,6 +219,7 @@ impl LiveState {
                 how: HandlerEnd::Killed,
             });
         }
+        self.record(EventKind::FaultFired { worker: w, rule });
         self.record(EventKind::WorkerKilled { worker: w, rule });
         if let Some(handle) = running {
             handle.kill();
@@ -253,7 +260,7 @@ impl LiveState {
             delivery,
             now: self.clock.now(),
         };
-        let fired = lock(&self.kills).at_point(hit);
+        let fired = lock(&self.faults).kills.at_point(hit);
         match fired {
             None => false,
             Some((rule, 0)) => {
@@ -317,7 +324,7 @@ impl LiveState {
 
     /// Timed kill rules (`at`, `every`): the first instant of each, in profile time.
     pub fn timed_kills(&self) -> Vec<(Nanos, u32)> {
-        lock(&self.kills).timed()
+        lock(&self.faults).kills.timed()
     }
 
     /// A timed rule's instant came: kill (a busy worker, or the rule's) and say when next.
@@ -335,7 +342,8 @@ impl LiveState {
             (busy, alive)
         };
         let candidates = if busy.is_empty() { alive } else { busy };
-        let (victim, next) = lock(&self.kills).fire_timed(rule, self.clock.now(), &candidates);
+        let now = self.clock.now();
+        let (victim, next) = lock(&self.faults).kills.fire_timed(rule, now, &candidates);
         if let Some(w) = victim {
             self.kill(w, rule);
         }
@@ -415,6 +423,7 @@ impl LiveHooks for Hooks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chaos::KillSchedule;
 
     fn crashes(events: &[Event]) -> Vec<WorkerExit> {
         events

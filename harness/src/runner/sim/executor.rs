@@ -14,7 +14,7 @@ use super::accounting::Accounting;
 use super::client::SimClient;
 use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR};
 use crate::broker::setup;
-use crate::chaos::KillSchedule;
+use crate::chaos::{Faults, Timed};
 use crate::metrics::stream::{self, Stream, StreamSetup};
 use crate::profile::{KillPoint, Record, Scenario};
 use crate::provider::{EffectLedger, ProviderModel};
@@ -55,7 +55,9 @@ pub fn run(
     let b = &scenario.broker;
     let broker = setup::model(b);
     let plan = workload::plan(scenario);
-    let streams = stream::streams(scenario.run.record, plan.len() as u64, plan.sends.is_some());
+    let deploys = scenario.chaos.iter().any(|r| r.as_deploy().is_some());
+    let needs_full = plan.sends.is_some() || deploys;
+    let streams = stream::streams(scenario.run.record, plan.len() as u64, needs_full);
     let (ledger, accounting) = if streams {
         let setup = StreamSetup {
             late_after: nanos(scenario.budgets.late_after),
@@ -80,7 +82,7 @@ pub fn run(
         broker,
         ProviderModel::new(&scenario.provider, scenario.seed),
         ledger,
-        KillSchedule::new(&scenario.chaos, scenario.seed),
+        Faults::new(&scenario.chaos, scenario.seed),
         plan,
         scenario.consumer.workers,
         seed::stream(scenario.seed, "target"),
@@ -168,9 +170,12 @@ impl Executor {
     ) -> (u64, Option<String>) {
         {
             let mut w = self.world.borrow_mut();
-            let kills = w.kills.timed();
-            for (at, rule) in kills {
-                w.schedule(at, CLASS_SUPERVISOR, TimerKind::TimedKill { rule });
+            for (at, timed) in w.faults.timed() {
+                let timer = match timed {
+                    Timed::Kill(rule) => TimerKind::TimedKill { rule },
+                    Timed::Deploy(rule) => TimerKind::Rollout { rule },
+                };
+                w.schedule(at, CLASS_SUPERVISOR, timer);
             }
             if let Some(at) = self.redrive_at {
                 w.redrive_pending = true;
@@ -333,13 +338,31 @@ impl Executor {
                     w.workers.iter().filter(|s| s.alive).map(|s| s.id).collect();
                 let now = w.now;
                 let candidates = if busy.is_empty() { alive } else { busy };
-                let (victim, next) = w.kills.fire_timed(rule, now, &candidates);
+                let (victim, next) = w.faults.kills.fire_timed(rule, now, &candidates);
                 if let Some(next) = next {
                     w.schedule(next, CLASS_SUPERVISOR, TimerKind::TimedKill { rule });
                 }
                 let Some(victim) = victim else { return };
-                w.slot(victim).doom = Some(Doom::Killed { rule });
+                w.doom(victim, rule);
                 victim
+            }
+            TimerKind::Rollout { rule } => {
+                let told = w.rollout(rule);
+                drop(w);
+                for id in told {
+                    self.poll(id);
+                }
+                return;
+            }
+            TimerKind::GraceEnd {
+                worker,
+                incarnation,
+                rule,
+            } => {
+                if !w.grace_ended(worker, incarnation, rule) {
+                    return;
+                }
+                worker
             }
             TimerKind::DelayedKill {
                 worker,
@@ -349,7 +372,7 @@ impl Executor {
                 if !current(&mut w, worker, incarnation) {
                     return;
                 }
-                w.slot(worker).doom = Some(Doom::Killed { rule });
+                w.doom(worker, rule);
                 worker
             }
             TimerKind::Wake {
@@ -421,7 +444,7 @@ impl Executor {
     }
 
     fn restart(&mut self, id: WorkerId) {
-        {
+        let told = {
             let mut w = self.world.borrow_mut();
             let now = w.now;
             let s = w.slot(id);
@@ -434,8 +457,12 @@ impl Executor {
                 at: now,
                 kind: EventKind::WorkerRestarted { worker: id },
             });
-        }
+            w.replaced(id)
+        };
         self.start(id);
+        for next in told {
+            self.poll(next);
+        }
     }
 
     /// Polls worker `id` until it waits; buries it if it crashed or a kill doomed it.
@@ -459,8 +486,8 @@ impl Executor {
                     },
                 );
             }
-            Poll::Pending => {
-                if let Some(Doom::Killed { rule }) = w.slot(id).doom {
+            Poll::Pending => match w.slot(id).doom {
+                Some(Doom::Killed { rule }) => {
                     self.tasks[i] = None;
                     w.bury(
                         id,
@@ -468,7 +495,13 @@ impl Executor {
                         EventKind::WorkerKilled { worker: id, rule },
                     );
                 }
-            }
+                Some(Doom::Stopped) => {
+                    self.tasks[i] = None;
+                    let stopped = EventKind::WorkerStopped { worker: id };
+                    w.bury(id, HandlerEnd::Finished, stopped);
+                }
+                None => {}
+            },
         }
     }
 }
