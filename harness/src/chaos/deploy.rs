@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use crate::profile::{format_duration, ChaosRule, DeployRule, DeployTrigger};
+use crate::profile::{format_duration, ChaosRule, DeployRule, DeployTrigger, StopSignal};
 use crate::record::{nanos, Nanos, WorkerId};
 
 #[derive(Debug, Clone)]
@@ -75,6 +75,11 @@ impl DeploySchedule {
     /// The rule's grace: from the stop signal to the kill.
     pub fn grace(&self, rule: u32) -> Nanos {
         self.rule(rule).map_or(0, |r| nanos(r.rule.grace))
+    }
+
+    /// The rule's stop signal.
+    pub fn signal(&self, rule: u32) -> StopSignal {
+        self.rule(rule).map_or(StopSignal::Term, |r| r.rule.signal)
     }
 
     /// A rollout instant of `rule` came: the rollout that starts (none past `to` or `times`, or
@@ -181,7 +186,6 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::profile::StopSignal;
 
     fn rule(trigger: DeployTrigger, workers: u32, max_unavailable: u32) -> DeployRule {
         DeployRule {

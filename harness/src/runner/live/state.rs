@@ -3,6 +3,7 @@
 
 mod holdings;
 mod observe;
+mod stopping;
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
@@ -53,6 +54,11 @@ pub struct WorkerState {
     pub holdings: Holdings,
     /// Set when a kill rule killed the current incarnation (its exit is then no crash).
     pub killed: bool,
+    /// The `deploy` rule that told the current incarnation to stop, if one did (its own exit
+    /// is then no crash but a stop).
+    pub stopping: Option<u32>,
+    /// Wakes a built-in target told to stop while it waits for a message.
+    pub stop_signal: Arc<tokio::sync::Notify>,
 }
 
 /// Shared by the supervisor, the endpoint's hooks and the provider's hooks.
@@ -157,6 +163,8 @@ impl LiveState {
         s.running = Some(handle);
         s.incarnation += 1;
         s.killed = false;
+        s.stopping = None;
+        s.stop_signal = Arc::new(tokio::sync::Notify::new());
         s.handling = None;
         s.holdings.clear();
         s.incarnation
@@ -167,18 +175,22 @@ impl LiveState {
     pub fn exited(&self, w: WorkerId, exit: WorkerExit) -> bool {
         let ours =
             self.stopped_at.get().is_some() && exit == WorkerExit::Signal(Signal::SIGKILL as i32);
-        let (was_killed, handling) = {
+        let (was_killed, stopped, handling) = {
             let mut ws = lock(&self.workers);
             let s = &mut ws[(w - 1) as usize];
             s.running = None;
             s.holdings.clear();
             if s.killed || ours {
-                (true, None)
+                (true, false, None)
             } else {
-                (false, s.handling.take())
+                (false, s.stopping.is_some(), s.handling.take())
             }
         };
         if was_killed {
+            return false;
+        }
+        if stopped {
+            self.stopped(w, handling);
             return false;
         }
         if let Some((seq, delivery)) = handling {
@@ -199,8 +211,15 @@ impl LiveState {
         lock(&self.workers)[(w - 1) as usize].running = None;
     }
 
-    /// Kills the current incarnation of `w` (SIGKILL to its process group) for rule `rule`.
+    /// Kills the current incarnation of `w` (SIGKILL to its process group) for rule `rule`: the
+    /// rule's firing.
     pub fn kill(&self, w: WorkerId, rule: u32) {
+        self.kill_for(w, rule, true);
+    }
+
+    /// Kills the current incarnation of `w` for rule `rule`; `fired`: the kill is the rule's
+    /// firing (a `kill_worker`), not the end of a grace it gave before.
+    fn kill_for(&self, w: WorkerId, rule: u32, fired: bool) {
         let (running, handling) = {
             let mut ws = lock(&self.workers);
             let s = &mut ws[(w - 1) as usize];
@@ -219,7 +238,9 @@ impl LiveState {
                 how: HandlerEnd::Killed,
             });
         }
-        self.record(EventKind::FaultFired { worker: w, rule });
+        if fired {
+            self.record(EventKind::FaultFired { worker: w, rule });
+        }
         self.record(EventKind::WorkerKilled { worker: w, rule });
         if let Some(handle) = running {
             handle.kill();
@@ -322,9 +343,9 @@ impl LiveState {
         std::mem::take(&mut lock(&self.unattributed))
     }
 
-    /// Timed kill rules (`at`, `every`): the first instant of each, in profile time.
-    pub fn timed_kills(&self) -> Vec<(Nanos, u32)> {
-        lock(&self.faults).kills.timed()
+    /// Timed rules (kills `at`, `every`; deploys): the first instant of each, in profile time.
+    pub fn timed_faults(&self) -> Vec<(Nanos, crate::chaos::Timed)> {
+        lock(&self.faults).timed()
     }
 
     /// A timed rule's instant came: kill (a busy worker, or the rule's) and say when next.
