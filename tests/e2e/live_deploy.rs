@@ -5,19 +5,20 @@ use serde_json::Value;
 
 use crate::common::{run_text, service_up};
 
-/// Two workers (prefetch 1), three orders at 0, 50 and 100 s, each handler a 60 s call (the
-/// effect at the request) then the ack; a restart 1 s after a worker ends; one rollout at 30 s
-/// replacing worker 1, then worker 2. A live run's first send and connections may take a second
-/// or so of wall time (10 s of profile time here): the rollout still comes inside worker 1's
-/// first handler. Ten times faster than profile time: about 16 s of wall time.
-fn profile(grace: &str) -> String {
+/// Two workers (prefetch 1), `orders` orders one a second from 0 s, each handler a 60 s call
+/// (the effect at the request) then the ack; a restart 5 s after a worker ends; one rollout at
+/// 30 s replacing worker 1, then worker 2. Both workers are busy at 30 s whichever took which
+/// order (a real server picks), and a live run's first sends and connections, which may take a
+/// second or so of wall time (10 s of profile time here), are over by then. Ten times faster
+/// than profile time: about 15 s of wall time.
+fn profile(grace: &str, orders: u32) -> String {
     format!(
         "name: live-deploy
 mode: live
-run: {{ duration: 101s, drain: 4m, time_scale: 0.1 }}
+run: {{ duration: 3s, drain: 4m, time_scale: 0.1 }}
 broker: {{ kind: rabbitmq, consumer_timeout: 300m }}
-workload: {{ arrival: {{ every: 50s }}, count: 3 }}
-consumer: {{ target: ack-after-work, workers: 2, restart_after: 1s }}
+workload: {{ arrival: {{ every: 1s }}, count: {orders} }}
+consumer: {{ target: ack-after-work, workers: 2, restart_after: 5s }}
 provider: {{ effect_at: request, latency: {{ dist: fixed, value: 60s }} }}
 chaos:
   - deploy: {{ at: 30s, grace: {grace} }}
@@ -47,8 +48,8 @@ fn cost(summary: &Value) -> Vec<u64> {
     .collect()
 }
 
-fn live_and_sim(grace: &str) -> (Value, Value) {
-    let text = profile(grace);
+fn live_and_sim(grace: &str, orders: u32) -> (Value, Value) {
+    let text = profile(grace, orders);
     let live = run_text(&text, &["--quiet"]);
     assert!(live.code() <= 1, "{}", live.stderr());
     let sim = run_text(&text, &["--quiet", "--set", "mode=sim"]);
@@ -61,22 +62,21 @@ fn a_rolling_deploy_on_real_rabbitmq_costs_what_the_sim_model_says() {
     if !service_up("RabbitMQ", 5672) {
         return;
     }
-    // Grace 90 s: worker 1 (order 1, 0-60 s), told at 30 s, finishes, acks and exits at 60 s;
-    // back at 61 s, when worker 2 (order 2, 50-110 s) is told: it finishes and exits at 110 s,
-    // back at 111 s. Order 3 (100 s) goes to worker 1. Both stopped in their grace, nothing
-    // cut, nothing twice.
-    let (live, sim) = live_and_sim("90s");
+    // Grace 90 s, three orders: the two workers take orders 1 and 2 (0-60 s, 1-61 s); order 3
+    // waits. The first worker told (30 s) finishes, acks and exits; the other takes order 3 at
+    // 60 or 61 s (61-121 s or so). The first is back 5 s after its exit, when the other is told:
+    // it finishes order 3 within its grace and exits. Both stopped, nothing cut, nothing twice.
+    let (live, sim) = live_and_sim("90s", 3);
     assert_eq!(cost(&sim), [2, 2, 0, 0, 0, 0, 0]);
     assert_eq!(cost(&live), cost(&sim));
     assert_eq!(live["duplicate_effects"], 0);
-    // Grace 3 s: worker 1 is killed at 33 s inside order 1's call, its effect already made;
-    // RabbitMQ requeues the order as the connection closes and hands it at once to worker 2,
-    // idle (order 2 comes at 50 s): a second effect. Worker 1 is back at 34 s, when worker 2 is
-    // told, inside that call: killed at 37 s, the order requeued again and taken by worker 1 (a
-    // third effect). Order 2 goes to worker 2, back at 38 s. So: 2 told, 0 stopped, 2 killed,
-    // 2 deliveries cut, both of order 1: 1 message with a duplicate effect, none lost.
-    let (live, sim) = live_and_sim("3s");
-    assert_eq!(cost(&sim), [2, 0, 2, 2, 1, 0, 0]);
+    // Grace 3 s, two orders: the first worker told (30 s) is killed at 33 s inside its call,
+    // its effect already made; RabbitMQ requeues the order as the connection closes; the other
+    // worker is busy, so the first, back at 38 s, takes it again (a second effect). The other,
+    // told at 38 s, is killed at 41 s the same way and takes its order again at 46 s. So: 2
+    // told, 0 stopped, 2 killed, 2 deliveries cut, 2 messages with a duplicate effect.
+    let (live, sim) = live_and_sim("3s", 2);
+    assert_eq!(cost(&sim), [2, 0, 2, 2, 2, 0, 0]);
     assert_eq!(cost(&live), cost(&sim));
     assert_eq!(live["duplicate_effects"], sim["duplicate_effects"]);
     assert_eq!(live["lost"], 0);

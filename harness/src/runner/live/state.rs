@@ -61,6 +61,10 @@ pub struct WorkerState {
     pub stop_signal: Arc<tokio::sync::Notify>,
 }
 
+/// An incarnation the run ended: how to stop it, and the delivery (seq, receive count) its
+/// handler span was on.
+type Ended = (Option<Handle>, Option<(Seq, u32)>);
+
 /// Shared by the supervisor, the endpoint's hooks and the provider's hooks.
 pub struct LiveState {
     pub clock: LiveClock,
@@ -220,15 +224,8 @@ impl LiveState {
     /// Kills the current incarnation of `w` for rule `rule`; `fired`: the kill is the rule's
     /// firing (a `kill_worker`), not the end of a grace it gave before.
     fn kill_for(&self, w: WorkerId, rule: u32, fired: bool) {
-        let (running, handling) = {
-            let mut ws = lock(&self.workers);
-            let s = &mut ws[(w - 1) as usize];
-            if s.killed || s.running.is_none() {
-                return;
-            }
-            s.killed = true;
-            s.holdings.clear();
-            (s.running.clone(), s.handling.take())
+        let Some((running, handling)) = self.end_incarnation(w, |s| s.running.is_some()) else {
+            return;
         };
         if let Some((seq, delivery)) = handling {
             self.record(EventKind::HandlerEnded {
@@ -245,6 +242,24 @@ impl LiveState {
         if let Some(handle) = running {
             handle.kill();
         }
+    }
+
+    /// Marks the current incarnation of `w` as ended by the run (a kill, a stop), unless it is
+    /// already or `ends` says otherwise of it: its holdings let go. How to stop it, and the
+    /// delivery its handler span was on.
+    fn end_incarnation(
+        &self,
+        w: WorkerId,
+        ends: impl FnOnce(&WorkerState) -> bool,
+    ) -> Option<Ended> {
+        let mut ws = lock(&self.workers);
+        let s = &mut ws[(w - 1) as usize];
+        if s.killed || !ends(s) {
+            return None;
+        }
+        s.killed = true;
+        s.holdings.clear();
+        Some((s.running.clone(), s.handling.take()))
     }
 
     /// The run stops its workers at `end` (profile time): from now on a worker's death by the

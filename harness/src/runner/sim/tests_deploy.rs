@@ -31,6 +31,23 @@ fn effects_per_message(r: &RunRecord) -> Vec<usize> {
     v
 }
 
+/// The one rollout of these runs (rule 0, at 5 s): workers told, stopped, killed, deliveries
+/// cut and duplicates (nothing lost or late here).
+fn rollout(told: u64, stopped: u64, killed: u64, interrupted: u64, duplicates: u64) -> DeployCost {
+    DeployCost {
+        rule: 0,
+        deploy: 1,
+        started_s: 5.0,
+        told,
+        stopped,
+        killed,
+        interrupted,
+        duplicates,
+        lost: 0,
+        late: 0,
+    }
+}
+
 fn at(r: &RunRecord, f: impl Fn(&EventKind) -> bool) -> Vec<u64> {
     r.events
         .iter()
@@ -63,19 +80,7 @@ fn a_grace_longer_than_the_handler_costs_nothing() {
     );
     assert_eq!(count(&r, |k| matches!(k, EventKind::Delivered { .. })), 6);
     assert_eq!(r.end, 35 * S);
-    let want = DeployCost {
-        rule: 0,
-        deploy: 1,
-        started_s: 5.0,
-        told: 2,
-        stopped: 2,
-        killed: 0,
-        interrupted: 0,
-        duplicates: 0,
-        lost: 0,
-        late: 0,
-    };
-    assert_eq!(costs(&r, 300 * S), vec![want]);
+    assert_eq!(costs(&r, 300 * S), vec![rollout(2, 2, 0, 0, 0)]);
 }
 
 #[test]
@@ -105,17 +110,5 @@ fn a_grace_shorter_than_the_handler_kills_mid_call_and_each_cut_message_runs_twi
         vec![30, 34]
     );
     assert_eq!(r.end, 44 * S);
-    let want = DeployCost {
-        rule: 0,
-        deploy: 1,
-        started_s: 5.0,
-        told: 2,
-        stopped: 0,
-        killed: 2,
-        interrupted: 2,
-        duplicates: 2,
-        lost: 0,
-        late: 0,
-    };
-    assert_eq!(costs(&r, 300 * S), vec![want]);
+    assert_eq!(costs(&r, 300 * S), vec![rollout(2, 0, 2, 2, 2)]);
 }

@@ -96,16 +96,9 @@ impl LiveState {
 
     /// The built-in target `w`, told to stop, exits by itself: recorded, and its task ended.
     pub fn stop_task(&self, w: WorkerId) {
-        let (running, handling) = {
-            let mut ws = lock(&self.workers);
-            let s = &mut ws[(w - 1) as usize];
-            if s.killed || s.stopping.is_none() {
-                return;
-            }
-            // From here its end is the stop's, not a kill's or a crash's.
-            s.killed = true;
-            s.holdings.clear();
-            (s.running.clone(), s.handling.take())
+        // From here its end is the stop's, not a kill's or a crash's.
+        let Some((running, handling)) = self.end_incarnation(w, |s| s.stopping.is_some()) else {
+            return;
         };
         self.stopped(w, handling);
         if let Some(handle) = running {
