@@ -191,7 +191,7 @@ mod tests {
     use std::time::Duration;
 
     use crate::profile::scenario::{ChaosRule, KillPoint, KillRule, KillTrigger};
-    use crate::profile::testutil::{error, scenario, with};
+    use crate::profile::testutil::{error, one_chaos_rule, scenario, with};
 
     /// `BASE` with one kill rule (on line 7) written `rule`.
     fn profile(rule: &str) -> String {
@@ -199,14 +199,12 @@ mod tests {
     }
 
     fn rule(text: &str) -> KillRule {
-        rule_of(scenario(&profile(text)).chaos)
+        kill_of(&profile(text))
     }
 
-    fn rule_of(chaos: Vec<ChaosRule>) -> KillRule {
-        match chaos.as_slice() {
-            [ChaosRule::KillWorker(rule)] => rule.clone(),
-            _ => panic!("one kill rule expected, got {chaos:?}"),
-        }
+    fn kill_of(text: &str) -> KillRule {
+        let rule = one_chaos_rule(text);
+        rule.as_kill().cloned().expect("a kill_worker")
     }
 
     #[test]
@@ -233,7 +231,7 @@ mod tests {
     fn every_trigger_and_selector_reads() {
         let text = profile("{ point: claimed, delivery: 2, probability: 0.5, keys: [msg-1], worker: 1, from: 1m, to: 2m, times: 3, delay: 1s }")
             .replace("target: ack-after-work", "target: claim-then-send");
-        let r = rule_of(scenario(&text).chaos);
+        let r = kill_of(&text);
         assert_eq!(
             r.trigger,
             KillTrigger::Point(KillPoint::Checkpoint("claimed".into()))

@@ -162,8 +162,8 @@ fn signal(name: Option<&str>, path: &FieldPath) -> Result<StopSignal, Problem> {
 mod tests {
     use std::time::Duration;
 
-    use crate::profile::scenario::{ChaosRule, DeployRule, DeployTrigger, StopSignal};
-    use crate::profile::testutil::{error, scenario, BASE};
+    use crate::profile::scenario::{DeployRule, DeployTrigger, StopSignal};
+    use crate::profile::testutil::{error, one_chaos_rule, BASE};
 
     /// `BASE` with three workers and one deploy rule (on line 7) written `rule`.
     fn profile(rule: &str) -> String {
@@ -177,10 +177,8 @@ mod tests {
     }
 
     fn rule(text: &str) -> DeployRule {
-        match scenario(&profile(text)).chaos.as_slice() {
-            [ChaosRule::Deploy(r)] => r.clone(),
-            other => panic!("one deploy expected, got {other:?}"),
-        }
+        let rule = one_chaos_rule(&profile(text));
+        rule.as_deploy().cloned().expect("a deploy")
     }
 
     #[test]
