@@ -74,7 +74,7 @@ pub struct RunRecord {
     /// what happened up to [`RunRecord::end`] and nothing after. `None` for a run that ran to its
     /// end (drained, or at `run.duration + run.drain`).
     pub incomplete: Option<String>,
-    /// The profile's chaos rules, by index (`WorkerKilled::rule`), as the report names them.
+    /// The profile's chaos rules, by index (`FaultFired::rule`), as the report names them.
     pub chaos: Vec<ChaosRuleRecord>,
     /// The broker kind the run modelled (`broker.kind`: `sqs`, `rabbitmq`, `nats`,
     /// `redis-streams`), so reports use its words; empty reads as `sqs`.
@@ -166,6 +166,8 @@ pub struct PublishRecord {
 /// One chaos rule of the run, described for the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChaosRuleRecord {
+    /// Its fault's name in the profile (`kill_worker`, `deploy`).
+    pub fault: &'static str,
     /// What the rule does, as in `kill_worker at call_started (delivery 5)`.
     pub label: String,
     /// `optional: true`: a run in which it never fires is not a failure.
@@ -307,6 +309,13 @@ pub enum EventKind {
     },
     /// A chaos rule killed the worker (`rule` is its index in `chaos`).
     WorkerKilled { worker: WorkerId, rule: u32 },
+    /// A chaos rule fired on the worker (`rule` is its index in `chaos`): a `kill_worker`'s kill
+    /// (its `WorkerKilled` follows), a `deploy`'s stop signal. Firings are counted from these.
+    FaultFired { worker: WorkerId, rule: u32 },
+    /// A `deploy` rule's rollout started (its workers' `FaultFired` follow).
+    DeployStarted { rule: u32 },
+    /// A worker told to stop exited by itself, within its grace (not a kill, not a crash).
+    WorkerStopped { worker: WorkerId },
     /// The target died by itself, nobody having asked it to (not a chaos kill, not the run's
     /// end): how it ended is kept, so every crash can be named.
     WorkerCrashed { worker: WorkerId, exit: WorkerExit },
@@ -369,6 +378,9 @@ impl EventKind {
             | EventKind::Redriven { seq }
             | EventKind::Dropped { seq, .. } => Some(seq),
             EventKind::WorkerKilled { .. }
+            | EventKind::FaultFired { .. }
+            | EventKind::DeployStarted { .. }
+            | EventKind::WorkerStopped { .. }
             | EventKind::WorkerCrashed { .. }
             | EventKind::WorkerRestarted { .. }
             // The group's events: the refused ack before a fence names its message.

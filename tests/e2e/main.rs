@@ -6,6 +6,7 @@ mod broker_kinds;
 mod broker_memory;
 mod capacity;
 mod chaos;
+mod chaos_errors;
 mod common;
 mod consumer_env;
 #[cfg(feature = "live")]
@@ -27,6 +28,8 @@ mod live_capacity;
 mod live_clock;
 #[cfg(feature = "live")]
 mod live_consumer_env;
+#[cfg(feature = "live")]
+mod live_deploy;
 #[cfg(feature = "live")]
 mod live_fifo;
 #[cfg(feature = "live")]

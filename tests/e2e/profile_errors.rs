@@ -14,7 +14,7 @@ consumer: { target: ack-after-work }
 
 /// Runs `ackbench check` on `text` with `sets`; asserts exit code 2 and that stderr has
 /// `expected`, where `{path}` stands for the profile's path.
-fn expect_error(text: &str, sets: &[&str], expected: &str) {
+pub fn expect_error(text: &str, sets: &[&str], expected: &str) {
     let (_dir, path) = temp_profile(text);
     let path = path.display().to_string();
     let mut args = vec!["check", path.as_str()];
@@ -31,7 +31,7 @@ fn expect_error(text: &str, sets: &[&str], expected: &str) {
     );
 }
 
-fn with(more: &str) -> String {
+pub fn with(more: &str) -> String {
     format!("{BASE}{more}")
 }
 

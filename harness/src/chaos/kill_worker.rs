@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::profile::{ChaosRule, KillPoint, KillRule, KillTrigger};
+use crate::profile::{format_duration, ChaosRule, KillPoint, KillRule, KillTrigger};
 use crate::record::{nanos, Nanos, WorkerId};
 use crate::seed;
 
@@ -38,12 +38,15 @@ impl KillPoint {
 
 #[derive(Debug, Clone)]
 struct Rule {
+    /// Its index in the profile's `chaos` list.
+    index: u32,
     rule: KillRule,
     keys: Option<HashSet<String>>,
     kills: u64,
 }
 
-/// The kill rules of a run and how often each has fired.
+/// The kill rules of a run (the `kill_worker` rules of its `chaos` list) and how often each has
+/// fired. Rules are named by their index in the whole list.
 #[derive(Debug, Clone)]
 pub struct KillSchedule {
     rules: Vec<Rule>,
@@ -54,10 +57,15 @@ impl KillSchedule {
     pub fn new(chaos: &[ChaosRule], seed: u64) -> KillSchedule {
         let rules = chaos
             .iter()
-            .map(|ChaosRule::KillWorker(r)| Rule {
-                keys: r.keys.as_ref().map(|k| k.iter().cloned().collect()),
-                rule: r.clone(),
-                kills: 0,
+            .enumerate()
+            .filter_map(|(i, rule)| {
+                let r = rule.as_kill()?;
+                Some(Rule {
+                    index: i as u32,
+                    keys: r.keys.as_ref().map(|k| k.iter().cloned().collect()),
+                    rule: r.clone(),
+                    kills: 0,
+                })
             })
             .collect();
         KillSchedule {
@@ -87,7 +95,8 @@ impl KillSchedule {
                 continue;
             }
             if self.draw(i) {
-                return Some((i as u32, nanos(self.rules[i].rule.delay)));
+                let r = &self.rules[i];
+                return Some((r.index, nanos(r.rule.delay)));
             }
         }
         None
@@ -97,11 +106,10 @@ impl KillSchedule {
     pub fn timed(&self) -> Vec<(Nanos, u32)> {
         self.rules
             .iter()
-            .enumerate()
-            .filter_map(|(i, r)| match r.rule.trigger {
-                KillTrigger::At(t) => Some((nanos(t), i as u32)),
+            .filter_map(|r| match r.rule.trigger {
+                KillTrigger::At(t) => Some((nanos(t), r.index)),
                 KillTrigger::Every(p) => {
-                    Some((nanos(r.rule.from.unwrap_or_default()) + nanos(p), i as u32))
+                    Some((nanos(r.rule.from.unwrap_or_default()) + nanos(p), r.index))
                 }
                 KillTrigger::Point(_) => None,
             })
@@ -116,7 +124,9 @@ impl KillSchedule {
         now: Nanos,
         candidates: &[WorkerId],
     ) -> (Option<WorkerId>, Option<Nanos>) {
-        let i = rule as usize;
+        let Some(i) = self.rules.iter().position(|r| r.index == rule) else {
+            return (None, None);
+        };
         let next = match self.rules[i].rule.trigger {
             KillTrigger::Every(p) => Some(now + nanos(p).max(1)),
             _ => None,
@@ -155,6 +165,47 @@ impl KillSchedule {
         }
         fires
     }
+}
+
+/// `kill_worker at call_started (delivery 5, probability 0.5)`: the trigger, then every selector
+/// that narrows it.
+pub fn label(r: &KillRule) -> String {
+    let mut label = match &r.trigger {
+        KillTrigger::Point(p) => format!("kill_worker at {}", p.name()),
+        KillTrigger::At(t) => format!("kill_worker at {}", format_duration(*t)),
+        KillTrigger::Every(p) => format!("kill_worker every {}", format_duration(*p)),
+    };
+    let mut scope = Vec::new();
+    if let Some(d) = r.delivery {
+        scope.push(format!("delivery {d}"));
+    }
+    if let Some(keys) = &r.keys {
+        let shown: Vec<&str> = keys.iter().take(3).map(String::as_str).collect();
+        let more = if keys.len() > 3 { ", ..." } else { "" };
+        scope.push(format!("keys {}{more}", shown.join(", ")));
+    }
+    if let Some(w) = r.worker {
+        scope.push(format!("worker {w}"));
+    }
+    if let Some(f) = r.from {
+        scope.push(format!("from {}", format_duration(f)));
+    }
+    if let Some(t) = r.to {
+        scope.push(format!("to {}", format_duration(t)));
+    }
+    if let Some(n) = r.times {
+        scope.push(format!("times {n}"));
+    }
+    if r.probability < 1.0 {
+        scope.push(format!("probability {}", r.probability));
+    }
+    if !r.delay.is_zero() {
+        scope.push(format!("delay {}", format_duration(r.delay)));
+    }
+    if !scope.is_empty() {
+        label.push_str(&format!(" ({})", scope.join(", ")));
+    }
+    label
 }
 
 #[cfg(test)]

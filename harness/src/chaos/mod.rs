@@ -1,67 +1,79 @@
-//! Faults injected into a run. One fault kind per file, each with a probability and a scope.
+//! Faults injected into a run. One fault per file, each a `ChaosRule` variant with its schedule:
 //!
 //! - [`kill_worker`]: kills a worker at a point of its handler (`received`, `call_started`,
 //!   `call_answered`, or a checkpoint the target declares), or on a timer (`at`, `every`).
+//! - [`deploy`]: a rolling restart: each worker told to stop, killed at the end of its grace.
 //!
-//! Provider faults (slowness, errors) are the provider's timed phases (`provider::model`).
+//! [`Faults`] holds every schedule of a run; a runner asks it, not one fault's type. Each firing
+//! is recorded as `EventKind::FaultFired` with the rule's index (counted per rule by
+//! `metrics::chaos`). Provider faults (slowness, errors) are the provider's timed phases
+//! (`provider::model`).
 
+pub mod deploy;
 pub mod kill_worker;
 
+pub use deploy::DeploySchedule;
 pub use kill_worker::{KillSchedule, PointHit};
 
-use crate::profile::{format_duration, ChaosRule, KillRule, KillTrigger};
-use crate::record::ChaosRuleRecord;
+use crate::profile::ChaosRule;
+use crate::record::{ChaosRuleRecord, Nanos};
+
+/// Every fault schedule of a run.
+#[derive(Debug, Clone)]
+pub struct Faults {
+    pub kills: KillSchedule,
+    pub deploys: DeploySchedule,
+}
+
+/// A rule's timed instant: which schedule it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timed {
+    Kill(u32),
+    Deploy(u32),
+}
+
+impl Faults {
+    pub fn new(rules: &[ChaosRule], seed: u64) -> Faults {
+        Faults {
+            kills: KillSchedule::new(rules, seed),
+            deploys: DeploySchedule::new(rules),
+        }
+    }
+
+    /// The first instant of every timed rule, in rule order per schedule.
+    pub fn timed(&self) -> Vec<(Nanos, Timed)> {
+        let kills = self.kills.timed().into_iter();
+        let deploys = self.deploys.timed().into_iter();
+        kills
+            .map(|(at, r)| (at, Timed::Kill(r)))
+            .chain(deploys.map(|(at, r)| (at, Timed::Deploy(r))))
+            .collect()
+    }
+}
+
+/// A run with kill rules only.
+impl From<KillSchedule> for Faults {
+    fn from(kills: KillSchedule) -> Faults {
+        Faults {
+            kills,
+            deploys: DeploySchedule::default(),
+        }
+    }
+}
 
 /// The run's chaos rules as the record keeps them: a label each and whether it may stay unfired.
 pub fn describe(rules: &[ChaosRule]) -> Vec<ChaosRuleRecord> {
     rules
         .iter()
-        .map(|ChaosRule::KillWorker(r)| ChaosRuleRecord {
-            label: kill_label(r),
-            optional: r.optional,
+        .map(|rule| ChaosRuleRecord {
+            fault: rule.fault(),
+            label: match rule {
+                ChaosRule::KillWorker(r) => kill_worker::label(r),
+                ChaosRule::Deploy(r) => deploy::label(r),
+            },
+            optional: rule.optional(),
         })
         .collect()
-}
-
-/// `kill_worker at call_started (delivery 5, probability 0.5)`: the trigger, then every selector
-/// that narrows it.
-fn kill_label(r: &KillRule) -> String {
-    let mut label = match &r.trigger {
-        KillTrigger::Point(p) => format!("kill_worker at {}", p.name()),
-        KillTrigger::At(t) => format!("kill_worker at {}", format_duration(*t)),
-        KillTrigger::Every(p) => format!("kill_worker every {}", format_duration(*p)),
-    };
-    let mut scope = Vec::new();
-    if let Some(d) = r.delivery {
-        scope.push(format!("delivery {d}"));
-    }
-    if let Some(keys) = &r.keys {
-        let shown: Vec<&str> = keys.iter().take(3).map(String::as_str).collect();
-        let more = if keys.len() > 3 { ", ..." } else { "" };
-        scope.push(format!("keys {}{more}", shown.join(", ")));
-    }
-    if let Some(w) = r.worker {
-        scope.push(format!("worker {w}"));
-    }
-    if let Some(f) = r.from {
-        scope.push(format!("from {}", format_duration(f)));
-    }
-    if let Some(t) = r.to {
-        scope.push(format!("to {}", format_duration(t)));
-    }
-    if let Some(n) = r.times {
-        scope.push(format!("times {n}"));
-    }
-    if r.probability < 1.0 {
-        scope.push(format!("probability {}", r.probability));
-    }
-    if !r.delay.is_zero() {
-        scope.push(format!("delay {}", format_duration(r.delay)));
-    }
-    if !scope.is_empty() {
-        label.push_str(&format!(" ({})", scope.join(", ")));
-    }
-    label
 }
 
 #[cfg(test)]
@@ -69,7 +81,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::profile::KillPoint;
+    use crate::profile::{KillPoint, KillRule, KillTrigger};
 
     #[test]
     fn a_rule_is_labelled_by_its_trigger_and_selectors() {
@@ -91,10 +103,12 @@ mod tests {
             got,
             vec![
                 ChaosRuleRecord {
+                    fault: "kill_worker",
                     label: "kill_worker at call_started".into(),
                     optional: false
                 },
                 ChaosRuleRecord {
+                    fault: "kill_worker",
                     label: "kill_worker every 5m (delivery 5, keys a, b, c, ..., worker 2, \
                             from 1m, to 2m, times 3, probability 0.5, delay 1s)"
                         .into(),
@@ -103,6 +117,6 @@ mod tests {
             ]
         );
         let at = KillRule::new(KillTrigger::At(Duration::from_secs(600)));
-        assert_eq!(kill_label(&at), "kill_worker at 10m");
+        assert_eq!(kill_worker::label(&at), "kill_worker at 10m");
     }
 }

@@ -1,4 +1,4 @@
-//! How often each chaos rule fired: its kills in the record (`WorkerKilled::rule`).
+//! How often each chaos rule fired: its firings in the record (`FaultFired::rule`).
 
 use serde::{Deserialize, Serialize};
 
@@ -9,16 +9,38 @@ use crate::record::{ChaosRuleRecord, EventKind};
 pub struct RuleFires {
     /// Its index in the profile's `chaos` list.
     pub rule: u32,
+    /// Its fault (`deploy`, ...); left out for `kill_worker`, so a run with kill rules only
+    /// writes the same bytes as before other faults existed (and an absent field reads as it).
+    #[serde(default = "kill_worker", skip_serializing_if = "is_kill_worker")]
+    pub fault: String,
     /// What it does, as in `kill_worker at call_started (delivery 5)`.
     pub label: String,
     /// `optional: true`: never firing is not a failure.
     pub optional: bool,
-    /// Kills it caused.
+    /// Times it fired: a `kill_worker`'s kills, a `deploy`'s workers told to stop.
     pub fired: u64,
 }
 
-/// Every chaos rule of the record, in profile order, with its kills (what the streamed and batch
-/// analyses count, checked against the record in the tests).
+/// The fault of a rule that names none.
+fn kill_worker() -> String {
+    KILL_WORKER.to_string()
+}
+
+fn is_kill_worker(fault: &str) -> bool {
+    fault == KILL_WORKER
+}
+
+const KILL_WORKER: &str = "kill_worker";
+
+impl RuleFires {
+    /// A fault other than `kill_worker`: reports show such rules one per line.
+    pub fn is_other_fault(&self) -> bool {
+        !is_kill_worker(&self.fault)
+    }
+}
+
+/// Every chaos rule of the record, in profile order, with its firings (what the streamed and
+/// batch analyses count, checked against the record in the tests).
 #[cfg(test)]
 pub fn fires(record: &crate::record::RunRecord) -> Vec<RuleFires> {
     let mut fired = vec![0u64; record.chaos.len()];
@@ -28,17 +50,17 @@ pub fn fires(record: &crate::record::RunRecord) -> Vec<RuleFires> {
     named(&record.chaos, fired)
 }
 
-/// Counts a kill in `fired` (by rule index); a kill naming no rule of the run is nobody's.
+/// Counts a firing in `fired` (by rule index); one naming no rule of the run is nobody's.
 #[inline]
 pub fn count_kill(fired: &mut [u64], kind: &EventKind) {
-    if let EventKind::WorkerKilled { rule, .. } = *kind {
+    if let EventKind::FaultFired { rule, .. } = *kind {
         if let Some(n) = fired.get_mut(rule as usize) {
             *n += 1;
         }
     }
 }
 
-/// The rules with their kill counts (`fired`, by rule index).
+/// The rules with their firing counts (`fired`, by rule index).
 pub fn named(rules: &[ChaosRuleRecord], fired: Vec<u64>) -> Vec<RuleFires> {
     rules
         .iter()
@@ -46,6 +68,7 @@ pub fn named(rules: &[ChaosRuleRecord], fired: Vec<u64>) -> Vec<RuleFires> {
         .enumerate()
         .map(|(i, (r, fired))| RuleFires {
             rule: i as u32,
+            fault: r.fault.to_string(),
             label: r.label.clone(),
             optional: r.optional,
             fired,
@@ -66,20 +89,21 @@ mod tests {
 
     #[test]
     fn kills_are_counted_per_rule() {
-        // Rule 0 kills twice (the testkit's kills are rule 0), rule 2 once, rule 1 never; a kill
-        // naming a rule the record does not describe is nobody's.
+        // Rule 0 fires twice (the testkit's kills are rule 0's), rule 2 once, rule 1 never; a
+        // firing naming a rule the record does not describe is nobody's.
         let mut r = Rec::new(30.0, 2);
         r.kill(1.0, 1).kill(2.0, 2);
         let mut rec = r.finish(10.0);
         for rule in [2, 7] {
             rec.events.push(Event {
                 at: 3_000_000_000,
-                kind: EventKind::WorkerKilled { worker: 1, rule },
+                kind: EventKind::FaultFired { worker: 1, rule },
             });
         }
         rec.chaos = ["a", "b", "c"]
             .iter()
             .map(|l| ChaosRuleRecord {
+                fault: "kill_worker",
                 label: l.to_string(),
                 optional: *l == "c",
             })

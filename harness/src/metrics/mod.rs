@@ -30,6 +30,7 @@ pub(crate) mod capacity;
 pub(crate) mod chaos;
 pub(crate) mod copies;
 pub(crate) mod crashes;
+pub(crate) mod deploys;
 pub(crate) mod groups;
 pub(crate) mod handlers;
 pub(crate) mod harness_cpu;
@@ -89,6 +90,8 @@ pub struct Metrics {
     pub messages_done: u64,
     /// Every chaos rule with how often it fired.
     pub chaos: Vec<RuleFires>,
+    /// What each rollout of a `deploy` rule cost (empty without one).
+    pub deploys: Vec<deploys::DeployCost>,
     /// The raw histograms behind `handler`, `end_to_end` and `time_to_done`.
     pub latencies: Latencies,
     /// The HTTP ingress load against what reached the queue, if the run had one.
@@ -161,7 +164,9 @@ pub fn analyse<'a>(run: impl Into<View<'a>>, late_after: Nanos) -> Metrics {
         }
         None => fold_record(run.record, late_after),
     };
-    assemble(run, folded)
+    let mut m = assemble(run, folded);
+    m.deploys = deploys::costs(run.record, late_after);
+    m
 }
 
 /// The batch analysis of a full record: what a streamed run folds as it goes.
@@ -228,6 +233,7 @@ fn assemble(run: View<'_>, f: stream::Folded) -> Metrics {
         time_to_done: f.latencies.time_to_done.summary(),
         messages_done: f.latencies.time_to_done.len(),
         chaos: chaos::named(&record.chaos, f.chaos_fired),
+        deploys: Vec::new(),
         latencies: f.latencies,
         counts: f.counts,
         ingress: ingress::account(record),

@@ -28,7 +28,7 @@ impl Rec {
         }
     }
 
-    fn ev(&mut self, at: f64, kind: EventKind) -> &mut Self {
+    pub fn ev(&mut self, at: f64, kind: EventKind) -> &mut Self {
         self.r.events.push(Event { at: s(at), kind });
         self
     }
@@ -159,8 +159,10 @@ impl Rec {
         )
     }
 
+    /// Rule 0 kills `worker`: its firing, then the kill.
     pub fn kill(&mut self, at: f64, worker: WorkerId) -> &mut Self {
-        self.ev(at, EventKind::WorkerKilled { worker, rule: 0 })
+        self.ev(at, EventKind::FaultFired { worker, rule: 0 })
+            .ev(at, EventKind::WorkerKilled { worker, rule: 0 })
     }
 
     pub fn crash(&mut self, at: f64, worker: WorkerId) -> &mut Self {

@@ -56,6 +56,9 @@ pub const RETRY_CAP: Duration = Duration::from_secs(30);
 pub const RETRY_JITTER: f64 = 0.5;
 /// `chaos[].kill_worker.probability`.
 pub const KILL_PROBABILITY: f64 = 1.0;
+/// `chaos[].deploy.grace`: Kubernetes' `terminationGracePeriodSeconds`.
+pub const DEPLOY_GRACE: Duration = Duration::from_secs(30);
+pub const DEPLOY_MAX_UNAVAILABLE: u32 = 1;
 /// The name of a profile read from text without a file name.
 pub const NAME: &str = "profile";
 

@@ -534,10 +534,31 @@ pub struct RawErrors {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a chaos rule such as kill_worker: { point: received }"
+    expecting = "a chaos rule such as kill_worker: { point: received } or deploy: { at: 10m }"
 )]
 pub struct RawChaosRule {
     pub kill_worker: Option<RawKill>,
+    pub deploy: Option<RawDeploy>,
+}
+
+/// `chaos[].deploy`: a rolling restart of the workers.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys at, every, from, to, times, max_unavailable, grace, signal, \
+                 workers, optional"
+)]
+pub struct RawDeploy {
+    pub at: Option<DurationText>,
+    pub every: Option<DurationText>,
+    pub from: Option<DurationText>,
+    pub to: Option<DurationText>,
+    pub times: Option<u64>,
+    pub max_unavailable: Option<u32>,
+    pub grace: Option<DurationText>,
+    pub signal: Option<Text>,
+    pub workers: Option<Vec<u32>>,
+    pub optional: Option<bool>,
 }
 
 /// `chaos[].kill_worker`: when a worker dies, and which deliveries it applies to.

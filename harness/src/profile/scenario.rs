@@ -600,6 +600,89 @@ pub struct ErrorSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChaosRule {
     KillWorker(KillRule),
+    Deploy(DeployRule),
+}
+
+impl ChaosRule {
+    /// `optional: true`: a run in which the rule never fires is not a failure.
+    pub fn optional(&self) -> bool {
+        match self {
+            ChaosRule::KillWorker(r) => r.optional,
+            ChaosRule::Deploy(r) => r.optional,
+        }
+    }
+
+    /// Its fault's name, as the profile writes it.
+    pub fn fault(&self) -> &'static str {
+        match self {
+            ChaosRule::KillWorker(_) => "kill_worker",
+            ChaosRule::Deploy(_) => "deploy",
+        }
+    }
+
+    /// The rule if it is a `kill_worker`.
+    pub fn as_kill(&self) -> Option<&KillRule> {
+        match self {
+            ChaosRule::KillWorker(r) => Some(r),
+            ChaosRule::Deploy(_) => None,
+        }
+    }
+
+    /// The rule if it is a `deploy`.
+    pub fn as_deploy(&self) -> Option<&DeployRule> {
+        match self {
+            ChaosRule::KillWorker(_) => None,
+            ChaosRule::Deploy(r) => Some(r),
+        }
+    }
+}
+
+/// `deploy`: a rolling restart of the workers, as a release does it: each is told to stop
+/// (`signal`), given `grace` to finish, then killed; at most `max_unavailable` at a time, the
+/// next one told once a replaced worker is back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeployRule {
+    pub trigger: DeployTrigger,
+    /// Workers stopped at once (default 1).
+    pub max_unavailable: u32,
+    /// From the stop signal to the kill (default 30s).
+    pub grace: Duration,
+    pub signal: StopSignal,
+    /// The workers the rollout replaces, in this order (default: every worker, ascending).
+    pub workers: Vec<u32>,
+    /// No rollout starts after this instant (`every` only).
+    pub to: Option<Duration>,
+    /// At most this many rollouts.
+    pub times: Option<u64>,
+    /// A run in which no rollout starts is not a failure (`optional: true`).
+    pub optional: bool,
+}
+
+/// When a deploy's rollouts start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeployTrigger {
+    At(Duration),
+    /// First at `from + every`, then every `every`.
+    Every {
+        every: Duration,
+        from: Duration,
+    },
+}
+
+/// The signal that tells a worker to stop before its grace ends (a kill follows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopSignal {
+    Term,
+    Int,
+}
+
+impl StopSignal {
+    pub fn name(self) -> &'static str {
+        match self {
+            StopSignal::Term => "SIGTERM",
+            StopSignal::Int => "SIGINT",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

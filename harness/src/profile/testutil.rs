@@ -1,7 +1,7 @@
 //! Helpers for the profile tests: a small valid profile to start from, and the error text of a
 //! broken one.
 
-use super::{load_str, ProfileError, Scenario};
+use super::{load_str, ChaosRule, ProfileError, Scenario};
 
 /// A minimal valid profile, five lines long; tests append sections after it (from line 6).
 pub const BASE: &str = "\
@@ -44,4 +44,11 @@ pub fn scenario(text: &str) -> Scenario {
         Ok(s) => s,
         Err(e) => panic!("expected a valid profile, got: {e}"),
     }
+}
+
+/// The one chaos rule of the profile `text`.
+pub fn one_chaos_rule(text: &str) -> ChaosRule {
+    let mut chaos = scenario(text).chaos;
+    assert_eq!(chaos.len(), 1, "one chaos rule expected, got {chaos:?}");
+    chaos.remove(0)
 }

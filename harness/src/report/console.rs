@@ -470,6 +470,7 @@ mod tests {
         let mut s = summarise(&info(), &ack_before_work(), &budgets());
         let rule = |rule, fired, optional| crate::metrics::RuleFires {
             rule,
+            fault: "kill_worker".into(),
             label: format!("kill_worker at call_answered (delivery {})", rule + 4),
             optional,
             fired,

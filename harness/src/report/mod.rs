@@ -31,6 +31,7 @@ pub(crate) mod console;
 pub(crate) mod data;
 pub(crate) mod deliveries;
 pub(crate) mod error;
+pub(crate) mod faults;
 pub(crate) mod folder;
 pub(crate) mod format;
 pub(crate) mod groups;

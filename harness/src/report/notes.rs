@@ -49,6 +49,7 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
     }
     notes.extend(super::capacity::harness_note(s).map(Note::from));
     notes.extend(chaos_notes(s).into_iter().map(Note::from));
+    notes.extend(super::faults::notes(s).into_iter().map(Note::from));
     notes.extend(attribution_note(s).into_iter().map(Note::from));
     notes.extend(unmatched_note(s).into_iter().map(Note::from));
     lost_and_dead_lettered(s, &mut notes);

@@ -188,6 +188,11 @@ pub struct Summary {
     /// for sim runs and a run whose ingress load published.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publisher: Option<crate::metrics::publisher::PublisherSummary>,
+    /// What each rollout of a `deploy` chaos rule cost: workers told to stop, stopped in their
+    /// grace, killed at its end, the deliveries those kills cut and of their messages the
+    /// duplicates, lost and late; absent for a run without a deploy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deploys: Vec<crate::metrics::deploys::DeployCost>,
 }
 
 impl Summary {
@@ -258,6 +263,7 @@ impl Summary {
             capacity: m.capacity.clone(),
             harness_cpu: m.harness_cpu.clone(),
             publisher: m.publisher.clone(),
+            deploys: m.deploys.clone(),
         }
     }
 }

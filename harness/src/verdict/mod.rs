@@ -373,6 +373,7 @@ mod tests {
         let mut m = analyse(&ack_before_work(), s(300.0));
         let rule = |rule: u32, fired: u64, optional: bool| crate::metrics::RuleFires {
             rule,
+            fault: "kill_worker".into(),
             label: format!("rule {rule}"),
             optional,
             fired,

@@ -46,11 +46,12 @@ pub const FULL_RECORD_UP_TO: u64 = 50;
 /// How a run keeps its history (`ackbench run --record`).
 pub use crate::profile::Record;
 
-/// Whether a sim run of `planned` messages streams its accounting under `record`. A run whose
-/// producer's sends are modelled (`workload.producer`, `broker.fifo`) keeps its full record:
-/// its keys' copies and message groups are read from it.
-pub fn streams(record: Record, planned: u64, sends: bool) -> bool {
-    !sends
+/// Whether a sim run of `planned` messages streams its accounting under `record`. A run that
+/// `needs_full` its record keeps it: one whose producer's sends are modelled (`workload.producer`,
+/// `broker.fifo`: its keys' copies and message groups are read from it), or with a `deploy`
+/// (what each rollout cost is read from its messages).
+pub fn streams(record: Record, planned: u64, needs_full: bool) -> bool {
+    !needs_full
         && match record {
             Record::Full => false,
             Record::Stream => true,

@@ -1,12 +1,13 @@
-//! `chaos`: fault rules. Today one kind, `kill_worker`: a worker dies at a handler point, at an
-//! instant, or periodically, for the deliveries its selectors match.
+//! `chaos`: fault rules, one fault per rule: `kill_worker` (a worker dies at a handler point, at
+//! an instant, or periodically, for the deliveries its selectors match) or `deploy` (a rolling
+//! restart, [`super::deploy`]).
 
 use crate::profile::defaults;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{RawChaosRule, RawKill};
 use crate::profile::scenario::{
-    ChaosRule, ConsumerSpec, KillPoint, KillRule, KillTrigger, WorkloadSpec,
+    ChaosRule, ConsumerSpec, KillPoint, KillRule, KillTrigger, RunSpec, WorkloadSpec,
 };
 
 use super::checks::{
@@ -21,6 +22,7 @@ const BUILT_IN_POINTS: [&str; 3] = ["received", "call_started", "call_answered"]
 
 pub fn resolve(
     raw: Vec<RawChaosRule>,
+    run: &RunSpec,
     workload: &WorkloadSpec,
     consumer: &ConsumerSpec,
     path: &FieldPath,
@@ -30,6 +32,18 @@ pub fn resolve(
         .enumerate()
         .map(|(i, rule)| {
             let at = path.index(i);
+            exactly_one(
+                &at,
+                &[
+                    ("kill_worker", rule.kill_worker.is_some()),
+                    ("deploy", rule.deploy.is_some()),
+                ],
+                "kill_worker: { point: received } or deploy: { at: 10m }",
+            )?;
+            if let Some(deploy) = rule.deploy {
+                let deploy = super::deploy::resolve(deploy, run, consumer, &at.key("deploy"))?;
+                return Ok(ChaosRule::Deploy(deploy));
+            }
             let kill = required(
                 rule.kill_worker,
                 &at.key("kill_worker"),
@@ -177,7 +191,7 @@ mod tests {
     use std::time::Duration;
 
     use crate::profile::scenario::{ChaosRule, KillPoint, KillRule, KillTrigger};
-    use crate::profile::testutil::{error, scenario, with};
+    use crate::profile::testutil::{error, one_chaos_rule, scenario, with};
 
     /// `BASE` with one kill rule (on line 7) written `rule`.
     fn profile(rule: &str) -> String {
@@ -185,11 +199,12 @@ mod tests {
     }
 
     fn rule(text: &str) -> KillRule {
-        let s = scenario(&profile(text));
-        let [ChaosRule::KillWorker(rule)] = s.chaos.as_slice() else {
-            panic!("one rule expected, got {:?}", s.chaos);
-        };
-        rule.clone()
+        kill_of(&profile(text))
+    }
+
+    fn kill_of(text: &str) -> KillRule {
+        let rule = one_chaos_rule(text);
+        rule.as_kill().cloned().expect("a kill_worker")
     }
 
     #[test]
@@ -216,9 +231,7 @@ mod tests {
     fn every_trigger_and_selector_reads() {
         let text = profile("{ point: claimed, delivery: 2, probability: 0.5, keys: [msg-1], worker: 1, from: 1m, to: 2m, times: 3, delay: 1s }")
             .replace("target: ack-after-work", "target: claim-then-send");
-        let [ChaosRule::KillWorker(r)] = scenario(&text).chaos.try_into().unwrap_or_else(|c| {
-            panic!("one rule expected, got {c:?}");
-        });
+        let r = kill_of(&text);
         assert_eq!(
             r.trigger,
             KillTrigger::Point(KillPoint::Checkpoint("claimed".into()))
@@ -258,11 +271,12 @@ mod tests {
     fn a_rule_is_kill_worker() {
         assert_eq!(
             error(&with("chaos:\n  - {}\n")),
-            "p.yaml:7:5: chaos.0.kill_worker: required: the rule, as in kill_worker: { point: received }"
+            "p.yaml:7:5: chaos.0: give one of kill_worker, deploy, as in kill_worker: \
+             { point: received } or deploy: { at: 10m }"
         );
         assert_eq!(
             error(&with("chaos:\n  - kill_provider: {}\n")),
-            "p.yaml:7:5: chaos.0.kill_provider: unknown field `kill_provider`, expected `kill_worker`"
+            "p.yaml:7:5: chaos.0.kill_provider: unknown field `kill_provider`, expected `kill_worker` or `deploy`"
         );
     }
 

@@ -8,6 +8,7 @@ mod chaos;
 pub(super) mod checks;
 mod consumer;
 mod consumer_env;
+mod deploy;
 mod footprint;
 mod ingress;
 mod keys;
@@ -96,9 +97,11 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         ));
     }
     let consumer = consumer::resolve(raw.consumer, &broker, &top.key("consumer"))?;
-    // A sim run streams its accounting (`--record auto`) unless it models the producer's sends.
+    // A sim run streams its accounting (`--record auto`) unless it models the producer's sends
+    // or has a deploy.
     let sim = !matches!(raw.mode, Some(ModeName::Live));
-    let streams = sim && workload.producer.is_none() && broker.fifo.is_none();
+    let deploys = (raw.chaos.iter().flatten()).any(|r| r.deploy.is_some());
+    let streams = sim && workload.producer.is_none() && broker.fifo.is_none() && !deploys;
     footprint::Footprint::of(&run, &workload, &consumer, streams).check(
         &workload,
         &top.key("workload"),
@@ -107,6 +110,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     let provider = provider::resolve(raw.provider.unwrap_or_default(), &top.key("provider"))?;
     let chaos = chaos::resolve(
         raw.chaos.unwrap_or_default(),
+        &run,
         &workload,
         &consumer,
         &top.key("chaos"),

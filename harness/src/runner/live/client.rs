@@ -59,8 +59,20 @@ impl LiveClient {
 impl QueueClient for LiveClient {
     type Receipt = String;
 
+    /// The next message; a worker told to stop (a `deploy`) fetches nothing more and exits,
+    /// at once if it is waiting for one.
     async fn receive(&self) -> Result<Delivery<String>, QueueError> {
-        self.queue.receive().await
+        let (told, wake) = self.shared.state.stop_request(self.worker);
+        if !told {
+            tokio::select! {
+                biased;
+                _ = wake.notified() => {}
+                got = self.queue.receive() => return got,
+            }
+        }
+        self.shared.state.stop_task(self.worker);
+        // The stop aborts this task: nothing follows.
+        std::future::pending().await
     }
 
     async fn ack(&self, receipt: &String) -> Result<(), QueueError> {

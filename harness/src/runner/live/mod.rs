@@ -45,7 +45,7 @@ mod workers;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use crate::chaos::KillSchedule;
+use crate::chaos::Faults;
 use crate::profile::Scenario;
 use crate::provider::http::{HttpProvider, LiveClock};
 use crate::provider::ProviderModel;
@@ -93,7 +93,7 @@ async fn run_live(
         LiveClock::new(s.run.time_scale),
         &kinds::queue_name(s).0,
         s.consumer.workers,
-        KillSchedule::new(&s.chaos, s.seed),
+        Faults::new(&s.chaos, s.seed),
     );
     // With an ingress load, the messages are whatever the system's ingress service publishes.
     let published = s.workload.ingress.as_ref().map(|i| {

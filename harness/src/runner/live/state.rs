@@ -3,6 +3,7 @@
 
 mod holdings;
 mod observe;
+mod stopping;
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
@@ -11,7 +12,7 @@ use nix::unistd::Pid;
 
 use super::published::Published;
 use crate::broker::sqs::SqsHooks;
-use crate::chaos::{KillSchedule, PointHit};
+use crate::chaos::{Faults, PointHit};
 use crate::profile::KillPoint;
 use crate::provider::http::{LiveClock, LiveHooks};
 use crate::record::{
@@ -53,7 +54,16 @@ pub struct WorkerState {
     pub holdings: Holdings,
     /// Set when a kill rule killed the current incarnation (its exit is then no crash).
     pub killed: bool,
+    /// The `deploy` rule that told the current incarnation to stop, if one did (its own exit
+    /// is then no crash but a stop).
+    pub stopping: Option<u32>,
+    /// Wakes a built-in target told to stop while it waits for a message.
+    pub stop_signal: Arc<tokio::sync::Notify>,
 }
+
+/// An incarnation the run ended: how to stop it, and the delivery (seq, receive count) its
+/// handler span was on.
+type Ended = (Option<Handle>, Option<(Seq, u32)>);
 
 /// Shared by the supervisor, the endpoint's hooks and the provider's hooks.
 pub struct LiveState {
@@ -62,7 +72,7 @@ pub struct LiveState {
     /// Keys of published messages, by seq (index seq - 1).
     pub keys: Mutex<Vec<String>>,
     workers: Mutex<Vec<WorkerState>>,
-    kills: Mutex<KillSchedule>,
+    faults: Mutex<Faults>,
     /// Worker and handler events the supervisor records (profile time).
     events: Mutex<Vec<Event>>,
     runtime: tokio::runtime::Handle,
@@ -84,13 +94,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl LiveState {
-    pub fn new(clock: LiveClock, queue: &str, workers: u32, kills: KillSchedule) -> Arc<LiveState> {
+    /// The state of a run with `faults` (a `KillSchedule` alone for a run with kills only).
+    pub fn new(
+        clock: LiveClock,
+        queue: &str,
+        workers: u32,
+        faults: impl Into<Faults>,
+    ) -> Arc<LiveState> {
         Arc::new_cyclic(|me| LiveState {
             clock,
             queue: queue.to_string(),
             keys: Mutex::new(Vec::new()),
             workers: Mutex::new(vec![WorkerState::default(); workers as usize]),
-            kills: Mutex::new(kills),
+            faults: Mutex::new(faults.into()),
             events: Mutex::new(Vec::new()),
             runtime: tokio::runtime::Handle::current(),
             me: me.clone(),
@@ -151,6 +167,8 @@ impl LiveState {
         s.running = Some(handle);
         s.incarnation += 1;
         s.killed = false;
+        s.stopping = None;
+        s.stop_signal = Arc::new(tokio::sync::Notify::new());
         s.handling = None;
         s.holdings.clear();
         s.incarnation
@@ -161,18 +179,22 @@ impl LiveState {
     pub fn exited(&self, w: WorkerId, exit: WorkerExit) -> bool {
         let ours =
             self.stopped_at.get().is_some() && exit == WorkerExit::Signal(Signal::SIGKILL as i32);
-        let (was_killed, handling) = {
+        let (was_killed, stopped, handling) = {
             let mut ws = lock(&self.workers);
             let s = &mut ws[(w - 1) as usize];
             s.running = None;
             s.holdings.clear();
             if s.killed || ours {
-                (true, None)
+                (true, false, None)
             } else {
-                (false, s.handling.take())
+                (false, s.stopping.is_some(), s.handling.take())
             }
         };
         if was_killed {
+            return false;
+        }
+        if stopped {
+            self.stopped(w, handling);
             return false;
         }
         if let Some((seq, delivery)) = handling {
@@ -193,17 +215,17 @@ impl LiveState {
         lock(&self.workers)[(w - 1) as usize].running = None;
     }
 
-    /// Kills the current incarnation of `w` (SIGKILL to its process group) for rule `rule`.
+    /// Kills the current incarnation of `w` (SIGKILL to its process group) for rule `rule`: the
+    /// rule's firing.
     pub fn kill(&self, w: WorkerId, rule: u32) {
-        let (running, handling) = {
-            let mut ws = lock(&self.workers);
-            let s = &mut ws[(w - 1) as usize];
-            if s.killed || s.running.is_none() {
-                return;
-            }
-            s.killed = true;
-            s.holdings.clear();
-            (s.running.clone(), s.handling.take())
+        self.kill_for(w, rule, true);
+    }
+
+    /// Kills the current incarnation of `w` for rule `rule`; `fired`: the kill is the rule's
+    /// firing (a `kill_worker`), not the end of a grace it gave before.
+    fn kill_for(&self, w: WorkerId, rule: u32, fired: bool) {
+        let Some((running, handling)) = self.end_incarnation(w, |s| s.running.is_some()) else {
+            return;
         };
         if let Some((seq, delivery)) = handling {
             self.record(EventKind::HandlerEnded {
@@ -213,10 +235,31 @@ impl LiveState {
                 how: HandlerEnd::Killed,
             });
         }
+        if fired {
+            self.record(EventKind::FaultFired { worker: w, rule });
+        }
         self.record(EventKind::WorkerKilled { worker: w, rule });
         if let Some(handle) = running {
             handle.kill();
         }
+    }
+
+    /// Marks the current incarnation of `w` as ended by the run (a kill, a stop), unless it is
+    /// already or `ends` says otherwise of it: its holdings let go. How to stop it, and the
+    /// delivery its handler span was on.
+    fn end_incarnation(
+        &self,
+        w: WorkerId,
+        ends: impl FnOnce(&WorkerState) -> bool,
+    ) -> Option<Ended> {
+        let mut ws = lock(&self.workers);
+        let s = &mut ws[(w - 1) as usize];
+        if s.killed || !ends(s) {
+            return None;
+        }
+        s.killed = true;
+        s.holdings.clear();
+        Some((s.running.clone(), s.handling.take()))
     }
 
     /// The run stops its workers at `end` (profile time): from now on a worker's death by the
@@ -253,7 +296,7 @@ impl LiveState {
             delivery,
             now: self.clock.now(),
         };
-        let fired = lock(&self.kills).at_point(hit);
+        let fired = lock(&self.faults).kills.at_point(hit);
         match fired {
             None => false,
             Some((rule, 0)) => {
@@ -315,9 +358,9 @@ impl LiveState {
         std::mem::take(&mut lock(&self.unattributed))
     }
 
-    /// Timed kill rules (`at`, `every`): the first instant of each, in profile time.
-    pub fn timed_kills(&self) -> Vec<(Nanos, u32)> {
-        lock(&self.kills).timed()
+    /// Timed rules (kills `at`, `every`; deploys): the first instant of each, in profile time.
+    pub fn timed_faults(&self) -> Vec<(Nanos, crate::chaos::Timed)> {
+        lock(&self.faults).timed()
     }
 
     /// A timed rule's instant came: kill (a busy worker, or the rule's) and say when next.
@@ -335,7 +378,8 @@ impl LiveState {
             (busy, alive)
         };
         let candidates = if busy.is_empty() { alive } else { busy };
-        let (victim, next) = lock(&self.kills).fire_timed(rule, self.clock.now(), &candidates);
+        let now = self.clock.now();
+        let (victim, next) = lock(&self.faults).kills.fire_timed(rule, now, &candidates);
         if let Some(w) = victim {
             self.kill(w, rule);
         }
@@ -415,6 +459,7 @@ impl LiveHooks for Hooks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chaos::KillSchedule;
 
     fn crashes(events: &[Event]) -> Vec<WorkerExit> {
         events

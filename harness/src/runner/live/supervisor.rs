@@ -20,7 +20,7 @@ use super::state::LiveState;
 use super::worker_logs::WorkerLogs;
 use crate::profile::env_value::{EnvValue, MissingVariable};
 use crate::profile::run_variables as vars;
-use crate::record::{EventKind, WorkerExit, WorkerId};
+use crate::record::{WorkerExit, WorkerId};
 
 /// Everything a worker process is told.
 #[derive(Debug, Clone)]
@@ -158,9 +158,7 @@ pub async fn supervise(
         let started = Instant::now();
         let pid = child.id().map_or(0, |p| p as i32);
         state.started(w, super::state::Handle::Process(pid));
-        if !first {
-            state.record(EventKind::WorkerRestarted { worker: w });
-        }
+        state.running(w, !first);
         first = false;
         // The stop first: then the child is not reaped before its group is signalled.
         let status = tokio::select! {
@@ -234,18 +232,17 @@ pub async fn supervise_task(
                 source: std::io::Error::other(e),
             })?;
         let target = target.clone();
-        let task =
-            tokio::spawn(
-                async move { ackbench_targets::worker::run_worker(&target, &client).await },
-            );
+        // The task runs once the state knows this incarnation (a stop it is told is its own).
+        let (go, gate) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = gate.await;
+            ackbench_targets::worker::run_worker(&target, &client).await
+        });
         shared
             .state
             .started(w, super::state::Handle::Task(task.abort_handle()));
-        if !first {
-            shared
-                .state
-                .record(EventKind::WorkerRestarted { worker: w });
-        }
+        let _ = go.send(());
+        shared.state.running(w, !first);
         first = false;
         let started = Instant::now();
         let abort = task.abort_handle();
@@ -261,7 +258,7 @@ pub async fn supervise_task(
             // The target gave up (e.g. a poison message with `on_poison: crash`).
             Ok(_crash) => shared.state.exited(w, WorkerExit::TargetCrashed),
             Err(e) if e.is_panic() => shared.state.exited(w, WorkerExit::Panicked),
-            // Aborted: only a kill rule aborts a running task.
+            // Aborted: only a kill rule or a stop (a `deploy`) aborts a running task.
             Err(_) => {
                 shared.state.ended(w);
                 false

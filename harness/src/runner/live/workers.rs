@@ -14,6 +14,7 @@ use super::state::LiveState;
 use super::supervisor::{self, SpawnError, WorkerEnv};
 use super::worker_logs::WorkerLogs;
 use crate::broker::setup;
+use crate::chaos::Timed;
 use crate::profile::Scenario;
 use crate::provider::http::HttpProvider;
 use crate::runner::RunError;
@@ -125,7 +126,7 @@ pub fn start(
             }
         }
     }
-    start_timed_kills(state, &stop_rx);
+    start_timed_faults(state, &stop_rx);
     Ok(Workers {
         supervisors,
         stop,
@@ -133,16 +134,20 @@ pub fn start(
     })
 }
 
-/// Timed kill rules (`at`, `every`): each sleeps to its next instant, kills, and sleeps again.
-fn start_timed_kills(state: &Arc<LiveState>, stop: &watch::Receiver<bool>) {
-    for (at, rule) in state.timed_kills() {
+/// Timed rules (kills `at`, `every`; deploys): each sleeps to its next instant, fires (a kill,
+/// a rollout), and sleeps again.
+fn start_timed_faults(state: &Arc<LiveState>, stop: &watch::Receiver<bool>) {
+    for (at, timed) in state.timed_faults() {
         let (state, mut stop) = (state.clone(), stop.clone());
         tokio::spawn(async move {
             let mut next = Some(at);
             while let Some(at) = next {
                 let due = state.clock.wall(at.saturating_sub(state.clock.now()));
                 tokio::select! {
-                    _ = tokio::time::sleep(due) => next = state.fire_timed(rule),
+                    _ = tokio::time::sleep(due) => next = match timed {
+                        Timed::Kill(rule) => state.fire_timed(rule),
+                        Timed::Deploy(rule) => state.rollout(rule),
+                    },
                     _ = stop.changed() => return,
                 }
             }

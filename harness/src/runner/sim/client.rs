@@ -14,7 +14,7 @@ use ackbench_targets::{
 };
 use rand::RngExt;
 
-use super::world::{Handling, OpId, OpResult, TimerKind, World, CLASS_HANDLER};
+use super::world::{Doom, Handling, OpId, OpResult, TimerKind, World, CLASS_HANDLER};
 use crate::broker::Receipt;
 use crate::profile::KillPoint;
 use crate::provider::ledger::CallStart;
@@ -83,7 +83,12 @@ impl QueueClient for SimClient {
             // Results of operations the last handler abandoned (a heartbeat's sleep outlived by
             // its call) are never awaited: drop them.
             slot.results.clear();
-            w.waiting.insert((self.worker - 1) as usize, op);
+            if slot.stopping {
+                // Told to stop: it fetches nothing more and exits (the operation never ends).
+                slot.doom = Some(Doom::Stopped);
+            } else {
+                w.waiting.insert((self.worker - 1) as usize, op);
+            }
             op
         };
         let OpResult::Delivery(h) = self.wait(op).await else {
@@ -232,7 +237,7 @@ impl Runtime for SimClient {
             let mut w = self.world.borrow_mut();
             let handling: Option<Handling> = w.slot(self.worker).handling;
             match handling {
-                Some(h) if !w.kills.is_empty() => {
+                Some(h) if !w.faults.kills.is_empty() => {
                     let point = KillPoint::Checkpoint(name.to_string());
                     w.kill_point(self.worker, &point, Some(h.seq), h.delivery)
                 }

@@ -11,7 +11,7 @@ use super::client::SimClient;
 use super::consumer::{Consumer, Task};
 use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR};
 use crate::broker::setup;
-use crate::chaos::KillSchedule;
+use crate::chaos::{Faults, Timed};
 use crate::profile::{KillPoint, Scenario};
 use crate::provider::{EffectLedger, ProviderModel};
 use crate::record::{
@@ -66,9 +66,11 @@ pub(crate) fn run_consumer(
 ) -> Result<(), RunError> {
     let b = &scenario.broker;
     let plan = workload::plan(scenario);
+    // A deploy's costs are read from the whole record.
+    let deploys = scenario.chaos.iter().any(|r| r.as_deploy().is_some());
     let folds = sink.start(RunStart {
         planned: plan.len() as u64,
-        foldable: plan.sends.is_none(),
+        foldable: plan.sends.is_none() && !deploys,
     });
     let ledger = match folds {
         true => EffectLedger::streaming(scenario.provider.effect_at),
@@ -78,7 +80,7 @@ pub(crate) fn run_consumer(
         setup::model(b),
         ProviderModel::new(&scenario.provider, scenario.seed),
         ledger,
-        KillSchedule::new(&scenario.chaos, scenario.seed),
+        Faults::new(&scenario.chaos, scenario.seed),
         plan,
         scenario.consumer.workers,
         seed::stream(scenario.seed, "target"),
@@ -159,9 +161,12 @@ impl Executor {
     ) -> (u64, Option<String>) {
         {
             let mut w = self.world.borrow_mut();
-            let kills = w.kills.timed();
-            for (at, rule) in kills {
-                w.schedule(at, CLASS_SUPERVISOR, TimerKind::TimedKill { rule });
+            for (at, timed) in w.faults.timed() {
+                let timer = match timed {
+                    Timed::Kill(rule) => TimerKind::TimedKill { rule },
+                    Timed::Deploy(rule) => TimerKind::Rollout { rule },
+                };
+                w.schedule(at, CLASS_SUPERVISOR, timer);
             }
             if let Some(at) = self.redrive_at {
                 w.redrive_pending = true;
@@ -324,13 +329,31 @@ impl Executor {
                     w.workers.iter().filter(|s| s.alive).map(|s| s.id).collect();
                 let now = w.now;
                 let candidates = if busy.is_empty() { alive } else { busy };
-                let (victim, next) = w.kills.fire_timed(rule, now, &candidates);
+                let (victim, next) = w.faults.kills.fire_timed(rule, now, &candidates);
                 if let Some(next) = next {
                     w.schedule(next, CLASS_SUPERVISOR, TimerKind::TimedKill { rule });
                 }
                 let Some(victim) = victim else { return };
-                w.slot(victim).doom = Some(Doom::Killed { rule });
+                w.doom(victim, rule);
                 victim
+            }
+            TimerKind::Rollout { rule } => {
+                let told = w.rollout(rule);
+                drop(w);
+                for id in told {
+                    self.poll(id);
+                }
+                return;
+            }
+            TimerKind::GraceEnd {
+                worker,
+                incarnation,
+                rule,
+            } => {
+                if !w.grace_ended(worker, incarnation, rule) {
+                    return;
+                }
+                worker
             }
             TimerKind::DelayedKill {
                 worker,
@@ -340,7 +363,7 @@ impl Executor {
                 if !current(&mut w, worker, incarnation) {
                     return;
                 }
-                w.slot(worker).doom = Some(Doom::Killed { rule });
+                w.doom(worker, rule);
                 worker
             }
             TimerKind::Wake {
@@ -410,7 +433,7 @@ impl Executor {
     }
 
     fn restart(&mut self, id: WorkerId) {
-        {
+        let told = {
             let mut w = self.world.borrow_mut();
             let now = w.now;
             let s = w.slot(id);
@@ -423,8 +446,12 @@ impl Executor {
                 at: now,
                 kind: EventKind::WorkerRestarted { worker: id },
             });
-        }
+            w.replaced(id)
+        };
         self.start(id);
+        for next in told {
+            self.poll(next);
+        }
     }
 
     /// Polls worker `id` until it waits; buries it if it crashed or a kill doomed it.
@@ -448,8 +475,8 @@ impl Executor {
                     },
                 );
             }
-            Poll::Pending => {
-                if let Some(Doom::Killed { rule }) = w.slot(id).doom {
+            Poll::Pending => match w.slot(id).doom {
+                Some(Doom::Killed { rule }) => {
                     self.tasks[i] = None;
                     w.bury(
                         id,
@@ -457,7 +484,13 @@ impl Executor {
                         EventKind::WorkerKilled { worker: id, rule },
                     );
                 }
-            }
+                Some(Doom::Stopped) => {
+                    self.tasks[i] = None;
+                    let stopped = EventKind::WorkerStopped { worker: id };
+                    w.bury(id, HandlerEnd::Finished, stopped);
+                }
+                None => {}
+            },
         }
     }
 }

@@ -6,7 +6,8 @@
 //!
 //! 1. publishes due now; then the broker's timers (lease expiries and DLQ moves, consumer
 //!    timeouts, entries becoming claimable: [`crate::broker::BrokerModel::advance`]);
-//! 2. timers due now in (class, order of creation): worker restarts and timed kills, then handler
+//! 2. timers due now in (class, order of creation): worker restarts, timed kills and rollouts
+//!    (a worker told to stop exits at its next receive, [`stopping`]), then handler
 //!    steps (provider answers, sleeps ending, delayed kills). Each wakes one worker, which runs
 //!    until it waits again; steps that do no I/O (acks, visibility changes, store access) take no
 //!    virtual time;
@@ -24,6 +25,7 @@ pub(crate) mod accounting;
 mod client;
 mod consumer;
 mod executor;
+mod stopping;
 mod timers;
 mod waiting;
 mod world;
@@ -39,6 +41,8 @@ mod proptests;
 mod proptests_stream;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_deploy;
 #[cfg(test)]
 mod tests_groups;
 #[cfg(test)]

@@ -26,6 +26,16 @@ pub(super) enum TimerKind {
     TimedKill {
         rule: u32,
     },
+    /// A `deploy` rule's rollout instant.
+    Rollout {
+        rule: u32,
+    },
+    /// The grace of a worker told to stop ends: still there, it is killed.
+    GraceEnd {
+        worker: WorkerId,
+        incarnation: u32,
+        rule: u32,
+    },
     Redrive,
     Wake {
         worker: WorkerId,

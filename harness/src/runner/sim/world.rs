@@ -10,7 +10,7 @@ use super::timers::Timers;
 pub(super) use super::timers::{TimerKind, CLASS_HANDLER, CLASS_SUPERVISOR};
 use super::waiting::Waiting;
 use crate::broker::{BrokerModel, Handout};
-use crate::chaos::{KillSchedule, PointHit};
+use crate::chaos::{Faults, PointHit};
 use crate::profile::KillPoint;
 use crate::provider::{CallId, EffectLedger, ProviderModel};
 use crate::record::{
@@ -40,7 +40,11 @@ pub(super) struct Handling {
 /// Why a worker must die once its current poll returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Doom {
-    Killed { rule: u32 },
+    Killed {
+        rule: u32,
+    },
+    /// Told to stop, it asked for its next message: it exits.
+    Stopped,
 }
 
 #[derive(Debug)]
@@ -54,6 +58,8 @@ pub(super) struct WorkerSlot {
     pub results: Vec<(OpId, OpResult)>,
     pub open_calls: Vec<CallId>,
     pub doom: Option<Doom>,
+    /// Told to stop (a `deploy`): it takes no more messages, and exits at its next receive.
+    pub stopping: bool,
 }
 
 /// Everything a sim run mutates.
@@ -64,7 +70,7 @@ pub(super) struct World {
     pub broker: BrokerModel,
     pub provider: ProviderModel,
     pub ledger: EffectLedger,
-    pub kills: KillSchedule,
+    pub faults: Faults,
     pub plan: Plan,
     /// Next send of the plan to make.
     pub publish_cursor: SendCursor,
@@ -101,7 +107,7 @@ impl World {
         broker: BrokerModel,
         provider: ProviderModel,
         ledger: EffectLedger,
-        kills: KillSchedule,
+        faults: Faults,
         plan: Plan,
         workers: u32,
         target_rng: ChaCha8Rng,
@@ -120,7 +126,7 @@ impl World {
             broker,
             provider,
             ledger,
-            kills,
+            faults,
             plan,
             publish_cursor,
             messages: Vec::with_capacity(n),
@@ -140,6 +146,7 @@ impl World {
                     results: Vec::new(),
                     open_calls: Vec::new(),
                     doom: None,
+                    stopping: false,
                 })
                 .collect(),
             target_rng,
@@ -358,7 +365,7 @@ impl World {
         seq: Option<Seq>,
         delivery: u32,
     ) -> bool {
-        if self.kills.is_empty() {
+        if self.faults.kills.is_empty() {
             return false;
         }
         let key = seq.map_or(String::new(), |s| self.key_of(s).into_owned());
@@ -369,9 +376,9 @@ impl World {
             delivery,
             now: self.now,
         };
-        match self.kills.at_point(hit) {
+        match self.faults.kills.at_point(hit) {
             Some((rule, 0)) => {
-                self.slot(w).doom = Some(Doom::Killed { rule });
+                self.doom(w, rule);
                 true
             }
             Some((rule, delay)) => {
@@ -390,6 +397,16 @@ impl World {
             }
             None => false,
         }
+    }
+
+    /// Rule `rule` kills worker `w` when its current poll returns: the firing is recorded now.
+    pub fn doom(&mut self, w: WorkerId, rule: u32) {
+        let at = self.now;
+        self.events.push(Event {
+            at,
+            kind: EventKind::FaultFired { worker: w, rule },
+        });
+        self.slot(w).doom = Some(Doom::Killed { rule });
     }
 
     /// The worker dies (killed or crashed): its handler span ends, its open calls are abandoned,
@@ -411,6 +428,7 @@ impl World {
         let s = self.slot(w);
         s.results.clear();
         s.doom = None;
+        s.stopping = false;
         let restart = self.now + self.restart_after;
         self.schedule(restart, CLASS_SUPERVISOR, TimerKind::Restart { worker: w });
     }

@@ -1,0 +1,101 @@
+//! The notes of faults other than `kill_worker` (whose kills the counts already say): how often
+//! each such rule fired, and what each rollout of a `deploy` cost. A run with kill rules only
+//! gets none of these lines, so its reports read as they always did.
+
+use super::summary::Summary;
+use super::words::plural;
+
+/// One line per rule of another fault that fired, then one per rollout.
+pub(crate) fn notes(s: &Summary) -> Vec<String> {
+    let rules = s
+        .chaos_rules
+        .iter()
+        .filter(|r| r.is_other_fault() && r.fired > 0)
+        .map(|r| {
+            format!(
+                "CHAOS: rule {} ({}) fired {} {}.",
+                r.rule,
+                r.label,
+                r.fired,
+                plural(r.fired, "time", "times")
+            )
+        });
+    let deploys = s.deploys.iter().map(|d| {
+        format!(
+            "DEPLOY: rollout {} of rule {} (from {:.3} s) told {} {} to stop: {} stopped within \
+             the grace, {} killed at its end, cutting {} {}; of {}: {} with a duplicate effect, \
+             {} lost, {} late.",
+            d.deploy,
+            d.rule,
+            d.started_s,
+            d.told,
+            plural(d.told, "worker", "workers"),
+            d.stopped,
+            d.killed,
+            d.interrupted,
+            plural(d.interrupted, "delivery", "deliveries"),
+            plural(d.interrupted, "its message", "their messages"),
+            d.duplicates,
+            d.lost,
+            d.late,
+        )
+    });
+    rules.chain(deploys).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::deploys::DeployCost;
+    use crate::metrics::testkit::ack_before_work;
+    use crate::metrics::RuleFires;
+    use crate::profile::Budgets;
+    use crate::report::summary::{summarise, RunInfo};
+
+    fn summary_of_kills() -> Summary {
+        let info = RunInfo {
+            profile: "deploy".into(),
+            mode: "sim".into(),
+            seed: 1,
+            wall_s: 0.25,
+        };
+        summarise(&info, &ack_before_work(), &Budgets::default())
+    }
+
+    #[test]
+    fn only_other_faults_get_lines_one_per_rule_and_one_per_rollout() {
+        let mut s = summary_of_kills();
+        let rule = |rule, fault: &str, fired| RuleFires {
+            rule,
+            fault: fault.into(),
+            label: format!("{fault} rule"),
+            optional: false,
+            fired,
+        };
+        s.chaos_rules = vec![rule(0, "kill_worker", 2)];
+        assert!(notes(&s).is_empty(), "kills are the counts' to say");
+        s.chaos_rules.push(rule(1, "deploy", 3));
+        s.deploys = vec![DeployCost {
+            rule: 1,
+            deploy: 1,
+            started_s: 300.0,
+            told: 3,
+            stopped: 2,
+            killed: 1,
+            interrupted: 1,
+            duplicates: 1,
+            lost: 0,
+            late: 0,
+        }];
+        assert_eq!(
+            notes(&s),
+            vec![
+                "CHAOS: rule 1 (deploy rule) fired 3 times.".to_string(),
+                "DEPLOY: rollout 1 of rule 1 (from 300.000 s) told 3 workers to stop: 2 stopped \
+                 within the grace, 1 killed at its end, cutting 1 delivery; of its message: 1 \
+                 with a duplicate effect, 0 lost, 0 late."
+                    .to_string(),
+            ]
+        );
+    }
+}
