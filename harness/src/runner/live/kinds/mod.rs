@@ -15,6 +15,10 @@
 
 mod embedded_sqs;
 mod external_sqs;
+/// The Kafka proxy's readers, checked on built frames; no live broker is opened for
+/// `broker.kind: kafka` by this build.
+#[cfg(test)]
+mod kafka;
 mod nats;
 mod rabbitmq;
 mod redis_streams;
