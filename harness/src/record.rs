@@ -239,6 +239,10 @@ pub enum AckOutcome {
     /// Stale receipt for a message already deleted or dead-lettered: nothing to do
     /// (`reject` refuses it, the others report success).
     StaleGone,
+    /// Kafka: a commit the broker accepted that changes nothing, its partition's committed
+    /// offset being past the record already (an auto-commit of the offsets a poll stored ran
+    /// ahead of the consumer's own commit). Not stale: the consumer's membership was current.
+    Covered,
 }
 
 impl RunRecord {
@@ -257,7 +261,7 @@ impl RunRecord {
 
 impl AckOutcome {
     pub fn is_stale(self) -> bool {
-        !matches!(self, AckOutcome::Deleted)
+        !matches!(self, AckOutcome::Deleted | AckOutcome::Covered)
     }
 }
 
@@ -311,11 +315,44 @@ pub enum EventKind {
     /// The broker discarded the message at its delivery limit, having nowhere to dead-letter it
     /// (RabbitMQ without a dead-letter exchange).
     Dropped { seq: Seq, delivery: u32 },
+    /// Kafka: the group coordinator finished a rebalance: generation `generation` has
+    /// `members` members, `moved` partitions changed owner.
+    Rebalanced {
+        generation: u32,
+        members: u32,
+        moved: u32,
+        why: RebalanceWhy,
+    },
+    /// Kafka: the coordinator refused `worker`'s commit of the record (its member was removed
+    /// from the group, or rejoined as another: CommitFailedException, UNKNOWN_MEMBER_ID,
+    /// ILLEGAL_GENERATION). Logged after the ack it refused (a stale ack).
+    CommitFenced { seq: Seq, worker: WorkerId },
+}
+
+/// What started a Kafka rebalance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RebalanceWhy {
+    /// A consumer joined the group (its first poll, or its poll after it was removed).
+    Join,
+    /// A member went longer than `max.poll.interval.ms` without polling and left the group.
+    MaxPollInterval,
+    /// A member stopped heartbeating (it died) and its session timed out.
+    SessionTimeout,
+}
+
+impl RebalanceWhy {
+    pub fn words(self) -> &'static str {
+        match self {
+            RebalanceWhy::Join => "a member joined",
+            RebalanceWhy::MaxPollInterval => "max.poll.interval.ms exceeded",
+            RebalanceWhy::SessionTimeout => "session.timeout.ms expired",
+        }
+    }
 }
 
 impl EventKind {
     /// The message the event is about; `None` for a worker's own events (kills, crashes,
-    /// restarts).
+    /// restarts) and a Kafka group's (rebalances, fenced commits).
     #[inline(always)]
     pub fn seq(&self) -> Option<Seq> {
         match *self {
@@ -331,7 +368,10 @@ impl EventKind {
             | EventKind::Dropped { seq, .. } => Some(seq),
             EventKind::WorkerKilled { .. }
             | EventKind::WorkerCrashed { .. }
-            | EventKind::WorkerRestarted { .. } => None,
+            | EventKind::WorkerRestarted { .. }
+            // The group's events: the refused ack before a fence names its message.
+            | EventKind::Rebalanced { .. }
+            | EventKind::CommitFenced { .. } => None,
         }
     }
 }

@@ -20,6 +20,7 @@
 
 pub mod dedup;
 pub mod groups;
+pub mod kafka;
 mod leases;
 mod messages;
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //! Every operation takes `now` and appends what happened to the run's event log; no model reads
 //! a clock. [`BrokerModel::next_due`] tells the executor when to call [`BrokerModel::advance`].
 
+use super::kafka::Kafka;
 use super::messages::MessageTable;
 use super::nats::Nats;
 use super::queue::{AckRefused, Broker, Handout, Receipt, VisibilityError};
@@ -29,6 +30,8 @@ pub enum BrokerModel {
     Nats(Nats),
     /// Redis Streams: one consumer group; idle pending entries are taken by XAUTOCLAIM.
     RedisStreams(RedisStreams),
+    /// Kafka: one consumer group on a partitioned topic; commits of offsets, rebalances.
+    Kafka(Kafka),
 }
 
 macro_rules! each {
@@ -38,6 +41,7 @@ macro_rules! each {
             BrokerModel::RabbitMq($b) => $e,
             BrokerModel::Nats($b) => $e,
             BrokerModel::RedisStreams($b) => $e,
+            BrokerModel::Kafka($b) => $e,
         }
     };
 }
@@ -51,6 +55,7 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.publish(now, log),
             BrokerModel::Nats(b) => b.publish(now, log),
             BrokerModel::RedisStreams(b) => b.publish(now, log),
+            BrokerModel::Kafka(b) => b.publish(now, log),
         }
     }
 
@@ -92,6 +97,7 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.can_hand_out(),
             BrokerModel::Nats(b) => b.can_hand_out(),
             BrokerModel::RedisStreams(b) => b.can_hand_out(),
+            BrokerModel::Kafka(b) => b.can_hand_out(),
         }
     }
 
@@ -137,6 +143,8 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.release(now, receipt, worker, delay, log),
             BrokerModel::Nats(b) => b.nak(now, receipt, worker, delay, log),
             BrokerModel::RedisStreams(b) => b.release(now, receipt, worker, delay, log),
+            // A seek back to the record: no delay of its own.
+            BrokerModel::Kafka(b) => b.release(now, receipt, worker, log),
         }
     }
 
@@ -158,16 +166,34 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.extend(receipt, worker),
             BrokerModel::Nats(b) => b.in_progress(now, receipt, worker, log),
             BrokerModel::RedisStreams(b) => b.touch(now, receipt, worker, log),
+            BrokerModel::Kafka(b) => b.extend(receipt, worker),
         }
     }
 
     /// A consumer died (its process, and so its connection, is gone). RabbitMQ requeues its
-    /// unacked deliveries at this instant; the other kinds do nothing (SQS and NATS wait for
-    /// their timers, Redis for a claim).
+    /// unacked deliveries at this instant; Kafka's member stops heartbeating (removed after its
+    /// session timeout); the other kinds do nothing (SQS and NATS wait for their timers, Redis
+    /// for a claim).
     #[inline]
     pub fn consumer_died(&mut self, now: Nanos, worker: WorkerId, log: &mut Vec<Event>) {
-        if let BrokerModel::RabbitMq(b) = self {
-            b.connection_closed(now, worker, log);
+        match self {
+            BrokerModel::RabbitMq(b) => b.connection_closed(now, worker, log),
+            BrokerModel::Kafka(b) => b.consumer_died(now, worker),
+            BrokerModel::Sqs(_) | BrokerModel::Nats(_) | BrokerModel::RedisStreams(_) => {}
+        }
+    }
+
+    /// True once after a round of hand-outs in which the broker changed so that a consumer
+    /// already told "nothing" may get a message now (a Kafka rebalance completed inside a
+    /// receive): the executor offers the waiting consumers another round.
+    #[inline]
+    pub fn take_repoll(&mut self) -> bool {
+        match self {
+            BrokerModel::Kafka(b) => b.take_repoll(),
+            BrokerModel::Sqs(_)
+            | BrokerModel::RabbitMq(_)
+            | BrokerModel::Nats(_)
+            | BrokerModel::RedisStreams(_) => false,
         }
     }
 
@@ -198,6 +224,7 @@ impl BrokerModel {
             BrokerModel::RabbitMq(b) => b.state(seq),
             BrokerModel::Nats(b) => b.state(seq),
             BrokerModel::RedisStreams(b) => b.state(seq),
+            BrokerModel::Kafka(b) => b.state(seq),
         }
     }
 

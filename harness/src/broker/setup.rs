@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use ackbench_targets::{BuiltinTarget, TargetOptions};
 
+use super::kafka::{Assignment, Kafka, KafkaConfig};
 use super::model::BrokerModel;
 use super::nats::{Nats, NatsConfig};
 use super::queue::{Broker, BrokerConfig};
 use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
 use super::redis_streams::{RedisStreams, RedisStreamsConfig};
-use crate::profile::{BrokerKind, BrokerSpec, RabbitQueueType, Scenario};
+use crate::profile::{BrokerKind, BrokerSpec, KafkaAssignment, RabbitQueueType, Scenario};
 use crate::record::nanos;
 
 /// The SQS broker's configuration, its durations converted by `time` (profile time to the
@@ -66,6 +67,28 @@ pub fn model(spec: &BrokerSpec) -> BrokerModel {
                 max_deliveries: spec.max_deliveries,
             }))
         }
+        BrokerKind::Kafka(k) => {
+            BrokerModel::Kafka(Kafka::forgetting_settled(kafka_config(spec.lease, k)))
+        }
+    }
+}
+
+/// The Kafka model's configuration: `max_poll_interval` is the spec's lease.
+fn kafka_config(max_poll_interval: Duration, k: &crate::profile::KafkaSpec) -> KafkaConfig {
+    KafkaConfig {
+        partitions: k.partitions,
+        max_poll_interval: nanos(max_poll_interval),
+        session_timeout: nanos(k.session_timeout),
+        heartbeat_interval: nanos(k.heartbeat_interval),
+        max_poll_records: k.max_poll_records,
+        auto_commit: k.enable_auto_commit.then(|| nanos(k.auto_commit_interval)),
+        assignment: match k.assignment {
+            KafkaAssignment::Range => Assignment::Range,
+            KafkaAssignment::CooperativeSticky => Assignment::CooperativeSticky,
+        },
+        static_membership: k.static_membership,
+        // The broker's group.initial.rebalance.delay.ms default.
+        initial_rebalance_delay: nanos(Duration::from_secs(3)),
     }
 }
 

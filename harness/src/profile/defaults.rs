@@ -21,6 +21,16 @@ pub const NATS_ACK_WAIT: Duration = Duration::from_secs(30);
 pub const NATS_MAX_ACK_PENDING: u32 = 1000;
 /// `broker.min_idle` (redis-streams): how long an entry is idle before it may be claimed.
 pub const REDIS_MIN_IDLE: Duration = Duration::from_secs(30);
+/// `broker.max_poll_interval` (kafka): `max.poll.interval.ms`, 5 minutes.
+pub const KAFKA_MAX_POLL_INTERVAL: Duration = Duration::from_secs(5 * 60);
+/// `broker.session_timeout` (kafka): `session.timeout.ms`, 45 s since Kafka 3.0.
+pub const KAFKA_SESSION_TIMEOUT: Duration = Duration::from_secs(45);
+/// `broker.heartbeat_interval` (kafka): `heartbeat.interval.ms`, 3 s.
+pub const KAFKA_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(3);
+/// `broker.max_poll_records` (kafka): `max.poll.records`, 500.
+pub const KAFKA_MAX_POLL_RECORDS: u32 = 500;
+/// `broker.auto_commit_interval` (kafka): `auto.commit.interval.ms`, 5 s.
+pub const KAFKA_AUTO_COMMIT_INTERVAL: Duration = Duration::from_secs(5);
 /// `broker.dedup_window` (sqs, `fifo: true`): SQS FIFO's deduplication interval, 5 minutes.
 pub const DEDUP_WINDOW: Duration = Duration::from_secs(5 * 60);
 pub const WORKERS: u32 = 1;
@@ -53,3 +63,4 @@ pub const NAME: &str = "profile";
 pub const RABBITMQ_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 pub const NATS_URL: &str = "nats://127.0.0.1:4222";
 pub const REDIS_URL: &str = "redis://127.0.0.1:6379";
+pub const KAFKA_URL: &str = "127.0.0.1:9092";

@@ -65,7 +65,9 @@ pub struct RawRun {
                  max_receives, stale_ack, fifo, dedup_window; rabbitmq: queue_type, consumer_timeout, \
                  timeout_check_every, delivery_limit, prefetch, dead_letter; nats: ack_wait, \
                  max_deliver, backoff, max_ack_pending; redis-streams: min_idle, claim_every, \
-                 max_deliveries; any kind: observe, queue, reuse; rabbitmq: arguments"
+                 max_deliveries; kafka: partitions, max_poll_interval, session_timeout, \
+                 heartbeat_interval, max_poll_records, enable_auto_commit, auto_commit_interval, \
+                 assignment, static_membership; any kind: observe, queue, reuse; rabbitmq: arguments"
 )]
 pub struct RawBroker {
     pub kind: Option<BrokerKindName>,
@@ -96,6 +98,16 @@ pub struct RawBroker {
     pub min_idle: Option<DurationText>,
     pub claim_every: Option<DurationText>,
     pub max_deliveries: Option<u32>,
+    // kafka
+    pub partitions: Option<u32>,
+    pub max_poll_interval: Option<DurationText>,
+    pub session_timeout: Option<DurationText>,
+    pub heartbeat_interval: Option<DurationText>,
+    pub max_poll_records: Option<u32>,
+    pub enable_auto_commit: Option<bool>,
+    pub auto_commit_interval: Option<DurationText>,
+    pub assignment: Option<KafkaAssignmentName>,
+    pub static_membership: Option<bool>,
     // every kind, live mode on a real broker
     pub observe: Option<ObserveName>,
     /// The run's queue (stream) by a fixed name, as the consumer's framework names it.
@@ -168,7 +180,7 @@ impl<'de> Deserialize<'de> for BrokerKindName {
 impl RawBroker {
     /// Each key that belongs to some kinds (a kind's [`KindDescriptor::keys`]), and whether the
     /// profile sets it.
-    pub fn keys_set(&self) -> [(&'static str, bool); 21] {
+    pub fn keys_set(&self) -> [(&'static str, bool); 30] {
         [
             ("url", self.url.is_some()),
             ("endpoint", self.endpoint.is_some()),
@@ -191,8 +203,25 @@ impl RawBroker {
             ("min_idle", self.min_idle.is_some()),
             ("claim_every", self.claim_every.is_some()),
             ("max_deliveries", self.max_deliveries.is_some()),
+            ("partitions", self.partitions.is_some()),
+            ("max_poll_interval", self.max_poll_interval.is_some()),
+            ("session_timeout", self.session_timeout.is_some()),
+            ("heartbeat_interval", self.heartbeat_interval.is_some()),
+            ("max_poll_records", self.max_poll_records.is_some()),
+            ("enable_auto_commit", self.enable_auto_commit.is_some()),
+            ("auto_commit_interval", self.auto_commit_interval.is_some()),
+            ("assignment", self.assignment.is_some()),
+            ("static_membership", self.static_membership.is_some()),
         ]
     }
+}
+
+/// `broker.assignment` (kafka): the consumer's `partition.assignment.strategy`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KafkaAssignmentName {
+    Range,
+    CooperativeSticky,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -134,6 +134,7 @@ pub enum BrokerKind {
     RabbitMq(RabbitMqSpec),
     Nats(NatsSpec),
     RedisStreams(RedisStreamsSpec),
+    Kafka(KafkaSpec),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,6 +170,27 @@ pub struct RedisStreamsSpec {
     pub claim_every: Duration,
 }
 
+/// `broker.kind: kafka`: a consumer group. `BrokerSpec::lease` is `max_poll_interval`;
+/// `BrokerSpec::max_deliveries` is 0 (Kafka has no delivery limit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KafkaSpec {
+    pub partitions: u32,
+    pub session_timeout: Duration,
+    pub heartbeat_interval: Duration,
+    pub max_poll_records: u32,
+    pub enable_auto_commit: bool,
+    pub auto_commit_interval: Duration,
+    pub assignment: KafkaAssignment,
+    pub static_membership: bool,
+}
+
+/// The consumer's `partition.assignment.strategy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KafkaAssignment {
+    Range,
+    CooperativeSticky,
+}
+
 impl BrokerKind {
     /// What the profile, the reports and sizing know of the kind: its names, keys, words and
     /// capabilities.
@@ -179,6 +201,7 @@ impl BrokerKind {
             BrokerKind::RabbitMq(_) => &kinds::rabbitmq::KIND,
             BrokerKind::Nats(_) => &kinds::nats::KIND,
             BrokerKind::RedisStreams(_) => &kinds::redis_streams::KIND,
+            BrokerKind::Kafka(_) => &kinds::kafka::KIND,
         }
     }
 
@@ -212,14 +235,14 @@ impl BrokerSpec {
     pub fn limit_key(&self) -> Option<&'static str> {
         match &self.kind {
             BrokerKind::RabbitMq(r) if r.queue_type == RabbitQueueType::Classic => None,
-            kind => Some(kind.descriptor().limit.key),
+            kind => kind.descriptor().limit.as_ref().map(|l| l.key),
         }
     }
 
     /// The value of the kind's delivery-limit key that allows `max_deliveries` deliveries (0 =
     /// none): RabbitMQ counts returns, so its limit is one less.
     pub fn limit_value(&self, max_deliveries: u32) -> u32 {
-        self.kind.descriptor().limit.value(max_deliveries)
+        self.kind.descriptor().limit_value(max_deliveries)
     }
 }
 

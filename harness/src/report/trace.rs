@@ -160,12 +160,17 @@ fn event_line(kind: &EventKind, seq: Seq) -> Option<(u8, String)> {
                     "LATE: deleted (its lease had ended, nobody received it since)"
                 }
                 AckOutcome::StaleGone => "STALE: message already gone",
+                AckOutcome::Covered => "committed already (the offset was past it)",
             };
             (
                 7,
                 format!("ack               worker {worker}, delivery {delivery}: {what}"),
             )
         }
+        EventKind::CommitFenced { seq: s, worker } if s == seq => (
+            7,
+            format!("COMMIT FENCED     worker {worker}: its member left the group"),
+        ),
         EventKind::Rejected { seq: s, worker } if s == seq => (
             7,
             format!("rejected          worker {worker}: acked without processing (poison)"),

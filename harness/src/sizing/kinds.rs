@@ -6,6 +6,9 @@
 //! | lease | `visibility_timeout` | (none: `consumer_timeout` keeps its default) | `ack_wait` | `min_idle` |
 //! | deliveries allowed, N (0 = no limit) | `max_receives: N` | `delivery_limit: N - 1` (0 stays 0) | `max_deliver: N` | `max_deliveries: N` |
 //!
+//! Kafka (`kafka`) takes neither: its `max_poll_interval` is a guard between polls, and it has
+//! no delivery limit.
+//!
 //! RabbitMQ has no lease: its consumer timeout is a guard against stuck consumers, counted in
 //! minutes, so a 30 s lease does not become a 30 s consumer timeout. Every other key of the
 //! profile's kind (`stale_ack`, `backoff`, `queue_type`, ...) is left out: the new kind gets its
@@ -29,18 +32,21 @@ pub fn carried_over(base: &BrokerSpec, kind: &str) -> Vec<String> {
         .flat_map(|k| k.keys.iter())
         .map(|k| format!("broker.{k}=null"))
         .collect();
-    if kind.lease.role == LeaseRole::Lease {
-        sets.push(format!(
+    match kind.lease.role {
+        LeaseRole::Lease => sets.push(format!(
             "broker.{}={}",
             kind.lease.key,
             format_duration(base.lease)
+        )),
+        LeaseRole::StuckConsumerGuard | LeaseRole::PollInterval => {}
+    }
+    if let Some(limit) = &kind.limit {
+        sets.push(format!(
+            "broker.{}={}",
+            limit.key,
+            limit.value(base.max_deliveries)
         ));
     }
-    sets.push(format!(
-        "broker.{}={}",
-        kind.limit.key,
-        kind.limit.value(base.max_deliveries)
-    ));
     sets
 }
 

@@ -95,7 +95,7 @@ fn recommendation(o: &mut String, p: &Plan) {
     }
     // In the kind's own terms: RabbitMQ's delivery_limit counts returns, one fewer than
     // deliveries.
-    let limit = |n: u32| c.kind.limit.value(n);
+    let limit = |n: u32| c.kind.limit_value(n);
     let _ = writeln!(
         o,
         "| delivery limit | {} | **{}** |",

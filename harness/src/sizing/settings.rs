@@ -82,7 +82,7 @@ impl Settings {
     /// The value of the kind's delivery-limit key that allows `deliveries` deliveries:
     /// RabbitMQ counts returns, one fewer than deliveries.
     pub fn limit_value(&self, deliveries: u32) -> u32 {
-        self.kind.limit.value(deliveries)
+        self.kind.limit_value(deliveries)
     }
 
     /// Whether the holder can extend its lease (a heartbeat): every kind but RabbitMQ, whose

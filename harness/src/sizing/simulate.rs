@@ -31,8 +31,11 @@ impl Simulated {
 /// Runs `scenario` in sim mode and analyses it (a `mode: live` profile is run in sim mode too:
 /// sweeps and sizing are simulations).
 pub fn simulate(scenario: &Scenario) -> Result<Simulated, RunError> {
-    let requeues_on_death = scenario.broker.kind.descriptor().lease.role
-        == crate::profile::LeaseRole::StuckConsumerGuard;
+    // A dead consumer's messages go back at once only where its connection closing does it.
+    let requeues_on_death = match scenario.broker.kind.descriptor().lease.role {
+        crate::profile::LeaseRole::StuckConsumerGuard => true,
+        crate::profile::LeaseRole::Lease | crate::profile::LeaseRole::PollInterval => false,
+    };
     let mut s = scenario.clone();
     s.mode = Mode::Sim;
     // The sizing rules read the history itself (deaths to next deliveries, every call).

@@ -1,5 +1,6 @@
 //! The broker kinds: one [`KindDescriptor`] per kind, in a file of its own (`sqs.rs`,
-//! `rabbitmq.rs`, `nats.rs`, `redis_streams.rs`), with the code that reads the kind's keys.
+//! `rabbitmq.rs`, `nats.rs`, `redis_streams.rs`, `kafka.rs`), with the code that reads the
+//! kind's keys.
 //!
 //! A descriptor says everything the profile, the reports and sizing need to know of a kind
 //! without naming it: its name in a profile, its keys, its lease and delivery limit (the key, the
@@ -15,6 +16,7 @@ use super::problem::Problem;
 use super::raw::RawBroker;
 use super::scenario::BrokerSpec;
 
+pub mod kafka;
 pub mod nats;
 pub mod rabbitmq;
 pub mod redis_streams;
@@ -29,6 +31,7 @@ pub const KINDS: &[&KindDescriptor] = &[
     &rabbitmq::KIND,
     &nats::KIND,
     &redis_streams::KIND,
+    &kafka::KIND,
 ];
 
 /// The kind of a profile that names none, and of a record or summary.json that has no
@@ -47,10 +50,13 @@ pub struct KindDescriptor {
     /// `reuse`), in the order messages list them.
     pub keys: &'static [&'static str],
     pub lease: Lease,
-    pub limit: Limit,
+    /// `None`: the kind has no delivery limit (Kafka: a record is fetched again for as long as
+    /// its offset is not committed).
+    pub limit: Option<Limit>,
     pub dlq: Dlq,
     pub can: Capabilities,
     pub scaled_clock: ScaledClock,
+    pub live: Live,
     /// How it carries a message besides its body (`workload.message`).
     pub carrier: Carrier,
     /// The run variables it tells its workers besides every kind's
@@ -68,6 +74,24 @@ impl PartialEq for KindDescriptor {
 }
 
 impl Eq for KindDescriptor {}
+
+impl KindDescriptor {
+    /// The value of the kind's delivery-limit key that allows `deliveries` deliveries (0 = no
+    /// limit, which stays 0; always 0 for a kind with no limit).
+    pub fn limit_value(&self, deliveries: u32) -> u32 {
+        self.limit.as_ref().map_or(0, |l| l.value(deliveries))
+    }
+}
+
+/// Whether a live run can use this kind on this machine.
+#[derive(Debug)]
+pub enum Live {
+    Runs,
+    /// Refused with exit 2 at `broker.kind`, saying why.
+    Refused {
+        why: &'static str,
+    },
+}
 
 /// The lease, by meaning: how long a delivery may stay unsettled before the broker lets another
 /// consumer have the message ([`BrokerSpec::lease`]).
@@ -90,6 +114,11 @@ pub enum LeaseRole {
     /// dies hands its messages back at once (its connection closes). `--vary broker.kind` does
     /// not carry a lease into it, and sizing prices it as the stuck consumer's hold only.
     StuckConsumerGuard,
+    /// A guard against a consumer that is alive but stuck between two polls (Kafka's
+    /// `max.poll.interval.ms`): a consumer that dies hands its messages back after a session
+    /// timeout of the kind's own (it stops heartbeating), not after this. `--vary broker.kind`
+    /// does not carry a lease into it.
+    PollInterval,
 }
 
 /// The delivery limit, by meaning: how many deliveries a message gets before the broker gives

@@ -2,7 +2,8 @@
 //! MaxDeliver, BackOff, MaxAckPending).
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
+    Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -29,11 +30,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
         words: "AckWait",
         role: LeaseRole::Lease,
     },
-    limit: Limit {
+    limit: Some(Limit {
         key: "max_deliver",
         words: "MaxDeliver",
         counts: LimitCounts::Deliveries,
-    },
+    }),
     dlq: Dlq {
         gave_up: "stop being delivered (MaxDeliver reached: it stays in the stream)",
         row: "MaxDeliver reached, ",
@@ -51,6 +52,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "proxy converts the durations a consumer sends (pull expiries, NAK delays, \
                    AckWait) between profile and wall time",
     },
+    live: Live::Runs,
     carrier: Carrier::Nats,
     run_variables: &[NATS_URL, STREAM, CONSUMER, SUBJECT],
     resolve,

@@ -2,7 +2,8 @@
 //! delivery limit.
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
+    Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -34,12 +35,12 @@ pub const KIND: KindDescriptor = KindDescriptor {
         words: "consumer timeout",
         role: LeaseRole::StuckConsumerGuard,
     },
-    limit: Limit {
+    limit: Some(Limit {
         key: "delivery_limit",
         words: "delivery limit",
         // The (L+1)-th return dead-letters: L + 1 deliveries.
         counts: LimitCounts::Returns,
-    },
+    }),
     dlq: Dlq {
         gave_up: "dead-lettered through the DLX",
         row: "dead-lettered via the DLX, ",
@@ -56,6 +57,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         server: "RabbitMQ",
         converts: "AMQP proxy converts the durations a consumer sends (its heartbeat, TTLs)",
     },
+    live: Live::Runs,
     carrier: Carrier::Amqp,
     run_variables: &[AMQP_URL, QUEUE],
     resolve,

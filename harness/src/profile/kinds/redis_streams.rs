@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
+    Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -31,11 +32,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
         words: "min idle",
         role: LeaseRole::Lease,
     },
-    limit: Limit {
+    limit: Some(Limit {
         key: "max_deliveries",
         words: "max deliveries",
         counts: LimitCounts::Deliveries,
-    },
+    }),
     dlq: Dlq {
         gave_up: "moved to the dead stream by the consumer's delivery rule",
         row: "dead stream, ",
@@ -52,6 +53,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         server: "the Redis server",
         converts: "RESP proxy converts the durations a consumer sends",
     },
+    live: Live::Runs,
     carrier: Carrier::StreamEntry,
     run_variables: &[
         REDIS_URL,

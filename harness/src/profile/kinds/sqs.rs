@@ -2,7 +2,8 @@
 //! `broker.endpoint`, an external SQS endpoint.
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, ScaledClock, Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
+    Settle,
 };
 use crate::profile::defaults;
 use crate::profile::duration::format_duration;
@@ -31,11 +32,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
         words: "visibility timeout",
         role: LeaseRole::Lease,
     },
-    limit: Limit {
+    limit: Some(Limit {
         key: "max_receives",
         words: "maxReceiveCount",
         counts: LimitCounts::Deliveries,
-    },
+    }),
     dlq: Dlq {
         gave_up: "moved to the DLQ",
         row: "",
@@ -51,6 +52,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         external: "an external SQS endpoint takes its durations in whole seconds, which \
                    ackbench cannot convert between profile and wall time exactly",
     },
+    live: Live::Runs,
     carrier: Carrier::Sqs,
     run_variables: &[QUEUE_URL],
     resolve,

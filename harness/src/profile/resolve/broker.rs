@@ -107,7 +107,17 @@ pub fn check_mode(
     ingress: bool,
     path: &FieldPath,
 ) -> Result<(), Problem> {
-    if mode != Mode::Live || broker.fifo.is_none() {
+    if mode != Mode::Live {
+        return Ok(());
+    }
+    let kind = broker.kind.descriptor();
+    if let kinds::Live::Refused { why } = kind.live {
+        return Err(Problem::new(
+            path.key("kind"),
+            format!("live mode cannot run broker.kind: {}: {why}", kind.name),
+        ));
+    }
+    if broker.fifo.is_none() {
         return Ok(());
     }
     let why = if broker.url.is_some() {

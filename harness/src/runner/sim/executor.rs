@@ -249,7 +249,7 @@ impl Executor {
                 let Some(timer) = timer else { break };
                 self.fire(timer);
             }
-            if !self.hand_out() {
+            if !self.hand_out() && !self.world.borrow_mut().broker.take_repoll() {
                 let next = self.world.borrow().next_due();
                 if next.is_none_or(|t| t > now) {
                     return Ok(next);

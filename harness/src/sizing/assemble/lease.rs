@@ -38,6 +38,15 @@ pub(super) fn section(a: &Assembly, notes: &mut Vec<String>) -> LeaseSection {
                     t(visibility_timeout),
                     t(now.lease)
                 ),
+                // A dead member stops heartbeating: its partitions move after the session
+                // timeout; max.poll.interval.ms ends a member that is alive but stuck.
+                LeaseRole::PollInterval => format!(
+                    "a member that dies hands its partitions back after its session timeout, so \
+                     the price is only how long a stuck but living member holds its partitions: \
+                     {} (now {}).",
+                    t(visibility_timeout),
+                    t(now.lease)
+                ),
                 LeaseRole::Lease => format!(
                     "the price is recovery time: a worker that dies right after receiving \
                      leaves its message hidden for {} (now {}).",

@@ -240,6 +240,14 @@ pub async fn open(cx: Context<'_>) -> Result<Box<dyn LiveBroker>, OpenError> {
         BrokerKind::RabbitMq(_) => Ok(Box::new(rabbitmq::RabbitMq::open(cx).await?)),
         BrokerKind::Nats(_) => Ok(Box::new(nats::NatsBroker::open(cx).await?)),
         BrokerKind::RedisStreams(_) => Ok(Box::new(redis_streams::RedisStreams::open(cx).await?)),
+        // Refused when the profile is read (`Live::Refused`); never reached.
+        BrokerKind::Kafka(_) => Err(OpenError::Settings(format!(
+            "live mode cannot run broker.kind: kafka: {}",
+            match crate::profile::kinds::kafka::KIND.live {
+                crate::profile::kinds::Live::Refused { why } => why,
+                crate::profile::kinds::Live::Runs => "no live module",
+            }
+        ))),
     }
 }
 

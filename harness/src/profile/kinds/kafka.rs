@@ -1,0 +1,151 @@
+//! `broker.kind: kafka`: one topic read by one consumer group (its partitions, committed
+//! offsets, the group coordinator's rebalances, `max.poll.interval.ms` and
+//! `session.timeout.ms`).
+//!
+//! `partitions` defaults to 1, Kafka's own `num.partitions`: a group of N workers on one
+//! partition leaves N - 1 of them idle, which is what a topic created with the broker's default
+//! does. A profile that wants its workers busy says how many partitions the topic has.
+
+use super::{Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Live, ScaledClock, Settle};
+use crate::profile::defaults;
+use crate::profile::message::Carrier;
+use crate::profile::path::FieldPath;
+use crate::profile::problem::Problem;
+use crate::profile::raw::{KafkaAssignmentName, RawBroker};
+use crate::profile::resolve::broker::{duration_or, server_url};
+use crate::profile::resolve::checks::{at_least_one, positive};
+use crate::profile::scenario::{
+    BrokerKind, BrokerSpec, KafkaAssignment, KafkaSpec, Observe, QueueName, StaleAck,
+};
+
+pub const KIND: KindDescriptor = KindDescriptor {
+    name: "kafka",
+    aliases: &[],
+    keys: &[
+        "url",
+        "partitions",
+        "max_poll_interval",
+        "session_timeout",
+        "heartbeat_interval",
+        "max_poll_records",
+        "enable_auto_commit",
+        "auto_commit_interval",
+        "assignment",
+        "static_membership",
+    ],
+    lease: Lease {
+        key: "max_poll_interval",
+        words: "max.poll.interval.ms",
+        role: LeaseRole::PollInterval,
+    },
+    // A record is fetched again for as long as its offset is not committed.
+    limit: None,
+    dlq: Dlq {
+        gave_up: "dead-lettered by the consumer itself (Kafka has no DLQ: a poison record is \
+                  fetched again until the consumer commits past it)",
+        row: "the consumer's own dead-letter topic, ",
+    },
+    can: Capabilities {
+        // Nothing extends max.poll.interval.ms but the next poll.
+        extend: false,
+        // A seek back to the record: fetched again at the next poll, no delay of its own.
+        release_with_delay: false,
+        settle: Settle::Offsets,
+        reuse_queue: false,
+    },
+    scaled_clock: ScaledClock::Proxy {
+        server: "the Kafka broker",
+        converts: "Kafka protocol proxy converts the durations a consumer sends (JoinGroup's \
+                   session and rebalance timeouts, Fetch's max wait)",
+    },
+    live: Live::Refused {
+        why: "no Kafka live module in this build (the sim models the consumer group)",
+    },
+    // Record headers are byte strings by name: the shape NATS headers carry.
+    carrier: Carrier::Nats,
+    run_variables: &[],
+    resolve,
+};
+
+fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let d = |v, default, key: &str| positive(duration_or(v, default), &path.key(key));
+    let max_poll_interval = d(
+        raw.max_poll_interval,
+        defaults::KAFKA_MAX_POLL_INTERVAL,
+        "max_poll_interval",
+    )?;
+    let session_timeout = d(
+        raw.session_timeout,
+        defaults::KAFKA_SESSION_TIMEOUT,
+        "session_timeout",
+    )?;
+    let heartbeat_interval = d(
+        raw.heartbeat_interval,
+        defaults::KAFKA_HEARTBEAT_INTERVAL,
+        "heartbeat_interval",
+    )?;
+    if heartbeat_interval >= session_timeout {
+        return Err(Problem::new(
+            path.key("heartbeat_interval"),
+            format!(
+                "must be less than session_timeout ({}), got {}: a member that heartbeats less \
+                 often than its session lasts is removed between two heartbeats (Kafka advises a \
+                 third of it)",
+                crate::profile::format_duration(session_timeout),
+                crate::profile::format_duration(heartbeat_interval)
+            ),
+        ));
+    }
+    let auto_commit_interval = d(
+        raw.auto_commit_interval,
+        defaults::KAFKA_AUTO_COMMIT_INTERVAL,
+        "auto_commit_interval",
+    )?;
+    let partitions = at_least_one(
+        raw.partitions.unwrap_or(1),
+        &path.key("partitions"),
+        "a topic has at least one partition",
+    )?;
+    let max_poll_records = at_least_one(
+        raw.max_poll_records
+            .unwrap_or(defaults::KAFKA_MAX_POLL_RECORDS),
+        &path.key("max_poll_records"),
+        "a poll returns at least one record",
+    )?;
+    Ok(BrokerSpec {
+        observe: Observe::Proxy,
+        queue: QueueName::default(),
+        url: Some(bootstrap(raw.url, path)?),
+        kind: BrokerKind::Kafka(KafkaSpec {
+            partitions,
+            session_timeout,
+            heartbeat_interval,
+            max_poll_records,
+            enable_auto_commit: raw.enable_auto_commit.unwrap_or(true),
+            auto_commit_interval,
+            assignment: match raw.assignment {
+                None | Some(KafkaAssignmentName::Range) => KafkaAssignment::Range,
+                Some(KafkaAssignmentName::CooperativeSticky) => KafkaAssignment::CooperativeSticky,
+            },
+            static_membership: raw.static_membership.unwrap_or(false),
+        }),
+        lease: max_poll_interval,
+        max_deliveries: 0,
+        stale_ack: StaleAck::Reject,
+        fifo: None,
+    })
+}
+
+/// `url`: the bootstrap server, `host:port` or `kafka://host:port`.
+fn bootstrap(url: Option<String>, path: &FieldPath) -> Result<String, Problem> {
+    let Some(url) = url else {
+        return Ok(defaults::KAFKA_URL.to_string());
+    };
+    let with_scheme = if url.contains("://") {
+        url.clone()
+    } else {
+        format!("kafka://{url}")
+    };
+    server_url(&with_scheme, &["kafka"], &path.key("url"))?;
+    Ok(url)
+}
