@@ -15,9 +15,6 @@
 
 mod embedded_sqs;
 mod external_sqs;
-/// The Kafka proxy's readers, checked on built frames; no live broker is opened for
-/// `broker.kind: kafka` by this build.
-#[cfg(test)]
 mod kafka;
 mod nats;
 mod rabbitmq;
@@ -240,14 +237,7 @@ pub async fn open(cx: Context<'_>) -> Result<Box<dyn LiveBroker>, OpenError> {
         BrokerKind::RabbitMq(_) => Ok(Box::new(rabbitmq::RabbitMq::open(cx).await?)),
         BrokerKind::Nats(_) => Ok(Box::new(nats::NatsBroker::open(cx).await?)),
         BrokerKind::RedisStreams(_) => Ok(Box::new(redis_streams::RedisStreams::open(cx).await?)),
-        // Refused when the profile is read (`Live::Refused`); never reached.
-        BrokerKind::Kafka(_) => Err(OpenError::Settings(format!(
-            "live mode cannot run broker.kind: kafka: {}",
-            match crate::profile::kinds::kafka::KIND.live {
-                crate::profile::kinds::Live::Refused { why } => why,
-                crate::profile::kinds::Live::Runs => "no live module",
-            }
-        ))),
+        BrokerKind::Kafka(_) => Ok(Box::new(kafka::KafkaBroker::open(cx).await?)),
     }
 }
 

@@ -96,7 +96,8 @@ pub fn write_response(
     Ok(buf.freeze())
 }
 
-/// A whole request frame (length first), as a client sends it.
+/// A whole request frame (length first), as a client sends it (the tests' client).
+#[cfg(test)]
 pub fn write_request(header: &RequestHeader, body: &RequestKind) -> Result<Bytes, FrameError> {
     let key = ApiKey::try_from(header.request_api_key)
         .map_err(|_| FrameError::Decode(format!("API key {}", header.request_api_key)))?;

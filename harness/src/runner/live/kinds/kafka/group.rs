@@ -29,10 +29,20 @@ pub mod code {
 /// One thing the group did, at profile time `at`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Happened {
-    Joined { generation: i32 },
+    Joined {
+        generation: i32,
+    },
+    /// SyncGroup's answer: member `member` of `generation` owns these partitions of the topic.
+    Assigned {
+        generation: i32,
+        member: String,
+        partitions: Vec<i32>,
+    },
     AskedToRejoin,
     Left,
-    CommitFenced { error: i16 },
+    CommitFenced {
+        error: i16,
+    },
 }
 
 #[derive(Default)]

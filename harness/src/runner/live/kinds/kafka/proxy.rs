@@ -28,7 +28,7 @@ use super::frames::{correlation_id, read_request, read_response, take_frames, wr
 use super::group::{code, GroupLog, Happened};
 use super::records::Records;
 use super::rewrite;
-use crate::record::{AckOutcome, Nanos, WorkerId};
+use crate::record::{AckOutcome, EventKind, Nanos, WorkerId};
 use crate::runner::live::proxy::{Connection, Flow, Protocol};
 use crate::runner::live::state::LiveState;
 
@@ -42,6 +42,9 @@ pub struct Observed {
     pub topic_id: Mutex<Option<Uuid>>,
     /// Each worker's proxy address, set once the listeners are bound.
     pub listeners: OnceLock<Vec<SocketAddr>>,
+    /// `max.poll.interval.ms` in profile time: a fetched record's lease ends that long after
+    /// the fetch (the poll that fetched it), as the sim model's does after the poll.
+    pub max_poll_interval: Nanos,
 }
 
 impl Observed {
@@ -82,7 +85,11 @@ enum Asked {
     /// OffsetCommit of the run's topic: (partition, committed offset).
     Commit(Vec<(i32, i64)>),
     Join,
-    Sync,
+    /// SyncGroup of `member` in `generation`.
+    Sync {
+        generation: i32,
+        member: String,
+    },
     Heartbeat,
     Leave,
 }
@@ -144,7 +151,10 @@ impl KafkaConnection {
                     .collect(),
             ),
             RequestKind::JoinGroup(_) => Asked::Join,
-            RequestKind::SyncGroup(_) => Asked::Sync,
+            RequestKind::SyncGroup(r) => Asked::Sync {
+                generation: r.generation_id,
+                member: r.member_id.to_string(),
+            },
             RequestKind::Heartbeat(_) => Asked::Heartbeat,
             RequestKind::LeaveGroup(_) => Asked::Leave,
             _ => return Ok(()),
@@ -223,6 +233,12 @@ impl KafkaConnection {
                     for h in run.records.committed(self.worker, p.partition_index, next) {
                         run.state
                             .observed_ack(self.worker, h.seq, h.delivery, outcome);
+                        if code::fences(p.error_code) {
+                            run.state.record(EventKind::CommitFenced {
+                                seq: h.seq,
+                                worker: self.worker,
+                            });
+                        }
                     }
                 }
                 if let Some(error) = fenced {
@@ -240,10 +256,22 @@ impl KafkaConnection {
                     .add(now, self.worker, Happened::Joined { generation });
                 false
             }
-            (Asked::Sync, ResponseKind::SyncGroup(r))
-                if r.error_code == code::REBALANCE_IN_PROGRESS =>
-            {
-                run.group.add(now, self.worker, Happened::AskedToRejoin);
+            (Asked::Sync { generation, member }, ResponseKind::SyncGroup(r)) => {
+                if r.error_code == code::REBALANCE_IN_PROGRESS {
+                    run.group.add(now, self.worker, Happened::AskedToRejoin);
+                } else if r.error_code == 0 {
+                    let partitions = assigned(&r.assignment, &run.topic);
+                    let (generation, member) = (*generation, member.clone());
+                    run.group.add(
+                        now,
+                        self.worker,
+                        Happened::Assigned {
+                            generation,
+                            member,
+                            partitions,
+                        },
+                    );
+                }
                 false
             }
             (Asked::Heartbeat, ResponseKind::Heartbeat(r))
@@ -292,9 +320,10 @@ impl KafkaConnection {
                         else {
                             continue;
                         };
+                        let lease_end = run.now().saturating_add(run.max_poll_interval);
                         killed |=
                             run.state
-                                .observed_delivery(self.worker, h.seq, h.delivery, Nanos::MAX);
+                                .observed_delivery(self.worker, h.seq, h.delivery, lease_end);
                     }
                     if raw.is_empty() {
                         break;
@@ -304,6 +333,31 @@ impl KafkaConnection {
         }
         killed
     }
+}
+
+/// The partitions of `topic` a SyncGroup answer's assignment gives the member (the consumer
+/// protocol's assignment: a version, then the topics and their partitions); none when it cannot
+/// be read.
+fn assigned(assignment: &Bytes, topic: &str) -> Vec<i32> {
+    use kafka_protocol::messages::ConsumerProtocolAssignment;
+    use kafka_protocol::protocol::Decodable;
+    let mut buf = assignment.clone();
+    if buf.len() < 2 {
+        return Vec::new();
+    }
+    let version = i16::from_be_bytes([buf[0], buf[1]]);
+    let _ = bytes::Buf::get_i16(&mut buf);
+    let Ok(a) = ConsumerProtocolAssignment::decode(&mut buf, version.clamp(0, 3)) else {
+        return Vec::new();
+    };
+    let mut partitions: Vec<i32> = a
+        .assigned_partitions
+        .iter()
+        .filter(|t| t.topic.as_str() == topic)
+        .flat_map(|t| t.partitions.iter().copied())
+        .collect();
+    partitions.sort_unstable();
+    partitions
 }
 
 impl Connection for KafkaConnection {

@@ -13,9 +13,9 @@ use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{
-    FetchRequest, FetchResponse, JoinGroupRequest, JoinGroupResponse, MetadataRequest,
-    MetadataResponse, OffsetCommitRequest, OffsetCommitResponse, RequestHeader, ResponseHeader,
-    TopicName,
+    ConsumerProtocolAssignment, FetchRequest, FetchResponse, JoinGroupRequest, JoinGroupResponse,
+    MetadataRequest, MetadataResponse, OffsetCommitRequest, OffsetCommitResponse, RequestHeader,
+    ResponseHeader, SyncGroupRequest, SyncGroupResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
@@ -147,6 +147,7 @@ fn run(kills: &[ChaosRule]) -> (Arc<LiveState>, Arc<Observed>) {
         topic: TOPIC.into(),
         topic_id: Mutex::new(None),
         listeners: OnceLock::new(),
+        max_poll_interval: 8_000_000_000,
     });
     (state, run)
 }
@@ -168,6 +169,9 @@ fn outcomes(state: &LiveState) -> Vec<String> {
                 delivery,
                 outcome,
             } => Some(format!("ack {seq}.{delivery} by {worker}: {outcome:?}")),
+            EventKind::CommitFenced { seq, worker } => {
+                Some(format!("commit of {seq} by {worker} fenced"))
+            }
             _ => None,
         })
         .collect()
@@ -234,7 +238,9 @@ async fn a_removed_members_commit_is_fenced_and_its_records_go_to_the_next_owner
             "deliver 2.2 to 2",
             "deliver 3.2 to 2",
             "ack 2.1 by 1: StaleRejected",
+            "commit of 2 by 1 fenced",
             "ack 3.1 by 1: StaleRejected",
+            "commit of 3 by 1 fenced",
             "ack 2.2 by 2: Deleted",
             "ack 3.2 by 2: Deleted",
         ]
@@ -299,5 +305,58 @@ async fn metadata_answers_name_the_workers_proxy_port_and_a_split_answer_waits()
     assert_eq!(
         (m.brokers[0].host.as_str(), m.brokers[0].port),
         ("127.0.0.1", 40002)
+    );
+}
+
+/// A SyncGroup answer giving the member partitions `partitions` of the run's topic and
+/// partition 9 of another topic, as the consumer protocol writes an assignment (version 3).
+fn assignment(partitions: &[i32]) -> Bytes {
+    use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition;
+    use kafka_protocol::protocol::Encodable;
+    let a = ConsumerProtocolAssignment::default().with_assigned_partitions(vec![
+        TopicPartition::default()
+            .with_topic(name(TOPIC))
+            .with_partitions(partitions.to_vec()),
+        TopicPartition::default()
+            .with_topic(name("other"))
+            .with_partitions(vec![9]),
+    ]);
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&3i16.to_be_bytes());
+    a.encode(&mut buf, 3).unwrap();
+    buf.freeze()
+}
+
+#[tokio::test]
+async fn a_sync_group_answer_names_the_members_partitions_of_the_run_s_topic() {
+    let (_state, run) = run(&[]);
+    let proto = KafkaProtocol(run.clone());
+    let mut a = proto.connection(1);
+    let sync = RequestKind::SyncGroup(
+        SyncGroupRequest::default()
+            .with_generation_id(4)
+            .with_member_id(StrBytes::from_static_str("m-1")),
+    );
+    let answer =
+        ResponseKind::SyncGroup(SyncGroupResponse::default().with_assignment(assignment(&[1, 0])));
+    exchange(&mut *a, (ApiKey::SyncGroup, 5, 1), sync, answer);
+    // Partitions 0 and 1 of the run's topic, in order; the other topic's partition 9 is not
+    // the run's.
+    let entries: Vec<(WorkerId, Happened)> = run
+        .group
+        .entries()
+        .into_iter()
+        .map(|(_, w, h)| (w, h))
+        .collect();
+    assert_eq!(
+        entries,
+        vec![(
+            1,
+            Happened::Assigned {
+                generation: 4,
+                member: "m-1".into(),
+                partitions: vec![0, 1],
+            }
+        )]
     );
 }

@@ -57,6 +57,23 @@ impl Records {
         Some(held)
     }
 
+    /// How many times the record at `offset` of `partition` was fetched so far (0: never, or
+    /// not ackbench's).
+    pub fn deliveries(&self, partition: i32, offset: i64) -> u32 {
+        let inner = self.inner();
+        inner
+            .seqs
+            .get(&(partition, offset))
+            .and_then(|seq| inner.deliveries.get(seq))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The records published so far.
+    pub fn published_count(&self) -> u64 {
+        self.inner().seqs.len() as u64
+    }
+
     /// `worker` committed offset `next` of `partition` (accepted or fenced: either way it is
     /// done with the records below): the records below `next` it had fetched, in offset order.
     pub fn committed(&self, worker: WorkerId, partition: i32, next: i64) -> Vec<Held> {
@@ -132,5 +149,11 @@ mod tests {
         );
         // Nothing is held twice.
         assert!(r.committed(2, 0, 3).is_empty());
+        // Message 5 (offset 2) was fetched twice, message 1 once; offset 9 is nobody's.
+        assert_eq!(
+            (r.deliveries(0, 2), r.deliveries(0, 0), r.deliveries(0, 9)),
+            (2, 1, 0)
+        );
+        assert_eq!(r.published_count(), 3);
     }
 }
