@@ -63,6 +63,11 @@ pub trait QueueClient {
     ) -> impl Future<Output = Result<(), QueueError>> {
         self.change_visibility(receipt, lease)
     }
+    /// Records the last poll returned that this worker has not received yet (Kafka: the rest
+    /// of the batch); 0 on a broker that hands out one message at a time.
+    fn held_from_poll(&self) -> u32 {
+        0
+    }
 }
 
 /// The provider call a reference target makes: `POST /send {"key", "to"}`.

@@ -19,7 +19,9 @@
 pub mod ack_after_work;
 pub mod ack_before_work;
 pub mod api;
+pub mod auto_commit;
 pub mod claim_then_send;
+pub mod commit_after_batch;
 pub mod dedupe_table;
 pub mod heartbeat;
 pub mod message;

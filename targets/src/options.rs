@@ -120,6 +120,18 @@ pub const TARGETS: &[TargetInfo] = &[
         options: &["on_poison", "http_timeout", "retry", "extend_every", "max_extension"],
         checkpoints: &[],
     },
+    TargetInfo {
+        name: "commit-after-batch",
+        summary: "at-least-once per poll: call the provider for each record, commit once the poll's batch is done (Kafka; elsewhere as ack-after-work)",
+        options: COMMON,
+        checkpoints: &[],
+    },
+    TargetInfo {
+        name: "auto-commit",
+        summary: "call the provider, never commit: the consumer's auto-commit does (Kafka with enable_auto_commit)",
+        options: COMMON,
+        checkpoints: &[],
+    },
 ];
 
 pub fn target_info(name: &str) -> Option<&'static TargetInfo> {
@@ -139,6 +151,8 @@ mod tests {
             ("status-fence", include_str!("status_fence.rs")),
             ("claim-then-send", include_str!("claim_then_send.rs")),
             ("heartbeat", include_str!("heartbeat.rs")),
+            ("commit-after-batch", include_str!("commit_after_batch.rs")),
+            ("auto-commit", include_str!("auto_commit.rs")),
         ];
         assert_eq!(sources.len(), TARGETS.len());
         for (name, source) in sources {

@@ -7,7 +7,8 @@ use crate::api::{Crash, Delivery, Env, ProviderError, ReplyId, SendRequest};
 use crate::message::Order;
 use crate::options::{OnPoison, TargetOptions};
 use crate::{
-    ack_after_work, ack_before_work, claim_then_send, dedupe_table, heartbeat, status_fence,
+    ack_after_work, ack_before_work, auto_commit, claim_then_send, commit_after_batch,
+    dedupe_table, heartbeat, status_fence,
 };
 
 pub use crate::options::TargetInfo;
@@ -21,6 +22,8 @@ pub enum BuiltinTarget {
     StatusFence(TargetOptions),
     ClaimThenSend(TargetOptions),
     Heartbeat(TargetOptions),
+    CommitAfterBatch(TargetOptions),
+    AutoCommit(TargetOptions),
 }
 
 impl BuiltinTarget {
@@ -33,6 +36,8 @@ impl BuiltinTarget {
             "status-fence" => Some(BuiltinTarget::StatusFence(options)),
             "claim-then-send" => Some(BuiltinTarget::ClaimThenSend(options)),
             "heartbeat" => Some(BuiltinTarget::Heartbeat(options)),
+            "commit-after-batch" => Some(BuiltinTarget::CommitAfterBatch(options)),
+            "auto-commit" => Some(BuiltinTarget::AutoCommit(options)),
             _ => None,
         }
     }
@@ -50,6 +55,10 @@ impl BuiltinTarget {
             BuiltinTarget::StatusFence(o) => status_fence::handle(o, env, delivery).await,
             BuiltinTarget::ClaimThenSend(o) => claim_then_send::handle(o, env, delivery).await,
             BuiltinTarget::Heartbeat(o) => heartbeat::handle(o, env, delivery).await,
+            BuiltinTarget::CommitAfterBatch(o) => {
+                commit_after_batch::handle(o, env, delivery).await
+            }
+            BuiltinTarget::AutoCommit(o) => auto_commit::handle(o, env, delivery).await,
         }
     }
 }

@@ -45,6 +45,16 @@ fn the_thursday_on_sqs_is_the_reference_incident() {
     assert_eq!(counts(&s), [108, 324, 324, 216, 108, 0]);
 }
 
+#[test]
+fn the_kafka_thursday_processes_the_batch_past_the_last_commit_twice() {
+    // Worker 1 exceeds max.poll.interval.ms in its second batch; orders 13-20 are done again by
+    // worker 2 from the committed offset, worker 1's 8 commits fenced: see the profile's header.
+    let (code, s) = run("profiles/brokers/kafka-thursday.yaml");
+    assert_eq!(code, 1, "duplicate_rate fails");
+    assert_eq!(counts(&s), [20, 28, 28, 8, 0, 0]);
+    assert_eq!(s["stale_acks"], 8);
+}
+
 /// `ackbench check` on `text`: exit 2 and stderr containing `expected` (`{path}` = the file).
 fn refused(text: &str, expected: &str) {
     let (_dir, path) = temp_profile(text);
@@ -81,7 +91,7 @@ fn a_key_of_another_kind_is_refused_naming_the_kinds_keys() {
     );
     refused(
         &format!("{BASE}broker: {{ kind: sqs, url: \"redis://127.0.0.1\" }}\n"),
-        "broker.url: `url` is a key of broker kinds rabbitmq, nats, redis-streams, not of sqs; \
+        "broker.url: `url` is a key of broker kinds rabbitmq, nats, redis-streams, kafka, not of sqs; \
          the keys of sqs are: endpoint, visibility_timeout, max_receives, stale_ack",
     );
     refused(
@@ -101,9 +111,54 @@ fn a_kinds_keys_are_checked() {
         "broker.max_deliver: must be more than the number of backoff values (2)",
     );
     refused(
-        &format!("{BASE}broker: {{ kind: kafka }}\n"),
-        "broker.kind: unknown variant `kafka`, expected one of `embedded`, `sqs`, `rabbitmq`, \
-         `nats`, `redis-streams`",
+        &format!("{BASE}broker: {{ kind: pulsar }}\n"),
+        "broker.kind: unknown variant `pulsar`, expected one of `embedded`, `sqs`, `rabbitmq`, \
+         `nats`, `redis-streams`, `kafka`",
+    );
+}
+
+#[test]
+fn every_bad_kafka_value_is_refused_naming_its_field() {
+    for (broker, message) in [
+        (
+            "{ kind: kafka, partitions: 0 }",
+            "broker.partitions: must be at least 1, got 0",
+        ),
+        (
+            "{ kind: kafka, max_poll_records: 0 }",
+            "broker.max_poll_records: must be at least 1, got 0",
+        ),
+        (
+            "{ kind: kafka, session_timeout: 10s, heartbeat_interval: 10s }",
+            "broker.heartbeat_interval: must be less than session_timeout (10s), got 10s",
+        ),
+        (
+            "{ kind: kafka, max_poll_interval: 0s }",
+            "broker.max_poll_interval: must be more than 0s",
+        ),
+        (
+            "{ kind: kafka, auto_commit_interval: 0s }",
+            "broker.auto_commit_interval: must be more than 0s",
+        ),
+        (
+            "{ kind: kafka, assignment: round-robin }",
+            "broker.assignment: unknown variant `round-robin`, expected `range` or \
+             `cooperative-sticky`",
+        ),
+        (
+            "{ kind: kafka, url: 'http://127.0.0.1:9092' }",
+            "broker.url: must be a URL with scheme kafka",
+        ),
+        (
+            "{ kind: kafka, visibility_timeout: 30s }",
+            "broker.visibility_timeout",
+        ),
+    ] {
+        refused(&format!("{BASE}broker: {broker}\n"), message);
+    }
+    refused(
+        &format!("{BASE}mode: live\nbroker: {{ kind: kafka }}\n"),
+        "broker.kind: live mode cannot run broker.kind: kafka: no Kafka live module in this build",
     );
 }
 

@@ -7,8 +7,8 @@
 //! messages on the SQS model and the floor, then callgrind's instruction count of the 100k run
 //! of each (`valgrind --tool=callgrind`; skipped with a note when valgrind is absent). Flags
 //! after `--`: sizes (`-- 100000 100000000` runs those sizes only; 100M is not in the default
-//! set, it takes minutes), kinds (`sqs`, `rabbitmq`, `nats`, `redis-streams`; `all-kinds`: every
-//! kind), `no-callgrind`, `no-floor`.
+//! set, it takes minutes), kinds (`sqs`, `rabbitmq`, `nats`, `redis-streams`, `kafka`; `all-kinds`:
+//! every kind), `no-callgrind`, `no-floor`.
 //!
 //! The SQS model and the other kinds run as `ackbench run` runs them: above 50 messages their
 //! accounting streams as the run goes, so the run's time includes the metrics and its memory
@@ -20,7 +20,9 @@
 //! lognormal(240 ms, p99 900 ms) and 1% uniform(31 s, 40 s), lease 30 s, limit 5, 80 messages/s
 //! (Poisson). Each kind gets the same lease and limit by meaning (30 s AckWait / min idle;
 //! RabbitMQ has no lease and keeps its 30-minute consumer timeout, its delivery_limit 4 allowing
-//! the same 5 deliveries).
+//! the same 5 deliveries). Kafka has neither: one partition per worker, its 5-minute
+//! `max_poll_interval`, commits after each record (auto-commit off, so that no record is taken
+//! from a fetched batch after its commit, which a streamed run would give up on).
 
 mod floor;
 
@@ -41,6 +43,10 @@ const KINDS: &[(&str, &str)] = &[
     (
         "redis-streams",
         "broker: { kind: redis-streams, min_idle: 30s, max_deliveries: 5 }",
+    ),
+    (
+        "kafka",
+        "broker: { kind: kafka, partitions: 64, enable_auto_commit: false }",
     ),
 ];
 const FLOOR: &str = "floor";

@@ -183,6 +183,19 @@ impl BrokerModel {
         }
     }
 
+    /// Messages `worker`'s last poll returned that it has not received yet (Kafka's batch); 0
+    /// on the kinds that hand out one message at a time.
+    #[inline]
+    pub fn held_from_poll(&self, worker: WorkerId) -> u32 {
+        match self {
+            BrokerModel::Kafka(b) => b.held_from_poll(worker),
+            BrokerModel::Sqs(_)
+            | BrokerModel::RabbitMq(_)
+            | BrokerModel::Nats(_)
+            | BrokerModel::RedisStreams(_) => 0,
+        }
+    }
+
     /// True once after a round of hand-outs in which the broker changed so that a consumer
     /// already told "nothing" may get a message now (a Kafka rebalance completed inside a
     /// receive): the executor offers the waiting consumers another round.

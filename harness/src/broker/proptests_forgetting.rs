@@ -7,6 +7,7 @@
 
 use proptest::prelude::*;
 
+use super::kafka::{Assignment, Kafka, KafkaConfig};
 use super::nats::{Nats, NatsConfig};
 use super::proptests::policy;
 use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
@@ -162,6 +163,55 @@ fn redis() -> impl Strategy<Value = Pair> {
     )
 }
 
+fn kafka_config() -> impl Strategy<Value = KafkaConfig> {
+    (
+        1u32..4,
+        (1u64..80, 1u64..10, 1u64..30),
+        1u32..4,
+        prop_oneof![Just(None), (1u64..20).prop_map(Some)],
+        any::<bool>(),
+        any::<bool>(),
+        prop_oneof![Just(0u64), 1u64..10],
+    )
+        .prop_map(
+            |(
+                partitions,
+                (poll, beat, more),
+                max_poll_records,
+                auto_commit,
+                coop,
+                fixed,
+                delay,
+            )| {
+                KafkaConfig {
+                    partitions,
+                    max_poll_interval: poll,
+                    // heartbeat_interval < session_timeout, as the profile checks.
+                    session_timeout: beat + more,
+                    heartbeat_interval: beat,
+                    max_poll_records,
+                    auto_commit,
+                    assignment: if coop {
+                        Assignment::CooperativeSticky
+                    } else {
+                        Assignment::Range
+                    },
+                    static_membership: fixed,
+                    initial_rebalance_delay: delay,
+                }
+            },
+        )
+}
+
+fn kafka() -> impl Strategy<Value = Pair> {
+    kafka_config().prop_map(|c| {
+        (
+            BrokerModel::Kafka(Kafka::new(c)),
+            BrokerModel::Kafka(Kafka::forgetting_settled(c)),
+        )
+    })
+}
+
 /// Applies `ops` to both models and checks after each that they agree in everything, and that
 /// the forgetting one holds only what is not settled.
 fn same_answers((mut keep, mut forget): Pair, ops: Vec<Op>) {
@@ -277,6 +327,11 @@ proptest! {
 
     #[test]
     fn redis_streams_forgetting_settled_messages_answers_as_remembering(p in redis(), ops in prop::collection::vec(op(), 0..160)) {
+        same_answers(p, ops);
+    }
+
+    #[test]
+    fn kafka_forgetting_settled_messages_answers_as_remembering(p in kafka(), ops in prop::collection::vec(op(), 0..160)) {
         same_answers(p, ops);
     }
 }

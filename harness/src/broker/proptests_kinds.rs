@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 
+use super::kafka::{Assignment, Kafka, KafkaConfig};
 use super::nats::{Nats, NatsConfig};
 use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
 use super::redis_streams::{RedisStreams, RedisStreamsConfig};
@@ -93,6 +94,46 @@ fn redis() -> impl Strategy<Value = BrokerModel> {
     )
 }
 
+fn kafka_config() -> impl Strategy<Value = KafkaConfig> {
+    (
+        1u32..4,
+        (1u64..80, 1u64..10, 1u64..30),
+        1u32..4,
+        prop_oneof![Just(None), (1u64..20).prop_map(Some)],
+        any::<bool>(),
+        any::<bool>(),
+        prop_oneof![Just(0u64), 1u64..10],
+    )
+        .prop_map(
+            |(
+                partitions,
+                (poll, beat, more),
+                max_poll_records,
+                auto_commit,
+                coop,
+                fixed,
+                delay,
+            )| {
+                KafkaConfig {
+                    partitions,
+                    max_poll_interval: poll,
+                    // heartbeat_interval < session_timeout, as the profile checks.
+                    session_timeout: beat + more,
+                    heartbeat_interval: beat,
+                    max_poll_records,
+                    auto_commit,
+                    assignment: if coop {
+                        Assignment::CooperativeSticky
+                    } else {
+                        Assignment::Range
+                    },
+                    static_membership: fixed,
+                    initial_rebalance_delay: delay,
+                }
+            },
+        )
+}
+
 /// Runs `ops` and checks the invariants after each.
 fn check(mut b: BrokerModel, ops: Vec<Op>) {
     let mut log: Vec<Event> = Vec::new();
@@ -103,6 +144,8 @@ fn check(mut b: BrokerModel, ops: Vec<Op>) {
     let mut latest: HashMap<Seq, (u32, WorkerId)> = HashMap::new();
     let mut counts_seen: HashMap<Seq, u32> = HashMap::new();
     let rabbit = matches!(b, BrokerModel::RabbitMq(_));
+    // Kafka: each partition's committed offset so far.
+    let mut committed: HashMap<u32, u64> = HashMap::new();
     for op in ops {
         let mut redriven = false;
         match op {
@@ -179,6 +222,18 @@ fn check(mut b: BrokerModel, ops: Vec<Op>) {
             b.next_due().is_none_or(|t| t >= now),
             "no timer left in the past"
         );
+        if let BrokerModel::Kafka(k) = &b {
+            for p in 0..k.partitions() {
+                // At most one member owns a partition; committed offsets never go back.
+                assert!(k.owners_of(p) <= 1, "partition {p} has one owner at most");
+                let c = k.committed(p);
+                assert!(
+                    c >= committed.get(&p).copied().unwrap_or(0),
+                    "offsets never go back"
+                );
+                committed.insert(p, c);
+            }
+        }
     }
     if let BrokerModel::RabbitMq(r) = &b {
         // At most one holder: the channels' unacked lists are disjoint and are the held messages.
@@ -202,6 +257,14 @@ proptest! {
     #[test]
     fn nats_keeps_every_message_and_one_current_holder(b in nats(), ops in prop::collection::vec(op(), 0..120)) {
         check(b, ops);
+    }
+
+    #[test]
+    fn kafka_keeps_every_record_one_owner_per_partition_and_offsets_only_forward(
+        c in kafka_config(),
+        ops in prop::collection::vec(op(), 0..120),
+    ) {
+        check(BrokerModel::Kafka(Kafka::new(c)), ops);
     }
 
     #[test]

@@ -208,6 +208,9 @@ pub struct Accounting {
     pub dlq_without_effect: u64,
     /// Acks whose receipt was no longer current, whatever the broker did with them.
     pub stale_acks: u64,
+    /// Kafka: rebalances the group coordinator completed, and commits it fenced.
+    pub rebalances: u64,
+    pub fenced_commits: u64,
     pub worker_kills: u64,
     pub worker_crashes: u64,
     /// Messages the target refused (`on_poison: dead_letter`).
@@ -300,6 +303,8 @@ impl Accounting {
             }
             EventKind::Acked { outcome, .. } => self.stale_acks += u64::from(outcome.is_stale()),
             EventKind::WorkerKilled { .. } => self.worker_kills += 1,
+            EventKind::Rebalanced { .. } => self.rebalances += 1,
+            EventKind::CommitFenced { .. } => self.fenced_commits += 1,
             EventKind::WorkerCrashed { .. } => self.worker_crashes += 1,
             EventKind::HandlerEnded { .. } => self.last_handler_end = self.last_handler_end.max(at),
             _ => {}

@@ -10,6 +10,11 @@
 //! - **Ack accepted for a settled message**: the broker accepted an ack as current for a message
 //!   it had already confirmed deleted, or dead-lettered, which nobody held any more.
 //!
+//! On a broker that settles by committed offsets (Kafka) the first rule does not hold and is not
+//! checked: a consumer works through the batch its last poll returned even after its partition
+//! moved and the next owner committed those records (its own commits are then fenced): the
+//! record is handed out again by the application, not by the broker.
+//!
 //! Only acks the broker confirmed as current (`Deleted`) count as confirmations: a success
 //! reported for a stale or expired receipt (`StaleDeleted`, `LateDeleted`) is the stale-ack
 //! policy's reading of an answer SQS documents as ambiguous, so it confirms nothing.
@@ -69,7 +74,9 @@ pub struct Seen {
 
 /// The run's anomalies, in time order.
 pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
-    let mut checker = Checker::default();
+    let offsets = crate::profile::kinds::named(&record.broker_kind)
+        .is_some_and(|k| k.can.settle == crate::profile::kinds::Settle::Offsets);
+    let mut checker = Checker::new(offsets);
     for e in &record.events {
         checker.event(e.at, &e.kind);
     }
@@ -91,6 +98,8 @@ pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
 /// [`Checker::event_on`].
 #[derive(Default)]
 pub struct Checker {
+    /// The broker settles by offsets: a delivery after a confirmed ack is no anomaly.
+    offsets: bool,
     seen: HashMap<Seq, Seen>,
     /// (kind, seq, at, worker, delivery), named when the run is over.
     found: Vec<(AnomalyKind, Seq, Nanos, WorkerId, u32)>,
@@ -115,11 +124,19 @@ fn checked_seq(kind: &EventKind) -> Option<Seq> {
 }
 
 impl Checker {
+    /// A checker of a run whose broker settles by offsets (`offsets`, Kafka) or per message.
+    pub fn new(offsets: bool) -> Checker {
+        Checker {
+            offsets,
+            ..Checker::default()
+        }
+    }
+
     /// Applies one event at `at`, what it knows of the message kept in its own map.
     pub fn event(&mut self, at: Nanos, kind: &EventKind) {
         if let Some(seq) = checked_seq(kind) {
             let seen = self.seen.entry(seq).or_default();
-            on_message(&mut self.found, seen, seq, at, kind);
+            on_message(&mut self.found, self.offsets, seen, seq, at, kind);
         }
     }
 
@@ -127,7 +144,7 @@ impl Checker {
     /// by the caller; `Seen::default()` for a message nothing was known of).
     #[inline(always)]
     pub fn event_on(&mut self, seen: &mut Seen, seq: Seq, at: Nanos, kind: &EventKind) {
-        on_message(&mut self.found, seen, seq, at, kind);
+        on_message(&mut self.found, self.offsets, seen, seq, at, kind);
     }
 
     /// Takes what this checker's own map holds of message `seq` (events about it before the
@@ -160,6 +177,7 @@ impl Checker {
 #[inline(always)]
 fn on_message(
     found: &mut Vec<(AnomalyKind, Seq, Nanos, WorkerId, u32)>,
+    offsets: bool,
     s: &mut Seen,
     seq: Seq,
     at: Nanos,
@@ -170,7 +188,7 @@ fn on_message(
         EventKind::Delivered {
             worker, delivery, ..
         } => {
-            if s.acked {
+            if s.acked && !offsets {
                 found(AnomalyKind::DeliveredAfterConfirmedAck, worker, delivery);
             }
             if delivery < s.delivery {

@@ -230,6 +230,30 @@ impl BrokerSpec {
         self.kind.descriptor().lease.words
     }
 
+    /// Whether the consumer commits by itself on a timer (Kafka's `enable_auto_commit`): what
+    /// the `auto-commit` target relies on.
+    pub fn auto_commits(&self) -> bool {
+        match &self.kind {
+            BrokerKind::Kafka(k) => k.enable_auto_commit,
+            BrokerKind::Sqs
+            | BrokerKind::RabbitMq(_)
+            | BrokerKind::Nats(_)
+            | BrokerKind::RedisStreams(_) => false,
+        }
+    }
+
+    /// How long a dead consumer's member stays in its group (Kafka's `session_timeout`); `None`
+    /// on the kinds without a session.
+    pub fn session_timeout(&self) -> Option<Duration> {
+        match &self.kind {
+            BrokerKind::Kafka(k) => Some(k.session_timeout),
+            BrokerKind::Sqs
+            | BrokerKind::RabbitMq(_)
+            | BrokerKind::Nats(_)
+            | BrokerKind::RedisStreams(_) => None,
+        }
+    }
+
     /// The profile key of the delivery limit for this kind; `None` when it has none (a
     /// RabbitMQ classic queue).
     pub fn limit_key(&self) -> Option<&'static str> {

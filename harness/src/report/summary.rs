@@ -121,6 +121,18 @@ pub struct Summary {
     /// model the producer's sends (`workload.producer`, `broker.fifo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplicate_publishes: Option<u64>,
+    /// Kafka: rebalances the group completed (a join, `max.poll.interval.ms` exceeded, a
+    /// session timeout); absent for a run that had none (every other kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebalances: Option<u64>,
+    /// Kafka: commits the coordinator fenced (a removed member's: counted in `stale_acks`
+    /// too); absent as `rebalances`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fenced_commits: Option<u64>,
+    /// Kafka: `duplicate_effects / rebalances`, the records processed twice per rebalance;
+    /// absent as `rebalances`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicates_per_rebalance: Option<f64>,
     /// Sends a FIFO queue dropped inside its deduplication window; absent as above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publishes_deduplicated: Option<u64>,
@@ -229,6 +241,10 @@ impl Summary {
             broker_kind: m.broker_kind.clone(),
             ingress: m.ingress.clone(),
             duplicate_publishes: m.duplicate_publishes,
+            rebalances: (m.rebalances > 0).then_some(m.rebalances),
+            fenced_commits: (m.rebalances > 0).then_some(m.fenced_commits),
+            duplicates_per_rebalance: (m.rebalances > 0)
+                .then(|| m.duplicate_effects as f64 / m.rebalances as f64),
             publishes_deduplicated: m.publishes_deduplicated,
             message_groups: m.groups.iter().map(Into::into).collect(),
             broker_anomalies: m.anomalies.len() as u64,

@@ -24,6 +24,10 @@ pub enum RecoverySource {
     /// No measured death, on a broker that requeues a dead consumer's deliveries at once
     /// (RabbitMQ): the worst case is no wait at all.
     Requeue,
+    /// No measured death, on a broker whose dead consumer's messages move when its session
+    /// times out (Kafka's `session.timeout.ms`, not `max.poll.interval.ms`): the worst case is
+    /// the session timeout.
+    Session,
 }
 
 impl RecoverySource {
@@ -32,6 +36,7 @@ impl RecoverySource {
             RecoverySource::Kills => "kills",
             RecoverySource::Lease => "lease",
             RecoverySource::Requeue => "requeue",
+            RecoverySource::Session => "session",
         }
     }
 }

@@ -31,10 +31,19 @@ impl Simulated {
 /// Runs `scenario` in sim mode and analyses it (a `mode: live` profile is run in sim mode too:
 /// sweeps and sizing are simulations).
 pub fn simulate(scenario: &Scenario) -> Result<Simulated, RunError> {
-    // A dead consumer's messages go back at once only where its connection closing does it.
-    let requeues_on_death = match scenario.broker.kind.descriptor().lease.role {
-        crate::profile::LeaseRole::StuckConsumerGuard => true,
-        crate::profile::LeaseRole::Lease | crate::profile::LeaseRole::PollInterval => false,
+    // Without a measured death, the worst wait of a dead consumer's messages: the lease, none
+    // where its connection closing requeues them, the session timeout where that moves them.
+    let on_death = match scenario.broker.kind.descriptor().lease.role {
+        crate::profile::LeaseRole::Lease => None,
+        crate::profile::LeaseRole::StuckConsumerGuard => Some((0.0, RecoverySource::Requeue)),
+        crate::profile::LeaseRole::PollInterval => Some((
+            scenario
+                .broker
+                .session_timeout()
+                .unwrap_or_default()
+                .as_secs_f64(),
+            RecoverySource::Session,
+        )),
     };
     let mut s = scenario.clone();
     s.mode = Mode::Sim;
@@ -52,9 +61,9 @@ pub fn simulate(scenario: &Scenario) -> Result<Simulated, RunError> {
     };
     let summary = Summary::new(&info, &metrics, evaluate(&s.budgets, &metrics));
     let mut recovery = recovery(&record);
-    if requeues_on_death && recovery.source == RecoverySource::Lease {
-        recovery.time_s = 0.0;
-        recovery.source = RecoverySource::Requeue;
+    if let Some((time_s, source)) = on_death.filter(|_| recovery.source == RecoverySource::Lease) {
+        recovery.time_s = time_s;
+        recovery.source = source;
     }
     Ok(Simulated {
         record,

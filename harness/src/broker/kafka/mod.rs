@@ -21,7 +21,8 @@
 //!   does a revoke. Stored is not processed: a kill after such a commit loses the rest of the
 //!   batch; a kill before the next one has the records since the last commit processed twice.
 //! - A release is a seek back to the record (fetched again at the next poll; the batch's other
-//!   records of that partition are dropped); Kafka has no per-record nack, and no delay. An
+//!   records of that partition are dropped; the offset a poll stored stays stored); Kafka has
+//!   no per-record nack, and no delay. An
 //!   extension extends nothing (only a poll resets `max.poll.interval.ms`).
 //! - No delivery limit and no DLQ: a poison record is fetched again until someone commits past
 //!   it. A redrive moves nothing.
@@ -267,7 +268,7 @@ impl Kafka {
             self.leased += u64::from(r.holder.is_none());
             r.holder = Some(holder);
         }
-        part.trim();
+        self.trim(p);
         log.push(Event {
             at: now,
             kind: EventKind::Delivered {
@@ -359,9 +360,13 @@ impl Kafka {
         for off in from..to {
             let seq = self.seq_of(p, off);
             let r = self.partitions[p as usize].rec_mut(off);
-            self.leased -= u64::from(r.holder.take().is_some());
+            let held = r.holder.take().is_some();
+            self.leased -= u64::from(held);
+            // The committer's own record: a plain delete when its delivery was the current one.
             let outcome = match receipt {
-                Some(rc) if rc.seq == seq && rc.nonce != r.nonce => AckOutcome::StaleDeleted,
+                Some(rc) if rc.seq == seq && (rc.nonce != r.nonce || !held) => {
+                    AckOutcome::StaleDeleted
+                }
                 _ => AckOutcome::Deleted,
             };
             if receipt.is_some_and(|rc| rc.seq == seq) {
@@ -379,10 +384,23 @@ impl Kafka {
                 },
             });
         }
-        let part = &mut self.partitions[p as usize];
-        part.committed = to;
-        part.trim();
+        self.partitions[p as usize].committed = to;
+        self.trim(p);
         own
+    }
+
+    /// Lets a forgetting partition drop what nobody can fetch again.
+    fn trim(&mut self, p: u32) {
+        let keep_from = self
+            .members
+            .iter()
+            .filter(|m| m.in_group)
+            .flat_map(|m| m.owned.iter())
+            .filter(|o| o.partition == p)
+            .map(|o| o.position)
+            .min()
+            .unwrap_or(u64::MAX);
+        self.partitions[p as usize].trim(keep_from);
     }
 
     /// A seek back to the record: the member fetches it again at its next poll.
@@ -404,14 +422,15 @@ impl Kafka {
             q != p
         });
         if let Some(o) = m.owned.iter_mut().find(|o| o.partition == p) {
+            // The position only: what a poll stored stays stored (auto-commit may still commit
+            // past the record).
             o.position = off;
-            o.stored = off;
         }
         let r = self.partitions[p as usize].rec_mut(off);
         r.holder = None;
         self.leased -= 1;
         let delivery = r.deliveries;
-        self.partitions[p as usize].trim();
+        self.trim(p);
         log.push(Event {
             at: now,
             kind: EventKind::LeaseExpired {
@@ -464,9 +483,6 @@ impl Kafka {
             for (p, o) in m.batch.drain(..) {
                 self.partitions[p as usize].rec_mut(o).in_batches -= 1;
             }
-            for p in &mut self.partitions {
-                p.trim();
-            }
             if m.in_group {
                 m.alive = false;
                 m.waiting = false;
@@ -475,6 +491,9 @@ impl Kafka {
             } else {
                 self.members.remove(k);
             }
+        }
+        for p in 0..self.config.partitions {
+            self.trim(p);
         }
     }
 
@@ -497,6 +516,12 @@ impl Kafka {
                         .iter()
                         .any(|o| o.position < self.partitions[o.partition as usize].end())
             })
+    }
+
+    /// Records `worker`'s last poll returned that the application has not taken yet.
+    pub fn held_from_poll(&self, worker: WorkerId) -> u32 {
+        self.live_entry(worker)
+            .map_or(0, |i| self.members[i].batch.len() as u32)
     }
 
     /// True once after a round of receives in which the group changed so that a consumer
@@ -581,6 +606,18 @@ impl Kafka {
                     .map(|m| (m.id, m.worker))
             })
             .collect()
+    }
+
+    /// How many members of the group own partition `p` (at most one).
+    pub fn owners_of(&self, p: u32) -> usize {
+        self.members
+            .iter()
+            .filter(|m| m.in_group && m.owns(p))
+            .count()
+    }
+
+    pub fn partitions(&self) -> u32 {
+        self.config.partitions
     }
 
     /// Partition `p`'s committed offset.

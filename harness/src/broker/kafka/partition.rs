@@ -71,12 +71,15 @@ impl Partition {
         &mut self.recs[i]
     }
 
-    /// Drops committed records no batch holds, from the front (a forgetting partition).
-    pub fn trim(&mut self) {
+    /// Drops committed records no batch holds, from the front (a forgetting partition), up to
+    /// `keep_from` (the lowest position an owner fetches from: a commit by another member can
+    /// pass it, and Kafka still serves the owner from its position).
+    pub fn trim(&mut self, keep_from: u64) {
         if !self.forget {
             return;
         }
-        while self.base < self.committed && self.recs.front().is_some_and(|r| r.in_batches == 0) {
+        let upto = self.committed.min(keep_from);
+        while self.base < upto && self.recs.front().is_some_and(|r| r.in_batches == 0) {
             self.recs.pop_front();
             self.base += 1;
         }

@@ -60,6 +60,8 @@ impl Kafka {
         let m = &mut self.members[i];
         m.id = id;
         m.alive = true;
+        // A rebalance in progress: its poll rejoins it.
+        m.rejoined = false;
         m.joined_at = now;
         m.last_poll = now;
         m.commit_due = None;

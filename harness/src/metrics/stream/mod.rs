@@ -100,6 +100,8 @@ pub struct StreamSetup {
     /// Handlers the run is expected to have at most (its planned messages times their delivery
     /// limit): the hold ratios kept for an exact p99 ([`HoldRatios::tail`]).
     pub expected_handlers: u64,
+    /// The broker settles by committed offsets (Kafka): see [`Checker::new`].
+    pub offsets: bool,
 }
 
 /// The streaming accumulator of one run.
@@ -135,7 +137,7 @@ impl Stream {
             latencies: Latencies::default(),
             spans: Spans::default(),
             leases: Leases::new(HoldRatios::tail(setup.expected_handlers)),
-            checker: Checker::default(),
+            checker: Checker::new(setup.offsets),
             redrive: RedriveAccount::default(),
             chaos_fired: vec![0; setup.chaos_rules],
             crashes: Vec::new(),

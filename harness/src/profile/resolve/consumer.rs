@@ -94,6 +94,21 @@ pub fn resolve(
             format!("unknown target `{target}`; built-in targets: {names}"),
         ));
     };
+    if target == "auto-commit" && !broker.auto_commits() {
+        return Err(Problem::new(
+            target_path,
+            format!(
+                "auto-commit never commits itself: it needs a consumer that auto-commits \
+                 (broker.kind: kafka with broker.enable_auto_commit: true); broker.kind: {} {}",
+                broker.kind.name(),
+                if broker.kind.descriptor().can.settle == crate::profile::kinds::Settle::Offsets {
+                    "has broker.enable_auto_commit: false"
+                } else {
+                    "has no auto-commit"
+                }
+            ),
+        ));
+    }
     let workers = at_least_one(
         raw.workers.unwrap_or(defaults::WORKERS),
         &path.key("workers"),

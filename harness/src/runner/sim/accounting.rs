@@ -233,6 +233,7 @@ mod tests {
             redrive_at: None,
             chaos_rules: 0,
             expected_handlers: 1000,
+            offsets: false,
         }
     }
 

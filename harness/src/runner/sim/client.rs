@@ -114,6 +114,10 @@ impl QueueClient for SimClient {
             .map_err(|_| QueueError::StaleReceipt)
     }
 
+    fn held_from_poll(&self) -> u32 {
+        self.world.borrow().broker.held_from_poll(self.worker)
+    }
+
     async fn extend(&self, receipt: &Receipt, lease: Duration) -> Result<(), QueueError> {
         let mut w = self.world.borrow_mut();
         let w = &mut *w;

@@ -68,6 +68,7 @@ pub fn run(
                 0 => 4,
                 limit => u64::from(limit),
             }),
+            offsets: b.kind.descriptor().can.settle == crate::profile::kinds::Settle::Offsets,
         };
         (
             EffectLedger::streaming(scenario.provider.effect_at),

@@ -38,6 +38,8 @@ mod tests;
 #[cfg(test)]
 mod tests_groups;
 #[cfg(test)]
+mod tests_kafka;
+#[cfg(test)]
 mod tests_kinds;
 #[cfg(test)]
 mod tests_producer;

@@ -72,7 +72,7 @@ proptest! {
     }
 }
 
-/// The broker section of kind `kind` (0 sqs, 1 rabbitmq, 2 nats, 3 redis-streams), its lease
+/// The broker section of kind `kind` (0 sqs, 1 rabbitmq, 2 nats, 3 redis-streams, 4 kafka), its lease
 /// `lease_s` and its delivery limit `limit`, as a profile would write it.
 pub(super) fn broker_of_kind(kind: u8, lease_s: u64, limit: u32) -> BrokerSpec {
     let section = match kind {
@@ -82,7 +82,9 @@ pub(super) fn broker_of_kind(kind: u8, lease_s: u64, limit: u32) -> BrokerSpec {
              delivery_limit: {limit} }}"
         ),
         2 => format!("{{ kind: nats, ack_wait: {lease_s}s, max_deliver: {limit} }}"),
-        _ => format!("{{ kind: redis-streams, min_idle: {lease_s}s, max_deliveries: {limit} }}"),
+        3 => format!("{{ kind: redis-streams, min_idle: {lease_s}s, max_deliveries: {limit} }}"),
+        // No delivery limit; two partitions so that workers share the topic.
+        _ => format!("{{ kind: kafka, max_poll_interval: {lease_s}s, partitions: 2 }}"),
     };
     load_str(
         "kinds.yaml",
@@ -104,7 +106,7 @@ proptest! {
     /// ack for a settled message. (On a real server, what it finds is the server's doing.)
     #[test]
     fn no_model_takes_a_step_the_anomaly_checker_names(
-        kind in 0u8..4,
+        kind in 0u8..5,
         target in prop_oneof![Just("ack-after-work"), Just("ack-before-work"), Just("heartbeat")],
         messages in 1u64..20,
         workers in 1u32..4,

@@ -85,7 +85,7 @@ proptest! {
 
     #[test]
     fn a_streamed_run_counts_as_its_full_record(
-        kind in 0u8..4,
+        kind in 0u8..5,
         target in prop_oneof![
             Just(("ack-after-work", "")),
             Just(("ack-after-work", ", options: { http_timeout: 15s, retry: { max_attempts: 3 } }")),
@@ -118,8 +118,13 @@ proptest! {
         s.chaos = chaos;
         let full = run_as(&s, Record::Full);
         let streamed = run_as(&s, Record::Stream);
-        prop_assert!(streamed.streamed.is_some(), "the run streamed (it did not give up)");
-        prop_assert!(streamed.events.is_empty() && streamed.messages.is_empty());
+        // Kafka (kind 4): a consumer takes records from its fetched batch after they were
+        // committed (an auto-commit ahead of it, the next owner's commits), which a streamed
+        // run cannot tell from a late event: it gives up and the run is made in full.
+        if kind != 4 {
+            prop_assert!(streamed.streamed.is_some(), "the run streamed (it did not give up)");
+            prop_assert!(streamed.events.is_empty() && streamed.messages.is_empty());
+        }
         prop_assert_eq!(full.end, streamed.end);
         let late = nanos(s.budgets.late_after);
         prop_assert_eq!(described(&analyse(&full, late)), described(&analyse(&streamed, late)));
