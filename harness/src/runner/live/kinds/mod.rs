@@ -205,6 +205,11 @@ pub trait LiveQueue: Send + Sync {
     ) -> BoxFuture<'a, Result<(), QueueError>> {
         self.change_visibility(receipt, lease)
     }
+    /// Records the last poll returned that the worker has not received yet (Kafka: the rest of
+    /// the batch); 0 for a kind that hands out one message at a time.
+    fn held_from_poll(&self) -> u32 {
+        0
+    }
 }
 
 /// What every kind's set-up gets from the run.

@@ -16,6 +16,7 @@
 //! once, where a killed process's member is removed after `session.timeout.ms`).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,6 +45,8 @@ pub struct KafkaQueue {
     batch: tokio::sync::Mutex<VecDeque<Fetched>>,
     max_poll_records: usize,
     records: Arc<Records>,
+    /// Records of the last poll's batch not handed to the target yet.
+    held: AtomicU32,
 }
 
 fn unavailable(e: impl std::fmt::Display) -> QueueError {
@@ -105,6 +108,7 @@ impl KafkaQueue {
             batch: tokio::sync::Mutex::new(VecDeque::new()),
             max_poll_records: settings.spec.max_poll_records.max(1) as usize,
             records,
+            held: AtomicU32::new(0),
         })
     }
 
@@ -135,6 +139,7 @@ impl KafkaQueue {
         let f = batch
             .pop_front()
             .ok_or_else(|| unavailable("a poll returned no record"))?;
+        self.held.store(batch.len() as u32, Ordering::SeqCst);
         Ok(Delivery {
             receipt: receipt(f.partition, f.offset),
             body: ackbench_targets::message::Body::Text(f.body),
@@ -167,6 +172,10 @@ impl LiveQueue for KafkaQueue {
 
     fn ack<'a>(&'a self, receipt: &'a str) -> BoxFuture<'a, Result<(), QueueError>> {
         Box::pin(self.commit(receipt))
+    }
+
+    fn held_from_poll(&self) -> u32 {
+        self.held.load(Ordering::SeqCst)
     }
 
     fn change_visibility<'a>(
