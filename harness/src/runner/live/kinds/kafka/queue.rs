@@ -12,8 +12,9 @@
 //! hand-back and nothing extends the poll interval: `change_visibility`, `release` and `extend`
 //! do nothing. The receipt is `<partition>:<offset>`.
 //!
-//! A killed worker's consumer is dropped, and librdkafka closes it (it leaves the group at
-//! once, where a killed process's member is removed after `session.timeout.ms`).
+//! A killed worker's consumer is dropped and librdkafka closes it: it commits what auto-commit
+//! stored and leaves the group at once, where a killed process's member is removed after
+//! `session.timeout.ms` (docs/kafka-live.md). The counts are the same; the rebalance is sooner.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -162,6 +163,18 @@ impl KafkaQueue {
             Err(e) if fenced(&e) => Err(QueueError::StaleReceipt),
             Err(e) => Err(unavailable(e)),
         }
+    }
+}
+
+/// librdkafka's close (what dropping the consumer does) waits for the broker's answers: it is
+/// done on a thread of its own, never on one of the run's runtime threads, which it could hold
+/// for as long as the close takes.
+impl Drop for KafkaQueue {
+    fn drop(&mut self) {
+        let consumer = self.consumer.clone();
+        let _ = std::thread::Builder::new()
+            .name("kafka-close".into())
+            .spawn(move || drop(consumer));
     }
 }
 
