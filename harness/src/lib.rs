@@ -5,50 +5,87 @@
 //! published: duplicate, lost and late effects, DLQ entries with and without effect, handler
 //! latency against the visibility timeout.
 //!
+//! # As a library
+//!
+//! [`Bench`] runs a profile in sim mode, in-process and deterministically, with a consumer
+//! written in Rust: an async closure over the worker's [`SimClient`] (the queue, provider,
+//! runtime and store traits of [`targets`]), restarted on kills like a built-in target. It
+//! returns the run's [`Summary`] (summary.json's content). `examples/embed.rs` is a whole
+//! example, run as a doc test of [`Bench`].
+//!
 //! # Layout
-//! - [`cli`] and [`commands`]: the command line and one pipeline per subcommand (`main.rs` only
+//!
+//! The public surface is the root: [`Bench`], [`BenchError`], [`Summary`], [`Verdict`],
+//! [`SimClient`], [`Scenario`], [`ProfileError`], [`RunError`] and [`targets`]. The modules
+//! below that are `pub` are so only for the `ackbench` binary (`cli`, `commands`), the benches
+//! (`harness/benches`) and the end-to-end tests (`tests/e2e`), and are `#[doc(hidden)]`: they
+//! are not a stable interface; inside them too, only what those use is `pub` (`broker::sqs`,
+//! `provider::http`, `metrics::{publisher, recording, stream}`). The rest is `pub(crate)`.
+//!
+//! - `cli` and `commands`: the command line and one pipeline per subcommand (`main.rs` only
 //!   dispatches).
-//! - [`profile`]: YAML scenarios in two stages: raw (as written, with positions) and the resolved
-//!   [`profile::Scenario`] the runner reads; `--set` overrides; errors name file:line:column.
-//! - [`broker`]: the embedded broker: leases, receive counts, DLQ, stale-ack policies. A pure
-//!   state machine driven by explicit time, shared by sim and live mode; [`broker::sqs`] serves it
-//!   over the SQS API.
-//! - [`provider`]: the fake downstream: latency model with timed phases, errors and hangs, and
-//!   the effect ledger; [`provider::http`] serves it over HTTP.
-//! - [`workload`]: arrival processes, keys, bodies and poison selection.
-//! - [`chaos`]: worker kills at handler points and on a timer.
-//! - [`runner`]: wires a run together; [`runner::sim`] is the deterministic virtual-time executor,
-//!   [`runner::live`] runs on wall time with real sockets and worker processes.
-//! - [`serving`]: the accept loop of the SQS endpoint and the provider, with header-read and
-//!   idle timeouts and a connection limit.
-//! - [`seed`]: one seed, one named random stream per consumer of randomness.
-//! - [`seq_window`]: entries by message seq in a window that moves as messages are let go (the
+//! - `profile`: YAML scenarios in two stages: raw (as written, with positions) and the resolved
+//!   [`Scenario`] the runner reads; `--set` overrides; errors name file:line:column.
+//! - `broker`: the embedded broker: leases, receive counts, DLQ, stale-ack policies. A pure state
+//!   machine driven by explicit time, shared by sim and live mode; `broker::sqs` serves it over
+//!   the SQS API.
+//! - `provider`: the fake downstream: latency model with timed phases, errors and hangs, and the
+//!   effect ledger; `provider::http` serves it over HTTP.
+//! - `workload`: arrival processes, keys, bodies and poison selection.
+//! - `chaos`: worker kills at handler points and on a timer.
+//! - `runner`: wires a run together and hands its history to a sink (`record::Sink`);
+//!   `runner::sim` is the deterministic virtual-time executor, `runner::live` runs on wall time
+//!   with real sockets and worker processes.
+//! - `serving`: the accept loop of the SQS endpoint and the provider, with header-read and idle
+//!   timeouts and a connection limit.
+//! - `seed`: one seed, one named random stream per consumer of randomness.
+//! - `seq_window`: entries by message seq in a window that moves as messages are let go (the
 //!   broker models' messages, the streamed accounting's open messages).
-//! - [`record`]: what a run records; the only input of metrics, verdict and report.
-//! - [`metrics`]: pure functions of a [`record::RunRecord`]: accounting, histograms, time series.
-//! - [`verdict`]: budgets to pass/fail and exit codes.
-//! - [`report`]: everything a run writes (summary.json, console table, timeseries.csv, charts,
+//! - `record`: what a run records, events only; the only input of metrics, verdict and report.
+//! - `metrics`: pure functions of a record (and of a streamed run's folds, kept beside it:
+//!   `metrics::Recording`): accounting, histograms, time series.
+//! - `verdict`: budgets to pass/fail and exit codes.
+//! - `report`: everything a run writes (summary.json, console table, timeseries.csv, charts,
 //!   report.html, junit.xml, summary.md, recorded data for re-rendering, `--trace`).
-//! - [`sizing`]: sweeps over a grid of settings; lease, worker, limit and alert sizing.
-//! - [`stdout`]: printing that ends quietly when stdout is closed (`| head`).
+//! - `sizing`: sweeps over a grid of settings; lease, worker, limit and alert sizing.
+//! - `stdout`: printing that ends quietly when stdout is closed (`| head`).
 
+mod bench;
+#[doc(hidden)]
 pub mod broker;
-pub mod chaos;
+pub(crate) mod chaos;
+#[doc(hidden)]
 pub mod cli;
+#[doc(hidden)]
 pub mod commands;
+#[doc(hidden)]
 pub mod metrics;
+#[doc(hidden)]
 pub mod profile;
+#[doc(hidden)]
 pub mod provider;
+#[doc(hidden)]
 pub mod record;
+#[doc(hidden)]
 pub mod report;
+#[doc(hidden)]
 pub mod runner;
-pub mod seed;
-pub mod seq_window;
-pub mod serving;
-pub mod sizing;
+pub(crate) mod seed;
+pub(crate) mod seq_window;
+pub(crate) mod serving;
+pub(crate) mod sizing;
+#[doc(hidden)]
 pub mod stdout;
-pub mod verdict;
-pub mod workload;
+pub(crate) mod verdict;
+pub(crate) mod workload;
+
+pub use ackbench_targets as targets;
+pub use bench::{Bench, BenchError};
+pub use profile::{ProfileError, Scenario};
+pub use report::Summary;
+pub use runner::sim::SimClient;
+pub use runner::RunError;
+pub use verdict::Verdict;
 
 #[cfg(test)]
 mod code_map_tests;

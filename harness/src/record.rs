@@ -4,6 +4,10 @@
 //! Times are virtual nanoseconds since the start of the run ([`Nanos`]). Messages are numbered by
 //! publish order from 1 (`seq`); index `seq - 1` of [`RunRecord::messages`]. Workers are numbered
 //! from 1.
+//!
+//! A record holds what happened and nothing computed from it: a run that folds its history as it
+//! goes keeps its description here (messages, events and ledger empty) and its folds beside it,
+//! in its [`Sink`].
 
 use std::time::Duration;
 
@@ -12,6 +16,7 @@ pub mod broker;
 pub mod ingress;
 pub mod key;
 pub mod publisher;
+pub mod sink;
 pub mod worker_logs;
 
 pub use attribution::{Unattributed, UnattributedCall};
@@ -19,6 +24,7 @@ pub use broker::{BrokerSample, BrokerSamples, Unavailable};
 pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
 pub use key::Key;
 pub use publisher::PublisherRecord;
+pub use sink::{FullRecord, GaveUp, Recorded, RunStart, Sink};
 pub use worker_logs::{StderrTail, WorkerLogsRecord};
 
 /// Nanoseconds since the start of the run.
@@ -91,10 +97,6 @@ pub struct RunRecord {
     /// Where a live run's worker processes wrote, and the end of each one's stderr; `None` for
     /// a sim run and for built-in targets, which write nothing of their own.
     pub worker_logs: Option<WorkerLogsRecord>,
-    /// A streamed run's history, folded as it ran (`run.record: stream`): then `messages`,
-    /// `events` and the ledger are empty, and the metrics and the time series are read from
-    /// here. `None`: the record holds the whole history.
-    pub streamed: Option<Box<crate::metrics::stream::Folded>>,
     /// The provider calls of a live run that could not be matched to one delivery their worker
     /// held (none in a sim run, whose calls are made inside their delivery).
     pub unattributed_calls: Vec<UnattributedCall>,

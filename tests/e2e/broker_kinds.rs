@@ -56,7 +56,7 @@ fn the_kafka_thursday_processes_the_batch_past_the_last_commit_twice() {
 }
 
 /// `ackbench check` on `text`: exit 2 and stderr containing `expected` (`{path}` = the file).
-fn refused(text: &str, expected: &str) {
+pub(crate) fn refused(text: &str, expected: &str) {
     let (_dir, path) = temp_profile(text);
     let path = path.display().to_string();
     let out = ackbench(&["check", &path]);
@@ -69,7 +69,7 @@ fn refused(text: &str, expected: &str) {
     );
 }
 
-const BASE: &str = "\
+pub(crate) const BASE: &str = "\
 name: e2e
 run: { duration: 10m }
 workload: { arrival: { every: 50s } }
@@ -91,8 +91,8 @@ fn a_key_of_another_kind_is_refused_naming_the_kinds_keys() {
     );
     refused(
         &format!("{BASE}broker: {{ kind: sqs, url: \"redis://127.0.0.1\" }}\n"),
-        "broker.url: `url` is a key of broker kinds rabbitmq, nats, redis-streams, kafka, not of sqs; \
-         the keys of sqs are: endpoint, visibility_timeout, max_receives, stale_ack",
+        "broker.url: `url` is a key of broker kinds rabbitmq, nats, redis-streams, kafka, kafka-share, \
+         not of sqs; the keys of sqs are: endpoint, visibility_timeout, max_receives, stale_ack",
     );
     refused(
         &format!("{BASE}broker: {{ stale_ack: delete, kind: redis-streams }}\n"),
@@ -111,9 +111,9 @@ fn a_kinds_keys_are_checked() {
         "broker.max_deliver: must be more than the number of backoff values (2)",
     );
     refused(
-        &format!("{BASE}broker: {{ kind: pulsar }}\n"),
-        "broker.kind: unknown variant `pulsar`, expected one of `embedded`, `sqs`, `rabbitmq`, \
-         `nats`, `redis-streams`, `kafka`",
+        &format!("{BASE}broker: {{ kind: kinesis }}\n"),
+        "broker.kind: unknown variant `kinesis`, expected one of `embedded`, `sqs`, `rabbitmq`, \
+         `nats`, `redis-streams`, `kafka`, `kafka-share`",
     );
 }
 
@@ -170,13 +170,13 @@ fn a_sweep_over_kinds_carries_the_lease_over_and_matches_the_per_kind_profiles()
         "sweep",
         "profiles/marlow-thursday.yaml",
         "--vary",
-        "broker.kind=sqs,rabbitmq,nats,redis-streams",
+        "broker.kind=sqs,rabbitmq,nats,redis-streams,kafka-share",
         "--out",
         out.to_str().expect("utf-8 path"),
     ]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let table = crate::common::stdout(&o);
-    for kind in ["sqs", "rabbitmq", "nats", "redis-streams"] {
+    for kind in ["sqs", "rabbitmq", "nats", "redis-streams", "kafka-share"] {
         assert!(
             table.lines().any(|l| l.starts_with(kind)),
             "a row for {kind}:\n{table}"
@@ -207,6 +207,11 @@ fn a_sweep_over_kinds_carries_the_lease_over_and_matches_the_per_kind_profiles()
             assert_eq!(counts(&swept), counts(&per_kind));
         }
     }
+    // A share group keeps its 30 s lock (the Thursday's lease anyway) and takes the 3 receives
+    // as a delivery count limit of 3 (its profile has Kafka's default 5): 3 deliveries per
+    // order, as on SQS.
+    assert_eq!(points[4]["params"]["broker.kind"], "kafka-share");
+    assert_eq!(counts(&points[4]["summary"]), [108, 324, 324, 216, 108, 0]);
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! forgotten once deleted, and a forgotten message still answers as a deleted one (its state is
 //! `Deleted`, its receipts' delivery numbers are exact); only its delivery count is gone.
 
+use super::leases::LeaseIndex;
 use super::queue::{Handout, Receipt};
 use super::state::{Counts, MessageState};
 use super::table::{Entry, Table};
@@ -206,6 +207,21 @@ impl<X: Default> Messages<X> {
         self.get(seq).is_some_and(
             |m| matches!(m.state, MessageState::Leased { lease_end, .. } if lease_end == end),
         )
+    }
+
+    /// The leases of `index` ending at its earliest end, if that end is at or before `now`
+    /// ([`LeaseIndex::pop_due`]; an entry is current while its message is leased until its end).
+    pub fn pop_due_leases(&self, index: &mut LeaseIndex, now: Nanos) -> Option<(Nanos, Vec<Seq>)> {
+        index.pop_due(now, |t, seq| self.leased_until(seq, t))
+    }
+
+    /// After a lease of `index` ending at `ended` stopped being current (settled, moved): drops
+    /// stale entries from the index's top, so that its first end is exact. A stale entry further
+    /// down is dropped when it reaches the top.
+    pub fn lease_moved(&self, index: &mut LeaseIndex, ended: Nanos) {
+        if index.first_end() == Some(ended) {
+            index.trim(|t, seq| self.leased_until(seq, t));
+        }
     }
 
     /// The delivery count of the delivery a receipt belongs to (of a message published).

@@ -10,7 +10,8 @@
 //!   late ack (a receipt that is no longer current) is handled by [`crate::profile::StaleAck`].
 //!   The same state machine serves sim mode (virtual time) and live mode (wall time behind a
 //!   lock).
-//! - [`rabbitmq::RabbitMq`], [`nats::Nats`], [`redis_streams::RedisStreams`]: the other kinds'
+//! - [`rabbitmq::RabbitMq`], [`nats::Nats`], [`redis_streams::RedisStreams`],
+//!   [`kafka_share::KafkaShare`]: the other kinds'
 //!   semantics, sim only for now; each file says what it models.
 //! - [`setup`]: the one place a profile's `broker` section becomes a broker configuration, for
 //!   sim and live runs alike.
@@ -18,19 +19,20 @@
 //! No model reads a clock: every method takes `now`, and `next_due` tells the caller when to
 //! call `advance`.
 
-pub mod dedup;
-pub mod groups;
-pub mod kafka;
+pub(crate) mod dedup;
+pub(crate) mod groups;
+pub(crate) mod kafka;
+pub(crate) mod kafka_share;
 mod leases;
 mod messages;
 #[cfg(test)]
 use messages::MessageTable;
 mod model;
-pub mod nats;
+pub(crate) mod nats;
 mod queue;
-pub mod rabbitmq;
-pub mod redis_streams;
-pub mod setup;
+pub(crate) mod rabbitmq;
+pub(crate) mod redis_streams;
+pub(crate) mod setup;
 pub mod sqs;
 mod state;
 mod table;
@@ -47,9 +49,13 @@ mod proptests_forgetting;
 #[cfg(test)]
 mod proptests_groups;
 #[cfg(test)]
+mod proptests_kafka_share;
+#[cfg(test)]
 mod proptests_kinds;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_kafka_share;
 #[cfg(test)]
 mod tests_nats;
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! a clock. [`BrokerModel::next_due`] tells the executor when to call [`BrokerModel::advance`].
 
 use super::kafka::Kafka;
+use super::kafka_share::KafkaShare;
 use super::messages::MessageTable;
 use super::nats::Nats;
 use super::queue::{AckRefused, Broker, Handout, Receipt, VisibilityError};
@@ -32,6 +33,8 @@ pub enum BrokerModel {
     RedisStreams(RedisStreams),
     /// Kafka: one consumer group on a partitioned topic; commits of offsets, rebalances.
     Kafka(Kafka),
+    /// Kafka: a share group (KIP-932), a lock per acquired record and a delivery count limit.
+    KafkaShare(KafkaShare),
 }
 
 macro_rules! each {
@@ -42,6 +45,7 @@ macro_rules! each {
             BrokerModel::Nats($b) => $e,
             BrokerModel::RedisStreams($b) => $e,
             BrokerModel::Kafka($b) => $e,
+            BrokerModel::KafkaShare($b) => $e,
         }
     };
 }
@@ -56,6 +60,7 @@ impl BrokerModel {
             BrokerModel::Nats(b) => b.publish(now, log),
             BrokerModel::RedisStreams(b) => b.publish(now, log),
             BrokerModel::Kafka(b) => b.publish(now, log),
+            BrokerModel::KafkaShare(b) => b.publish(now, log),
         }
     }
 
@@ -98,6 +103,7 @@ impl BrokerModel {
             BrokerModel::Nats(b) => b.can_hand_out(),
             BrokerModel::RedisStreams(b) => b.can_hand_out(),
             BrokerModel::Kafka(b) => b.can_hand_out(),
+            BrokerModel::KafkaShare(b) => b.can_hand_out(),
         }
     }
 
@@ -127,7 +133,8 @@ impl BrokerModel {
     /// Hands the message back, to be delivered again after `delay` (0: at once). SQS: change
     /// visibility; RabbitMQ: nack with requeue, or with a delay the retry-queue idiom (RabbitMQ
     /// has no delayed redelivery); NATS: nak with a delay; Redis: the owner makes the entry
-    /// claimable (XCLAIM ... IDLE, JUSTID).
+    /// claimable (XCLAIM ... IDLE, JUSTID); Kafka share group: RELEASE, at once whatever the
+    /// delay (it has none).
     pub fn release(
         &mut self,
         now: Nanos,
@@ -145,12 +152,14 @@ impl BrokerModel {
             BrokerModel::RedisStreams(b) => b.release(now, receipt, worker, delay, log),
             // A seek back to the record: no delay of its own.
             BrokerModel::Kafka(b) => b.release(now, receipt, worker, log),
+            BrokerModel::KafkaShare(b) => b.release(now, receipt, worker, log),
         }
     }
 
     /// A heartbeat: the holder keeps the message `lease` longer. SQS: change visibility to
     /// `lease`; RabbitMQ: nothing to extend; NATS: in-progress (`+WPI`, a full AckWait); Redis:
-    /// the owner resets the entry's idle time (XCLAIM to itself, JUSTID).
+    /// the owner resets the entry's idle time (XCLAIM to itself, JUSTID); Kafka share group:
+    /// RENEW (Kafka 4.2 and later), a full lock duration again.
     pub fn extend(
         &mut self,
         now: Nanos,
@@ -167,18 +176,21 @@ impl BrokerModel {
             BrokerModel::Nats(b) => b.in_progress(now, receipt, worker, log),
             BrokerModel::RedisStreams(b) => b.touch(now, receipt, worker, log),
             BrokerModel::Kafka(b) => b.extend(receipt, worker),
+            BrokerModel::KafkaShare(b) => b.renew(now, receipt, worker, log),
         }
     }
 
     /// A consumer died (its process, and so its connection, is gone). RabbitMQ requeues its
-    /// unacked deliveries at this instant; Kafka's member stops heartbeating (removed after its
-    /// session timeout); the other kinds do nothing (SQS and NATS wait for their timers, Redis
-    /// for a claim).
+    /// unacked deliveries at this instant, a Kafka share group releases the records it
+    /// acquired, and a Kafka group member stops heartbeating (removed after its session
+    /// timeout); the other kinds do nothing (SQS and NATS wait for their timers, Redis for a
+    /// claim).
     #[inline]
     pub fn consumer_died(&mut self, now: Nanos, worker: WorkerId, log: &mut Vec<Event>) {
         match self {
             BrokerModel::RabbitMq(b) => b.connection_closed(now, worker, log),
             BrokerModel::Kafka(b) => b.consumer_died(now, worker),
+            BrokerModel::KafkaShare(b) => b.member_gone(now, worker, log),
             BrokerModel::Sqs(_) | BrokerModel::Nats(_) | BrokerModel::RedisStreams(_) => {}
         }
     }
@@ -192,7 +204,8 @@ impl BrokerModel {
             BrokerModel::Sqs(_)
             | BrokerModel::RabbitMq(_)
             | BrokerModel::Nats(_)
-            | BrokerModel::RedisStreams(_) => 0,
+            | BrokerModel::RedisStreams(_)
+            | BrokerModel::KafkaShare(_) => 0,
         }
     }
 
@@ -206,7 +219,8 @@ impl BrokerModel {
             BrokerModel::Sqs(_)
             | BrokerModel::RabbitMq(_)
             | BrokerModel::Nats(_)
-            | BrokerModel::RedisStreams(_) => false,
+            | BrokerModel::RedisStreams(_)
+            | BrokerModel::KafkaShare(_) => false,
         }
     }
 
@@ -238,6 +252,7 @@ impl BrokerModel {
             BrokerModel::Nats(b) => b.state(seq),
             BrokerModel::RedisStreams(b) => b.state(seq),
             BrokerModel::Kafka(b) => b.state(seq),
+            BrokerModel::KafkaShare(b) => b.state(seq),
         }
     }
 

@@ -105,12 +105,7 @@ impl Nats {
 
     /// Deadlines due by `now` end: one instant's together, lowest sequence first.
     pub fn advance(&mut self, now: Nanos, log: &mut Vec<Event>) {
-        loop {
-            let (messages, deadlines) = (&self.messages, &mut self.deadlines);
-            let Some((t, seqs)) = deadlines.pop_due(now, |t, seq| messages.leased_until(seq, t))
-            else {
-                break;
-            };
+        while let Some((t, seqs)) = self.messages.pop_due_leases(&mut self.deadlines, now) {
             for seq in seqs {
                 self.wait_ended(t, seq, log);
             }
@@ -118,17 +113,9 @@ impl Nats {
     }
 
     /// After a delivery's wait that ended at `ended` stopped being current (acked, nak'ed,
-    /// restarted): drops stale entries from the index's top, so that [`Nats::next_due`] is
-    /// exact. A stale entry further down is dropped when it reaches the top.
+    /// restarted), so that [`Nats::next_due`] is exact.
     fn wait_moved(&mut self, ended: Nanos) {
-        if self.deadlines.first_end() == Some(ended) {
-            self.trim();
-        }
-    }
-
-    fn trim(&mut self) {
-        let (messages, deadlines) = (&self.messages, &mut self.deadlines);
-        deadlines.trim(|t, seq| messages.leased_until(seq, t));
+        self.messages.lease_moved(&mut self.deadlines, ended);
     }
 
     /// A delivery's wait ended unacked: redeliver, or stop at MaxDeliver.

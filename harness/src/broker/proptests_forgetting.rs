@@ -7,9 +7,11 @@
 
 use proptest::prelude::*;
 
-use super::kafka::{Assignment, Kafka, KafkaConfig};
+use super::kafka::Kafka;
+use super::kafka_share::{KafkaShare, KafkaShareConfig};
 use super::nats::{Nats, NatsConfig};
 use super::proptests::policy;
+use super::proptests_kinds::kafka_config;
 use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
 use super::redis_streams::{RedisStreams, RedisStreamsConfig};
 use super::*;
@@ -163,51 +165,25 @@ fn redis() -> impl Strategy<Value = Pair> {
     )
 }
 
-fn kafka_config() -> impl Strategy<Value = KafkaConfig> {
-    (
-        1u32..4,
-        (1u64..80, 1u64..10, 1u64..30),
-        1u32..4,
-        prop_oneof![Just(None), (1u64..20).prop_map(Some)],
-        any::<bool>(),
-        any::<bool>(),
-        prop_oneof![Just(0u64), 1u64..10],
-    )
-        .prop_map(
-            |(
-                partitions,
-                (poll, beat, more),
-                max_poll_records,
-                auto_commit,
-                coop,
-                fixed,
-                delay,
-            )| {
-                KafkaConfig {
-                    partitions,
-                    max_poll_interval: poll,
-                    // heartbeat_interval < session_timeout, as the profile checks.
-                    session_timeout: beat + more,
-                    heartbeat_interval: beat,
-                    max_poll_records,
-                    auto_commit,
-                    assignment: if coop {
-                        Assignment::CooperativeSticky
-                    } else {
-                        Assignment::Range
-                    },
-                    static_membership: fixed,
-                    initial_rebalance_delay: delay,
-                }
-            },
-        )
-}
-
 fn kafka() -> impl Strategy<Value = Pair> {
     kafka_config().prop_map(|c| {
         (
             BrokerModel::Kafka(Kafka::new(c)),
             BrokerModel::Kafka(Kafka::forgetting_settled(c)),
+        )
+    })
+}
+
+fn kafka_share() -> impl Strategy<Value = Pair> {
+    (1u64..40, 1u32..5, 1u32..4).prop_map(|(lock, limit, partitions)| {
+        let config = KafkaShareConfig {
+            record_lock_duration: lock,
+            delivery_count_limit: limit,
+            partitions,
+        };
+        (
+            BrokerModel::KafkaShare(KafkaShare::new(config)),
+            BrokerModel::KafkaShare(KafkaShare::forgetting_settled(config)),
         )
     })
 }
@@ -332,6 +308,11 @@ proptest! {
 
     #[test]
     fn kafka_forgetting_settled_messages_answers_as_remembering(p in kafka(), ops in prop::collection::vec(op(), 0..160)) {
+        same_answers(p, ops);
+    }
+
+    #[test]
+    fn kafka_share_forgetting_settled_messages_answers_as_remembering(p in kafka_share(), ops in prop::collection::vec(op(), 0..160)) {
         same_answers(p, ops);
     }
 }
@@ -478,6 +459,14 @@ fn every_kind_holds_only_its_dlq_once_its_messages_are_acked() {
             })),
             true,
         ),
+        (
+            BrokerModel::KafkaShare(KafkaShare::forgetting_settled(KafkaShareConfig {
+                record_lock_duration: 5_000,
+                delivery_count_limit: 3,
+                partitions: 3,
+            })),
+            true,
+        ),
     ];
     for (b, poison) in models {
         holds_nothing_once_acked(b, N, poison);
@@ -563,6 +552,18 @@ fn memory_per_message() {
                 RedisStreams::forgetting_settled(c)
             } else {
                 RedisStreams::new(c)
+            })
+        }
+        ("kafka-share", f) => {
+            let c = KafkaShareConfig {
+                record_lock_duration: lease,
+                delivery_count_limit: 5,
+                partitions: 1,
+            };
+            BrokerModel::KafkaShare(if f {
+                KafkaShare::forgetting_settled(c)
+            } else {
+                KafkaShare::new(c)
             })
         }
         (other, _) => panic!("unknown kind {other}"),

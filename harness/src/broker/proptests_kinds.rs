@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 
 use super::kafka::{Assignment, Kafka, KafkaConfig};
+use super::kafka_share::{KafkaShare, KafkaShareConfig};
 use super::nats::{Nats, NatsConfig};
 use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
 use super::redis_streams::{RedisStreams, RedisStreamsConfig};
@@ -94,7 +95,18 @@ fn redis() -> impl Strategy<Value = BrokerModel> {
     )
 }
 
-fn kafka_config() -> impl Strategy<Value = KafkaConfig> {
+fn kafka_share() -> impl Strategy<Value = BrokerModel> {
+    (1u64..40, 1u32..5, 1u32..4).prop_map(|(lock, limit, partitions)| {
+        BrokerModel::KafkaShare(KafkaShare::new(KafkaShareConfig {
+            record_lock_duration: lock,
+            delivery_count_limit: limit,
+            partitions,
+        }))
+    })
+}
+
+/// A Kafka model's configuration (also what `proptests_forgetting.rs` draws).
+pub(super) fn kafka_config() -> impl Strategy<Value = KafkaConfig> {
     (
         1u32..4,
         (1u64..80, 1u64..10, 1u64..30),
@@ -269,6 +281,11 @@ proptest! {
 
     #[test]
     fn redis_streams_keeps_every_message_and_one_current_holder(b in redis(), ops in prop::collection::vec(op(), 0..120)) {
+        check(b, ops);
+    }
+
+    #[test]
+    fn kafka_share_keeps_every_record_and_one_current_holder(b in kafka_share(), ops in prop::collection::vec(op(), 0..120)) {
         check(b, ops);
     }
 }

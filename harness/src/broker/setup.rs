@@ -8,6 +8,7 @@ use std::time::Duration;
 use ackbench_targets::{BuiltinTarget, TargetOptions};
 
 use super::kafka::{Assignment, Kafka, KafkaConfig};
+use super::kafka_share::{KafkaShare, KafkaShareConfig};
 use super::model::BrokerModel;
 use super::nats::{Nats, NatsConfig};
 use super::queue::{Broker, BrokerConfig};
@@ -65,6 +66,13 @@ pub fn model(spec: &BrokerSpec) -> BrokerModel {
                 min_idle: nanos(spec.lease),
                 claim_every: nanos(r.claim_every),
                 max_deliveries: spec.max_deliveries,
+            }))
+        }
+        BrokerKind::KafkaShare(k) => {
+            BrokerModel::KafkaShare(KafkaShare::forgetting_settled(KafkaShareConfig {
+                record_lock_duration: nanos(spec.lease),
+                delivery_count_limit: spec.max_deliveries,
+                partitions: k.partitions,
             }))
         }
         BrokerKind::Kafka(k) => {

@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::default_folder::default_folder;
 use super::{exit_code, load, mode_name, shell_word, CommandError, Outcome};
 use crate::cli::{RecordArg, RunArgs};
+use crate::metrics::Recording;
 use crate::profile::{self, Scenario};
 use crate::report::folder::{self, Prepared};
 use crate::report::{self, Progress, RunInfo, RunOutputs, RunProgress, Summary};
@@ -89,7 +90,7 @@ fn execute(
     args: &RunArgs,
     ready: &Ready,
     interrupt: &runner::interrupt::Interrupt,
-) -> Result<(record::RunRecord, f64), CommandError> {
+) -> Result<(Recording, f64), CommandError> {
     let scenario = &ready.scenario;
     let started = Instant::now();
     let length_s = (scenario.run.duration + scenario.run.drain).as_secs_f64();
@@ -122,7 +123,7 @@ fn execute(
 fn export(
     args: &RunArgs,
     ready: &Ready,
-    record: &record::RunRecord,
+    record: &Recording,
     wall_s: f64,
 ) -> Result<(Summary, Vec<String>), CommandError> {
     let (scenario, out) = (&ready.scenario, &ready.out);

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{ChaosRuleRecord, EventKind, RunRecord};
+use crate::record::{ChaosRuleRecord, EventKind};
 
 /// One chaos rule of the run and how often it fired.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,8 +17,10 @@ pub struct RuleFires {
     pub fired: u64,
 }
 
-/// Every chaos rule of the record, in profile order, with its kills.
-pub fn fires(record: &RunRecord) -> Vec<RuleFires> {
+/// Every chaos rule of the record, in profile order, with its kills (what the streamed and batch
+/// analyses count, checked against the record in the tests).
+#[cfg(test)]
+pub fn fires(record: &crate::record::RunRecord) -> Vec<RuleFires> {
     let mut fired = vec![0u64; record.chaos.len()];
     for e in &record.events {
         count_kill(&mut fired, &e.kind);

@@ -22,25 +22,26 @@
 //! - [`copies`]: a key published more than once (a retrying producer), and what its sends
 //!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
-pub mod accounting;
-pub mod anomalies;
-pub mod attribution;
-pub mod broker_counts;
-pub mod capacity;
-pub mod chaos;
-pub mod copies;
-pub mod crashes;
-pub mod groups;
-pub mod handlers;
-pub mod harness_cpu;
-pub mod ingress;
-pub mod latency;
-pub mod leases;
-pub mod place;
+pub(crate) mod accounting;
+pub(crate) mod anomalies;
+pub(crate) mod attribution;
+pub(crate) mod broker_counts;
+pub(crate) mod capacity;
+pub(crate) mod chaos;
+pub(crate) mod copies;
+pub(crate) mod crashes;
+pub(crate) mod groups;
+pub(crate) mod handlers;
+pub(crate) mod harness_cpu;
+pub(crate) mod ingress;
+pub(crate) mod latency;
+pub(crate) mod leases;
+pub(crate) mod place;
 pub mod publisher;
-pub mod redrive;
+pub mod recording;
+pub(crate) mod redrive;
 pub mod stream;
-pub mod timeseries;
+pub(crate) mod timeseries;
 
 #[cfg(test)]
 pub(crate) mod testkit;
@@ -51,6 +52,7 @@ pub use crashes::Crash;
 pub use ingress::IngressSummary;
 pub use latency::{Latencies, LatencyHistogram, LatencySummary};
 pub use leases::HandlerLeases;
+pub use recording::{Recording, View};
 pub use timeseries::{default_interval, timeseries, Sample};
 
 use crate::record::{Nanos, RunRecord};
@@ -145,20 +147,21 @@ pub fn seconds(n: Nanos) -> f64 {
 }
 
 /// Analyses a run: accounting and latency. `late_after` is the bound past which a first effect is
-/// late (`budgets.late_after`). A streamed record ([`RunRecord::streamed`]) was folded as it ran,
+/// late (`budgets.late_after`). A streamed run ([`Recording::folded`]) was folded as it ran,
 /// with the same bound: its folded counts are read, not recomputed.
-pub fn analyse(record: &RunRecord, late_after: Nanos) -> Metrics {
-    let folded = match &record.streamed {
+pub fn analyse<'a>(run: impl Into<View<'a>>, late_after: Nanos) -> Metrics {
+    let run = run.into();
+    let folded = match run.folded {
         Some(f) => {
             debug_assert_eq!(
                 f.counts.late_after, late_after,
                 "the bound it was folded with"
             );
-            (**f).clone()
+            f.clone()
         }
-        None => fold_record(record, late_after),
+        None => fold_record(run.record, late_after),
     };
-    assemble(record, folded)
+    assemble(run, folded)
 }
 
 /// The batch analysis of a full record: what a streamed run folds as it goes.
@@ -193,11 +196,12 @@ fn fold_record(record: &RunRecord, late_after: Nanos) -> stream::Folded {
 }
 
 /// The metrics of a run from what was folded of its history and the record's description.
-fn assemble(record: &RunRecord, f: stream::Folded) -> Metrics {
+fn assemble(run: View<'_>, f: stream::Folded) -> Metrics {
+    let record = run.record;
     let capacity = record.ramp.as_ref().map(|ramp| {
         // The boundaries of the steps: exact in a full record's series every `hold`; a
         // streamed run's grid, as fine as it was kept.
-        let samples = match &record.streamed {
+        let samples = match run.folded {
             Some(_) => f.series.samples(f.series.step().max(1)),
             None => timeseries(record, ramp.hold),
         };

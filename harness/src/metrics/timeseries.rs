@@ -87,13 +87,15 @@ pub fn sample_times(end: Nanos, every: Nanos) -> impl Iterator<Item = Nanos> {
 /// Samples the run every `every` nanoseconds from 0 to its end (see [`sample_times`]); `every` =
 /// 0 takes [`default_interval`]. A streamed record was sampled as it ran, every `run.sample_every`
 /// or every [`default_interval`]: `every` must be that interval (or a multiple of it).
-pub fn timeseries(record: &RunRecord, every: Nanos) -> Vec<Sample> {
+pub fn timeseries<'a>(run: impl Into<super::View<'a>>, every: Nanos) -> Vec<Sample> {
+    let run = run.into();
+    let record = run.record;
     let every = if every == 0 {
         default_interval(record)
     } else {
         every
     };
-    if let Some(f) = &record.streamed {
+    if let Some(f) = run.folded {
         return f.samples(every);
     }
     let mut sweep = Sweep::new(record);

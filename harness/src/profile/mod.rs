@@ -8,28 +8,28 @@
 //! Every error names its place (`file:line:column`, or the `--set` argument) and the dotted field
 //! path, and says what is allowed: see [`ProfileError`].
 
-pub mod defaults;
+pub(crate) mod defaults;
 mod depth;
 mod document;
-pub mod duration;
-pub mod env_value;
-pub mod error;
-pub mod key_path;
-pub mod key_source;
-pub mod kinds;
+pub(crate) mod duration;
+pub(crate) mod env_value;
+pub(crate) mod error;
+pub(crate) mod key_path;
+pub(crate) mod key_source;
+pub(crate) mod kinds;
 mod locate;
-pub mod message;
-pub mod overrides;
-pub mod path;
-pub mod presets;
+pub(crate) mod message;
+pub(crate) mod overrides;
+pub(crate) mod path;
+pub(crate) mod presets;
 mod problem;
-pub mod ramp;
-pub mod raw;
+pub(crate) mod ramp;
+pub(crate) mod raw;
 mod resolve;
-pub mod run_variables;
+pub(crate) mod run_variables;
 mod scalar;
-pub mod scenario;
-pub mod template;
+pub(crate) mod scenario;
+pub(crate) mod template;
 
 use std::path::Path;
 

@@ -67,11 +67,13 @@ pub struct RawRun {
                  max_deliver, backoff, max_ack_pending; redis-streams: min_idle, claim_every, \
                  max_deliveries; kafka: partitions, max_poll_interval, session_timeout, \
                  heartbeat_interval, max_poll_records, enable_auto_commit, auto_commit_interval, \
-                 assignment, static_membership; any kind: observe, queue, reuse; rabbitmq: arguments"
+                 assignment, static_membership; kafka-share: partitions, record_lock_duration, \
+                 delivery_count_limit; any kind: observe, queue, reuse; rabbitmq: arguments"
 )]
 pub struct RawBroker {
     pub kind: Option<BrokerKindName>,
-    // the real server of a live run: `url` (rabbitmq, nats, redis-streams), `endpoint` (sqs)
+    // the real server of a live run: `url` (rabbitmq, nats, redis-streams, kafka, kafka-share),
+    // `endpoint` (sqs)
     pub url: Option<String>,
     pub endpoint: Option<String>,
     // sqs
@@ -98,7 +100,7 @@ pub struct RawBroker {
     pub min_idle: Option<DurationText>,
     pub claim_every: Option<DurationText>,
     pub max_deliveries: Option<u32>,
-    // kafka
+    // kafka, kafka-share
     pub partitions: Option<u32>,
     pub max_poll_interval: Option<DurationText>,
     pub session_timeout: Option<DurationText>,
@@ -108,6 +110,9 @@ pub struct RawBroker {
     pub auto_commit_interval: Option<DurationText>,
     pub assignment: Option<KafkaAssignmentName>,
     pub static_membership: Option<bool>,
+    // kafka-share
+    pub record_lock_duration: Option<DurationText>,
+    pub delivery_count_limit: Option<u32>,
     // every kind, live mode on a real broker
     pub observe: Option<ObserveName>,
     /// The run's queue (stream) by a fixed name, as the consumer's framework names it.
@@ -180,7 +185,7 @@ impl<'de> Deserialize<'de> for BrokerKindName {
 impl RawBroker {
     /// Each key that belongs to some kinds (a kind's [`KindDescriptor::keys`]), and whether the
     /// profile sets it.
-    pub fn keys_set(&self) -> [(&'static str, bool); 30] {
+    pub fn keys_set(&self) -> [(&'static str, bool); 32] {
         [
             ("url", self.url.is_some()),
             ("endpoint", self.endpoint.is_some()),
@@ -212,6 +217,8 @@ impl RawBroker {
             ("auto_commit_interval", self.auto_commit_interval.is_some()),
             ("assignment", self.assignment.is_some()),
             ("static_membership", self.static_membership.is_some()),
+            ("record_lock_duration", self.record_lock_duration.is_some()),
+            ("delivery_count_limit", self.delivery_count_limit.is_some()),
         ]
     }
 }
@@ -332,6 +339,8 @@ pub struct RawIngress {
     pub timeout: Option<DurationText>,
 }
 
+/// An HTTP method, spelt as HTTP spells it (the profile may write it in lower case too).
+#[allow(clippy::upper_case_acronyms)]
 #[derive(Debug, Clone, Copy, Deserialize)]
 pub enum MethodName {
     #[serde(alias = "get")]

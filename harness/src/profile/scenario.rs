@@ -135,6 +135,7 @@ pub enum BrokerKind {
     Nats(NatsSpec),
     RedisStreams(RedisStreamsSpec),
     Kafka(KafkaSpec),
+    KafkaShare(KafkaShareSpec),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,6 +192,13 @@ pub enum KafkaAssignment {
     CooperativeSticky,
 }
 
+/// `broker.kind: kafka-share`: a share group (KIP-932). `BrokerSpec::lease` is
+/// `record_lock_duration`; `BrokerSpec::max_deliveries` is `delivery_count_limit`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KafkaShareSpec {
+    pub partitions: u32,
+}
+
 impl BrokerKind {
     /// What the profile, the reports and sizing know of the kind: its names, keys, words and
     /// capabilities.
@@ -202,6 +210,7 @@ impl BrokerKind {
             BrokerKind::Nats(_) => &kinds::nats::KIND,
             BrokerKind::RedisStreams(_) => &kinds::redis_streams::KIND,
             BrokerKind::Kafka(_) => &kinds::kafka::KIND,
+            BrokerKind::KafkaShare(_) => &kinds::kafka_share::KIND,
         }
     }
 
@@ -238,7 +247,8 @@ impl BrokerSpec {
             BrokerKind::Sqs
             | BrokerKind::RabbitMq(_)
             | BrokerKind::Nats(_)
-            | BrokerKind::RedisStreams(_) => false,
+            | BrokerKind::RedisStreams(_)
+            | BrokerKind::KafkaShare(_) => false,
         }
     }
 
@@ -250,7 +260,8 @@ impl BrokerSpec {
             BrokerKind::Sqs
             | BrokerKind::RabbitMq(_)
             | BrokerKind::Nats(_)
-            | BrokerKind::RedisStreams(_) => None,
+            | BrokerKind::RedisStreams(_)
+            | BrokerKind::KafkaShare(_) => None,
         }
     }
 

@@ -268,7 +268,7 @@ fn an_unknown_key_is_an_error_at_any_depth() {
          `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`, \
          `partitions`, `max_poll_interval`, `session_timeout`, `heartbeat_interval`, \
          `max_poll_records`, `enable_auto_commit`, `auto_commit_interval`, `assignment`, \
-         `static_membership`, \
+         `static_membership`, `record_lock_duration`, `delivery_count_limit`, \
          `observe`, `queue`, `reuse`, `arguments`"
     );
     let e = error(&with("provider:\n  phases:\n    - { from: 0s, to: 1m, latency: { dist: fixed, value: 1s, vlaue: 2s } }\n"));
@@ -369,7 +369,7 @@ fn an_error_in_an_override_names_the_override() {
          `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`, \
          `partitions`, `max_poll_interval`, `session_timeout`, `heartbeat_interval`, \
          `max_poll_records`, `enable_auto_commit`, `auto_commit_interval`, `assignment`, \
-         `static_membership`, \
+         `static_membership`, `record_lock_duration`, `delivery_count_limit`, \
          `observe`, `queue`, `reuse`, `arguments`"
     );
     assert_eq!(

@@ -39,14 +39,7 @@ struct OpenCalls {
     closed: Vec<Option<Seq>>,
 }
 
-/// What a streamed ledger recorded and has not handed over, in the order it is handed over;
-/// the lists are the ledger's own, for the caller to read and to take (see
-/// [`EffectLedger::recorded`]).
-pub struct Recorded<'a> {
-    pub started: &'a mut Vec<StartedCall>,
-    pub effects: &'a mut Vec<EffectRecord>,
-    pub closed: &'a mut Vec<Option<Seq>>,
-}
+pub use crate::record::Recorded;
 
 /// The number a streamed ledger keeps open call `id` under; `None` beyond any it numbered.
 fn number(id: CallId) -> Option<Seq> {

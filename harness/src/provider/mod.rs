@@ -8,9 +8,9 @@
 //! - [`http`]: the same model and ledger served over HTTP for live runs.
 
 pub mod http;
-pub mod latency;
-pub mod ledger;
-pub mod model;
+pub(crate) mod latency;
+pub(crate) mod ledger;
+pub(crate) mod model;
 
 pub use ledger::{CallId, EffectLedger};
 pub use model::{CallPlan, ProviderModel};

@@ -3,7 +3,7 @@
 
 use crate::metrics::{self, Metrics, Sample};
 use crate::profile::Budgets;
-use crate::record::{Nanos, RunRecord};
+use crate::record::Nanos;
 
 use super::summary::{summarise_with_metrics, RunInfo, Summary};
 
@@ -18,13 +18,14 @@ pub struct Analysed {
 
 /// Analyses `record`: summary and metrics on this thread, the time series (every
 /// `sample_every`, or a round interval picked from the run's length) on another.
-pub fn analyse_run(
+pub fn analyse_run<'a>(
     info: &RunInfo,
-    record: &RunRecord,
+    record: impl Into<metrics::View<'a>>,
     budgets: &Budgets,
     sample_every: Option<Nanos>,
 ) -> Analysed {
-    let every = sample_every.unwrap_or_else(|| metrics::default_interval(record));
+    let record = record.into();
+    let every = sample_every.unwrap_or_else(|| metrics::default_interval(record.record));
     std::thread::scope(|s| {
         let samples = s.spawn(|| metrics::timeseries(record, every));
         let (summary, metrics) = summarise_with_metrics(info, record, budgets);

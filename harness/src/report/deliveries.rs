@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::handlers::for_each_span;
 use crate::metrics::seconds;
-use crate::record::{AckOutcome, EventKind, HandlerEnd, Nanos, RunRecord, Seq, WorkerId};
+use crate::record::{AckOutcome, EventKind, HandlerEnd, Nanos, Seq, WorkerId};
 
 /// Runs with at most this many messages get a worker timeline (and keep their full record,
 /// which it is drawn from).
@@ -88,8 +88,10 @@ pub struct Delivery {
 /// Every handler span of the run with its outcome, by worker then start; `None` for a run of
 /// more than [`MAX_MESSAGES`] messages or [`MAX_DELIVERIES`] deliveries, or a streamed run's
 /// (whose record keeps no events).
-pub fn deliveries(record: &RunRecord) -> Option<Vec<Delivery>> {
-    if record.messages.len() as u64 > MAX_MESSAGES || record.streamed.is_some() {
+pub fn deliveries<'a>(run: impl Into<crate::metrics::View<'a>>) -> Option<Vec<Delivery>> {
+    let run = run.into();
+    let record = run.record;
+    if record.messages.len() as u64 > MAX_MESSAGES || run.folded.is_some() {
         return None;
     }
     let mut acks: HashMap<(WorkerId, Seq, u32), AckOutcome> = HashMap::new();
@@ -260,7 +262,10 @@ mod tests {
             );
         }
         assert!(deliveries(&r.finish(1e4)).is_none());
-        assert_eq!(deliveries(&RunRecord::default()), Some(vec![]));
+        assert_eq!(
+            deliveries(&crate::record::RunRecord::default()),
+            Some(vec![])
+        );
     }
 
     #[test]

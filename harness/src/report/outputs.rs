@@ -1,9 +1,9 @@
 //! What a finished run hands to the report: the scenario as run, its record, metrics, summary and
 //! time series, and the words that reproduce it.
 
-use crate::metrics::{Metrics, Sample};
+use crate::metrics::{Metrics, Recording, Sample};
 use crate::profile::Scenario;
-use crate::record::{Nanos, RunRecord};
+use crate::record::Nanos;
 
 use super::Summary;
 
@@ -13,7 +13,7 @@ pub struct RunOutputs<'a> {
     /// The scenario as run (after `--set` and `--seed`).
     pub scenario: &'a Scenario,
     /// Everything the run recorded.
-    pub record: &'a RunRecord,
+    pub record: &'a Recording,
     /// The record analysed ([`super::summarise_with_metrics`]); its raw latency histograms
     /// become the `.hlog` files.
     pub metrics: &'a Metrics,

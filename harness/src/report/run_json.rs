@@ -35,8 +35,8 @@ pub struct RunJson {
     pub max_receives: u32,
     /// `reject`, `delete`, `ignore` or `sqs`.
     pub stale_ack: String,
-    /// The broker kind (`sqs`, `rabbitmq`, `nats`, `redis-streams`); left out for `sqs`, as in
-    /// folders written before there were kinds.
+    /// The broker kind (`sqs`, `rabbitmq`, `nats`, `redis-streams`, `kafka-share`); left out
+    /// for `sqs`, as in folders written before there were kinds.
     #[serde(default = "default_kind", skip_serializing_if = "is_default_kind")]
     pub broker_kind: String,
     /// When publishing stopped.

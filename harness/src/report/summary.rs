@@ -19,7 +19,7 @@ use crate::metrics::{
     Sample,
 };
 use crate::profile::{kinds, Budgets};
-use crate::record::{nanos, RunRecord};
+use crate::record::nanos;
 use crate::verdict::{evaluate, BudgetResult, Verdict};
 
 /// Version of the summary.json layout.
@@ -295,15 +295,19 @@ fn complete_by_default() -> bool {
 }
 
 /// Analyses the record, checks the budgets and sums the run up.
-pub fn summarise(info: &RunInfo, record: &RunRecord, budgets: &Budgets) -> Summary {
+pub fn summarise<'a>(
+    info: &RunInfo,
+    record: impl Into<crate::metrics::View<'a>>,
+    budgets: &Budgets,
+) -> Summary {
     summarise_with_metrics(info, record, budgets).0
 }
 
 /// [`summarise`], handing back the metrics too: their raw latency histograms feed the report's
 /// latency logs and charts, so the record is analysed once.
-pub fn summarise_with_metrics(
+pub fn summarise_with_metrics<'a>(
     info: &RunInfo,
-    record: &RunRecord,
+    record: impl Into<crate::metrics::View<'a>>,
     budgets: &Budgets,
 ) -> (Summary, Metrics) {
     let m = analyse(record, nanos(budgets.late_after));

@@ -5,6 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::metrics::Recording;
 use crate::metrics::{self, Metrics};
 use crate::profile::{self, Scenario};
 use crate::record::{nanos, RunRecord};
@@ -16,7 +17,7 @@ const POISON: &str = include_str!("../../../profiles/poison-friday.yaml");
 /// A finished run, as `ackbench run` holds it before writing the report.
 struct Run {
     scenario: Scenario,
-    record: RunRecord,
+    record: Recording,
     summary: Summary,
     metrics: Metrics,
     samples: Vec<Sample>,
@@ -34,7 +35,8 @@ impl Run {
         Run::from_record(scenario, record, text)
     }
 
-    fn from_record(scenario: Scenario, record: RunRecord, text: &str) -> Run {
+    fn from_record(scenario: Scenario, record: impl Into<Recording>, text: &str) -> Run {
+        let record = record.into();
         let info = RunInfo {
             profile: scenario.name.clone(),
             mode: "sim".into(),
@@ -384,7 +386,7 @@ fn worker_logs_are_kept_in_summary_json_and_quoted_in_every_report() {
     // CRASHES note, escaped for its format; the folder re-renders the same bytes.
     use crate::record::{Event, EventKind, StderrTail, WorkerExit, WorkerLogsRecord};
     let sim = Run::of("marlow-thursday.yaml", THURSDAY, &["workload.count=3"]);
-    let mut record = sim.record.clone();
+    let mut record = sim.record.record.clone();
     record.events.push(Event {
         at: record.end,
         kind: EventKind::WorkerCrashed {

@@ -1,18 +1,22 @@
-//! Wires a run together: plan the workload, start the workers, run to the end, hand back the
-//! [`RunRecord`].
+//! Wires a run together: plan the workload, start the workers, run to the end, hand what it
+//! recorded to a [`Sink`]: the whole [`RunRecord`], or (by default, [`Recorder`]) a stream of
+//! its accounting when `run.record` says so.
 //!
 //! - [`sim`]: virtual time, one process, deterministic (a fixed order of events at one instant: ARCHITECTURE.md, "The sim executor").
 //! - [`live`]: wall time, real sockets, the consumer as worker processes.
 
-pub mod interrupt;
+pub(crate) mod interrupt;
 #[cfg(feature = "live")]
 pub mod live;
-pub mod sim;
+pub(crate) mod recorder;
+pub(crate) mod sim;
 
 pub use interrupt::Interrupt;
+pub use recorder::Recorder;
 
+use crate::metrics::Recording;
 use crate::profile::{Mode, Scenario};
-use crate::record::RunRecord;
+use crate::record::Sink;
 
 /// Why a run could not complete (exit code 3).
 #[derive(Debug, thiserror::Error)]
@@ -37,23 +41,46 @@ pub struct Progress {
     pub dlq: u64,
 }
 
-/// Runs `scenario` to its end.
-pub fn run(scenario: &Scenario) -> Result<RunRecord, RunError> {
+/// Runs `scenario` to its end; what it left is kept as `run.record` says ([`Recorder`]).
+pub fn run(scenario: &Scenario) -> Result<Recording, RunError> {
     run_with_progress(scenario, &mut |_| {}, &Interrupt::new())
 }
 
 /// Runs `scenario` to its end, reporting progress every few thousand steps, or until
 /// `interrupt` is triggered: the record then holds what happened up to that moment and says why
-/// it is incomplete ([`RunRecord::incomplete`]).
+/// it is incomplete ([`crate::record::RunRecord::incomplete`]).
 pub fn run_with_progress(
     scenario: &Scenario,
     progress: &mut dyn FnMut(Progress),
     interrupt: &Interrupt,
-) -> Result<RunRecord, RunError> {
+) -> Result<Recording, RunError> {
+    let mut recorder = Recorder::new(scenario);
+    run_into(scenario, &mut recorder, progress, interrupt)?;
+    Ok(recorder
+        .into_recording()
+        .expect("a run that ends hands its record to its sink"))
+}
+
+/// Runs `scenario` to its end and hands its history to `sink` as it goes.
+pub fn run_into(
+    scenario: &Scenario,
+    sink: &mut dyn Sink,
+    progress: &mut dyn FnMut(Progress),
+    interrupt: &Interrupt,
+) -> Result<(), RunError> {
     match scenario.mode {
-        Mode::Sim => sim::run(scenario, progress, interrupt),
+        Mode::Sim => sim::run(scenario, sink, progress, interrupt),
         #[cfg(feature = "live")]
-        Mode::Live => live::run(scenario, progress, interrupt),
+        Mode::Live => {
+            // A live run keeps its whole record: it cannot be folded.
+            sink.start(crate::record::RunStart {
+                planned: scenario.workload.count.unwrap_or(0),
+                foldable: false,
+            });
+            let record = live::run(scenario, progress, interrupt)?;
+            sink.finish(record, &|seq| format!("#{seq}"))
+                .map_err(|e| RunError::Live(e.to_string()))
+        }
         #[cfg(not(feature = "live"))]
         Mode::Live => Err(RunError::Live(
             "this ackbench was built without live mode (cargo feature `live`): build it with the default features".to_string(),

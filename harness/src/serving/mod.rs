@@ -24,6 +24,6 @@ pub mod stop;
 pub mod trim;
 
 pub use accept::serve;
-pub use bind::{listen, ACCEPT_BACKLOG};
-pub use limits::{LimitsError, ServeLimits};
+pub use bind::listen;
+pub use limits::ServeLimits;
 pub use listen::parse_listen;

@@ -39,16 +39,6 @@ pub enum Status {
     NotApplicable,
 }
 
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pass => "pass",
-            Status::Fail => "FAIL",
-            Status::NotApplicable => "n/a",
-        }
-    }
-}
-
 /// One check's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {

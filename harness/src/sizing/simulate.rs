@@ -50,7 +50,7 @@ pub fn simulate(scenario: &Scenario) -> Result<Simulated, RunError> {
     // The sizing rules read the history itself (deaths to next deliveries, every call).
     s.run.record = crate::profile::Record::Full;
     let started = Instant::now();
-    let record = runner::run(&s)?;
+    let record = runner::run(&s)?.record;
     let wall_s = started.elapsed().as_secs_f64();
     let metrics = analyse(&record, nanos(s.budgets.late_after));
     let info = RunInfo {

@@ -8,8 +8,6 @@ use serde::Serialize;
 
 use crate::profile::WorkloadSpec;
 
-/// The default `--utilisation`.
-pub const UTILISATION: f64 = 0.7;
 /// The fewest workers recommended: with one, a single death stops all progress until the
 /// restart.
 pub const MIN_WORKERS: u32 = 2;

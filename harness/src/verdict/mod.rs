@@ -25,7 +25,8 @@ pub mod exit {
 
 /// The budgets a profile may set under `budgets:`, in the order they are evaluated and reported.
 /// `late` takes `{ after, max }`. `unfinished` is 0 unless the profile sets it.
-pub const BUDGET_NAMES: &[&str] = &[
+#[cfg(test)]
+const BUDGET_NAMES: &[&str] = &[
     "duplicate_rate",
     "duplicate_effects",
     "lost",
@@ -144,7 +145,7 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// Every budget that is set, against the metrics, in the order of [`BUDGET_NAMES`]; then
+/// Every budget that is set, against the metrics, in the order of `BUDGET_NAMES`; then
 /// [`UNMATCHED_EFFECTS`] when some effects name no published message, and
 /// [`UNFIRED_CHAOS_RULES`] when the run has a chaos rule that must fire.
 pub fn evaluate(budgets: &Budgets, m: &Metrics) -> Vec<BudgetResult> {

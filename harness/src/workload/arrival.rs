@@ -150,6 +150,7 @@ impl Arrivals {
 
     /// The instant of arrival `i` (0-based): at once for every kind but a rate, whose walk
     /// starts from the nearest mark before `i` (at most 1023 gaps).
+    #[cfg_attr(not(feature = "live"), allow(dead_code))]
     pub fn at(&self, i: usize) -> Option<Nanos> {
         if i >= self.len {
             return None;

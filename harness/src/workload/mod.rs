@@ -10,6 +10,8 @@
 //! `workload.keys`) and the producer's sends are kept as lists.
 
 mod arrival;
+// What a live run publishes; a build without live mode renders no message.
+#[cfg_attr(not(feature = "live"), allow(dead_code))]
 pub mod message;
 mod poison;
 pub mod producer;
@@ -18,7 +20,8 @@ mod tests_lazy;
 #[cfg(test)]
 mod tests_message;
 
-pub use crate::profile::template::{Fill, Slot, Template, TemplateError};
+#[cfg(feature = "live")]
+pub use crate::profile::template::Fill;
 pub use producer::Attempt;
 
 use crate::profile::{Scenario, WorkloadSpec};
@@ -58,6 +61,7 @@ impl Plan {
 
     /// When send number `i` (0-based, time order) goes out. Reading every send in order is
     /// cheaper with a [`SendCursor`].
+    #[cfg_attr(not(feature = "live"), allow(dead_code))]
     pub fn send_at(&self, i: usize) -> Option<Nanos> {
         match &self.sends {
             Some(s) => s.get(i).map(|a| a.at),
@@ -68,6 +72,7 @@ impl Plan {
     /// When message `i + 1` is first published (`i` 0-based, plan order). A rate's instant is
     /// walked from the nearest of the instants it keeps (one per 1024 messages); reading them in
     /// order is cheaper with [`Plan::arrivals`].
+    #[cfg_attr(not(feature = "live"), allow(dead_code))]
     pub fn publish_at(&self, i: usize) -> Option<Nanos> {
         self.arrivals.at(i)
     }
@@ -79,10 +84,6 @@ impl Plan {
             cursor: self.arrivals.cursor(),
             left: self.len(),
         }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// True when the profile names the keys (`workload.keys`).

@@ -40,6 +40,7 @@ mod tests;
 #[cfg(test)]
 mod tests_rebalance;
 
+use super::messages::log_ack;
 use super::queue::{AckRefused, Handout, Receipt, VisibilityError};
 use super::state::{Counts, MessageState};
 use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
@@ -297,16 +298,10 @@ impl Kafka {
             return Err(AckRefused(receipt));
         }
         let (p, off) = self.place(receipt.seq);
+        // Kafka has no redrive: a receipt's delivery number is its nonce.
         if !self.may_commit(receipt, worker) {
-            log.push(Event {
-                at: now,
-                kind: EventKind::Acked {
-                    seq: receipt.seq,
-                    worker,
-                    delivery: receipt.nonce,
-                    outcome: AckOutcome::StaleRejected,
-                },
-            });
+            let outcome = AckOutcome::StaleRejected;
+            log_ack(log, now, receipt, worker, receipt.nonce, outcome);
             log.push(Event {
                 at: now,
                 kind: EventKind::CommitFenced {
@@ -317,15 +312,14 @@ impl Kafka {
             return Err(AckRefused(receipt));
         }
         if off < self.partitions[p as usize].committed {
-            log.push(Event {
-                at: now,
-                kind: EventKind::Acked {
-                    seq: receipt.seq,
-                    worker,
-                    delivery: receipt.nonce,
-                    outcome: AckOutcome::Covered,
-                },
-            });
+            log_ack(
+                log,
+                now,
+                receipt,
+                worker,
+                receipt.nonce,
+                AckOutcome::Covered,
+            );
             return Ok(AckOutcome::Covered);
         }
         Ok(self.commit(now, p, off + 1, worker, Some(receipt), log))

@@ -60,14 +60,7 @@ pub fn streams(record: Record, planned: u64, sends: bool) -> bool {
 
 /// Why a streamed run could not be accounted exactly; the run is made again with its full
 /// record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GaveUp(pub String);
-
-impl std::fmt::Display for GaveUp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+pub use crate::record::GaveUp;
 
 /// What a streamed run folded: everything the batch analysis computes from a full record,
 /// beside the record's own description of the run.

@@ -1,5 +1,5 @@
 //! The broker kinds: one [`KindDescriptor`] per kind, in a file of its own (`sqs.rs`,
-//! `rabbitmq.rs`, `nats.rs`, `redis_streams.rs`, `kafka.rs`), with the code that reads the
+//! `rabbitmq.rs`, `nats.rs`, `redis_streams.rs`, `kafka.rs`, `kafka_share.rs`), with the code that reads the
 //! kind's keys.
 //!
 //! A descriptor says everything the profile, the reports and sizing need to know of a kind
@@ -17,6 +17,7 @@ use super::raw::RawBroker;
 use super::scenario::BrokerSpec;
 
 pub mod kafka;
+pub mod kafka_share;
 pub mod nats;
 pub mod rabbitmq;
 pub mod redis_streams;
@@ -32,6 +33,7 @@ pub const KINDS: &[&KindDescriptor] = &[
     &nats::KIND,
     &redis_streams::KIND,
     &kafka::KIND,
+    &kafka_share::KIND,
 ];
 
 /// The kind of a profile that names none, and of a record or summary.json that has no
@@ -110,8 +112,8 @@ pub enum LeaseRole {
     /// A lease: the message is the holder's until it runs out, a dead holder's too (its message
     /// waits for it), so it is the recovery time after a death.
     Lease,
-    /// A guard against a consumer that is alive but stuck, counted in minutes: a consumer that
-    /// dies hands its messages back at once (its connection closes). `--vary broker.kind` does
+    /// A guard against a consumer that is alive but stuck (RabbitMQ's counted in minutes): a
+    /// consumer that dies hands its messages back at once (its connection closes). `--vary broker.kind` does
     /// not carry a lease into it, and sizing prices it as the stuck consumer's hold only.
     StuckConsumerGuard,
     /// A guard against a consumer that is alive but stuck between two polls (Kafka's

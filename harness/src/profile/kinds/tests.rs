@@ -53,14 +53,14 @@ fn names_and_aliases_are_unique_and_name_their_kind() {
 
 #[test]
 fn an_unknown_kind_is_told_every_name_as_before() {
-    let text = format!("{BASE}broker: {{ kind: pulsar }}\n");
+    let text = format!("{BASE}broker: {{ kind: kinesis }}\n");
     let err = crate::profile::load_str("p.yaml", &text, &[])
         .unwrap_err()
         .to_string();
     assert_eq!(
         err,
-        "p.yaml:4:17: broker.kind: unknown variant `pulsar`, expected one of `embedded`, `sqs`, \
-         `rabbitmq`, `nats`, `redis-streams`, `kafka`"
+        "p.yaml:4:17: broker.kind: unknown variant `kinesis`, expected one of `embedded`, `sqs`, \
+         `rabbitmq`, `nats`, `redis-streams`, `kafka`, `kafka-share`"
     );
 }
 

@@ -96,11 +96,12 @@ pub fn check_observe(
     Err(Problem::new(path.key("observe"), why))
 }
 
-/// What live runs cannot do with the broker. A FIFO queue runs live on the embedded SQS broker,
+/// What live runs cannot do with the broker. A kind no broker on this machine runs
+/// ([`kinds::Live::Refused`]) is refused at `broker.kind`. A FIFO queue runs live on the embedded SQS broker,
 /// whose deduplication interval is the profile's window on the run's clock; not on an external
 /// endpoint, whose interval is its own 5 minutes of wall time (SQS's, not settable), which a
 /// scaled run's window does not match; nor with an ingress load, whose sends (their groups and
-/// deduplication ids) are the system's own, not the run's. Every kind runs live otherwise.
+/// deduplication ids) are the system's own, not the run's.
 pub fn check_mode(
     broker: &BrokerSpec,
     mode: Mode,

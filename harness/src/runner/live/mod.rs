@@ -175,7 +175,6 @@ async fn run_live(
         broker_samples: ran.broker_samples,
         consumer_clock: ran.consumer_clock,
         worker_logs: ran.worker_logs,
-        streamed: None,
         unattributed_calls: ran.unattributed_calls,
         ramp: crate::runner::ramp_record(&s.workload),
         harness_cpu: ran.harness_cpu,

@@ -79,7 +79,7 @@ impl Batch {
 }
 
 /// The run's side of its accounting.
-pub(super) struct Accounting {
+pub(crate) struct Accounting {
     /// Where each instant not handed over yet ends in the run's lists.
     instants: Vec<InstantEnd>,
     folder: Folder,

@@ -20,11 +20,19 @@ use crate::profile::KillPoint;
 use crate::provider::ledger::CallStart;
 use crate::record::{nanos, EffectSource, Event, EventKind, HandlerEnd, WorkerId};
 
-/// One worker's view of the sim world: its queue client, provider client and runtime.
+/// One worker's view of the sim world: its queue client ([`ackbench_targets::QueueClient`]),
+/// provider client ([`ackbench_targets::ProviderClient`]), runtime and store, on virtual time.
 #[derive(Clone)]
-pub(super) struct SimClient {
-    pub world: Rc<RefCell<World>>,
-    pub worker: WorkerId,
+pub struct SimClient {
+    pub(super) world: Rc<RefCell<World>>,
+    pub(super) worker: WorkerId,
+}
+
+impl SimClient {
+    /// The worker this client belongs to (1-based).
+    pub fn worker(&self) -> WorkerId {
+        self.worker
+    }
 }
 
 /// Waits until the executor completes operation `op` of this worker.

@@ -1,38 +1,32 @@
 //! The sim executor: advances virtual time event by event and polls the workers.
 
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use ackbench_targets::worker::run_worker;
-use ackbench_targets::{BuiltinTarget, Crash, ProviderError};
+use ackbench_targets::ProviderError;
 use smallvec::SmallVec;
 
-use super::accounting::Accounting;
 use super::client::SimClient;
+use super::consumer::{Consumer, Task};
 use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR};
 use crate::broker::setup;
 use crate::chaos::KillSchedule;
-use crate::metrics::stream::{self, Stream, StreamSetup};
-use crate::profile::{KillPoint, Record, Scenario};
+use crate::profile::{KillPoint, Scenario};
 use crate::provider::{EffectLedger, ProviderModel};
 use crate::record::{
-    nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, Seq, WorkerExit, WorkerId,
+    nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, RunStart, Seq, Sink, WorkerExit, WorkerId,
 };
 use crate::runner::{Interrupt, Progress, RunError};
 use crate::seed;
 use crate::workload;
-
-type Task = Pin<Box<dyn Future<Output = Crash>>>;
 
 /// Instants between two progress reports.
 const PROGRESS_EVERY: u64 = 8192;
 
 struct Executor {
     world: Rc<RefCell<World>>,
-    target: BuiltinTarget,
+    consumer: Consumer,
     redrive_at: Option<u64>,
     /// One task per worker (index id - 1); `None` while the worker is dead.
     tasks: Vec<Option<Task>>,
@@ -43,42 +37,45 @@ struct Executor {
 /// again); only messages that go round without time passing reach this.
 const MAX_ROUNDS_AT_ONE_INSTANT: u64 = 1_000_000;
 
-/// Runs `scenario` on virtual time and returns what it recorded; stops after the instant during
-/// which `interrupt` is triggered, with the record marked incomplete.
+/// Runs `scenario` on virtual time and hands what it recorded to `sink`; stops after the
+/// instant during which `interrupt` is triggered, with the record marked incomplete.
 pub fn run(
     scenario: &Scenario,
+    sink: &mut dyn Sink,
     progress: &mut dyn FnMut(Progress),
     interrupt: &Interrupt,
-) -> Result<RunRecord, RunError> {
+) -> Result<(), RunError> {
     let target = setup::builtin_target(scenario)
         .ok_or_else(|| RunError::UnknownTarget(scenario.consumer.target.clone()))?;
+    run_consumer(
+        scenario,
+        &Consumer::Builtin(target),
+        sink,
+        progress,
+        interrupt,
+    )
+}
+
+/// [`run`] with `consumer` in every worker instead of the profile's `consumer.target`.
+pub(crate) fn run_consumer(
+    scenario: &Scenario,
+    consumer: &Consumer,
+    sink: &mut dyn Sink,
+    progress: &mut dyn FnMut(Progress),
+    interrupt: &Interrupt,
+) -> Result<(), RunError> {
     let b = &scenario.broker;
-    let broker = setup::model(b);
     let plan = workload::plan(scenario);
-    let streams = stream::streams(scenario.run.record, plan.len() as u64, plan.sends.is_some());
-    let (ledger, accounting) = if streams {
-        let setup = StreamSetup {
-            late_after: nanos(scenario.budgets.late_after),
-            sample_every: scenario.run.sample_every.map(nanos),
-            redrive_at: scenario.redrive.map(nanos),
-            chaos_rules: scenario.chaos.len(),
-            // Deliveries per message: the limit, or a few without one (more are exact too,
-            // unless the p99 then lies among ratios let go: the run is made again in full).
-            expected_handlers: (plan.len() as u64).saturating_mul(match b.max_deliveries {
-                0 => 4,
-                limit => u64::from(limit),
-            }),
-            offsets: b.kind.descriptor().can.settle == crate::profile::kinds::Settle::Offsets,
-        };
-        (
-            EffectLedger::streaming(scenario.provider.effect_at),
-            Some(Accounting::start(Stream::new(setup))),
-        )
-    } else {
-        (EffectLedger::new(scenario.provider.effect_at), None)
+    let folds = sink.start(RunStart {
+        planned: plan.len() as u64,
+        foldable: plan.sends.is_none(),
+    });
+    let ledger = match folds {
+        true => EffectLedger::streaming(scenario.provider.effect_at),
+        false => EffectLedger::new(scenario.provider.effect_at),
     };
     let world = World::new(
-        broker,
+        setup::model(b),
         ProviderModel::new(&scenario.provider, scenario.seed),
         ledger,
         KillSchedule::new(&scenario.chaos, scenario.seed),
@@ -87,17 +84,17 @@ pub fn run(
         seed::stream(scenario.seed, "target"),
         nanos(scenario.consumer.restart_after),
         scenario.consumer.options.http_timeout.map(nanos),
-        accounting,
+        folds,
     );
     let mut ex = Executor {
         world: Rc::new(RefCell::new(world)),
-        target,
+        consumer: consumer.clone(),
         redrive_at: scenario.redrive.map(nanos),
         tasks: (0..scenario.consumer.workers).map(|_| None).collect(),
     };
     let publish_end = nanos(scenario.run.duration);
     let hard_end = publish_end.saturating_add(nanos(scenario.run.drain));
-    let (end, stopped) = ex.run_until(hard_end, progress, interrupt);
+    let (end, stopped) = ex.run_until(hard_end, sink, progress, interrupt);
 
     // Worker tasks hold clients that point at the world: they are gone once the run ends.
     ex.tasks.clear();
@@ -105,28 +102,11 @@ pub fn run(
         .ok()
         .expect("no worker outlives the run")
         .into_inner();
-    world.flush();
-    let streamed = match world.finish_accounting() {
-        None => None,
-        Some(s) => {
-            let (published, plan) = (world.published, &world.plan);
-            let key = |seq: Seq| match seq {
-                1.. if seq <= published => plan.message_key(seq).to_string(),
-                _ => format!("#{seq}"),
-            };
-            match s.finish(end, key) {
-                Ok(folded) => Some(Box::new(folded)),
-                // The seed makes the same run again: this time with its full record.
-                Err(_) => {
-                    let mut full = scenario.clone();
-                    full.run.record = Record::Full;
-                    return run(&full, progress, interrupt);
-                }
-            }
-        }
-    };
+    if folds {
+        sink.last_instant(world.now, &mut world.events, world.ledger.recorded());
+    }
     let publishes = world.plan.sends.is_some().then_some(world.publishes);
-    Ok(RunRecord {
+    let record = RunRecord {
         unattributed_calls: Vec::new(),
         ramp: crate::runner::ramp_record(&scenario.workload),
         harness_cpu: None,
@@ -152,8 +132,17 @@ pub fn run(
         publisher: None,
         consumer_clock: None,
         worker_logs: None,
-        streamed,
-    })
+    };
+    let (published, plan) = (world.published, &world.plan);
+    let key = |seq: Seq| match seq {
+        1.. if seq <= published => plan.message_key(seq).to_string(),
+        _ => format!("#{seq}"),
+    };
+    match sink.finish(record, &key) {
+        Ok(()) => Ok(()),
+        // The seed makes the same run again: this time the sink keeps its whole record.
+        Err(_) => run_consumer(scenario, consumer, sink, progress, interrupt),
+    }
 }
 
 impl Executor {
@@ -164,6 +153,7 @@ impl Executor {
     fn run_until(
         &mut self,
         hard_end: u64,
+        sink: &mut dyn Sink,
         progress: &mut dyn FnMut(Progress),
         interrupt: &Interrupt,
     ) -> (u64, Option<String>) {
@@ -206,7 +196,7 @@ impl Executor {
                 break;
             }
             let result = self.instant(at);
-            self.world.borrow_mut().flush();
+            self.world.borrow_mut().flush(sink);
             match result {
                 Ok(after) => next = after,
                 Err(why) => {
@@ -415,9 +405,7 @@ impl Executor {
             world: self.world.clone(),
             worker: id,
         };
-        let target = self.target.clone();
-        let task: Task = Box::pin(async move { run_worker(&target, &client).await });
-        self.tasks[(id - 1) as usize] = Some(task);
+        self.tasks[(id - 1) as usize] = Some(self.consumer.task(client));
         self.poll(id);
     }
 

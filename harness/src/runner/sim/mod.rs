@@ -20,14 +20,18 @@
 //! other thread, a streamed run's accounting ([`accounting`]), only folds what the run recorded,
 //! in the order it was recorded.
 
-mod accounting;
+pub(crate) mod accounting;
 mod client;
+mod consumer;
 mod executor;
 mod timers;
 mod waiting;
 mod world;
 
+pub use client::SimClient;
+pub(crate) use consumer::{Consumer, ConsumerFn};
 pub use executor::run;
+pub(crate) use executor::run_consumer;
 
 #[cfg(test)]
 mod proptests;

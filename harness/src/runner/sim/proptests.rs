@@ -72,8 +72,9 @@ proptest! {
     }
 }
 
-/// The broker section of kind `kind` (0 sqs, 1 rabbitmq, 2 nats, 3 redis-streams, 4 kafka), its lease
-/// `lease_s` and its delivery limit `limit`, as a profile would write it.
+/// The broker section of kind `kind` (0 sqs, 1 rabbitmq, 2 nats, 3 redis-streams, 4
+/// kafka-share, 5 kafka), its lease `lease_s` and its delivery limit `limit`, as a profile would
+/// write it (a share group's limit within Kafka's 2 to 10; Kafka has none).
 pub(super) fn broker_of_kind(kind: u8, lease_s: u64, limit: u32) -> BrokerSpec {
     let section = match kind {
         0 => format!("{{ kind: sqs, visibility_timeout: {lease_s}s, max_receives: {limit} }}"),
@@ -83,6 +84,10 @@ pub(super) fn broker_of_kind(kind: u8, lease_s: u64, limit: u32) -> BrokerSpec {
         ),
         2 => format!("{{ kind: nats, ack_wait: {lease_s}s, max_deliver: {limit} }}"),
         3 => format!("{{ kind: redis-streams, min_idle: {lease_s}s, max_deliveries: {limit} }}"),
+        4 => format!(
+            "{{ kind: kafka-share, record_lock_duration: {lease_s}s, delivery_count_limit: {} }}",
+            limit.clamp(2, 10)
+        ),
         // No delivery limit; two partitions so that workers share the topic.
         _ => format!("{{ kind: kafka, max_poll_interval: {lease_s}s, partitions: 2 }}"),
     };
@@ -106,7 +111,7 @@ proptest! {
     /// ack for a settled message. (On a real server, what it finds is the server's doing.)
     #[test]
     fn no_model_takes_a_step_the_anomaly_checker_names(
-        kind in 0u8..5,
+        kind in 0u8..6,
         target in prop_oneof![Just("ack-after-work"), Just("ack-before-work"), Just("heartbeat")],
         messages in 1u64..20,
         workers in 1u32..4,

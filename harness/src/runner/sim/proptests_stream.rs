@@ -4,9 +4,10 @@
 use proptest::prelude::*;
 
 use super::proptests::{broker_of_kind, rule};
+use crate::metrics::Recording;
 use crate::metrics::{analyse, timeseries, Metrics};
 use crate::profile::*;
-use crate::record::{nanos, RunRecord};
+use crate::record::nanos;
 use crate::runner::Interrupt;
 
 /// A profile of `messages` messages on broker kind `kind`; the provider slow for a phase (calls
@@ -42,10 +43,10 @@ fn profile(
     s
 }
 
-fn run_as(s: &Scenario, record: Record) -> RunRecord {
+fn run_as(s: &Scenario, record: Record) -> Recording {
     let mut s = s.clone();
     s.run.record = record;
-    super::run(&s, &mut |_| {}, &Interrupt::new()).expect("run completes")
+    crate::runner::run_with_progress(&s, &mut |_| {}, &Interrupt::new()).expect("run completes")
 }
 
 /// Everything the reports read of the metrics, compared as text (histograms by their counts).
@@ -85,7 +86,7 @@ proptest! {
 
     #[test]
     fn a_streamed_run_counts_as_its_full_record(
-        kind in 0u8..5,
+        kind in 0u8..6,
         target in prop_oneof![
             Just(("ack-after-work", "")),
             Just(("ack-after-work", ", options: { http_timeout: 15s, retry: { max_attempts: 3 } }")),
@@ -118,11 +119,11 @@ proptest! {
         s.chaos = chaos;
         let full = run_as(&s, Record::Full);
         let streamed = run_as(&s, Record::Stream);
-        // Kafka (kind 4): a consumer takes records from its fetched batch after they were
+        // Kafka (kind 5): a consumer takes records from its fetched batch after they were
         // committed (an auto-commit ahead of it, the next owner's commits), which a streamed
         // run cannot tell from a late event: it gives up and the run is made in full.
-        if kind != 4 {
-            prop_assert!(streamed.streamed.is_some(), "the run streamed (it did not give up)");
+        if kind != 5 {
+            prop_assert!(streamed.folded.is_some(), "the run streamed (it did not give up)");
             prop_assert!(streamed.events.is_empty() && streamed.messages.is_empty());
         }
         prop_assert_eq!(full.end, streamed.end);

@@ -26,9 +26,9 @@ provider: { effect_at: request, latency: { dist: fixed, value: 10s } }
 
 /// Runs `s` keeping its full record: these tests read the history itself.
 pub(super) fn run(s: &Scenario) -> RunRecord {
-    let mut s = s.clone();
-    s.run.record = crate::profile::Record::Full;
-    super::run(&s, &mut |_| {}, &crate::runner::Interrupt::new()).expect("run completes")
+    let mut full = crate::record::FullRecord::default();
+    super::run(s, &mut full, &mut |_| {}, &crate::runner::Interrupt::new()).expect("run completes");
+    full.into_record().expect("the run handed its record over")
 }
 
 pub(super) fn count(r: &RunRecord, f: impl Fn(&EventKind) -> bool) -> usize {
@@ -403,13 +403,14 @@ fn an_interrupted_run_stops_between_instants_and_says_so() {
     s.run.duration = secs(100_000);
     let interrupt = crate::runner::Interrupt::new();
     let trigger = interrupt.clone();
-    let r = super::run(&s, &mut |_| trigger.trigger(), &interrupt).expect("run completes");
+    let r = crate::runner::run_with_progress(&s, &mut |_| trigger.trigger(), &interrupt)
+        .expect("run completes");
     assert_eq!(
         r.incomplete.as_deref(),
         Some(crate::runner::interrupt::REASON)
     );
     // (Above 50 messages the run streams its accounting: the count is read from it.)
-    assert!(r.streamed.is_some());
+    assert!(r.folded.is_some());
     let published =
         crate::metrics::analyse(&r, crate::record::nanos(s.budgets.late_after)).messages;
     assert_eq!((r.end, published), (8191 * S, 8192));

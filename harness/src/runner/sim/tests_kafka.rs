@@ -24,9 +24,12 @@ chaos:
     load_str("t.yaml", &text, &[]).expect("a valid profile")
 }
 
-/// (instant in s, worker, delivery) of every delivery, and (instant in s, generation, why) of
-/// every rebalance.
-fn history(r: &RunRecord) -> (Vec<(u64, u32, u32)>, Vec<(u64, u32, RebalanceWhy)>) {
+/// (instant in s, worker, delivery) of every delivery.
+type Deliveries = Vec<(u64, u32, u32)>;
+/// (instant in s, generation, why) of every rebalance.
+type Rebalances = Vec<(u64, u32, RebalanceWhy)>;
+
+fn history(r: &RunRecord) -> (Deliveries, Rebalances) {
     let mut d = Vec::new();
     let mut g = Vec::new();
     for e in &r.events {
@@ -75,4 +78,60 @@ fn a_static_member_restarted_within_its_session_reads_its_partition_at_once() {
     assert_eq!(rebalances, vec![(3, 1, RebalanceWhy::Join)]);
     assert_eq!(r.ledger.effects.len(), 2);
     assert_eq!(r.end, 24 * S);
+}
+
+/// Records 1-3 at 0, 1 and 2 s on one partition, one worker running `target`, provider fixed
+/// 10 s, no auto-commit, the worker killed at 25 s and restarted 1 s later.
+fn killed_mid_batch(target: &str) -> Scenario {
+    let text = format!(
+        "\
+name: t
+run: {{ duration: 3s, drain: 1h }}
+broker: {{ kind: kafka, enable_auto_commit: false }}
+workload: {{ arrival: {{ every: 1s }}, count: 3 }}
+consumer: {{ target: {target}, workers: 1, restart_after: 1s }}
+provider: {{ effect_at: request, latency: {{ dist: fixed, value: 10s }} }}
+chaos:
+  - kill_worker: {{ at: 25s }}
+"
+    );
+    load_str("t.yaml", &text, &[]).expect("a valid profile")
+}
+
+#[test]
+fn commit_after_batch_repeats_the_whole_batch_ack_after_work_only_the_record_in_progress() {
+    // The worker joins at 0 s; the group's first rebalance completes at 3 s and its poll
+    // returns records 1-3. Their calls run 3-13, 13-23 and 23-33 s (an effect at each start);
+    // the kill at 25 s is 2 s into record 3. Restarted at 26 s it joins as a new member; the
+    // dead one's last heartbeat was at 24 s, so the partition moves at 24 + 45 = 69 s, from
+    // the committed offset.
+    //
+    // commit-after-batch commits once its batch is done (at 33 s, never reached): offset 0,
+    // records 1-3 again from 69 s (69-79, 79-89, 89-99 s): 6 effects, 3 duplicates, committed
+    // at 99 s.
+    let r = run(&killed_mid_batch("commit-after-batch"));
+    let (deliveries, _) = history(&r);
+    assert_eq!(
+        deliveries,
+        vec![
+            (3, 1, 1),
+            (13, 1, 1),
+            (23, 1, 1),
+            (69, 1, 2),
+            (79, 1, 2),
+            (89, 1, 2)
+        ]
+    );
+    assert_eq!(r.ledger.effects.len(), 6);
+    assert_eq!(r.end, 99 * S);
+    // ack-after-work committed records 1 and 2 (at 13 and 23 s): only record 3 again, 69-79 s:
+    // 4 effects, 1 duplicate.
+    let r = run(&killed_mid_batch("ack-after-work"));
+    let (deliveries, _) = history(&r);
+    assert_eq!(
+        deliveries,
+        vec![(3, 1, 1), (13, 1, 1), (23, 1, 1), (69, 1, 2)]
+    );
+    assert_eq!(r.ledger.effects.len(), 4);
+    assert_eq!(r.end, 79 * S);
 }

@@ -6,18 +6,16 @@ use ackbench_targets::message::{Body, Order};
 use ackbench_targets::ProviderError;
 use rand_chacha::ChaCha8Rng;
 
-use super::accounting::Accounting;
 use super::timers::Timers;
 pub(super) use super::timers::{TimerKind, CLASS_HANDLER, CLASS_SUPERVISOR};
 use super::waiting::Waiting;
 use crate::broker::{BrokerModel, Handout};
 use crate::chaos::{KillSchedule, PointHit};
-use crate::metrics::stream::Stream;
 use crate::profile::KillPoint;
 use crate::provider::{CallId, EffectLedger, ProviderModel};
 use crate::record::{
     earliest, CallOutcome, Event, EventKind, HandlerEnd, Key, MessageRecord, Nanos, PublishRecord,
-    Seq, WorkerId,
+    Seq, Sink, WorkerId,
 };
 use crate::workload::{Plan, SendCursor};
 
@@ -78,10 +76,10 @@ pub(super) struct World {
     /// Broker and worker events: the whole history, or (streamed) those not yet handed to the
     /// accounting.
     pub events: Vec<Event>,
-    /// The streaming accounting of a streamed run, on its own thread ([`World::flush`]);
-    /// `None`: the record keeps every message, event, call and effect (`messages`, `events`,
-    /// the ledger).
-    pub accounting: Option<Accounting>,
+    /// The run's sink folds its history instant by instant ([`crate::record::Sink`]); `false`:
+    /// the record keeps every message, event, call and effect (`messages`, `events`, the
+    /// ledger).
+    pub folds: bool,
     /// Messages published so far.
     pub published: Seq,
     key_index: HashMap<String, Seq>,
@@ -109,9 +107,9 @@ impl World {
         target_rng: ChaCha8Rng,
         restart_after: Nanos,
         http_timeout: Option<Nanos>,
-        accounting: Option<Accounting>,
+        folds: bool,
     ) -> World {
-        let n = if accounting.is_some() { 0 } else { plan.len() };
+        let n = if folds { 0 } else { plan.len() };
         let publish_cursor = SendCursor::new(&plan);
         let mut ledger = ledger;
         ledger.reserve(n);
@@ -129,7 +127,7 @@ impl World {
             planned_of: Vec::new(),
             publishes: Vec::new(),
             events: Vec::with_capacity(n * 6),
-            accounting,
+            folds,
             published: 0,
             key_index: HashMap::with_capacity(n),
             waiting: Waiting::new(workers as usize),
@@ -196,7 +194,7 @@ impl World {
             if self.plan.has_explicit_keys() {
                 self.key_index.insert(self.plan.key(seq), seq);
             }
-            if self.accounting.is_none() {
+            if !self.folds {
                 let key = self.plan.message_key(seq);
                 self.messages.push(MessageRecord {
                     key,
@@ -326,20 +324,13 @@ impl World {
         }
     }
 
-    /// The instant is over: a streamed run hands its history to its accounting (a full record
-    /// keeps it): its events, and what the ledger recorded (the calls started, the effects, the
-    /// calls closed).
-    pub fn flush(&mut self) {
-        if let Some(accounting) = &mut self.accounting {
-            accounting.instant(self.now, &mut self.events, self.ledger.recorded());
+    /// The instant is over: a folding run hands its history to its sink (a full record keeps
+    /// it): its events, and what the ledger recorded (the calls started, the effects, the calls
+    /// closed).
+    pub fn flush(&mut self, sink: &mut dyn Sink) {
+        if self.folds {
+            sink.instant(self.now, &mut self.events, self.ledger.recorded());
         }
-    }
-
-    /// A streamed run's accounting, once every instant is flushed: whatever it has not handed
-    /// over is, and what it folded is returned. `None` for a run that keeps its full record.
-    pub fn finish_accounting(&mut self) -> Option<Stream> {
-        let accounting = self.accounting.take()?;
-        Some(accounting.finish(&mut self.events, self.ledger.recorded()))
     }
 
     /// Closes the worker's current handler span, if any.

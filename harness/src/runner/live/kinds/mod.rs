@@ -243,6 +243,11 @@ pub async fn open(cx: Context<'_>) -> Result<Box<dyn LiveBroker>, OpenError> {
         BrokerKind::Nats(_) => Ok(Box::new(nats::NatsBroker::open(cx).await?)),
         BrokerKind::RedisStreams(_) => Ok(Box::new(redis_streams::RedisStreams::open(cx).await?)),
         BrokerKind::Kafka(_) => Ok(Box::new(kafka::KafkaBroker::open(cx).await?)),
+        // Refused when the profile was read (`kinds::Live::Refused`); never reached.
+        kind @ BrokerKind::KafkaShare(_) => Err(OpenError::Settings(format!(
+            "live mode cannot run broker.kind: {}",
+            kind.name()
+        ))),
     }
 }
 
