@@ -15,19 +15,14 @@ One worker process of an ackbench live run with `broker.kind: kafka` and
 
 from confluent_kafka import Consumer
 
-from kafka_settings import MAX_POLL_RECORDS, TOPIC, consumer_config, log, work
+from kafka_settings import TOPIC, consume, consumer_config, log, work
 
 
 def main():
     consumer = Consumer(consumer_config())
     consumer.subscribe([TOPIC])
     log(f"consuming {TOPIC}, offsets committed by librdkafka's auto-commit")
-    while True:
-        for record in consumer.consume(num_messages=MAX_POLL_RECORDS, timeout=1.0):
-            if record.error():
-                log(f"fetch error: {record.error()}")
-                continue
-            work(record)
+    consume(consumer, work)
 
 
 if __name__ == "__main__":

@@ -17,25 +17,24 @@ run variables (kafka_settings.py).
 
 from confluent_kafka import Consumer, KafkaException
 
-from kafka_settings import MAX_POLL_RECORDS, TOPIC, consumer_config, log, work
+from kafka_settings import TOPIC, consume, consumer_config, log, work
 
 
 def main():
     consumer = Consumer(consumer_config())
     consumer.subscribe([TOPIC])
     log(f"consuming {TOPIC}, committing after each record")
-    while True:
-        for record in consumer.consume(num_messages=MAX_POLL_RECORDS, timeout=1.0):
-            if record.error():
-                log(f"fetch error: {record.error()}")
-                continue
-            if not work(record):
-                continue  # not committed; the next record's commit covers it
-            try:
-                consumer.commit(message=record, asynchronous=False)
-            except KafkaException as e:
-                # A commit after the member was removed (or its generation ended) is refused.
-                log(f"commit of {record.partition()}:{record.offset()} refused: {e}")
+
+    def handle(record):
+        if not work(record):
+            return  # not committed; the next record's commit covers it
+        try:
+            consumer.commit(message=record, asynchronous=False)
+        except KafkaException as e:
+            # A commit after the member was removed (or its generation ended) is refused.
+            log(f"commit of {record.partition()}:{record.offset()} refused: {e}")
+
+    consume(consumer, handle)
 
 
 if __name__ == "__main__":

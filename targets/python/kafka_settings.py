@@ -50,6 +50,16 @@ def consumer_config():
     return config
 
 
+def consume(consumer, handle):
+    """Polls for ever, up to MAX_POLL_RECORDS records a poll, calling handle(record) on each."""
+    while True:
+        for record in consumer.consume(num_messages=MAX_POLL_RECORDS, timeout=1.0):
+            if record.error():
+                log(f"fetch error: {record.error()}")
+                continue
+            handle(record)
+
+
 def send(key, to):
     """The effect: POST {provider}send. True when the provider accepted it (2xx)."""
     req = urllib.request.Request(

@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use crate::common::{have_python_module, root, service_up, start, summary_of};
-use crate::live::workers_left;
+use crate::common::{have_python_module, root, service_up};
+use crate::live::{run_to_end as run, workers_left};
 
 /// What both modes must agree on.
 const SAME: [&str; 8] = [
@@ -59,27 +59,6 @@ fn with_script(
         })
         .collect();
     crate::common::temp_profile(&replaced.join("\n"))
-}
-
-/// Runs `profile` with `extra` args: (its pid, exit code, stderr, summary).
-fn run(profile: &std::path::Path, extra: &[&str]) -> (u32, Option<i32>, String, Value) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().join("r");
-    let mut args = vec![
-        "run",
-        profile.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-        "--format",
-        "json",
-    ];
-    args.extend_from_slice(extra);
-    let child = start(&args);
-    let pid = child.id();
-    let o = child.wait_with_output().expect("ackbench runs");
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    (pid, o.status.code(), err, summary_of(&out))
 }
 
 /// The broker's topics of the runs of ackbench processes `pids` (a run's topic is
