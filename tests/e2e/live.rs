@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{ackbench, root, run_text, stderr, temp_profile};
+use crate::common::{ackbench, root, run_text, start, stderr, summary_of, temp_profile};
 
 /// True when python3 can import boto3; otherwise the test is skipped (with a printed reason),
 /// unless ACKBENCH_REQUIRE_SERVICES=1, where that is a failure.
@@ -305,4 +305,30 @@ fn built_in_targets_run_live_over_the_sqs_api_with_the_sim_counts() {
         [10, 0, 0, 0, 0, 10],
         "dedupe-table, killed after each commit"
     );
+}
+
+/// Runs `ackbench run PROFILE ARGS...` to its end: (pid, exit code, stderr, summary).
+pub fn run_to_end(profile: &std::path::Path, args: &[&str]) -> (u32, Option<i32>, String, Value) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("r");
+    let mut all = vec![
+        "run",
+        profile.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--format",
+        "json",
+    ];
+    all.extend_from_slice(args);
+    let child = start(&all);
+    let pid = child.id();
+    let o = child.wait_with_output().expect("ackbench runs");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let summary = summary_of(&out);
+    assert!(
+        summary.get("unattributed_calls").is_none(),
+        "every call matched to a delivery its worker held: {summary}"
+    );
+    (pid, o.status.code(), err, summary)
 }

@@ -68,30 +68,8 @@ fn sim_run(profile: &std::path::Path) -> (Option<i32>, String, Value) {
     (o.status.code(), stderr(&o), summary_of(&out))
 }
 
-/// Runs `ackbench run PROFILE ARGS...` to its end: (pid, exit code, stderr, summary).
 fn run(profile: &std::path::Path, args: &[&str]) -> (u32, Option<i32>, String, Value) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().join("r");
-    let mut all = vec![
-        "run",
-        profile.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-        "--format",
-        "json",
-    ];
-    all.extend_from_slice(args);
-    let child = start(&all);
-    let pid = child.id();
-    let o = child.wait_with_output().expect("ackbench runs");
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    let summary = summary_of(&out);
-    assert!(
-        summary.get("unattributed_calls").is_none(),
-        "every call matched to a delivery its worker held: {summary}"
-    );
-    (pid, o.status.code(), err, summary)
+    crate::live::run_to_end(profile, args)
 }
 
 /// A kill scenario: 30 orders every 5 s to 3 workers, 20 kills at `call_answered` of a first

@@ -35,6 +35,8 @@ mod live_fifo;
 #[cfg(feature = "live")]
 mod live_ingress;
 #[cfg(feature = "live")]
+mod live_kafka;
+#[cfg(feature = "live")]
 mod live_nats;
 #[cfg(feature = "live")]
 mod live_nats_clock;

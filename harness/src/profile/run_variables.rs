@@ -32,13 +32,28 @@ pub const SUBJECT: &str = "ACKBENCH_SUBJECT";
 pub const REDIS_URL: &str = "ACKBENCH_REDIS_URL";
 /// Redis Streams: where an entry goes after its last delivery.
 pub const DEAD_STREAM: &str = "ACKBENCH_DEAD_STREAM";
-/// Redis Streams: the consumer group.
+/// Redis Streams and Kafka: the consumer group.
 pub const GROUP: &str = "ACKBENCH_GROUP";
 /// Redis Streams' claim rules and the run's start (Unix ms), as docs/live.md's worker table says.
 pub const MIN_IDLE_MS: &str = "ACKBENCH_MIN_IDLE_MS";
 pub const CLAIM_EVERY_MS: &str = "ACKBENCH_CLAIM_EVERY_MS";
 pub const MAX_DELIVERIES: &str = "ACKBENCH_MAX_DELIVERIES";
 pub const RUN_START_MS: &str = "ACKBENCH_RUN_START_MS";
+/// Kafka: the worker's own proxy port, as `host:port` (`bootstrap.servers`).
+pub const BOOTSTRAP_SERVERS: &str = "ACKBENCH_BOOTSTRAP_SERVERS";
+/// Kafka: the run's topic.
+pub const TOPIC: &str = "ACKBENCH_TOPIC";
+/// Kafka: the profile's consumer settings, each named after the consumer configuration it is
+/// (docs/live.md's worker table); durations in milliseconds of the worker's clock.
+pub const MAX_POLL_INTERVAL_MS: &str = "ACKBENCH_MAX_POLL_INTERVAL_MS";
+pub const SESSION_TIMEOUT_MS: &str = "ACKBENCH_SESSION_TIMEOUT_MS";
+pub const HEARTBEAT_INTERVAL_MS: &str = "ACKBENCH_HEARTBEAT_INTERVAL_MS";
+pub const MAX_POLL_RECORDS: &str = "ACKBENCH_MAX_POLL_RECORDS";
+pub const ENABLE_AUTO_COMMIT: &str = "ACKBENCH_ENABLE_AUTO_COMMIT";
+pub const AUTO_COMMIT_INTERVAL_MS: &str = "ACKBENCH_AUTO_COMMIT_INTERVAL_MS";
+pub const PARTITION_ASSIGNMENT_STRATEGY: &str = "ACKBENCH_PARTITION_ASSIGNMENT_STRATEGY";
+/// Kafka: `group.instance.id` with `static_membership`, empty without.
+pub const GROUP_INSTANCE_ID: &str = "ACKBENCH_GROUP_INSTANCE_ID";
 
 /// What every kind's workers are told.
 pub const EVERY_KIND: &[&str] = &[PROVIDER_URL, WORKER, TIME_SCALE, STATE_DIR];
@@ -114,6 +129,7 @@ mod tests {
     fn a_variable_is_told_by_the_kinds_that_have_it() {
         assert_eq!(kinds_telling(AMQP_URL), ["rabbitmq"]);
         assert_eq!(kinds_telling(STREAM), ["nats", "redis-streams"]);
+        assert_eq!(kinds_telling(GROUP), ["redis-streams", "kafka"]);
         assert!(kinds_telling(PROVIDER_URL).is_empty());
         assert!(kinds_telling("ACKBENCH_NOPE").is_empty());
     }

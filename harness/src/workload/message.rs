@@ -12,6 +12,8 @@ use crate::profile::template::{Fill, Slot};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Outgoing {
     pub body: String,
+    /// The plan's key of the message (a Kafka record's key); empty when not set.
+    pub key: String,
     /// AMQP headers (any JSON value), NATS headers (text).
     pub headers: Vec<(String, Value)>,
     pub content_type: Option<String>,
@@ -84,6 +86,7 @@ pub fn render(spec: &MessageSpec, fill: &Fill<'_>) -> Outgoing {
             .map(|n| text_of(value(n, fill))),
         fields: texts(&spec.fields),
         attributes: texts(&spec.attributes),
+        key: fill.key.to_string(),
     }
 }
 

@@ -14,6 +14,11 @@ use crate::profile::problem::Problem;
 use crate::profile::raw::{KafkaAssignmentName, RawBroker};
 use crate::profile::resolve::broker::{duration_or, server_url};
 use crate::profile::resolve::checks::{at_least_one, positive};
+use crate::profile::run_variables::{
+    AUTO_COMMIT_INTERVAL_MS, BOOTSTRAP_SERVERS, ENABLE_AUTO_COMMIT, GROUP, GROUP_INSTANCE_ID,
+    HEARTBEAT_INTERVAL_MS, MAX_POLL_INTERVAL_MS, MAX_POLL_RECORDS, PARTITION_ASSIGNMENT_STRATEGY,
+    SESSION_TIMEOUT_MS, TOPIC,
+};
 use crate::profile::scenario::{
     BrokerKind, BrokerSpec, KafkaAssignment, KafkaSpec, Observe, QueueName, StaleAck,
 };
@@ -58,12 +63,22 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "Kafka protocol proxy converts the durations a consumer sends (JoinGroup's \
                    session and rebalance timeouts, Fetch's max wait)",
     },
-    live: Live::Refused {
-        why: "no Kafka live module in this build (the sim models the consumer group)",
-    },
+    live: Live::Runs,
     // Record headers are byte strings by name: the shape NATS headers carry.
     carrier: Carrier::Nats,
-    run_variables: &[],
+    run_variables: &[
+        BOOTSTRAP_SERVERS,
+        TOPIC,
+        GROUP,
+        MAX_POLL_INTERVAL_MS,
+        SESSION_TIMEOUT_MS,
+        HEARTBEAT_INTERVAL_MS,
+        MAX_POLL_RECORDS,
+        ENABLE_AUTO_COMMIT,
+        AUTO_COMMIT_INTERVAL_MS,
+        PARTITION_ASSIGNMENT_STRATEGY,
+        GROUP_INSTANCE_ID,
+    ],
     resolve,
 };
 

@@ -94,6 +94,10 @@ impl QueueClient for LiveClient {
     async fn extend(&self, receipt: &String, lease: Duration) -> Result<(), QueueError> {
         self.queue.extend(receipt, lease).await
     }
+
+    fn held_from_poll(&self) -> u32 {
+        self.queue.held_from_poll()
+    }
 }
 
 impl ProviderClient for LiveClient {

@@ -77,6 +77,13 @@ impl<'a> Sends<'a> {
     /// Plan message `planned` (key `key`) as the broker carries it: the order's JSON, or the
     /// profile's `workload.message` filled with it.
     fn message(&self, planned: Seq, key: &str) -> Outgoing {
+        Outgoing {
+            key: key.to_string(),
+            ..self.shaped(planned, key)
+        }
+    }
+
+    fn shaped(&self, planned: Seq, key: &str) -> Outgoing {
         let body = self.plan.body(planned);
         let Some(shape) = self.shape else {
             return Outgoing::plain(body);

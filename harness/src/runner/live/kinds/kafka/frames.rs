@@ -1,0 +1,182 @@
+//! Kafka's framing: every request and every response is a 4-byte big-endian length and that
+//! many bytes. A request starts with its API key, API version and correlation id; a response
+//! starts with the correlation id of the request it answers (the client matches them, and so
+//! does the proxy). Header and body are read and written with the `kafka-protocol` crate.
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind};
+use kafka_protocol::protocol::{decode_request_header_from_buffer, Decodable, Encodable};
+
+/// A frame longer than this is taken for bytes that are not Kafka's protocol.
+const MAX_FRAME: usize = 256 << 20;
+
+/// Why bytes could not be read as Kafka frames.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("frame length {0} is not a Kafka frame's")]
+    Length(i64),
+    #[error("{0}")]
+    Decode(String),
+}
+
+fn decode_error(e: impl std::fmt::Display) -> FrameError {
+    FrameError::Decode(e.to_string())
+}
+
+/// Splits every complete frame off the front of `buf`, each as `(whole frame, payload)`: what
+/// follows the last complete frame stays in `buf` until the rest arrives.
+pub fn take_frames(buf: &mut Vec<u8>) -> Result<Vec<(Bytes, Bytes)>, FrameError> {
+    let mut frames = Vec::new();
+    let mut used = 0;
+    while buf.len() - used >= 4 {
+        let len = i32::from_be_bytes([buf[used], buf[used + 1], buf[used + 2], buf[used + 3]]);
+        if len < 8 || len as usize > MAX_FRAME {
+            return Err(FrameError::Length(i64::from(len)));
+        }
+        let end = used + 4 + len as usize;
+        if buf.len() < end {
+            break;
+        }
+        let whole = Bytes::copy_from_slice(&buf[used..end]);
+        frames.push((whole.clone(), whole.slice(4..)));
+        used = end;
+    }
+    buf.drain(..used);
+    Ok(frames)
+}
+
+/// A request's header and, when `wanted` says its API key is one the proxy reads, its body.
+pub fn read_request(
+    mut payload: Bytes,
+    wanted: impl Fn(ApiKey) -> bool,
+) -> Result<(RequestHeader, Option<RequestKind>), FrameError> {
+    let header = decode_request_header_from_buffer(&mut payload).map_err(decode_error)?;
+    let key = ApiKey::try_from(header.request_api_key)
+        .map_err(|_| FrameError::Decode(format!("API key {}", header.request_api_key)))?;
+    if !wanted(key) {
+        return Ok((header, None));
+    }
+    let body =
+        RequestKind::decode(key, &mut payload, header.request_api_version).map_err(decode_error)?;
+    Ok((header, Some(body)))
+}
+
+/// The correlation id a response answers.
+pub fn correlation_id(payload: &[u8]) -> i32 {
+    i32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]])
+}
+
+/// A response to a request of `key` at `version`: its header and body.
+pub fn read_response(
+    mut payload: Bytes,
+    key: ApiKey,
+    version: i16,
+) -> Result<(ResponseHeader, ResponseKind), FrameError> {
+    let header = ResponseHeader::decode(&mut payload, key.response_header_version(version))
+        .map_err(decode_error)?;
+    let body = ResponseKind::decode(key, &mut payload, version).map_err(decode_error)?;
+    Ok((header, body))
+}
+
+/// A whole response frame (length first) for a request of `key` at `version`.
+pub fn write_response(
+    header: &ResponseHeader,
+    body: &ResponseKind,
+    key: ApiKey,
+    version: i16,
+) -> Result<Bytes, FrameError> {
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&[0; 4]);
+    header
+        .encode(&mut buf, key.response_header_version(version))
+        .map_err(decode_error)?;
+    body.encode(&mut buf, version).map_err(decode_error)?;
+    let len = (buf.len() - 4) as i32;
+    buf[..4].copy_from_slice(&len.to_be_bytes());
+    Ok(buf.freeze())
+}
+
+/// A whole request frame (length first), as a client sends it (the tests' client).
+#[cfg(test)]
+pub fn write_request(header: &RequestHeader, body: &RequestKind) -> Result<Bytes, FrameError> {
+    let key = ApiKey::try_from(header.request_api_key)
+        .map_err(|_| FrameError::Decode(format!("API key {}", header.request_api_key)))?;
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&[0; 4]);
+    header
+        .encode(
+            &mut buf,
+            key.request_header_version(header.request_api_version),
+        )
+        .map_err(decode_error)?;
+    body.encode(&mut buf, header.request_api_version)
+        .map_err(decode_error)?;
+    let len = (buf.len() - 4) as i32;
+    buf[..4].copy_from_slice(&len.to_be_bytes());
+    Ok(buf.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
+
+    fn heartbeat_request(correlation: i32) -> Bytes {
+        let header = RequestHeader::default()
+            .with_request_api_key(ApiKey::Heartbeat as i16)
+            .with_request_api_version(4)
+            .with_correlation_id(correlation);
+        let body = RequestKind::Heartbeat(HeartbeatRequest::default().with_generation_id(7));
+        write_request(&header, &body).unwrap()
+    }
+
+    #[test]
+    fn frames_split_where_their_lengths_say_and_a_partial_one_waits() {
+        let one = heartbeat_request(1);
+        let two = heartbeat_request(2);
+        let mut buf = [one.as_ref(), two.as_ref()].concat();
+        // Hold back the last 3 bytes of the second frame: only the first is complete.
+        let rest = buf.split_off(buf.len() - 3);
+        let frames = take_frames(&mut buf).unwrap();
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0].0, one);
+        assert_eq!(buf.len(), two.len() - 3);
+        buf.extend_from_slice(&rest);
+        let frames = take_frames(&mut buf).unwrap();
+        assert_eq!(frames.len(), 1);
+        assert!(buf.is_empty());
+        let (header, body) = read_request(frames[0].1.clone(), |k| k == ApiKey::Heartbeat).unwrap();
+        assert_eq!(header.correlation_id, 2);
+        let Some(RequestKind::Heartbeat(hb)) = body else {
+            panic!("not a heartbeat: {body:?}");
+        };
+        assert_eq!(hb.generation_id, 7);
+    }
+
+    #[test]
+    fn a_request_the_proxy_does_not_read_keeps_its_body_unread() {
+        let mut buf = heartbeat_request(5).to_vec();
+        let frames = take_frames(&mut buf).unwrap();
+        let (header, body) = read_request(frames[0].1.clone(), |_| false).unwrap();
+        assert_eq!((header.correlation_id, body.is_none()), (5, true));
+    }
+
+    #[test]
+    fn bytes_that_are_not_kafka_frames_are_refused() {
+        // "GET " read as a length is 1_195_725_856 bytes: past any frame's.
+        let mut buf = b"GET / HTTP/1.1\r\n".to_vec();
+        assert!(matches!(take_frames(&mut buf), Err(FrameError::Length(_))));
+    }
+
+    #[test]
+    fn a_response_round_trips_with_its_correlation_id() {
+        let header = ResponseHeader::default().with_correlation_id(42);
+        let body = ResponseKind::Heartbeat(HeartbeatResponse::default().with_error_code(27));
+        let frame = write_response(&header, &body, ApiKey::Heartbeat, 4).unwrap();
+        let payload = frame.slice(4..);
+        assert_eq!(correlation_id(&payload), 42);
+        let (h, b) = read_response(payload, ApiKey::Heartbeat, 4).unwrap();
+        assert_eq!(h.correlation_id, 42);
+        assert!(matches!(b, ResponseKind::Heartbeat(r) if r.error_code == 27));
+    }
+}
