@@ -7,7 +7,7 @@
 //! messages on the SQS model and the floor, then callgrind's instruction count of the 100k run
 //! of each (`valgrind --tool=callgrind`; skipped with a note when valgrind is absent). Flags
 //! after `--`: sizes (`-- 100000 100000000` runs those sizes only; 100M is not in the default
-//! set, it takes minutes), kinds (`sqs`, `rabbitmq`, `nats`, `redis-streams`, `kafka`; `all-kinds`:
+//! set, it takes minutes), kinds (`sqs`, `rabbitmq`, `nats`, `redis-streams`, `kafka`, `kafka-share`; `all-kinds`:
 //! every kind), `no-callgrind`, `no-floor`.
 //!
 //! The SQS model and the other kinds run as `ackbench run` runs them: above 50 messages their
@@ -47,6 +47,10 @@ const KINDS: &[(&str, &str)] = &[
     (
         "kafka",
         "broker: { kind: kafka, partitions: 64, enable_auto_commit: false }",
+    ),
+    (
+        "kafka-share",
+        "broker: { kind: kafka-share, record_lock_duration: 30s, delivery_count_limit: 5 }",
     ),
 ];
 const FLOOR: &str = "floor";
