@@ -158,6 +158,38 @@ fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What a proxy reported, one line per event its tests assert on (deliveries, acks, fenced
+/// commits, dead-lettering, lease moves), in the order recorded.
+#[cfg(test)]
+pub(crate) fn observed_lines(events: &[crate::record::Event]) -> Vec<String> {
+    use crate::record::EventKind;
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Delivered {
+                seq,
+                worker,
+                delivery,
+                ..
+            } => Some(format!("deliver {seq}.{delivery} to {worker}")),
+            EventKind::Acked {
+                seq,
+                worker,
+                delivery,
+                outcome,
+            } => Some(format!("ack {seq}.{delivery} by {worker}: {outcome:?}")),
+            EventKind::CommitFenced { seq, worker } => {
+                Some(format!("commit of {seq} by {worker} fenced"))
+            }
+            EventKind::DeadLettered { seq, delivery } => Some(format!("dead {seq}.{delivery}")),
+            EventKind::VisibilityChanged { seq, worker, .. } => {
+                Some(format!("touch {seq} by {worker}"))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,6 @@ use super::*;
 use crate::chaos::kill_worker::KillSchedule;
 use crate::profile::{ChaosRule, KillPoint, KillRule, KillTrigger};
 use crate::provider::http::LiveClock;
-use crate::record::EventKind;
 use crate::runner::live::state::Handle;
 
 const TOPIC: &str = "t";
@@ -153,28 +152,7 @@ fn run(kills: &[ChaosRule]) -> (Arc<LiveState>, Arc<Observed>) {
 }
 
 fn outcomes(state: &LiveState) -> Vec<String> {
-    state
-        .take_events()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::Delivered {
-                seq,
-                worker,
-                delivery,
-                ..
-            } => Some(format!("deliver {seq}.{delivery} to {worker}")),
-            EventKind::Acked {
-                seq,
-                worker,
-                delivery,
-                outcome,
-            } => Some(format!("ack {seq}.{delivery} by {worker}: {outcome:?}")),
-            EventKind::CommitFenced { seq, worker } => {
-                Some(format!("commit of {seq} by {worker} fenced"))
-            }
-            _ => None,
-        })
-        .collect()
+    crate::runner::live::proxy::observed_lines(&state.take_events())
 }
 
 #[tokio::test]

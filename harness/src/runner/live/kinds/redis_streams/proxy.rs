@@ -554,30 +554,7 @@ mod tests {
         (back, flow)
     }
 
-    fn outcomes(events: &[crate::record::Event]) -> Vec<String> {
-        events
-            .iter()
-            .filter_map(|e| match &e.kind {
-                EventKind::Delivered {
-                    seq,
-                    worker,
-                    delivery,
-                    ..
-                } => Some(format!("deliver {seq}.{delivery} to {worker}")),
-                EventKind::Acked {
-                    seq,
-                    worker,
-                    delivery,
-                    outcome,
-                } => Some(format!("ack {seq}.{delivery} by {worker}: {outcome:?}")),
-                EventKind::DeadLettered { seq, delivery } => Some(format!("dead {seq}.{delivery}")),
-                EventKind::VisibilityChanged { seq, worker, .. } => {
-                    Some(format!("touch {seq} by {worker}"))
-                }
-                _ => None,
-            })
-            .collect()
-    }
+    use crate::runner::live::proxy::observed_lines as outcomes;
 
     #[tokio::test]
     async fn reads_claims_acks_and_moves_to_the_dead_stream_are_observed() {
