@@ -82,14 +82,10 @@ fn kill_rule(
         let every = raw.every.map(|d| d.0).unwrap_or_default();
         KillTrigger::Every(positive(every, &path.key("every"))?)
     };
-    let delivery = match raw.delivery {
-        Some(n) => Some(at_least_one(
-            n,
-            &path.key("delivery"),
-            "deliveries count from 1",
-        )?),
-        None => None,
-    };
+    let delivery = raw
+        .delivery
+        .map(|n| at_least_one(n, &path.key("delivery"), "deliveries count from 1"))
+        .transpose()?;
     let worker = match raw.worker {
         Some(w) if w == 0 || w > consumer.workers => {
             return Err(Problem::new(

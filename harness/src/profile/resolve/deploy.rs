@@ -78,14 +78,10 @@ pub fn resolve(
             ),
         ));
     }
-    let times = match raw.times {
-        Some(n) => Some(at_least_one(
-            n,
-            &path.key("times"),
-            "leave the rule out instead",
-        )?),
-        None => None,
-    };
+    let times = raw
+        .times
+        .map(|n| at_least_one(n, &path.key("times"), "leave the rule out instead"))
+        .transpose()?;
     Ok(DeployRule {
         trigger,
         max_unavailable,
