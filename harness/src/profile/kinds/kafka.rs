@@ -58,10 +58,10 @@ pub const KIND: KindDescriptor = KindDescriptor {
         settle: Settle::Offsets,
         reuse_queue: false,
     },
-    scaled_clock: ScaledClock::Proxy {
-        server: "the Kafka broker",
-        converts: "Kafka protocol proxy converts the durations a consumer sends (JoinGroup's \
-                   session and rebalance timeouts, Fetch's max wait)",
+    scaled_clock: ScaledClock::Unconverted {
+        why: "ackbench's Kafka protocol proxy observes a consumer's requests but converts none of \
+              the durations it sends (JoinGroup's session and rebalance timeouts, Fetch's max \
+              wait), and the broker's group timers run on the wall clock",
     },
     live: Live::Runs,
     // Record headers are byte strings by name: the shape NATS headers carry.

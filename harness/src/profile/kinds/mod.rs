@@ -198,6 +198,9 @@ pub enum ScaledClock {
         server: &'static str,
         converts: &'static str,
     },
+    /// Nothing on the kind's live path converts them, for this reason: its consumers run on
+    /// the real clock and are told their durations in wall time.
+    Unconverted { why: &'static str },
 }
 
 /// The kind a profile (or a record) names `name`, by its name or an alias.

@@ -192,6 +192,7 @@ pub fn scaled_clock_unsupported(broker: &BrokerSpec) -> Option<String> {
             "with broker.observe: none the workers reach {server} directly, and only ackbench's \
              {converts}"
         )),
+        ScaledClock::Unconverted { why } => Some(why.to_string()),
     }
 }
 
@@ -605,6 +606,27 @@ mod tests {
              delays, AckWait) between profile and wall time; set consumer.clock: real (the \
              consumer scales its own durations by ACKBENCH_TIME_SCALE)"
         );
+    }
+
+    #[test]
+    fn a_kafka_consumer_cannot_take_the_scaled_clock_whatever_broker_observe_says() {
+        // The Kafka proxy converts no duration on the wire: a scaled consumer would send its
+        // session timeout in profile time to a broker that reads wall time.
+        for observe in ["", ", observe: none"] {
+            let text = live("  command: [python3, c.py]\n  clock: scaled\n").replace(
+                "mode: live\n",
+                &format!("mode: live\nbroker: {{ kind: kafka{observe} }}\n"),
+            );
+            let e = error(&text);
+            assert!(
+                e.contains(
+                    "consumer.clock: a scaled consumer clock is not available here: \
+                     ackbench's Kafka protocol proxy observes a consumer's requests but converts \
+                     none"
+                ),
+                "{e}"
+            );
+        }
     }
 
     #[test]
