@@ -60,9 +60,13 @@ impl QueueClient for LiveClient {
     type Receipt = String;
 
     /// The next message; a worker told to stop (a `deploy`) fetches nothing more and exits,
-    /// at once if it is waiting for one.
+    /// at once if it is waiting for one, once it has worked through its last poll's batch (as
+    /// a consumer that checks its stop flag between polls does).
     async fn receive(&self) -> Result<Delivery<String>, QueueError> {
         let (told, wake) = self.shared.state.stop_request(self.worker);
+        if told && self.queue.held_from_poll() > 0 {
+            return self.queue.receive().await;
+        }
         if !told {
             tokio::select! {
                 biased;

@@ -79,12 +79,15 @@ impl QueueClient for SimClient {
             let mut w = self.world.borrow_mut();
             w.end_handler(self.worker, HandlerEnd::Finished);
             let op = w.new_op();
+            let batch = w.broker.held_from_poll(self.worker) > 0;
             let slot = w.slot(self.worker);
             // Results of operations the last handler abandoned (a heartbeat's sleep outlived by
             // its call) are never awaited: drop them.
             slot.results.clear();
-            if slot.stopping {
+            if slot.stopping && !batch {
                 // Told to stop: it fetches nothing more and exits (the operation never ends).
+                // One in the middle of its last poll's batch finishes the batch first, as a
+                // consumer that checks its stop flag between polls does.
                 slot.doom = Some(Doom::Stopped);
             } else {
                 w.waiting.insert((self.worker - 1) as usize, op);

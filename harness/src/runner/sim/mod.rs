@@ -44,6 +44,8 @@ mod tests;
 #[cfg(test)]
 mod tests_deploy;
 #[cfg(test)]
+mod tests_deploy_styles;
+#[cfg(test)]
 mod tests_groups;
 #[cfg(test)]
 mod tests_kafka;
