@@ -31,6 +31,8 @@ mod live_consumer_env;
 #[cfg(feature = "live")]
 mod live_deploy;
 #[cfg(feature = "live")]
+mod live_deploy_kafka;
+#[cfg(feature = "live")]
 mod live_fifo;
 #[cfg(feature = "live")]
 mod live_ingress;
