@@ -241,3 +241,26 @@ pub fn python_with(module: &str, requirement: &str) -> bool {
     }
     have_python_module(module, requirement)
 }
+
+/// The counts of a run's one rollout (summary.json's `deploys`): told, stopped, killed,
+/// interrupted, duplicates, lost, late.
+pub fn deploy_cost(summary: &serde_json::Value) -> Vec<u64> {
+    let d = &summary["deploys"];
+    assert_eq!(
+        d.as_array().map(Vec::len),
+        Some(1),
+        "one rollout: {summary}"
+    );
+    [
+        "told",
+        "stopped",
+        "killed",
+        "interrupted",
+        "duplicates",
+        "lost",
+        "late",
+    ]
+    .iter()
+    .map(|k| d[0][*k].as_u64().expect("a count"))
+    .collect()
+}

@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+pub use crate::common::deploy_cost as cost;
 use crate::common::{run_text, service_up};
 
 /// Two workers (prefetch 1), `orders` orders one a second from 0 s, each handler a 60 s call
@@ -28,28 +29,6 @@ chaos:
   - deploy: {{ at: 45s, grace: {grace} }}
 "
     )
-}
-
-/// The rollout's counts: told, stopped, killed, interrupted, duplicates, lost, late.
-pub fn cost(summary: &Value) -> Vec<u64> {
-    let d = &summary["deploys"];
-    assert_eq!(
-        d.as_array().map(Vec::len),
-        Some(1),
-        "one rollout: {summary}"
-    );
-    [
-        "told",
-        "stopped",
-        "killed",
-        "interrupted",
-        "duplicates",
-        "lost",
-        "late",
-    ]
-    .iter()
-    .map(|k| d[0][*k].as_u64().expect("a count"))
-    .collect()
 }
 
 /// The run's message counts: messages, effects, duplicate effects, lost.

@@ -11,6 +11,7 @@ mod common;
 mod consumer_env;
 #[cfg(feature = "live")]
 mod crashes;
+mod deploy_profiles;
 mod engine;
 #[cfg(feature = "live")]
 mod frameworks;

@@ -23,7 +23,8 @@ chaos:
     run(&load_str("t.yaml", &text, &[]).expect("a valid profile"))
 }
 
-fn effects_per_message(r: &RunRecord) -> Vec<usize> {
+/// The effects of each message, by publish order.
+pub(super) fn effects_per_message(r: &RunRecord) -> Vec<usize> {
     let mut v = vec![0; r.messages.len()];
     for e in &r.ledger.effects {
         v[(e.seq.expect("a published key") - 1) as usize] += 1;

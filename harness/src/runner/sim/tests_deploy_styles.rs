@@ -6,21 +6,13 @@
 //! poll before it exits, committing it, as a consumer that checks its stop flag between polls.
 
 use super::tests::{count, run, S};
+use super::tests_deploy::effects_per_message;
 use crate::metrics::deploys::costs;
 use crate::profile::load_str;
 use crate::record::{EventKind, RunRecord};
 
 fn sim(text: &str) -> RunRecord {
     run(&load_str("t.yaml", text, &[]).expect("a valid profile"))
-}
-
-/// The effects of each message, by publish order.
-fn effects_per_message(r: &RunRecord) -> Vec<usize> {
-    let mut v = vec![0; r.messages.len()];
-    for e in &r.ledger.effects {
-        v[(e.seq.expect("a published key") - 1) as usize] += 1;
-    }
-    v
 }
 
 /// (told, stopped, killed, interrupted, duplicates, lost) of the run's one rollout.

@@ -1,0 +1,58 @@
+//! The shipped `profiles/chaos/deploy-thursday-*.yaml` give the counts their comments derive, and
+//! pass the budgets that encode them.
+
+use crate::common::{deploy_cost, root, run_profile};
+
+const KEYS: [&str; 8] = [
+    "messages",
+    "deliveries",
+    "effects",
+    "duplicate_effects",
+    "lost",
+    "dlq",
+    "stale_acks",
+    "worker_kills",
+];
+
+/// The run's counts (KEYS) and its rollout's: told, stopped, killed, interrupted, duplicates,
+/// lost, late.
+fn run(kind: &str) -> (Vec<u64>, Vec<u64>) {
+    let profile = root().join(format!("profiles/chaos/deploy-thursday-{kind}.yaml"));
+    let ran = run_profile(&profile, &["--quiet"]);
+    assert_eq!(ran.code(), 0, "{kind}: the budgets hold\n{}", ran.stderr());
+    let s = ran.summary();
+    (crate::common::counts(&s, &KEYS), deploy_cost(&s))
+}
+
+#[test]
+fn the_thursday_deploys_cost_what_their_profiles_derive() {
+    // Every order 3 deliveries and 3 emails, all acks refused, each order dead-lettered; the
+    // release cuts nothing.
+    assert_eq!(
+        run("sqs"),
+        (
+            vec![108, 324, 324, 216, 0, 108, 324, 0],
+            vec![4, 4, 0, 0, 0, 0, 0]
+        )
+    );
+    // Every order 2 deliveries and 2 emails, both acks stale; the release cuts nothing.
+    for kind in ["nats", "redis-streams"] {
+        assert_eq!(
+            run(kind),
+            (
+                vec![108, 216, 216, 108, 0, 0, 216, 0],
+                vec![4, 4, 0, 0, 0, 0, 0]
+            ),
+            "{kind}"
+        );
+    }
+    // Every order once but order 55, whose worker is killed at the grace's end after the email:
+    // requeued, sent again.
+    assert_eq!(
+        run("rabbitmq"),
+        (
+            vec![108, 109, 109, 1, 0, 0, 0, 1],
+            vec![4, 3, 1, 1, 1, 0, 0]
+        )
+    );
+}
