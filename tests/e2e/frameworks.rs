@@ -28,7 +28,7 @@ const KEYS: [&str; 6] = [
 ];
 
 /// Runs `profiles/frameworks/NAME.yaml` with `args`; its pid and summary.
-fn framework_run(name: &str, args: &[&str]) -> (u32, Value) {
+pub fn framework_run(name: &str, args: &[&str]) -> (u32, Value) {
     let (pid, s, _) = framework_run_md(name, args);
     (pid, s)
 }

@@ -16,6 +16,8 @@ mod engine;
 #[cfg(feature = "live")]
 mod frameworks;
 #[cfg(feature = "live")]
+mod frameworks_deploy;
+#[cfg(feature = "live")]
 mod interrupt;
 #[cfg(feature = "live")]
 mod live;
