@@ -15,6 +15,8 @@ mod engine;
 #[cfg(feature = "live")]
 mod frameworks;
 #[cfg(feature = "live")]
+mod frameworks_kafka;
+#[cfg(feature = "live")]
 mod interrupt;
 #[cfg(feature = "live")]
 mod live;

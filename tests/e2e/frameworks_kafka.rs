@@ -1,0 +1,160 @@
+//! FastStream on Kafka (its `KafkaBroker`, over aiokafka), installed from PyPI by the test
+//! (under ACKBENCH_REQUIRE_SERVICES=1; otherwise skipped with a printed reason) and run
+//! unmodified (`profiles/frameworks/faststream/kafka_app.py`) by
+//! `profiles/frameworks/faststream-kafka.yaml` against the Kafka-protocol broker on this machine
+//! (Tansu on 127.0.0.1:9092, docs/kafka-live.md). Each live run is compared with `--set
+//! mode=sim` of the same profile and the built-in target that commits as FastStream does; the
+//! run's topic and consumer group are gone afterwards and no worker is left.
+//!
+//! Measured, not loosened: a live delivery is a fetch, and aiokafka fetches a partition's
+//! records ahead of the handler, so the killed worker's prefetched records count as deliveries
+//! where the sim model counts only those handed to the application.
+
+use serde_json::Value;
+
+use crate::common::{python_with, root, service_up};
+use crate::live::{run_to_end, workers_left};
+use crate::live_kafka::left_on_broker;
+
+const PROFILE: &str = "profiles/frameworks/faststream-kafka.yaml";
+/// FastStream's Kafka extra (aiokafka) and its CLI (`faststream run`, typer); `AckPolicy`
+/// came with 0.6.
+const FASTSTREAM: &str = "faststream[kafka,cli]>=0.6";
+
+/// What the live run and the sim model must agree on.
+const KEYS: [&str; 9] = [
+    "messages",
+    "effects",
+    "duplicate_effects",
+    "lost",
+    "unfinished",
+    "stale_acks",
+    "rebalances",
+    "fenced_commits",
+    "worker_kills",
+];
+
+fn counts(s: &Value) -> Vec<u64> {
+    crate::common::counts(s, &KEYS)
+}
+
+/// Tansu answers and python3 has FastStream's Kafka broker (installed when required).
+fn ready() -> bool {
+    service_up("the Kafka broker (Tansu)", 9092)
+        && python_with("faststream.kafka, aiokafka", FASTSTREAM)
+        && python_with("typer", FASTSTREAM)
+}
+
+/// The shipped profile live with `args`, its FastStream workers marked `marker`; its summary,
+/// after checking the run's topic, group and workers are gone.
+fn live(marker: &str, args: &[&str]) -> Value {
+    let env = format!("consumer.env={{ ACKBENCH_TEST_MARKER: \"{marker}\" }}");
+    let mut all = vec!["--set", env.as_str()];
+    all.extend_from_slice(args);
+    let (pid, code, err, s) = run_to_end(&root().join(PROFILE), &all);
+    assert!(code.is_some_and(|c| c <= 1), "exit {code:?}: {err}");
+    assert!(!err.contains("could not remove"), "{err}");
+    assert_eq!(
+        left_on_broker(&[pid]),
+        Vec::<String>::new(),
+        "topic or group left"
+    );
+    assert_eq!(workers_left(marker), Vec::<String>::new(), "no worker left");
+    s
+}
+
+/// The shipped profile in sim mode with `args`, the built-in `target` in place of FastStream.
+fn sim(target: &str, args: &[&str]) -> Value {
+    let target = format!("consumer.target={target}");
+    let mut all = vec![
+        "--set",
+        "mode=sim",
+        "--set",
+        "consumer.command=~",
+        "--set",
+        target.as_str(),
+    ];
+    all.extend_from_slice(args);
+    let (_, code, err, s) = run_to_end(&root().join(PROFILE), &all);
+    assert!(code.is_some_and(|c| c <= 1), "sim: exit {code:?}: {err}");
+    s
+}
+
+#[test]
+fn faststream_on_kafka_committing_after_the_handler_duplicates_the_killed_record_like_the_sim() {
+    if !ready() {
+        return;
+    }
+    // AckPolicy.ACK (the profile's enable_auto_commit: false): FastStream commits a record's
+    // offset after its handler returns, as ack-after-work does. Worker 1 dies after its first
+    // email and before that commit; worker 2 takes its partition over from the committed
+    // offset and sends the email again: 6 messages, 7 effects, 1 duplicate, 0 lost, 1 kill,
+    // 2 rebalances (the group forming, the dead member's removal).
+    let marker = format!("faststream-kafka-ack-{}", std::process::id());
+    let live = live(&marker, &[]);
+    let sim = sim("ack-after-work", &[]);
+    assert_eq!(counts(&sim), [6, 7, 1, 0, 0, 0, 2, 0, 1], "{sim}");
+    assert_eq!(
+        counts(&live),
+        counts(&sim),
+        "FastStream live against sim: {live}"
+    );
+    assert_eq!(live["verdict"], "pass");
+    // aiokafka fetched worker 1's partition, 3 records, and handed out 1: 2 deliveries more.
+    assert_eq!(
+        live["deliveries"].as_u64(),
+        sim["deliveries"].as_u64().map(|d| d + 2),
+        "a live delivery is a fetch: {live}"
+    );
+}
+
+#[test]
+fn faststream_on_kafka_auto_committing_hands_out_one_record_at_a_time_and_loses_none() {
+    if !ready() {
+        return;
+    }
+    // FastStream's default, AckPolicy.ACK_FIRST: aiokafka's auto-commit (every 100 ms here)
+    // commits the records handed to the handler, which takes them one at a time (getone):
+    // max_poll_records (3) shapes only batch subscribers. Each call lasts 1 s, so worker 1's
+    // first record is committed before the kill at its answer; its partition's other 2 records
+    // were never handed out, so worker 2 processes them once the dead member is removed:
+    // 6 effects, 0 duplicates, 0 lost, 2 rebalances. That is the sim model's auto-commit
+    // target with max_poll_records 1.
+    let auto = [
+        "--set",
+        "broker.enable_auto_commit=true",
+        "--set",
+        "broker.auto_commit_interval=100ms",
+        "--set",
+        "provider.latency={dist: fixed, value: 1s}",
+    ];
+    let marker = format!("faststream-kafka-auto-{}", std::process::id());
+    let live = live(&marker, &auto);
+    let one_at_a_time: Vec<&str> = auto
+        .iter()
+        .copied()
+        .chain(["--set", "broker.max_poll_records=1"])
+        .collect();
+    let sim_one = sim("auto-commit", &one_at_a_time);
+    assert_eq!(counts(&sim_one), [6, 6, 0, 0, 0, 0, 2, 0, 1], "{sim_one}");
+    assert_eq!(
+        counts(&live),
+        counts(&sim_one),
+        "FastStream live against sim: {live}"
+    );
+    // The difference, named: the auto-commit target polls max_poll_records (3) at once and
+    // librdkafka commits all 3 before the work, so the kill loses worker 1's other 2 records
+    // (4 effects, 2 lost); the run ends before the dead member's removal (1 rebalance).
+    let sim_batch = sim("auto-commit", &auto);
+    assert_eq!(
+        counts(&sim_batch),
+        [6, 4, 0, 2, 0, 0, 1, 0, 1],
+        "{sim_batch}"
+    );
+    // aiokafka fetched worker 1's 3 records and handed out 1: 2 deliveries more than sim_one.
+    assert_eq!(
+        live["deliveries"].as_u64(),
+        sim_one["deliveries"].as_u64().map(|d| d + 2),
+        "a live delivery is a fetch: {live}"
+    );
+}
