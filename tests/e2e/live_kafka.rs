@@ -14,7 +14,7 @@ use crate::common::{have_python_module, root, service_up};
 use crate::live::{run_to_end as run, workers_left};
 
 /// What both modes must agree on.
-const SAME: [&str; 8] = [
+pub const SAME: [&str; 8] = [
     "messages",
     "effects",
     "duplicate_effects",
