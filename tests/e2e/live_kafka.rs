@@ -14,7 +14,7 @@ use crate::common::{have_python_module, root, service_up};
 use crate::live::{run_to_end as run, workers_left};
 
 /// What both modes must agree on.
-const SAME: [&str; 8] = [
+pub const SAME: [&str; 8] = [
     "messages",
     "effects",
     "duplicate_effects",
@@ -61,15 +61,17 @@ fn with_script(
     crate::common::temp_profile(&replaced.join("\n"))
 }
 
-/// The broker's topics of the runs of ackbench processes `pids` (a run's topic is
-/// `ackbench-<pid>-<ms>`).
-fn topics_left(pids: &[u32]) -> Vec<String> {
+/// The broker's topics and consumer groups of the runs of ackbench processes `pids` (a run's
+/// topic and its group are named `ackbench-<pid>-<ms>`).
+pub fn left_on_broker(pids: &[u32]) -> Vec<String> {
     let o = std::process::Command::new("python3")
         .args([
             "-c",
             "from confluent_kafka.admin import AdminClient\n\
-             print('\\n'.join(AdminClient({'bootstrap.servers': '127.0.0.1:9092'})\
-             .list_topics(timeout=10).topics))",
+             a = AdminClient({'bootstrap.servers': '127.0.0.1:9092'})\n\
+             print('\\n'.join(a.list_topics(timeout=10).topics))\n\
+             groups = a.list_consumer_groups(request_timeout=10).result().valid\n\
+             print('\\n'.join(g.group_id for g in groups))",
         ])
         .output()
         .expect("python3 runs");
@@ -123,7 +125,11 @@ fn live_counts_like_sim(profile: &str, script: &str, deliveries_more: u64) {
         "no worker left"
     );
     if python {
-        assert_eq!(topics_left(&pids), Vec::<String>::new(), "topics left");
+        assert_eq!(
+            left_on_broker(&pids),
+            Vec::<String>::new(),
+            "topics or groups left"
+        );
     }
 }
 

@@ -18,6 +18,8 @@ mod frameworks;
 #[cfg(feature = "live")]
 mod frameworks_deploy;
 #[cfg(feature = "live")]
+mod frameworks_kafka;
+#[cfg(feature = "live")]
 mod interrupt;
 #[cfg(feature = "live")]
 mod live;

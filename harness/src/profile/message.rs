@@ -81,6 +81,8 @@ pub enum Carrier {
     Sqs,
     /// NATS: headers (strings).
     Nats,
+    /// A Kafka record: headers (byte strings by name, written as text); the body is its value.
+    Record,
     /// A Redis stream entry: field-value pairs; the body is one field's value.
     StreamEntry,
 }

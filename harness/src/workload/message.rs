@@ -14,7 +14,7 @@ pub struct Outgoing {
     pub body: String,
     /// The plan's key of the message (a Kafka record's key); empty when not set.
     pub key: String,
-    /// AMQP headers (any JSON value), NATS headers (text).
+    /// AMQP headers (any JSON value), NATS and Kafka record headers (text).
     pub headers: Vec<(String, Value)>,
     pub content_type: Option<String>,
     pub content_encoding: Option<String>,

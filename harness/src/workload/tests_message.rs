@@ -167,6 +167,29 @@ fn faststream_on_redis_streams_writes_its_data_field_envelope() {
 }
 
 #[test]
+fn faststream_on_kafka_is_the_orders_json_with_its_content_type_and_correlation_headers() {
+    // What FastStream's Kafka producer sends: the value is the payload itself (no envelope),
+    // and two record headers, the content type its subscriber decodes JSON by and the
+    // correlation id (the message's id, `ID` here). No AMQP property: Kafka has none.
+    let m = message_of("{ kind: kafka, partitions: 2 }", "{ format: faststream }");
+    let out = third(&m);
+    assert_eq!(
+        json(&out.body),
+        json!({"key": "msg-3", "seq": 3, "email": "msg-3@example.test"})
+    );
+    assert_eq!(
+        out.headers,
+        vec![
+            ("content-type".to_string(), json!("application/json")),
+            ("correlation_id".to_string(), json!("ID")),
+        ]
+    );
+    assert_eq!(out.content_type, None);
+    assert_eq!(out.correlation_id, None);
+    assert!(out.fields.is_empty() && out.attributes.is_empty());
+}
+
+#[test]
 fn a_custom_shape_places_the_key_in_headers_fields_and_attributes() {
     let m = message_of(
         "{ kind: rabbitmq }",
@@ -232,6 +255,11 @@ fn refusals_name_the_field_and_the_reason() {
             "celery does not run on broker.kind nats",
         ),
         (
+            "{ kind: kafka }",
+            CELERY,
+            "celery does not run on broker.kind kafka: it runs on rabbitmq and sqs",
+        ),
+        (
             "{ kind: sqs }",
             "{ format: dramatiq, task: t }",
             "dramatiq does not run on broker.kind sqs",
@@ -239,7 +267,8 @@ fn refusals_name_the_field_and_the_reason() {
         (
             "{ kind: sqs }",
             "{ format: faststream }",
-            "faststream does not run on broker.kind sqs",
+            "faststream does not run on broker.kind sqs: it runs on rabbitmq, nats, redis-streams \
+             and kafka",
         ),
         // A task framework without its task.
         (

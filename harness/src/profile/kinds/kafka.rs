@@ -64,8 +64,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
               wait), and the broker's group timers run on the wall clock",
     },
     live: Live::Runs,
-    // Record headers are byte strings by name: the shape NATS headers carry.
-    carrier: Carrier::Nats,
+    carrier: Carrier::Record,
     run_variables: &[
         BOOTSTRAP_SERVERS,
         TOPIC,

@@ -79,8 +79,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "Kafka proxy would convert the durations a consumer sends; there is none for \
                    share groups",
     },
-    // Record headers: names and string values.
-    carrier: Carrier::Nats,
+    carrier: Carrier::Record,
     run_variables: &[],
     live: Live::Refused {
         why: "no broker on this machine runs Kafka share groups (the Tansu 0.6 broker that \

@@ -73,7 +73,7 @@ pub fn spec(input: PresetInput, carrier: Carrier, kind: &str) -> Result<MessageS
             ]);
             Ok(blank(Format::Celery, Node::Base64(Box::new(envelope))))
         }
-        Carrier::Nats | Carrier::StreamEntry => {
+        Carrier::Nats | Carrier::StreamEntry | Carrier::Record => {
             Err(unsupported("celery", kind, "rabbitmq and sqs"))
         }
     }

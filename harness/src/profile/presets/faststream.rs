@@ -1,6 +1,9 @@
 //! FastStream: on a Redis stream the payload travels in the entry's field `__data__`, as
-//! FastStream's JSON envelope (`{"data": <payload as text>, "headers": {...}}`); on RabbitMQ and
-//! NATS the payload is the message body, with its content type (and on NATS a header of it).
+//! FastStream's JSON envelope (`{"data": <payload as text>, "headers": {...}}`); on RabbitMQ,
+//! NATS and Kafka the payload is the message body (a Kafka record's value), with its content
+//! type: an AMQP property on RabbitMQ, a header on NATS and Kafka, as FastStream's own
+//! publishers write them (its Kafka producer sends the headers `content-type` and
+//! `correlation_id`, which its subscriber reads to decode the value as JSON).
 
 use super::{blank, refuse, unsupported, PresetError, PresetInput};
 use crate::profile::message::{Carrier, Format, MessageSpec, Node};
@@ -30,7 +33,7 @@ pub fn spec(input: PresetInput, carrier: Carrier, kind: &str) -> Result<MessageS
             s.correlation_id = Some(Node::text("{id}"));
             Ok(s)
         }
-        Carrier::Nats => {
+        Carrier::Nats | Carrier::Record => {
             let mut s = blank(Format::FastStream, payload);
             s.headers = vec![
                 ("content-type".into(), Node::text("application/json")),
@@ -41,7 +44,7 @@ pub fn spec(input: PresetInput, carrier: Carrier, kind: &str) -> Result<MessageS
         Carrier::Sqs => Err(unsupported(
             "faststream",
             kind,
-            "rabbitmq, nats and redis-streams",
+            "rabbitmq, nats, redis-streams and kafka",
         )),
     }
 }

@@ -130,7 +130,7 @@ fn custom(raw: RawMessage, kind: &BrokerKind, path: &FieldPath) -> Result<Messag
     carries(
         "headers",
         raw.headers.is_some(),
-        &[Carrier::Amqp, Carrier::Nats],
+        &[Carrier::Amqp, Carrier::Nats, Carrier::Record],
     )?;
     carries("content_type", raw.content_type.is_some(), &[Carrier::Amqp])?;
     carries(
@@ -175,7 +175,7 @@ fn custom(raw: RawMessage, kind: &BrokerKind, path: &FieldPath) -> Result<Messag
     })
 }
 
-const CARRIED: &str = "headers go with rabbitmq and nats; content_type, content_encoding and \
+const CARRIED: &str = "headers go with rabbitmq, nats, kafka and kafka-share; content_type, content_encoding and \
                        correlation_id with rabbitmq; fields with redis-streams; attributes with sqs";
 
 /// A mapping of names to nodes; `text_only`: each value must render as text (a string or a
