@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use nix::sys::signal::{killpg, Signal};
+use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use super::{lock, Handle, LiveState};
@@ -69,8 +69,12 @@ impl LiveState {
                     StopSignal::Term => Signal::SIGTERM,
                     StopSignal::Int => Signal::SIGINT,
                 };
-                // The group may be gone already (it died a moment ago): its exit says so.
-                let _ = killpg(Pid::from_raw(pgid), signal);
+                // To the program ackbench started (its group's leader) only, as Kubernetes
+                // signals a container's main process: the program tells its own children (a
+                // pool, a forked worker) what its shutdown does. The kill at the grace's end
+                // takes the whole group. It may be gone already (it died a moment ago): its exit
+                // says so.
+                let _ = kill(Pid::from_raw(pgid), signal);
             }
             Handle::Task(_) => wake.notify_one(),
         }

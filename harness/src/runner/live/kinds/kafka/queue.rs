@@ -166,15 +166,22 @@ impl KafkaQueue {
     }
 }
 
-/// librdkafka's close (what dropping the consumer does) waits for the broker's answers: it is
-/// done on a thread of its own, never on one of the run's runtime threads, which it could hold
-/// for as long as the close takes.
+/// librdkafka's close (what dropping the consumer's last reference does) waits for the broker's
+/// answers, for ever once the run has deleted its topic and group: it is done on a detached
+/// thread of its own, which waits until every other holder (a commit on the blocking pool) has
+/// let go, so that the close never runs on a runtime thread (a runtime's shutdown waits for its
+/// blocking threads) and never holds up the end of the run.
 impl Drop for KafkaQueue {
     fn drop(&mut self) {
         let consumer = self.consumer.clone();
         let _ = std::thread::Builder::new()
             .name("kafka-close".into())
-            .spawn(move || drop(consumer));
+            .spawn(move || {
+                while Arc::strong_count(&consumer) > 1 {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                drop(consumer)
+            });
     }
 }
 
