@@ -122,16 +122,7 @@ pub fn size_poll(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const S: u64 = 1_000_000;
-
-    fn hist(values_us: &[(u64, u64)]) -> Histogram<u64> {
-        let mut h = Histogram::<u64>::new(3).expect("histogram");
-        for &(v, n) in values_us {
-            h.record_n(v, n).expect("recorded");
-        }
-        h
-    }
+    use crate::sizing::lease::tests::{hist, S};
 
     fn secs(s: u64) -> Duration {
         Duration::from_secs(s)
