@@ -340,8 +340,9 @@ pub enum EventKind {
     CommitFenced { seq: Seq, worker: WorkerId },
 }
 
-/// What started a Kafka rebalance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What started a Kafka rebalance (summary.json's `rebalance_log` names it in snake case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum RebalanceWhy {
     /// A consumer joined the group (its first poll, or its poll after it was removed).
     Join,

@@ -80,6 +80,60 @@ fn the_claim_profile_has_no_spare_delivery_after_a_kill_following_the_claim() {
     assert!(out.contains("no room for one more try"), "{out}");
 }
 
+#[test]
+fn the_kafka_thursday_gets_six_records_a_poll_instead_of_five_hundred() {
+    // 28 handlers of 35 s: the tail is the top of 35 s's HDR bucket, 35,028,991 µs; x1.25 =
+    // 43.786 s a record. 500 records a poll: 21,893 s between two polls, past the 5m
+    // max.poll.interval.ms; 300 / 43.786 = 6.85, so 6 records fit (262.7 s); 500 would need
+    // 21,893 s, rounded up to 8h. The rule changes max_poll_records and keeps the interval.
+    let (code, v, out) = size("profiles/brokers/kafka-thursday.yaml", &[]);
+    assert_eq!(code, 0, "{out}");
+    let poll = &v["poll"];
+    assert_eq!(poll["records_current"], 500, "{poll}");
+    assert_eq!(poll["records_that_fit"], 6, "{poll}");
+    assert_eq!(poll["records_recommended"], 6, "{poll}");
+    assert_eq!(poll["change"], "max_poll_records", "{poll}");
+    assert_eq!(poll["interval_current_s"].as_f64(), Some(300.0), "{poll}");
+    assert_eq!(
+        poll["interval_recommended_s"].as_f64(),
+        Some(300.0),
+        "{poll}"
+    );
+    assert_eq!(poll["interval_needed_s"].as_f64(), Some(28_800.0), "{poll}");
+    assert_eq!(poll["tail_ms"].as_f64(), Some(35_028.991), "{poll}");
+    assert_eq!(v["lease"]["visibility_timeout"].as_f64(), Some(300.0));
+    assert_eq!(v["recommended"]["poll_records"], 6);
+    assert_eq!(v["current"]["poll_records"], 500);
+    let sets: Vec<&str> = v["set"]
+        .as_array()
+        .expect("set")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(sets.contains(&"broker.max_poll_records=6"), "{sets:?}");
+    assert!(
+        !sets
+            .iter()
+            .any(|s| s.starts_with("broker.max_poll_interval")),
+        "{sets:?}"
+    );
+    // Before: the 8 records past the last commit done twice (the profile's header); after,
+    // each poll's 6 records take 210 s, inside the 5 minutes: none.
+    assert_eq!(v["verification"]["before"]["duplicate_effects"], 8);
+    assert_eq!(v["verification"]["after"]["duplicate_effects"], 0);
+    // What the console prints: the row, the section, and what to change.
+    assert!(out.contains("| max.poll.records | 500 | **6** |"), "{out}");
+    assert!(
+        out.contains("## Records per poll (max.poll.records)"),
+        "{out}"
+    );
+    assert!(out.contains("Change max.poll.records to 6"), "{out}");
+    assert!(out.contains("--set broker.max_poll_records=6"), "{out}");
+    // Another kind's sizing has no poll section.
+    let (_, sqs, _) = size("profiles/brokers/sqs.yaml", &[]);
+    assert!(sqs.get("poll").is_none() && sqs["current"].get("poll_records").is_none());
+}
+
 /// Writes the handler latency of a sim run of `profile` as an HDR interval log, as a report
 /// folder's handler-latency.hlog is written.
 fn record_latency(profile: &str, to: &Path) {

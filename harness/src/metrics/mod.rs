@@ -19,6 +19,8 @@
 //! - [`harness_cpu`]: a live run's ackbench CPU share, its own headroom.
 //! - [`publisher`]: how a live run's own producer kept the plan's schedule (each send's lag,
 //!   the broker's push-back).
+//! - [`rebalances`]: a consumer group's rebalances over time, with the records processed twice
+//!   in each generation (Kafka).
 //! - [`copies`]: a key published more than once (a retrying producer), and what its sends
 //!   came to at the broker (duplicate publishes, sends dropped by deduplication).
 
@@ -39,6 +41,7 @@ pub(crate) mod latency;
 pub(crate) mod leases;
 pub(crate) mod place;
 pub mod publisher;
+pub(crate) mod rebalances;
 pub mod recording;
 pub(crate) mod redrive;
 pub mod stream;
@@ -100,6 +103,8 @@ pub struct Metrics {
     pub publisher: Option<publisher::PublisherSummary>,
     /// Every worker crash, named (`worker_crashes` counts them).
     pub crashes: Vec<Crash>,
+    /// A consumer group's rebalances over time (Kafka; `rebalances` counts them).
+    pub rebalance_log: Vec<rebalances::Rebalance>,
     /// Why the run stopped before its end, if it did ([`RunRecord::incomplete`]).
     pub incomplete: Option<String>,
     /// The broker kind of the run ([`RunRecord::broker_kind`]; `sqs` when the record has none).
@@ -197,6 +202,7 @@ fn fold_record(record: &RunRecord, late_after: Nanos) -> stream::Folded {
         crashes: crashes::crashes(record),
         anomalies: anomalies::anomalies(record),
         series: stream::SampleGrid::default(),
+        rebalances: rebalances::log(record),
     }
 }
 
@@ -239,6 +245,7 @@ fn assemble(run: View<'_>, f: stream::Folded) -> Metrics {
         ingress: ingress::account(record),
         publisher: publisher::summarise(record),
         crashes: f.crashes,
+        rebalance_log: f.rebalances,
         incomplete: record.incomplete.clone(),
         groups: groups::groups(record),
         broker_kind: match record.broker_kind.as_str() {

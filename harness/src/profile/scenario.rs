@@ -265,6 +265,19 @@ impl BrokerSpec {
         }
     }
 
+    /// At most how many records one poll returns (Kafka's `max_poll_records`); `None` on the
+    /// kinds that hand out one message at a time ([`super::kinds::KindDescriptor::batch`]).
+    pub fn poll_batch(&self) -> Option<u32> {
+        match &self.kind {
+            BrokerKind::Kafka(k) => Some(k.max_poll_records),
+            BrokerKind::Sqs
+            | BrokerKind::RabbitMq(_)
+            | BrokerKind::Nats(_)
+            | BrokerKind::RedisStreams(_)
+            | BrokerKind::KafkaShare(_) => None,
+        }
+    }
+
     /// The profile key of the delivery limit for this kind; `None` when it has none (a
     /// RabbitMQ classic queue).
     pub fn limit_key(&self) -> Option<&'static str> {

@@ -48,6 +48,7 @@ pub fn table(s: &Summary) -> String {
             .collect();
         rows(&mut out, &capacity);
     }
+    rebalances(&mut out, s);
     latency(&mut out, s);
     budgets(&mut out, s);
     let notes = notes(s);
@@ -94,6 +95,32 @@ fn widest<'a>(cells: impl Iterator<Item = &'a str>, min: usize) -> usize {
 fn counts(out: &mut String, s: &Summary) {
     out.push_str("\nMessages\n");
     rows(out, &count_rows(s));
+}
+
+/// A consumer group's rebalances, one line each, the columns as wide as their widest cell.
+fn rebalances(out: &mut String, s: &Summary) {
+    use super::rebalances::{self as r, HEADS};
+    let rows = r::rows(s);
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", r::HEADING);
+    let widths: Vec<usize> = (0..HEADS.len())
+        .map(|i| widest(rows.iter().map(|c| c[i].as_str()).chain([HEADS[i]]), 0))
+        .collect();
+    for cells in std::iter::once(HEADS.map(String::from)).chain(rows) {
+        let mut line = String::from(" ");
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            // The reason is text, left-aligned; the rest are numbers.
+            if i == 4 {
+                let _ = write!(line, "  {cell:<w$}");
+            } else {
+                let _ = write!(line, "  {cell:>w$}");
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    let _ = writeln!(out, "  {}", r::note(s));
 }
 
 fn latency(out: &mut String, s: &Summary) {

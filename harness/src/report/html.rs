@@ -9,7 +9,7 @@ use super::charts::axis::duration;
 use super::summary::Summary;
 use super::words::{
     count_rows, latency_cells, latency_definitions, latency_rows, lease_line, notes, number,
-    plural, verdict_detail,
+    per_message_lease, plural, verdict_detail,
 };
 use super::{write_file, Format, Renderer, ReportData, ReportError};
 
@@ -309,12 +309,49 @@ fn summary(h: &mut String, data: &ReportData) {
     }
     let _ = writeln!(
         h,
-        "</ul>\n<p>{}. The ratio is each handler's time holding its message before it acked or \
-         released it, over the lease it held; above 1, more than 1% of handlers still held their \
-         message when their lease ended.</p>",
-        escape(&upper_first(&lease_line(s)))
+        "</ul>\n<p>{}.{}</p>",
+        escape(&upper_first(&lease_line(s))),
+        if per_message_lease(s) {
+            " The ratio is each handler's time holding its message before it acked or released \
+             it, over the lease it held; above 1, more than 1% of handlers still held their \
+             message when their lease ended."
+        } else {
+            ""
+        }
     );
+    rebalances(h, s);
     chaos_rules(h, s);
+}
+
+/// A consumer group's rebalances, a table when the run had any.
+fn rebalances(h: &mut String, s: &Summary) {
+    use super::rebalances::{self as r, HEADS};
+    let rows = r::rows(s);
+    if rows.is_empty() {
+        return;
+    }
+    let _ = write!(
+        h,
+        "<h3 id=\"rebalances\">{}</h3>\n<table>\n<tr>",
+        r::HEADING
+    );
+    for head in HEADS {
+        let _ = write!(h, "<th>{head}</th>");
+    }
+    h.push_str("</tr>\n");
+    for cells in rows {
+        h.push_str("<tr>");
+        for (i, c) in cells.iter().enumerate() {
+            let class = if i == 4 { "" } else { " class=\"num\"" };
+            let _ = write!(h, "<td{class}>{}</td>", escape(c));
+        }
+        h.push_str("</tr>\n");
+    }
+    let _ = writeln!(
+        h,
+        "</table>\n<p class=\"muted\">{}.</p>",
+        escape(&upper_first(&r::note(s)))
+    );
 }
 
 /// The chaos rules and how often each fired.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::charts::axis::{duration, LatencyUnit};
 use super::summary::Summary;
-use super::words::{notes, number, verdict_detail};
+use super::words::{notes, number, per_message_lease, verdict_detail, NO_PER_MESSAGE_LEASE};
 use super::{write_file, Format, Renderer, ReportData, ReportError};
 use crate::verdict::Verdict;
 
@@ -120,6 +120,25 @@ fn extra_tables(md: &mut String, s: &Summary) {
     }
 }
 
+/// A consumer group's rebalances, a table when the run had any.
+fn rebalances(md: &mut String, s: &Summary) {
+    use super::rebalances::{self as r, HEADS};
+    let rows = r::rows(s);
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "| {} |\n| ---: | ---: | ---: | ---: | --- | ---: |",
+        HEADS.join(" | ")
+    );
+    for cells in rows {
+        let cells: Vec<String> = cells.iter().map(|c| escape(c)).collect();
+        let _ = writeln!(md, "| {} |", cells.join(" | "));
+    }
+    let _ = writeln!(md, "\n_{}: {}._\n", r::HEADING, escape(&r::note(s)));
+}
+
 /// summary.md's text.
 pub fn markdown(data: &ReportData) -> String {
     let s = &data.summary;
@@ -163,23 +182,31 @@ pub fn markdown(data: &ReportData) -> String {
         s.worker_crashes
     );
     extra_tables(&mut md, s);
+    rebalances(&mut md, s);
     let l = &s.handler_latency_ms;
     let unit = LatencyUnit::for_max(l.max);
     let lease = &s.effective_lease_ms;
-    let _ = writeln!(
+    let _ = write!(
         md,
-        "Handler latency p50 {}, p99 {}, p99.9 {}, max {} against a {} {}; lease \
-         held p50 {}, max {}; p99 of (time held before settling / lease held) = {}.\n",
+        "Handler latency p50 {}, p99 {}, p99.9 {}, max {} against a {} {}",
         unit.show(l.p50),
         unit.show(l.p99),
         unit.show(l.p999),
         unit.show(l.max),
         duration(s.visibility_timeout_s),
         s.lease_words(),
-        LatencyUnit::for_max(lease.max).show(lease.p50),
-        LatencyUnit::for_max(lease.max).show(lease.max),
-        number(s.p99_over_visibility)
     );
+    if per_message_lease(s) {
+        let _ = writeln!(
+            md,
+            "; lease held p50 {}, max {}; p99 of (time held before settling / lease held) = {}.\n",
+            LatencyUnit::for_max(lease.max).show(lease.p50),
+            LatencyUnit::for_max(lease.max).show(lease.max),
+            number(s.p99_over_visibility)
+        );
+    } else {
+        let _ = writeln!(md, "; {NO_PER_MESSAGE_LEASE}.\n");
+    }
     let done = &s.time_to_done_ms;
     if s.messages_done > 0 {
         let unit = LatencyUnit::for_max(done.max);

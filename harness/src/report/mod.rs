@@ -46,6 +46,7 @@ pub(crate) mod outputs;
 pub(crate) mod png;
 pub(crate) mod progress;
 pub(crate) mod publisher;
+pub(crate) mod rebalances;
 pub(crate) mod recorded;
 pub(crate) mod run_json;
 pub(crate) mod summary;

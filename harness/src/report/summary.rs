@@ -133,6 +133,12 @@ pub struct Summary {
     /// absent as `rebalances`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplicates_per_rebalance: Option<f64>,
+    /// Kafka: every rebalance, in time order: when (`at_s`), its `generation`, `members`,
+    /// partitions `moved`, `why` (`join`, `max_poll_interval`, `session_timeout`) and the
+    /// records `processed_twice` in its generation (duplicate effects from it up to the next);
+    /// absent as `rebalances`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rebalance_log: Vec<crate::metrics::rebalances::Rebalance>,
     /// Sends a FIFO queue dropped inside its deduplication window; absent as above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publishes_deduplicated: Option<u64>,
@@ -250,6 +256,7 @@ impl Summary {
             fenced_commits: (m.rebalances > 0).then_some(m.fenced_commits),
             duplicates_per_rebalance: (m.rebalances > 0)
                 .then(|| m.duplicate_effects as f64 / m.rebalances as f64),
+            rebalance_log: m.rebalance_log.clone(),
             publishes_deduplicated: m.publishes_deduplicated,
             message_groups: m.groups.iter().map(Into::into).collect(),
             broker_anomalies: m.anomalies.len() as u64,
@@ -282,6 +289,11 @@ impl Summary {
     /// `min idle`).
     pub fn lease_words(&self) -> &'static str {
         kinds::lease_words(&self.broker_kind)
+    }
+
+    /// What the kind's lease is for (a lease, a stuck consumer's guard, a poll interval).
+    pub fn lease_role(&self) -> kinds::LeaseRole {
+        kinds::lease_role(&self.broker_kind)
     }
 
     /// What happened to a message the kind gave up on, after "had its message" (`dlq` counts

@@ -13,6 +13,7 @@ use crate::runner;
 
 const THURSDAY: &str = include_str!("../../../profiles/marlow-thursday.yaml");
 const POISON: &str = include_str!("../../../profiles/poison-friday.yaml");
+const KAFKA: &str = include_str!("../../../profiles/brokers/kafka-thursday.yaml");
 
 /// A finished run, as `ackbench run` holds it before writing the report.
 struct Run {
@@ -133,6 +134,33 @@ fn summary_md_of_a_poison_run() {
         "poison_friday_junit_xml",
         text(&dir.path().join("junit.xml"))
     );
+}
+
+#[test]
+fn the_kafka_thursday_shows_its_rebalances_and_no_hold_ratio() {
+    // The profile's header: generation 1 at 3 s (both workers join), generation 2 at 443 s
+    // (worker 1 past max.poll.interval.ms, worker 2 alone), generation 3 at 723 s (worker 1
+    // back as a new member). The 8 duplicates (orders 13-20) all come between 443 and 723 s:
+    // worker 2's effects from 443 s, worker 1's fenced batch from 458 s.
+    let run = Run::of("kafka-thursday.yaml", KAFKA, &[]);
+    let log: Vec<(f64, u32, u32, u64)> = run
+        .summary
+        .rebalance_log
+        .iter()
+        .map(|r| (r.at_s, r.generation, r.members, r.processed_twice))
+        .collect();
+    assert_eq!(log, [(3.0, 1, 2, 0), (443.0, 2, 1, 8), (723.0, 3, 2, 0)]);
+    let dir = tempdir();
+    run.write(dir.path(), &[Format::Md, Format::Html]);
+    let md = text(&dir.path().join("summary.md"));
+    insta::assert_snapshot!("kafka_thursday_summary_md", md);
+    let console = table(&run.summary);
+    insta::assert_snapshot!("kafka_thursday_console", console);
+    for page in [&md, &console, &text(&dir.path().join("report.html"))] {
+        assert!(!page.contains("time held before settling"), "{page}");
+        assert!(page.contains("no lease per message"), "{page}");
+        assert!(page.contains("max.poll.interval.ms exceeded"), "{page}");
+    }
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use super::summary::Summary;
 use crate::metrics::LatencySummary;
+use crate::profile::LeaseRole;
 
 pub(crate) use super::notes::{incomplete_reason, notes};
 
@@ -213,12 +214,35 @@ pub(crate) fn latency_definitions(s: &Summary) -> Vec<String> {
 
 /// The line under the latency table: the lease against what the handlers held.
 pub(crate) fn lease_line(s: &Summary) -> String {
-    format!(
-        "{} {:.3} ms; p99 of (time held before settling / lease held) = {:.3}",
-        s.lease_words(),
-        s.visibility_timeout_s * 1000.0,
-        s.p99_over_visibility
-    )
+    if per_message_lease(s) {
+        format!(
+            "{} {:.3} ms; p99 of (time held before settling / lease held) = {:.3}",
+            s.lease_words(),
+            s.visibility_timeout_s * 1000.0,
+            s.p99_over_visibility
+        )
+    } else {
+        format!(
+            "{} {:.3} ms; {NO_PER_MESSAGE_LEASE}",
+            s.lease_words(),
+            s.visibility_timeout_s * 1000.0,
+        )
+    }
+}
+
+/// Why a kind whose lease is a poll interval has no hold ratio.
+pub(crate) const NO_PER_MESSAGE_LEASE: &str = "no lease per message to hold it against: the \
+    interval bounds the time between two polls, a whole batch's handling, which the record does \
+    not show (a member past it is removed: see the rebalances)";
+
+/// Whether each message is held on a lease of its own, so that a handler's time held over its
+/// lease means something: not on a kind whose lease is a poll interval (Kafka's
+/// `max.poll.interval.ms` covers a poll's whole batch).
+pub(crate) fn per_message_lease(s: &Summary) -> bool {
+    match s.lease_role() {
+        LeaseRole::Lease | LeaseRole::StuckConsumerGuard => true,
+        LeaseRole::PollInterval => false,
+    }
 }
 
 /// A latency row's cells, ms with 3 decimals; `-` for time to done when no message was done.

@@ -175,12 +175,14 @@ pub fn size_lease(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    const S: u64 = 1_000_000;
+    /// A second, in µs.
+    pub(in crate::sizing) const S: u64 = 1_000_000;
 
-    fn hist(values_us: &[(u64, u64)]) -> Histogram<u64> {
+    /// A histogram of (latency µs, count) pairs.
+    pub(in crate::sizing) fn hist(values_us: &[(u64, u64)]) -> Histogram<u64> {
         let mut h = Histogram::<u64>::new(3).expect("histogram");
         for &(v, n) in values_us {
             h.record_n(v, n).expect("recorded");

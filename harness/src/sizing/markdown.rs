@@ -93,6 +93,13 @@ fn recommendation(o: &mut String, p: &Plan) {
             format_duration(max_extension)
         );
     }
+    if let (Some(poll), Some(batch)) = (&p.poll, &c.kind.batch) {
+        let _ = writeln!(
+            o,
+            "| {} | {} | **{}** |",
+            batch.words, poll.records_current, poll.records_recommended
+        );
+    }
     // In the kind's own terms: RabbitMQ's delivery_limit counts returns, one fewer than
     // deliveries.
     let limit = |n: u32| c.kind.limit_value(n);
@@ -169,9 +176,30 @@ fn reasons(o: &mut String, p: &Plan) {
             &p.delivery_limit.reason,
         ),
     ];
-    for (title, head, why) in sections {
+    for (i, (title, head, why)) in sections.iter().enumerate() {
         let _ = writeln!(o, "\n## {title}\n\n{head}. {why}");
+        // The records per poll right after the interval they must fit in.
+        if i == 0 {
+            poll_section(o, p);
+        }
     }
+}
+
+/// The records per poll against the poll interval, on a kind that polls batches.
+fn poll_section(o: &mut String, p: &Plan) {
+    let (Some(poll), Some(batch)) = (&p.poll, &p.current.kind.batch) else {
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "\n## Records per poll ({})\n\n**{}** a poll, {} between two polls against a {} {}. {}",
+        batch.words,
+        poll.records_recommended,
+        human(poll.batch_time_recommended_s),
+        t(poll.interval_recommended_s),
+        p.current.kind.lease.words,
+        poll.reason
+    );
 }
 
 /// The consistency checks, now and with the recommendation.

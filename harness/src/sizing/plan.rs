@@ -21,6 +21,10 @@ pub struct Plan {
     /// The recommendation as `--set` overrides: `ackbench run PROFILE --set ...` runs it.
     pub set: Vec<String>,
     pub lease: LeaseSection,
+    /// The records per poll and the poll interval, on a kind that polls batches (Kafka);
+    /// absent on the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll: Option<PollSection>,
     pub duplicates: DuplicatesSection,
     pub workers: WorkersSection,
     pub alert: AlertSection,
@@ -66,6 +70,32 @@ pub struct LeaseSection {
     /// Worst-case recovery time now and with the recommendation (seconds).
     pub recovery_time_current_s: f64,
     pub recovery_time_recommended_s: f64,
+    pub reason: String,
+}
+
+/// A poll's batch against the poll interval ([`super::poll`]): the time between two polls is
+/// about the records a poll returns times the time one record takes.
+#[derive(Debug, Clone, Serialize)]
+pub struct PollSection {
+    /// The latency fewer than `target_risk` of the handlers outlive (top of its HDR bucket).
+    pub tail_ms: f64,
+    /// `tail x margin`: the time one record is given.
+    pub per_record_s: f64,
+    pub records_current: u32,
+    pub interval_current_s: f64,
+    /// `records_current x per_record_s`: the time between two polls now.
+    pub batch_time_current_s: f64,
+    /// The records whose time fits in the current interval (0: not even one).
+    pub records_that_fit: u32,
+    /// The interval the current records need, rounded up to a readable value.
+    pub interval_needed_s: f64,
+    /// The profile key the recommendation changes (`max_poll_records`, `max_poll_interval`);
+    /// `null` when the batch already fits.
+    pub change: Option<&'static str>,
+    pub records_recommended: u32,
+    pub interval_recommended_s: f64,
+    /// `records_recommended x per_record_s`.
+    pub batch_time_recommended_s: f64,
     pub reason: String,
 }
 

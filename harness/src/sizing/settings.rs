@@ -28,6 +28,9 @@ pub struct Settings {
     pub limit_key: Option<&'static str>,
     /// RabbitMQ: the tick on which the consumer timeout is checked.
     pub check_every: Option<Duration>,
+    /// At most how many records a poll returns, on a kind that polls batches (Kafka's
+    /// `max_poll_records`); `None` on the others.
+    pub batch: Option<u32>,
     pub workers: u32,
     /// The target's client timeout on the provider call.
     pub http_timeout: Option<Duration>,
@@ -63,6 +66,7 @@ impl Settings {
                 BrokerKind::RabbitMq(r) => Some(r.timeout_check_every),
                 _ => None,
             },
+            batch: s.broker.poll_batch(),
             workers: s.consumer.workers,
             http_timeout: o.http_timeout,
             retry: o.retry.clone(),
@@ -108,6 +112,10 @@ pub struct SettingsView {
     pub kind: &'static KindDescriptor,
     pub visibility_timeout_s: f64,
     pub max_receives: u32,
+    /// At most how many records a poll returns (Kafka's `max_poll_records`); absent on the
+    /// kinds that hand out one message at a time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll_records: Option<u32>,
     pub workers: u32,
     pub http_timeout_s: Option<f64>,
     pub claim_window_s: Option<f64>,
@@ -122,6 +130,7 @@ impl From<&Settings> for SettingsView {
             kind: s.kind,
             visibility_timeout_s: s.lease.as_secs_f64(),
             max_receives: s.limit,
+            poll_records: s.batch,
             workers: s.workers,
             http_timeout_s: s.http_timeout.map(|d| d.as_secs_f64()),
             claim_window_s: s.claim_window.map(|d| d.as_secs_f64()),

@@ -26,9 +26,11 @@ use super::limit::{recommended_limit, recovery_path};
 use super::markdown;
 use super::parallel;
 use super::plan::*;
+use super::poll::{size_poll, PollSizing};
 use super::probe;
 use super::readable;
 use super::request::SizeRequest;
+use super::sets::recommendation_sets;
 use super::settings::{worst_call, Settings};
 use super::simulate::{simulate, Simulated};
 use super::workers::{arrival_rate, workers_for, WorkerSizing};
@@ -145,7 +147,7 @@ pub fn size(args: &SizeRequest) -> Result<(), SizingError> {
         }
     };
     let now = Settings::of(&current, worst_call(&before.record), inputs.dedup_window);
-    let lease = size_lease(
+    let mut lease = size_lease(
         &hist,
         &inputs.rule,
         now.target == "heartbeat" && now.can_extend(),
@@ -159,7 +161,25 @@ pub fn size(args: &SizeRequest) -> Result<(), SizingError> {
         ))
     })?;
 
-    let rec = recommend(file, sets, &current, &inputs, &now, &lease, &healthy_run)?;
+    // A kind that polls batches: the poll interval covers a whole batch (the poll rule).
+    let poll = now
+        .batch
+        .and_then(|records| size_poll(&hist, &inputs.rule, now.lease, records));
+    if let Some(p) = &poll {
+        lease.advice = LeaseAdvice::Lease {
+            visibility_timeout: p.interval(),
+        };
+    }
+
+    let rec = recommend(
+        file,
+        sets,
+        &current,
+        &inputs,
+        &now,
+        (&lease, poll.as_ref()),
+        &healthy_run,
+    )?;
     let new_lease = lease.advice.visibility_timeout();
 
     let Verified {
@@ -180,6 +200,7 @@ pub fn size(args: &SizeRequest) -> Result<(), SizingError> {
         source,
         hist: &hist,
         lease,
+        poll,
         now: &now,
         after_settings: &after_settings,
         before: &before,
@@ -228,7 +249,7 @@ fn recommend(
     current: &Scenario,
     inputs: &Inputs,
     now: &Settings,
-    lease: &LeaseSizing,
+    (lease, poll): (&LeaseSizing, Option<&PollSizing>),
     healthy_run: &Simulated,
 ) -> Result<Recommendation, SizingError> {
     let new_lease = lease.advice.visibility_timeout();
@@ -248,11 +269,18 @@ fn recommend(
             reason: reason(&e),
         })
     };
-    let leased_sets = recommendation_sets(now, &lease.advice, limit, now.workers, &mut Vec::new());
+    let leased_sets = recommendation_sets(
+        now,
+        &lease.advice,
+        poll,
+        limit,
+        now.workers,
+        &mut Vec::new(),
+    );
     let fault = workers_at(&simulate(&load_with(&leased_sets)?)?);
     let workers = normal.workers.max(fault.workers);
     let mut notes = Vec::new();
-    let rec_sets = recommendation_sets(now, &lease.advice, limit, workers, &mut notes);
+    let rec_sets = recommendation_sets(now, &lease.advice, poll, limit, workers, &mut notes);
     Ok(Recommendation {
         scenario: load_with(&rec_sets)?,
         sets: rec_sets,
@@ -335,74 +363,6 @@ fn latency_source(h: &Histogram<u64>, kind: &'static str, path: Option<&Path>) -
         p999_ms: q(0.999),
         max_ms: if h.is_empty() { 0.0 } else { ms(h.max()) },
     }
-}
-
-/// The recommendation as `--set` overrides.
-fn recommendation_sets(
-    now: &Settings,
-    advice: &LeaseAdvice,
-    limit: u32,
-    workers: u32,
-    notes: &mut Vec<String>,
-) -> Vec<String> {
-    let t = format_duration;
-    let key = now.lease_key;
-    let mut sets = Vec::new();
-    if let Some(every) = now.check_every {
-        notes.push(format!(
-            "RabbitMQ checks the consumer timeout every {} (timeout_check_every): a delivery \
-             times out at the first check after it, so a hung handler holds its message for up \
-             to consumer_timeout + {}; a consumer that dies gives its message back at once",
-            t(every),
-            t(every)
-        ));
-    }
-    match *advice {
-        LeaseAdvice::Lease { visibility_timeout } => {
-            if visibility_timeout != now.lease {
-                let lease = t(visibility_timeout);
-                sets.push(format!("broker.{key}={lease}"));
-            }
-        }
-        LeaseAdvice::Heartbeat {
-            visibility_timeout,
-            extend_every,
-            max_extension,
-        } => {
-            if matches!(now.target.as_str(), "ack-after-work" | "heartbeat") {
-                if visibility_timeout != now.lease {
-                    let lease = t(visibility_timeout);
-                    sets.push(format!("broker.{key}={lease}"));
-                }
-                if now.target != "heartbeat" {
-                    sets.push("consumer.target=heartbeat".into());
-                }
-                sets.push(format!("consumer.options.extend_every={}", t(extend_every)));
-                sets.push(format!(
-                    "consumer.options.max_extension={}",
-                    t(max_extension)
-                ));
-            } else {
-                let lease = max_extension.min(SQS_MAX_LEASE);
-                notes.push(format!(
-                    "{} cannot extend its lease, so the after-run checks a plain {} lease \
-                     instead of the heartbeat",
-                    now.target,
-                    t(lease)
-                ));
-                sets.push(format!("broker.{key}={}", t(lease)));
-            }
-        }
-    }
-    if let Some(limit_key) = now.limit_key {
-        if limit != now.limit {
-            sets.push(format!("broker.{limit_key}={}", now.limit_value(limit)));
-        }
-    }
-    if workers != now.workers {
-        sets.push(format!("consumer.workers={workers}"));
-    }
-    sets
 }
 
 /// The leases of the sizing chart: readable values from a quarter of the smaller to twice the

@@ -32,6 +32,7 @@ use super::handlers::{SpanStep, Spans};
 use super::latency::Latencies;
 use super::leases::{HoldRatios, LeaseAnalysis, Leases};
 use super::place::{destination, moves, Place};
+use super::rebalances::{Rebalance, RebalanceLog};
 use super::redrive::{self, RedriveAccount};
 use super::Sample;
 use crate::record::{EffectRecord, Event, EventKind, Nanos, Seq, StartedCall};
@@ -76,6 +77,9 @@ pub struct Folded {
     pub crashes: Vec<Crash>,
     pub anomalies: Vec<Anomaly>,
     pub series: SampleGrid,
+    /// A consumer group's rebalances (Kafka), each with the records processed twice in its
+    /// generation.
+    pub rebalances: Vec<Rebalance>,
 }
 
 /// What a stream needs to know of the run before it starts.
@@ -110,6 +114,7 @@ pub struct Stream {
     redrive: RedriveAccount,
     chaos_fired: Vec<u64>,
     crashes: Vec<Crash>,
+    rebalances: RebalanceLog,
     series: series::Series,
     /// Effects of every key, published or not.
     all_effects: u64,
@@ -135,6 +140,7 @@ impl Stream {
             redrive: RedriveAccount::default(),
             chaos_fired: vec![0; setup.chaos_rules],
             crashes: Vec::new(),
+            rebalances: RebalanceLog::default(),
             series: series::Series::new(setup.sample_every),
             all_effects: 0,
             redrive_done: setup.redrive_at.is_none(),
@@ -163,6 +169,7 @@ impl Stream {
         self.counts.count_event(at, kind);
         chaos::count_kill(&mut self.chaos_fired, kind);
         self.crashes.extend(crashes::crash(at, kind));
+        self.rebalances.event(at, kind);
         self.series.count_event(kind);
         if let EventKind::Published { seq } = *kind {
             let (handlers, seen) = (self.leases.take(seq), self.checker.take(seq));
@@ -266,9 +273,10 @@ impl Stream {
     pub fn effect(&mut self, e: &EffectRecord) {
         self.all_effects += 1;
         let Some(seq) = e.seq else { return };
-        let series = &mut self.series;
+        let (series, rebalances) = (&mut self.series, &mut self.rebalances);
         with_open(&mut self.table, &mut self.gave_up, seq, "an effect", |m| {
             series.effect(m);
+            rebalances.effect(e.at, m.account.effects);
             m.account.effect(e.at);
         });
     }
@@ -346,6 +354,7 @@ impl Stream {
             crashes: self.crashes,
             anomalies: self.checker.finish(key),
             series,
+            rebalances: self.rebalances.into_rows(),
         })
     }
 }

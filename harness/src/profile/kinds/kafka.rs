@@ -6,7 +6,9 @@
 //! partition leaves N - 1 of them idle, which is what a topic created with the broker's default
 //! does. A profile that wants its workers busy says how many partitions the topic has.
 
-use super::{Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Live, ScaledClock, Settle};
+use super::{
+    Batch, Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Live, ScaledClock, Settle,
+};
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
 use crate::profile::path::FieldPath;
@@ -45,6 +47,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
     },
     // A record is fetched again for as long as its offset is not committed.
     limit: None,
+    // A poll's records are handled one by one before the next poll, inside max.poll.interval.ms.
+    batch: Some(Batch {
+        key: "max_poll_records",
+        words: "max.poll.records",
+    }),
     dlq: Dlq {
         gave_up: "dead-lettered by the consumer itself (Kafka has no DLQ: a poison record is \
                   fetched again until the consumer commits past it)",

@@ -59,6 +59,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         words: "group.share.delivery.count.limit",
         counts: LimitCounts::Deliveries,
     }),
+    batch: None,
     dlq: Dlq {
         gave_up: "archived (delivery count limit reached: it stays in the log, never delivered \
                   again)",

@@ -55,6 +55,10 @@ pub struct KindDescriptor {
     /// `None`: the kind has no delivery limit (Kafka: a record is fetched again for as long as
     /// its offset is not committed).
     pub limit: Option<Limit>,
+    /// `None`: the kind hands a consumer one message at a time. `Some`: a poll returns a batch
+    /// of records, all handled one by one before the next poll, so the lease (a
+    /// [`LeaseRole::PollInterval`]) must cover the whole batch, not one record.
+    pub batch: Option<Batch>,
     pub dlq: Dlq,
     pub can: Capabilities,
     pub scaled_clock: ScaledClock,
@@ -153,6 +157,15 @@ impl Limit {
     }
 }
 
+/// A poll's batch, by meaning: at most how many records one poll returns.
+#[derive(Debug)]
+pub struct Batch {
+    /// The profile key that sets it.
+    pub key: &'static str,
+    /// The kind's words for it (`max.poll.records`).
+    pub words: &'static str,
+}
+
 /// What the kind calls a message it gave up on (summary.json's `dlq` counts them all).
 #[derive(Debug)]
 pub struct Dlq {
@@ -227,6 +240,11 @@ pub fn names() -> &'static [&'static str] {
 /// `broker_kind`); a name no kind has (a folder written by a later ackbench) reads as "lease".
 pub fn lease_words(name: &str) -> &'static str {
     named(name).map_or("lease", |k| k.lease.words)
+}
+
+/// The role of the lease of the kind named `name`; a name no kind has reads as a lease.
+pub fn lease_role(name: &str) -> LeaseRole {
+    named(name).map_or(LeaseRole::Lease, |k| k.lease.role)
 }
 
 /// [`Dlq::gave_up`] of the kind named `name`; plain words for a name no kind has.

@@ -35,6 +35,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         words: "MaxDeliver",
         counts: LimitCounts::Deliveries,
     }),
+    batch: None,
     dlq: Dlq {
         gave_up: "stop being delivered (MaxDeliver reached: it stays in the stream)",
         row: "MaxDeliver reached, ",

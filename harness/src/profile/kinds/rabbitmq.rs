@@ -41,6 +41,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         // The (L+1)-th return dead-letters: L + 1 deliveries.
         counts: LimitCounts::Returns,
     }),
+    batch: None,
     dlq: Dlq {
         gave_up: "dead-lettered through the DLX",
         row: "dead-lettered via the DLX, ",

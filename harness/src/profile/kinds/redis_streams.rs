@@ -37,6 +37,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         words: "max deliveries",
         counts: LimitCounts::Deliveries,
     }),
+    batch: None,
     dlq: Dlq {
         gave_up: "moved to the dead stream by the consumer's delivery rule",
         row: "dead stream, ",

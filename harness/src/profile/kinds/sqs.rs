@@ -37,6 +37,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         words: "maxReceiveCount",
         counts: LimitCounts::Deliveries,
     }),
+    batch: None,
     dlq: Dlq {
         gave_up: "moved to the DLQ",
         row: "",

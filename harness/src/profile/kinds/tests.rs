@@ -27,6 +27,18 @@ fn every_key_of_a_kind_is_a_broker_key_the_profile_reads() {
         if let Some(limit) = &kind.limit {
             assert!(kind.keys.contains(&limit.key), "{}", kind.name);
         }
+        if let Some(batch) = &kind.batch {
+            assert!(kind.keys.contains(&batch.key), "{}", kind.name);
+            // A batch is handled between two polls: only a poll interval can cover it.
+            assert_eq!(kind.lease.role, LeaseRole::PollInterval, "{}", kind.name);
+        }
+        // A scenario of the kind has a batch size exactly when its descriptor names the key.
+        assert_eq!(
+            scenario_of(kind).broker.poll_batch().is_some(),
+            kind.batch.is_some(),
+            "{}",
+            kind.name
+        );
     }
     for key in read {
         assert!(

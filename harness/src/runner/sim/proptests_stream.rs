@@ -60,7 +60,7 @@ fn described(m: &Metrics) -> String {
         format!("{counts:?} max {}", l.max_us)
     };
     format!(
-        "{:?}\n{} {} {:?} {:?} {:?}\n{:?} {:?} {:?} {:?} {}\n{}\n{}\n{}\n{:?} {:?} {:?}",
+        "{:?}\n{} {} {:?} {:?} {:?}\n{:?} {:?} {:?} {:?} {}\n{}\n{}\n{}\n{:?} {:?} {:?}\n{:?}",
         m.counts,
         m.redriven,
         m.redrive_duplicate_effects,
@@ -78,6 +78,7 @@ fn described(m: &Metrics) -> String {
         m.crashes,
         m.anomalies,
         m.incomplete,
+        m.rebalance_log,
     )
 }
 

@@ -18,7 +18,42 @@ pub(super) fn section(a: &Assembly, notes: &mut Vec<String>) -> LeaseSection {
         "file" => "recorded",
         _ => "simulated",
     };
-    let reason = match a.lease.advice {
+    let reason = match (&a.poll, now.kind.batch.as_ref()) {
+        // The interval covers a poll's whole batch: the poll rule sets it.
+        (Some(p), Some(batch)) => format!(
+            "It must cover a poll's whole batch, not one record: {} (now {}), with {} at {} (see \
+             below); a member that dies hands its partitions back after its session timeout, \
+             whatever the interval.",
+            t(p.interval()),
+            t(now.lease),
+            batch.words,
+            p.records()
+        ),
+        _ => lease_reason(a, measured, tail),
+    };
+    if small_sample {
+        notes.push(format!(
+            "Only {} handlers were measured, fewer than the {} needed to see a 1-in-{} tail: \
+             the slowest seen sets the lease; a longer recording (--latency-from) sizes it better.",
+            a.lease.handlers,
+            (1.0 / rule.target_risk).round(),
+            (1.0 / rule.target_risk).round()
+        ));
+    }
+    LeaseSection {
+        advice: a.lease.advice,
+        tail_ms: a.lease.tail_us as f64 / 1000.0,
+        with_margin_s: a.lease.with_margin.as_secs_f64(),
+        recovery_time_current_s: now.lease.as_secs_f64(),
+        recovery_time_recommended_s: new_lease.as_secs_f64(),
+        reason,
+    }
+}
+
+/// The lease rule's reason: the tail, the margin, and what the lease costs on this kind.
+fn lease_reason(a: &Assembly, measured: &str, tail: Duration) -> String {
+    let (now, rule) = (a.now, a.rule);
+    match a.lease.advice {
         LeaseAdvice::Lease { visibility_timeout } => format!(
             "Fewer than {} of the {} {measured} handlers outlive {}, so with the {}x margin ({}) \
              the lease is {}, rounded up to a readable value; {}",
@@ -71,22 +106,5 @@ pub(super) fn section(a: &Assembly, notes: &mut Vec<String>) -> LeaseSection {
             t(extend_every),
             t(max_extension)
         ),
-    };
-    if small_sample {
-        notes.push(format!(
-            "Only {} handlers were measured, fewer than the {} needed to see a 1-in-{} tail: \
-             the slowest seen sets the lease; a longer recording (--latency-from) sizes it better.",
-            a.lease.handlers,
-            (1.0 / rule.target_risk).round(),
-            (1.0 / rule.target_risk).round()
-        ));
-    }
-    LeaseSection {
-        advice: a.lease.advice,
-        tail_ms: a.lease.tail_us as f64 / 1000.0,
-        with_margin_s: a.lease.with_margin.as_secs_f64(),
-        recovery_time_current_s: now.lease.as_secs_f64(),
-        recovery_time_recommended_s: new_lease.as_secs_f64(),
-        reason,
     }
 }

@@ -5,6 +5,7 @@ mod alert;
 mod duplicates;
 mod lease;
 mod limit;
+mod poll;
 mod workers;
 
 use std::time::Duration;
@@ -15,6 +16,7 @@ use super::checks::{self, Check};
 use super::duplicates::predicted_duplicate_rate;
 use super::lease::{outlive_chance, LeaseRule, LeaseSizing};
 use super::plan::*;
+use super::poll::PollSizing;
 use super::settings::{Settings, SettingsView};
 use super::simulate::Simulated;
 use super::workers::WorkerSizing;
@@ -28,6 +30,8 @@ pub struct Assembly<'a> {
     pub source: LatencySource,
     pub hist: &'a Histogram<u64>,
     pub lease: LeaseSizing,
+    /// The records per poll and the poll interval, on a kind that polls batches.
+    pub poll: Option<PollSizing>,
     pub now: &'a Settings,
     pub after_settings: &'a Settings,
     pub before: &'a Simulated,
@@ -57,6 +61,7 @@ fn ms_text(d: Duration) -> String {
 pub fn assemble(mut a: Assembly) -> Plan {
     let mut notes = std::mem::take(&mut a.notes);
     let lease = lease::section(&a, &mut notes);
+    let poll = poll::section(&a);
     let duplicates = duplicates::section(&a);
     let workers = workers::section(&a);
     let alert = alert::section(&a);
@@ -94,6 +99,7 @@ pub fn assemble(mut a: Assembly) -> Plan {
         recommended: SettingsView::from(rec),
         set: a.rec_sets,
         lease,
+        poll,
         duplicates,
         workers,
         alert,

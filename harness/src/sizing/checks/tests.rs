@@ -18,6 +18,7 @@ fn email() -> Settings {
         limit: 3,
         limit_key: Some("max_receives"),
         check_every: None,
+        batch: None,
         workers: 4,
         http_timeout: Some(s(10)),
         retry: None,
