@@ -180,9 +180,7 @@ pub fn label(r: &KillRule) -> String {
         scope.push(format!("delivery {d}"));
     }
     if let Some(keys) = &r.keys {
-        let shown: Vec<&str> = keys.iter().take(3).map(String::as_str).collect();
-        let more = if keys.len() > 3 { ", ..." } else { "" };
-        scope.push(format!("keys {}{more}", shown.join(", ")));
+        scope.push(keys_scope(keys));
     }
     if let Some(w) = r.worker {
         scope.push(format!("worker {w}"));
@@ -206,6 +204,13 @@ pub fn label(r: &KillRule) -> String {
         label.push_str(&format!(" ({})", scope.join(", ")));
     }
     label
+}
+
+/// `keys a, b, c, ...`: a rule's keys selector in its label (the first three).
+pub(super) fn keys_scope(keys: &[String]) -> String {
+    let shown: Vec<&str> = keys.iter().take(3).map(String::as_str).collect();
+    let more = if keys.len() > 3 { ", ..." } else { "" };
+    format!("keys {}{more}", shown.join(", "))
 }
 
 #[cfg(test)]

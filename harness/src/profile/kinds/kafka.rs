@@ -6,7 +6,10 @@
 //! partition leaves N - 1 of them idle, which is what a topic created with the broker's default
 //! does. A profile that wants its workers busy says how many partitions the topic has.
 
-use super::{Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Live, ScaledClock, Settle};
+use super::{
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Live, LiveMessageFaults, ScaledClock,
+    Settle,
+};
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
 use crate::profile::path::FieldPath;
@@ -64,6 +67,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
               wait), and the broker's group timers run on the wall clock",
     },
     live: Live::Runs,
+    live_message: LiveMessageFaults {
+        actions: &[],
+        why_not: "ackbench's Kafka proxy relays every OffsetCommit and every fetched record as it comes; it does not drop or hold them",
+        external: None,
+    },
     carrier: Carrier::Record,
     run_variables: &[
         BOOTSTRAP_SERVERS,
