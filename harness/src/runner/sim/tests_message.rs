@@ -2,7 +2,7 @@
 //! counts at the request, then the ack), one message published at 0 s unless said, a restart
 //! 1 s after a death, on each broker kind.
 
-use super::tests::{acks, count, run, S};
+use super::tests::{acks, run, S};
 use crate::profile::load_str;
 use crate::record::{AckOutcome, EventKind, RunRecord};
 
