@@ -154,18 +154,7 @@ pub fn label(r: &MessageRule) -> String {
         let more = if seq.len() > 3 { ", ..." } else { "" };
         scope.push(format!("seq {}{more}", shown.join(", ")));
     }
-    if let Some(f) = r.from {
-        scope.push(format!("from {}", format_duration(f)));
-    }
-    if let Some(t) = r.to {
-        scope.push(format!("to {}", format_duration(t)));
-    }
-    if let Some(n) = r.times {
-        scope.push(format!("times {n}"));
-    }
-    if r.probability < 1.0 {
-        scope.push(format!("probability {}", r.probability));
-    }
+    super::kill_worker::window_scope(&mut scope, r.from, r.to, r.times, r.probability);
     if !scope.is_empty() {
         label.push_str(&format!(" ({})", scope.join(", ")));
     }

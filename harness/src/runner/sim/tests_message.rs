@@ -3,6 +3,7 @@
 //! 1 s after a death, on each broker kind.
 
 use super::tests::{acks, run, S};
+use super::tests_kinds::deliveries;
 use crate::profile::load_str;
 use crate::record::{AckOutcome, EventKind, RunRecord};
 
@@ -21,19 +22,6 @@ chaos:
 "
     );
     run(&load_str("t.yaml", &text, &[]).expect("a valid profile"))
-}
-
-/// (instant in s, worker, delivery) of every delivery.
-fn deliveries(r: &RunRecord) -> Vec<(u64, u32, u32)> {
-    r.events
-        .iter()
-        .filter_map(|e| match e.kind {
-            EventKind::Delivered {
-                worker, delivery, ..
-            } => Some((e.at / S, worker, delivery)),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The instants (s) at which rule 0 fired.
