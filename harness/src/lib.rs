@@ -32,7 +32,8 @@
 //! - `provider`: the fake downstream: latency model with timed phases, errors and hangs, and the
 //!   effect ledger; `provider::http` serves it over HTTP.
 //! - `workload`: arrival processes, keys, bodies and poison selection.
-//! - `chaos`: worker kills at handler points and on a timer.
+//! - `chaos`: worker kills at handler points and on a timer, rolling deploys, acks and
+//!   deliveries dropped or held back.
 //! - `runner`: wires a run together and hands its history to a sink (`record::Sink`);
 //!   `runner::sim` is the deterministic virtual-time executor, `runner::live` runs on wall time
 //!   with real sockets and worker processes.

@@ -44,6 +44,8 @@ mod live_ingress;
 #[cfg(feature = "live")]
 mod live_kafka;
 #[cfg(feature = "live")]
+mod live_message;
+#[cfg(feature = "live")]
 mod live_nats;
 #[cfg(feature = "live")]
 mod live_nats_clock;
@@ -55,6 +57,7 @@ mod live_redis_streams;
 mod live_sqs_endpoint;
 #[cfg(feature = "live")]
 mod live_worker_logs;
+mod message_errors;
 mod pipes;
 mod producer_retries;
 mod profile_errors;

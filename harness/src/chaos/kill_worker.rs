@@ -6,6 +6,7 @@
 //! for points every other selector matched, so editing one rule never shifts another's draws.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -180,25 +181,12 @@ pub fn label(r: &KillRule) -> String {
         scope.push(format!("delivery {d}"));
     }
     if let Some(keys) = &r.keys {
-        let shown: Vec<&str> = keys.iter().take(3).map(String::as_str).collect();
-        let more = if keys.len() > 3 { ", ..." } else { "" };
-        scope.push(format!("keys {}{more}", shown.join(", ")));
+        scope.push(keys_scope(keys));
     }
     if let Some(w) = r.worker {
         scope.push(format!("worker {w}"));
     }
-    if let Some(f) = r.from {
-        scope.push(format!("from {}", format_duration(f)));
-    }
-    if let Some(t) = r.to {
-        scope.push(format!("to {}", format_duration(t)));
-    }
-    if let Some(n) = r.times {
-        scope.push(format!("times {n}"));
-    }
-    if r.probability < 1.0 {
-        scope.push(format!("probability {}", r.probability));
-    }
+    window_scope(&mut scope, r.from, r.to, r.times, r.probability);
     if !r.delay.is_zero() {
         scope.push(format!("delay {}", format_duration(r.delay)));
     }
@@ -206,6 +194,35 @@ pub fn label(r: &KillRule) -> String {
         label.push_str(&format!(" ({})", scope.join(", ")));
     }
     label
+}
+
+/// A rule's window, `times` and probability in its label, each only when it narrows the rule.
+pub(super) fn window_scope(
+    scope: &mut Vec<String>,
+    from: Option<Duration>,
+    to: Option<Duration>,
+    times: Option<u64>,
+    probability: f64,
+) {
+    if let Some(f) = from {
+        scope.push(format!("from {}", format_duration(f)));
+    }
+    if let Some(t) = to {
+        scope.push(format!("to {}", format_duration(t)));
+    }
+    if let Some(n) = times {
+        scope.push(format!("times {n}"));
+    }
+    if probability < 1.0 {
+        scope.push(format!("probability {probability}"));
+    }
+}
+
+/// `keys a, b, c, ...`: a rule's keys selector in its label (the first three).
+pub(super) fn keys_scope(keys: &[String]) -> String {
+    let shown: Vec<&str> = keys.iter().take(3).map(String::as_str).collect();
+    let more = if keys.len() > 3 { ", ..." } else { "" };
+    format!("keys {}{more}", shown.join(", "))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! - [`kill_worker`]: kills a worker at a point of its handler (`received`, `call_started`,
 //!   `call_answered`, or a checkpoint the target declares), or on a timer (`at`, `every`).
 //! - [`deploy`]: a rolling restart: each worker told to stop, killed at the end of its grace.
+//! - [`message`]: the ack or the delivery of the deliveries it selects is dropped or delayed.
 //!
 //! [`Faults`] holds every schedule of a run; a runner asks it, not one fault's type. Each firing
 //! is recorded as `EventKind::FaultFired` with the rule's index (counted per rule by
@@ -11,9 +12,11 @@
 
 pub mod deploy;
 pub mod kill_worker;
+pub mod message;
 
 pub use deploy::DeploySchedule;
 pub use kill_worker::{KillSchedule, PointHit};
+pub use message::{MessageHit, MessageSchedule};
 
 use crate::profile::ChaosRule;
 use crate::record::{ChaosRuleRecord, Nanos};
@@ -23,6 +26,7 @@ use crate::record::{ChaosRuleRecord, Nanos};
 pub struct Faults {
     pub kills: KillSchedule,
     pub deploys: DeploySchedule,
+    pub messages: MessageSchedule,
 }
 
 /// A rule's timed instant: which schedule it belongs to.
@@ -37,6 +41,7 @@ impl Faults {
         Faults {
             kills: KillSchedule::new(rules, seed),
             deploys: DeploySchedule::new(rules),
+            messages: MessageSchedule::new(rules, seed),
         }
     }
 
@@ -57,6 +62,7 @@ impl From<KillSchedule> for Faults {
         Faults {
             kills,
             deploys: DeploySchedule::default(),
+            messages: MessageSchedule::default(),
         }
     }
 }
@@ -70,6 +76,7 @@ pub fn describe(rules: &[ChaosRule]) -> Vec<ChaosRuleRecord> {
             label: match rule {
                 ChaosRule::KillWorker(r) => kill_worker::label(r),
                 ChaosRule::Deploy(r) => deploy::label(r),
+                ChaosRule::Message(r) => message::label(r),
             },
             optional: rule.optional(),
         })

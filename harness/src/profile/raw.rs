@@ -539,6 +539,27 @@ pub struct RawErrors {
 pub struct RawChaosRule {
     pub kill_worker: Option<RawKill>,
     pub deploy: Option<RawDeploy>,
+    pub message: Option<RawMessageFault>,
+}
+
+/// `chaos[].message`: drop or delay the ack or the delivery of the deliveries it selects.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys action, delay, delivery, keys, seq, probability, from, to, \
+                 times, optional"
+)]
+pub struct RawMessageFault {
+    pub action: Option<Text>,
+    pub delay: Option<DurationText>,
+    pub delivery: Option<u32>,
+    pub keys: Option<Vec<Text>>,
+    pub seq: Option<Vec<u64>>,
+    pub probability: Option<f64>,
+    pub from: Option<DurationText>,
+    pub to: Option<DurationText>,
+    pub times: Option<u64>,
+    pub optional: Option<bool>,
 }
 
 /// `chaos[].deploy`: a rolling restart of the workers.

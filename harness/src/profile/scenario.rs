@@ -614,6 +614,7 @@ pub struct ErrorSpec {
 pub enum ChaosRule {
     KillWorker(KillRule),
     Deploy(DeployRule),
+    Message(super::message_rule::MessageRule),
 }
 
 impl ChaosRule {
@@ -622,6 +623,7 @@ impl ChaosRule {
         match self {
             ChaosRule::KillWorker(r) => r.optional,
             ChaosRule::Deploy(r) => r.optional,
+            ChaosRule::Message(r) => r.optional,
         }
     }
 
@@ -630,6 +632,7 @@ impl ChaosRule {
         match self {
             ChaosRule::KillWorker(_) => "kill_worker",
             ChaosRule::Deploy(_) => "deploy",
+            ChaosRule::Message(_) => "message",
         }
     }
 
@@ -637,15 +640,23 @@ impl ChaosRule {
     pub fn as_kill(&self) -> Option<&KillRule> {
         match self {
             ChaosRule::KillWorker(r) => Some(r),
-            ChaosRule::Deploy(_) => None,
+            _ => None,
+        }
+    }
+
+    /// The rule if it is a `message` fault.
+    pub fn as_message(&self) -> Option<&super::message_rule::MessageRule> {
+        match self {
+            ChaosRule::Message(r) => Some(r),
+            _ => None,
         }
     }
 
     /// The rule if it is a `deploy`.
     pub fn as_deploy(&self) -> Option<&DeployRule> {
         match self {
-            ChaosRule::KillWorker(_) => None,
             ChaosRule::Deploy(r) => Some(r),
+            _ => None,
         }
     }
 }

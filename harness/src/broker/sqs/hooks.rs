@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::record::{Seq, WorkerId};
 
@@ -22,6 +23,28 @@ pub trait SqsHooks: Send + Sync + 'static {
     fn delivered(&self, _queue: &str, _worker: WorkerId, _seq: Seq, _delivery: u32) -> bool {
         false
     }
+    /// Message `seq` of `queue`, just leased to `worker` as delivery `delivery`, is about to be
+    /// answered: true if a fault drops it from the answer (its lease runs on).
+    fn delivery_dropped(&self, _queue: &str, _worker: WorkerId, _seq: Seq, _delivery: u32) -> bool {
+        false
+    }
+    /// `worker` deletes message `seq` of `queue` by the receipt of delivery `delivery`: what a
+    /// fault does with the delete.
+    fn delete(&self, _queue: &str, _worker: WorkerId, _seq: Seq, _delivery: u32) -> Delete {
+        Delete::Now
+    }
+}
+
+/// What becomes of a `DeleteMessage` (each entry of a batch): the worker is answered success at
+/// once whenever a fault holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delete {
+    /// Applied now, answered as the queue judges it.
+    Now,
+    /// Never applied.
+    Dropped,
+    /// Applied this much wall time later.
+    Later(Duration),
 }
 
 /// The hooks of an endpoint, if any.
@@ -49,6 +72,21 @@ impl Hooks {
         if let Some(h) = &self.0 {
             h.sent(queue, seq, body);
         }
+    }
+
+    /// What a fault does with `worker`'s delete of delivery `delivery` of `seq`.
+    pub fn delete(&self, queue: &str, worker: WorkerId, seq: Seq, delivery: u32) -> Delete {
+        match &self.0 {
+            Some(h) => h.delete(queue, worker, seq, delivery),
+            None => Delete::Now,
+        }
+    }
+
+    /// Whether a fault drops delivery `delivery` of `seq` from `worker`'s answer.
+    pub fn delivery_dropped(&self, queue: &str, worker: WorkerId, seq: Seq, delivery: u32) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|h| h.delivery_dropped(queue, worker, seq, delivery))
     }
 
     /// Whether any of the messages handed to `worker` kills it.

@@ -115,7 +115,7 @@ pub mod workers;
 
 pub use config::{QueueSpec, SqsConfig};
 pub use error::{ErrorCode, SqsError};
-pub use hooks::{Hooks, SqsHooks};
+pub use hooks::{Delete, Hooks, SqsHooks};
 pub use parse::{access_key, parse_request, protocol_of};
 pub use queue_attributes::{RedrivePolicy, MAX_MESSAGE_BYTES};
 pub use request::{Action, NewMessage, Protocol, Receive, Request, VisibilityEntry};

@@ -337,7 +337,7 @@ impl SqsQueue {
     }
 
     /// The receipt a handle proves, if it is one of this queue's.
-    fn receipt(&self, codec: &ReceiptCodec, handle: &str) -> Result<Receipt, SqsError> {
+    pub(super) fn receipt(&self, codec: &ReceiptCodec, handle: &str) -> Result<Receipt, SqsError> {
         let (queue, receipt) = codec.decode(handle).map_err(|e| match e {
             ReceiptError::Malformed => SqsError::invalid_receipt("it is malformed"),
             ReceiptError::Forged => SqsError::invalid_receipt("it was not issued by this broker"),

@@ -1,13 +1,14 @@
 //! Executes parsed requests against the queues: the broker state behind one lock, read at
 //! wall-clock time, with long polling for `ReceiveMessage`.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
 
 use tokio::sync::watch;
 
 use super::clock::Clock;
 use super::error::{ErrorCode, SqsError};
+use super::hooks::Delete;
 use super::queue::StoredMessage;
 use super::queue_attributes as qa;
 use super::receipt::ReceiptCodec;
@@ -26,6 +27,8 @@ pub struct Service {
     pub timer: Timer,
     shutdown: watch::Receiver<bool>,
     hooks: super::Hooks,
+    /// This service itself, for a delete a fault applies later.
+    me: Weak<Service>,
 }
 
 impl Service {
@@ -35,13 +38,14 @@ impl Service {
         shutdown: watch::Receiver<bool>,
         hooks: super::Hooks,
     ) -> Arc<Service> {
-        Arc::new(Service {
+        Arc::new_cyclic(|me| Service {
             state: Mutex::new(registry),
             clock,
             codec: ReceiptCodec::random(),
             timer: Timer::default(),
             shutdown,
             hooks,
+            me: me.clone(),
         })
     }
 
@@ -201,14 +205,14 @@ impl Service {
                 Response::SendMessageBatch { successful, failed }
             }
             Action::DeleteMessage { queue, receipt } => {
-                st.get(&queue)?.delete(now, worker, &self.codec, &receipt)?;
+                self.delete(st, now, worker, &queue, &receipt)?;
                 Response::Empty
             }
             Action::DeleteMessageBatch { queue, entries } => {
-                let q = st.get(&queue)?;
+                st.get(&queue)?;
                 let (mut successful, mut failed) = (Vec::new(), Vec::new());
                 for (id, receipt) in entries {
-                    match q.delete(now, worker, &self.codec, &receipt) {
+                    match self.delete(st, now, worker, &queue, &receipt) {
                         Ok(()) => successful.push(id),
                         Err(error) => failed.push(BatchFailure { id, error }),
                     }
@@ -240,6 +244,39 @@ impl Service {
                 Response::ReceiveMessage(q.receive(now, epoch_ms, worker, &r, &self.codec))
             }
         })
+    }
+
+    /// `DeleteMessage` of `handle`, unless a fault drops it or holds it back: then the worker
+    /// is answered success at once and the queue never hears of it, or hears of it later (and
+    /// judges it then, by its `stale_ack` policy).
+    fn delete(
+        &self,
+        st: &mut Registry,
+        now: Nanos,
+        worker: WorkerId,
+        queue: &str,
+        handle: &str,
+    ) -> Result<(), SqsError> {
+        let q = st.get(queue)?;
+        let r = q.receipt(&self.codec, handle)?;
+        match self.hooks.delete(queue, worker, r.seq, r.nonce) {
+            Delete::Now => q.delete(now, worker, &self.codec, handle),
+            Delete::Dropped => Ok(()),
+            Delete::Later(wall) => {
+                let (me, queue, handle) = (self.me.clone(), queue.to_string(), handle.to_string());
+                tokio::spawn(async move {
+                    tokio::time::sleep(wall).await;
+                    let Some(me) = me.upgrade() else { return };
+                    me.with_state(|st, now| {
+                        if let Ok(q) = st.get(&queue) {
+                            // Judged now; nobody waits for the answer.
+                            let _judged = q.delete(now, worker, &me.codec, &handle);
+                        }
+                    });
+                });
+                Ok(())
+            }
+        }
     }
 
     /// `ReceiveMessage` with long polling: waits up to `WaitTimeSeconds` (or the queue's
@@ -301,9 +338,18 @@ impl Service {
         }
     }
 
-    /// Tells the hooks what `worker` was handed; never answers a worker being killed (its
-    /// process dies with the request open, so it cannot ack what it never saw).
+    /// Tells the hooks what `worker` was handed, less what a fault drops from the answer (leased
+    /// all the same); never answers a worker being killed (its process dies with the request
+    /// open, so it cannot ack what it never saw).
     async fn deliver(&self, queue: &str, worker: WorkerId, got: Vec<Received>) -> Vec<Received> {
+        let got: Vec<Received> = got
+            .into_iter()
+            .filter(|m| {
+                !self
+                    .hooks
+                    .delivery_dropped(queue, worker, m.seq, m.receive_count)
+            })
+            .collect();
         let handed: Vec<(Seq, u32)> = got.iter().map(|m| (m.seq, m.receive_count)).collect();
         if !handed.is_empty() && self.hooks.delivered(queue, worker, &handed) {
             std::future::pending::<()>().await;

@@ -7,7 +7,8 @@
 //! does. A profile that wants its workers busy says how many partitions the topic has.
 
 use super::{
-    Batch, Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Live, ScaledClock, Settle,
+    Batch, Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Live, LiveMessageFaults,
+    ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -71,6 +72,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
               wait), and the broker's group timers run on the wall clock",
     },
     live: Live::Runs,
+    live_message: LiveMessageFaults {
+        actions: &[],
+        why_not: "ackbench's Kafka proxy relays every OffsetCommit and every fetched record as it comes; it does not drop or hold them",
+        external: None,
+    },
     carrier: Carrier::Record,
     run_variables: &[
         BOOTSTRAP_SERVERS,

@@ -11,8 +11,8 @@
 use std::time::Duration;
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
-    Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::message::Carrier;
 use crate::profile::path::FieldPath;
@@ -85,6 +85,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
     live: Live::Refused {
         why: "no broker on this machine runs Kafka share groups (the Tansu 0.6 broker that \
               serves the Kafka protocol here has none); run it in sim mode",
+    },
+    live_message: LiveMessageFaults {
+        actions: &[],
+        why_not: "no broker on this machine runs Kafka share groups",
+        external: None,
     },
     resolve,
 };

@@ -11,6 +11,7 @@
 //! (`tests.rs` checks it, and ARCHITECTURE.md's "Add a broker kind" against the code).
 
 use super::message::Carrier;
+use super::message_rule::MessageAction;
 use super::path::FieldPath;
 use super::problem::Problem;
 use super::raw::RawBroker;
@@ -63,6 +64,8 @@ pub struct KindDescriptor {
     pub can: Capabilities,
     pub scaled_clock: ScaledClock,
     pub live: Live,
+    /// The `message` faults (`chaos[].message`) a live run of the kind applies.
+    pub live_message: LiveMessageFaults,
     /// How it carries a message besides its body (`workload.message`).
     pub carrier: Carrier,
     /// The run variables it tells its workers besides every kind's
@@ -97,6 +100,17 @@ pub enum Live {
     Refused {
         why: &'static str,
     },
+}
+
+/// Which `message` fault actions a live run applies on a kind (its proxy, or its embedded
+/// endpoint, sees each delivery and ack); the others are refused with exit 2 and `why_not`.
+#[derive(Debug)]
+pub struct LiveMessageFaults {
+    pub actions: &'static [MessageAction],
+    pub why_not: &'static str,
+    /// With an external server of the kind (`broker.endpoint`): none is applied, for this
+    /// reason.
+    pub external: Option<&'static str>,
 }
 
 /// The lease, by meaning: how long a delivery may stay unsettled before the broker lets another

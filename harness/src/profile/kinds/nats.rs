@@ -2,8 +2,8 @@
 //! MaxDeliver, BackOff, MaxAckPending).
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
-    Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -54,6 +54,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
                    AckWait) between profile and wall time",
     },
     live: Live::Runs,
+    live_message: LiveMessageFaults {
+        actions: &[],
+        why_not: "ackbench's NATS proxy relays every ack (a publish to the reply subject) and every delivery as it comes; it does not drop or hold them",
+        external: None,
+    },
     carrier: Carrier::Nats,
     run_variables: &[NATS_URL, STREAM, CONSUMER, SUBJECT],
     resolve,

@@ -2,8 +2,8 @@
 //! delivery limit.
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
-    Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -59,6 +59,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "AMQP proxy converts the durations a consumer sends (its heartbeat, TTLs)",
     },
     live: Live::Runs,
+    live_message: LiveMessageFaults {
+        actions: &[],
+        why_not: "ackbench's AMQP proxy relays every basic.ack and basic.deliver frame as it comes; it does not drop or hold them",
+        external: None,
+    },
     carrier: Carrier::Amqp,
     run_variables: &[AMQP_URL, QUEUE],
     resolve,

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
-    Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -55,6 +55,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "RESP proxy converts the durations a consumer sends",
     },
     live: Live::Runs,
+    live_message: LiveMessageFaults {
+        actions: &[],
+        why_not: "XACK and XREADGROUP expect their replies in order on the connection: dropping or holding one needs a reply made up in its place, which ackbench's Redis proxy does not do",
+        external: None,
+    },
     carrier: Carrier::StreamEntry,
     run_variables: &[
         REDIS_URL,

@@ -2,12 +2,13 @@
 //! `broker.endpoint`, an external SQS endpoint.
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
-    Settle,
+    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::duration::format_duration;
 use crate::profile::message::Carrier;
+use crate::profile::message_rule::MessageAction;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{RawBroker, StaleAckName};
@@ -54,6 +55,19 @@ pub const KIND: KindDescriptor = KindDescriptor {
                    ackbench cannot convert between profile and wall time exactly",
     },
     live: Live::Runs,
+    live_message: LiveMessageFaults {
+        actions: &[
+            MessageAction::DropAck,
+            MessageAction::DelayAck,
+            MessageAction::DropDelivery,
+        ],
+        why_not: "the embedded endpoint answers a ReceiveMessage with all its messages at once: \
+                  holding one back would hold the others with it",
+        external: Some(
+            "ackbench applies message faults in its embedded SQS endpoint; an external one \
+             takes the workers' calls itself",
+        ),
+    },
     carrier: Carrier::Sqs,
     run_variables: &[QUEUE_URL],
     resolve,

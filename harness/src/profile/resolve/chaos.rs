@@ -10,9 +10,7 @@ use crate::profile::scenario::{
     ChaosRule, ConsumerSpec, KillPoint, KillRule, KillTrigger, RunSpec, WorkloadSpec,
 };
 
-use super::checks::{
-    after, at_least_one, exactly_one, non_empty, positive, required, unit_interval,
-};
+use super::checks::{after, at_least_one, exactly_one, positive, required, unit_interval};
 use super::keys::KeyUniverse;
 
 use ackbench_targets::options::target_info;
@@ -37,9 +35,14 @@ pub fn resolve(
                 &[
                     ("kill_worker", rule.kill_worker.is_some()),
                     ("deploy", rule.deploy.is_some()),
+                    ("message", rule.message.is_some()),
                 ],
                 "kill_worker: { point: received } or deploy: { at: 10m }",
             )?;
+            if let Some(m) = rule.message {
+                let m = super::message_rule::resolve(m, &keys, &at.key("message"))?;
+                return Ok(ChaosRule::Message(m));
+            }
             if let Some(deploy) = rule.deploy {
                 let deploy = super::deploy::resolve(deploy, run, consumer, &at.key("deploy"))?;
                 return Ok(ChaosRule::Deploy(deploy));
@@ -109,21 +112,7 @@ fn kill_rule(
         )?),
         None => None,
     };
-    let selected = match raw.keys {
-        Some(list) => {
-            let keys_path = path.key("keys");
-            non_empty(
-                &list,
-                &keys_path,
-                "name the message keys this rule applies to",
-            )?;
-            for (i, k) in list.iter().enumerate() {
-                keys.check(&k.0, &keys_path.index(i))?;
-            }
-            Some(list.into_iter().map(|k| k.0).collect())
-        }
-        None => None,
-    };
+    let selected = keys.selected(raw.keys, &path.key("keys"))?;
     Ok(KillRule {
         trigger,
         delivery,
@@ -267,12 +256,13 @@ mod tests {
     fn a_rule_is_kill_worker() {
         assert_eq!(
             error(&with("chaos:\n  - {}\n")),
-            "p.yaml:7:5: chaos.0: give one of kill_worker, deploy, as in kill_worker: \
+            "p.yaml:7:5: chaos.0: give one of kill_worker, deploy, message, as in kill_worker: \
              { point: received } or deploy: { at: 10m }"
         );
         assert_eq!(
             error(&with("chaos:\n  - kill_provider: {}\n")),
-            "p.yaml:7:5: chaos.0.kill_provider: unknown field `kill_provider`, expected `kill_worker` or `deploy`"
+            "p.yaml:7:5: chaos.0.kill_provider: unknown field `kill_provider`, expected one of \
+             `kill_worker`, `deploy`, `message`"
         );
     }
 

@@ -5,7 +5,10 @@ use std::collections::HashSet;
 
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
+use crate::profile::scalar::Text;
 use crate::profile::scenario::{Arrival, WorkloadSpec};
+
+use super::checks::non_empty;
 
 /// The keys a workload can publish.
 pub struct KeyUniverse<'a> {
@@ -34,6 +37,25 @@ impl<'a> KeyUniverse<'a> {
                 .map(|k| k.iter().map(String::as_str).collect()),
             max,
         }
+    }
+
+    /// The most messages the workload publishes, when the profile says (count, or `at`).
+    pub fn most(&self) -> Option<u64> {
+        self.max
+    }
+
+    /// A rule's `keys` selector: not empty, each one a key the workload publishes.
+    pub fn selected(
+        &self,
+        list: Option<Vec<Text>>,
+        path: &FieldPath,
+    ) -> Result<Option<Vec<String>>, Problem> {
+        let Some(list) = list else { return Ok(None) };
+        non_empty(&list, path, "name the message keys this rule applies to")?;
+        for (i, k) in list.iter().enumerate() {
+            self.check(&k.0, &path.index(i))?;
+        }
+        Ok(Some(list.into_iter().map(|k| k.0).collect()))
     }
 
     /// A problem at `path` unless `key` can be published.

@@ -14,6 +14,7 @@ mod ingress;
 mod keys;
 mod latency;
 pub(super) mod message;
+mod message_rule;
 mod producer;
 mod provider;
 mod ramp;
@@ -131,6 +132,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         &top.key("broker"),
     )?;
     broker::check_observe(&broker, mode, chaos.len(), &top.key("broker"))?;
+    message_rule::check_live(&chaos, &broker, mode, &top.key("chaos"))?;
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
     consumer::check_clock(&consumer, &broker, &top.key("consumer"))?;
     ingress::check_mode(&workload, mode, &top.key("workload").key("ingress"))?;

@@ -2,6 +2,7 @@
 //! endpoint and the HTTP provider report to it (and let it kill a worker before an answer leaves).
 
 mod holdings;
+mod message;
 mod observe;
 mod stopping;
 
@@ -11,7 +12,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 use super::published::Published;
-use crate::broker::sqs::SqsHooks;
+use crate::broker::sqs::{Delete, SqsHooks};
 use crate::chaos::{Faults, PointHit};
 use crate::profile::KillPoint;
 use crate::provider::http::{LiveClock, LiveHooks};
@@ -425,6 +426,17 @@ impl SqsHooks for Hooks {
         }
     }
 
+    fn delete(&self, queue: &str, worker: WorkerId, seq: Seq, delivery: u32) -> Delete {
+        match self.ours(queue, worker) {
+            true => self.0.delete_fault(worker, seq, delivery),
+            false => Delete::Now,
+        }
+    }
+
+    fn delivery_dropped(&self, queue: &str, worker: WorkerId, seq: Seq, delivery: u32) -> bool {
+        self.ours(queue, worker) && self.0.delivery_dropped(worker, seq, delivery)
+    }
+
     fn delivered(&self, queue: &str, worker: WorkerId, seq: Seq, delivery: u32) -> bool {
         if queue != self.0.queue || worker == 0 || worker as usize > lock(&self.0.workers).len() {
             return false;
@@ -437,6 +449,13 @@ impl SqsHooks for Hooks {
         }
         self.0
             .at_point(&KillPoint::Received, worker, Some(seq), delivery)
+    }
+}
+
+impl Hooks {
+    /// Whether `queue` and `worker` are the run's (the endpoint serves other clients too).
+    fn ours(&self, queue: &str, worker: WorkerId) -> bool {
+        queue == self.0.queue && worker != 0 && worker as usize <= lock(&self.0.workers).len()
     }
 }
 

@@ -108,6 +108,10 @@ impl QueueClient for SimClient {
     async fn ack(&self, receipt: &Receipt) -> Result<(), QueueError> {
         let mut w = self.world.borrow_mut();
         let w = &mut *w;
+        if w.ack_fault(self.worker, *receipt) {
+            // Dropped or held back by a `message` rule: the consumer is told it succeeded.
+            return Ok(());
+        }
         match w.broker.ack(w.now, *receipt, self.worker, &mut w.events) {
             Ok(_) => Ok(()),
             Err(_) => Err(QueueError::StaleReceipt),

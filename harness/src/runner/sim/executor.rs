@@ -9,6 +9,7 @@ use smallvec::SmallVec;
 
 use super::client::SimClient;
 use super::consumer::{Consumer, Task};
+use super::message_faults::HandedOut;
 use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR};
 use crate::broker::setup;
 use crate::chaos::{Faults, Timed};
@@ -257,6 +258,8 @@ impl Executor {
     /// One round of hand-outs: each idle worker in ascending id gets the front visible message,
     /// then those workers run in ascending id. Returns whether anything was handed out.
     fn hand_out(&mut self) -> bool {
+        // A hand-out a `message` rule dropped or held back: another round may hand out more.
+        let mut faulted = false;
         let handed: SmallVec<[WorkerId; 8]> = {
             let mut w = self.world.borrow_mut();
             let w = &mut *w;
@@ -276,6 +279,18 @@ impl Executor {
                     // max_ack_pending); the next one may.
                     continue;
                 };
+                match w.delivery_fault(id, op, h) {
+                    HandedOut::Now => {}
+                    HandedOut::Dropped => {
+                        faulted = true;
+                        continue;
+                    }
+                    HandedOut::Later => {
+                        faulted = true;
+                        w.waiting.remove(i);
+                        continue;
+                    }
+                }
                 w.waiting.remove(i);
                 let slot = &mut w.workers[i];
                 slot.handling = Some(Handling {
@@ -296,7 +311,7 @@ impl Executor {
         for &id in &handed {
             self.poll(id);
         }
-        !handed.is_empty()
+        !handed.is_empty() || faulted
     }
 
     /// Applies one due timer.
@@ -364,6 +379,21 @@ impl Executor {
                     return;
                 }
                 w.doom(worker, rule);
+                worker
+            }
+            TimerKind::DelayedAck { worker, receipt } => {
+                w.delayed_ack(worker, receipt);
+                return;
+            }
+            TimerKind::DelayedDelivery {
+                worker,
+                incarnation,
+                op,
+                handout,
+            } => {
+                if !w.delayed_delivery(worker, incarnation, op, handout) {
+                    return;
+                }
                 worker
             }
             TimerKind::Wake {

@@ -8,7 +8,8 @@
 //!    timeouts, entries becoming claimable: [`crate::broker::BrokerModel::advance`]);
 //! 2. timers due now in (class, order of creation): worker restarts, timed kills and rollouts
 //!    (a worker told to stop exits at its next receive, [`stopping`]), then handler
-//!    steps (provider answers, sleeps ending, delayed kills). Each wakes one worker, which runs
+//!    steps (provider answers, sleeps ending, delayed kills, acks and deliveries a `message`
+//!    rule delayed, [`message_faults`]). Each wakes one worker, which runs
 //!    until it waits again; steps that do no I/O (acks, visibility changes, store access) take no
 //!    virtual time;
 //! 3. hand-outs: each idle worker, in ascending id, gets the front visible message; then those
@@ -25,6 +26,7 @@ pub(crate) mod accounting;
 mod client;
 mod consumer;
 mod executor;
+mod message_faults;
 mod stopping;
 mod timers;
 mod waiting;
@@ -51,6 +53,8 @@ mod tests_groups;
 mod tests_kafka;
 #[cfg(test)]
 mod tests_kinds;
+#[cfg(test)]
+mod tests_message;
 #[cfg(test)]
 mod tests_producer;
 #[cfg(test)]

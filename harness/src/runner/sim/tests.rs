@@ -35,7 +35,7 @@ pub(super) fn count(r: &RunRecord, f: impl Fn(&EventKind) -> bool) -> usize {
     r.events.iter().filter(|e| f(&e.kind)).count()
 }
 
-fn acks(r: &RunRecord) -> Vec<(u64, u32, AckOutcome)> {
+pub(super) fn acks(r: &RunRecord) -> Vec<(u64, u32, AckOutcome)> {
     r.events
         .iter()
         .filter_map(|e| match e.kind {

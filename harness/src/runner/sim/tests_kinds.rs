@@ -24,7 +24,7 @@ chaos:
 }
 
 /// (instant in s, worker, delivery) of every delivery.
-fn deliveries(r: &RunRecord) -> Vec<(u64, u32, u32)> {
+pub(super) fn deliveries(r: &RunRecord) -> Vec<(u64, u32, u32)> {
     r.events
         .iter()
         .filter_map(|e| match e.kind {

@@ -10,6 +10,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::world::OpId;
+use crate::broker::{Handout, Receipt};
 use crate::provider::CallId;
 use crate::record::{CallOutcome, Nanos, WorkerId};
 
@@ -59,6 +60,18 @@ pub(super) enum TimerKind {
         worker: WorkerId,
         incarnation: u32,
         rule: u32,
+    },
+    /// An ack a `message` rule held back reaches the broker.
+    DelayedAck {
+        worker: WorkerId,
+        receipt: Receipt,
+    },
+    /// A delivery a `message` rule held back reaches its worker's receive `op`.
+    DelayedDelivery {
+        worker: WorkerId,
+        incarnation: u32,
+        op: OpId,
+        handout: Handout,
     },
 }
 

@@ -1,0 +1,92 @@
+//! `chaos[].message`: a fault on one delivery of a message, or on its ack, that a byte-level
+//! fault cannot aim at (it sees no message).
+
+use std::time::Duration;
+
+/// What a `message` rule does to the delivery or the ack it selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageAction {
+    /// The consumer believes it acked; the broker never hears of it.
+    DropAck,
+    /// The broker hears of the ack `delay` after the consumer sent it.
+    DelayAck,
+    /// The broker handed the message out (lease started, delivery counted); the consumer never
+    /// sees it.
+    DropDelivery,
+    /// The consumer sees the delivery `delay` after the broker handed it out, its lease running.
+    DelayDelivery,
+}
+
+impl MessageAction {
+    pub const ALL: [MessageAction; 4] = [
+        MessageAction::DropAck,
+        MessageAction::DelayAck,
+        MessageAction::DropDelivery,
+        MessageAction::DelayDelivery,
+    ];
+
+    /// The name a profile writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageAction::DropAck => "drop_ack",
+            MessageAction::DelayAck => "delay_ack",
+            MessageAction::DropDelivery => "drop_delivery",
+            MessageAction::DelayDelivery => "delay_delivery",
+        }
+    }
+
+    /// The action a profile names `name`.
+    pub fn named(name: &str) -> Option<MessageAction> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// Whether it holds something back for a `delay` (else it drops it).
+    pub fn delays(self) -> bool {
+        matches!(self, MessageAction::DelayAck | MessageAction::DelayDelivery)
+    }
+
+    /// Whether it acts on the ack (else on the delivery).
+    pub fn on_ack(self) -> bool {
+        matches!(self, MessageAction::DropAck | MessageAction::DelayAck)
+    }
+}
+
+/// One `message` rule: its action and the deliveries (or acks) it selects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageRule {
+    pub action: MessageAction,
+    /// How long a `delay_*` holds the ack or the delivery back (zero for a drop).
+    pub delay: Duration,
+    /// Only the D-th delivery of a message (1-based), or the ack of that delivery.
+    pub delivery: Option<u32>,
+    /// Only messages with one of these keys.
+    pub keys: Option<Vec<String>>,
+    /// Only the messages published with one of these sequence numbers (1-based, publish order).
+    pub seq: Option<Vec<u32>>,
+    /// Drawn from the run's seed for each selected delivery or ack (1.0: every one).
+    pub probability: f64,
+    pub from: Option<Duration>,
+    pub to: Option<Duration>,
+    /// At most this many firings.
+    pub times: Option<u64>,
+    /// A run in which it never fires is not a failure.
+    pub optional: bool,
+}
+
+impl MessageRule {
+    /// A rule with `action` and no selector (every delivery or ack).
+    pub fn new(action: MessageAction, delay: Duration) -> MessageRule {
+        MessageRule {
+            action,
+            delay,
+            delivery: None,
+            keys: None,
+            seq: None,
+            probability: 1.0,
+            from: None,
+            to: None,
+            times: None,
+            optional: false,
+        }
+    }
+}
