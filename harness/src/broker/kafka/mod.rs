@@ -43,7 +43,7 @@ mod tests_rebalance;
 use super::messages::log_ack;
 use super::queue::{AckRefused, Handout, Receipt, VisibilityError};
 use super::state::{Counts, MessageState};
-use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
+use crate::record::{AckOutcome, Batched, Event, EventKind, Nanos, Seq, WorkerId};
 use group::Member;
 use partition::{Holder, Partition};
 
@@ -100,6 +100,9 @@ pub struct Kafka {
     /// Someone joined, was taken back or a rebalance completed during a round of receives:
     /// the waiting consumers poll again.
     repoll: bool,
+    /// Once a folding run asks ([`Kafka::tell_batched`]): committed records fetched batches
+    /// still hold, and each leaving its batch, since the run last took them.
+    batched: Option<Vec<Batched>>,
 }
 
 impl Kafka {
@@ -132,6 +135,20 @@ impl Kafka {
             leased: 0,
             forget,
             repoll: false,
+            batched: None,
+        }
+    }
+
+    /// From now on, says when a committed record is still in fetched batches (the batch a
+    /// consumer works through hands it out after its commit) and when it leaves each.
+    pub fn tell_batched(&mut self) {
+        self.batched.get_or_insert_with(Vec::new);
+    }
+
+    /// Moves what it said since the last call to `out`.
+    pub fn take_batched(&mut self, out: &mut Vec<Batched>) {
+        if let Some(b) = &mut self.batched {
+            out.append(b);
         }
     }
 
@@ -262,6 +279,9 @@ impl Kafka {
         let committed = off < part.committed;
         let r = part.rec_mut(off);
         r.in_batches -= 1;
+        if committed {
+            left_batch(&mut self.batched, seq);
+        }
         r.deliveries += 1;
         r.nonce += 1;
         let (delivery, nonce) = (r.deliveries, r.nonce);
@@ -354,6 +374,12 @@ impl Kafka {
         for off in from..to {
             let seq = self.seq_of(p, off);
             let r = self.partitions[p as usize].rec_mut(off);
+            if let (Some(b), 1..) = (&mut self.batched, r.in_batches) {
+                b.push(Batched {
+                    seq,
+                    change: r.in_batches as i32,
+                });
+            }
             let held = r.holder.take().is_some();
             self.leased -= u64::from(held);
             // The committer's own record: a plain delete when its delivery was the current one.
@@ -408,10 +434,14 @@ impl Kafka {
         let i = self.holder_entry(receipt, worker)?;
         let (p, off) = self.place(receipt.seq);
         let m = &mut self.members[i];
-        let parts = &mut self.partitions;
+        let (parts, batched, n) = (
+            &mut self.partitions,
+            &mut self.batched,
+            self.config.partitions,
+        );
         m.batch.retain(|&(q, o)| {
             if q == p {
-                parts[q as usize].rec_mut(o).in_batches -= 1;
+                leave_batch(&mut parts[q as usize], q, o, n, batched);
             }
             q != p
         });
@@ -474,8 +504,9 @@ impl Kafka {
                 k += 1;
                 continue;
             }
+            let n = self.config.partitions;
             for (p, o) in m.batch.drain(..) {
-                self.partitions[p as usize].rec_mut(o).in_batches -= 1;
+                leave_batch(&mut self.partitions[p as usize], p, o, n, &mut self.batched);
             }
             if m.in_group {
                 m.alive = false;
@@ -617,5 +648,20 @@ impl Kafka {
     /// Partition `p`'s committed offset.
     pub fn committed(&self, p: u32) -> u64 {
         self.partitions[p as usize].committed
+    }
+}
+
+/// Record `off` of partition `p` (of `n`) leaves one fetched batch without being handed out.
+fn leave_batch(part: &mut Partition, p: u32, off: u64, n: u32, batched: &mut Option<Vec<Batched>>) {
+    part.rec_mut(off).in_batches -= 1;
+    if off < part.committed {
+        left_batch(batched, (off * u64::from(n) + u64::from(p) + 1) as Seq);
+    }
+}
+
+/// Committed record `seq` left one of the fetched batches that held it.
+fn left_batch(batched: &mut Option<Vec<Batched>>, seq: Seq) {
+    if let Some(b) = batched {
+        b.push(Batched { seq, change: -1 });
     }
 }
