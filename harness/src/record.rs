@@ -24,7 +24,7 @@ pub use broker::{BrokerSample, BrokerSamples, Unavailable};
 pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
 pub use key::Key;
 pub use publisher::PublisherRecord;
-pub use sink::{FullRecord, GaveUp, Recorded, RunStart, Sink};
+pub use sink::{Batched, FullRecord, GaveUp, Recorded, RunStart, Sink};
 pub use worker_logs::{StderrTail, WorkerLogsRecord};
 
 /// Nanoseconds since the start of the run.

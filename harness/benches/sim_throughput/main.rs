@@ -21,8 +21,9 @@
 //! (Poisson). Each kind gets the same lease and limit by meaning (30 s AckWait / min idle;
 //! RabbitMQ has no lease and keeps its 30-minute consumer timeout, its delivery_limit 4 allowing
 //! the same 5 deliveries). Kafka has neither: one partition per worker, its 5-minute
-//! `max_poll_interval`, commits after each record (auto-commit off, so that no record is taken
-//! from a fetched batch after its commit, which a streamed run would give up on).
+//! `max_poll_interval`, commits after each record (auto-commit off). Its streamed run keeps a
+//! record a fetched batch holds after its commit (a member removed by its poll interval works
+//! through its batch) open until it is handed out.
 
 mod floor;
 

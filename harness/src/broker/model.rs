@@ -18,7 +18,7 @@ use super::queue::{AckRefused, Broker, Handout, Receipt, VisibilityError};
 use super::rabbitmq::RabbitMq;
 use super::redis_streams::RedisStreams;
 use super::state::{Counts, MessageState};
-use crate::record::{AckOutcome, Event, Nanos, Seq, WorkerId};
+use crate::record::{AckOutcome, Batched, Event, Nanos, Seq, WorkerId};
 
 /// One broker of the kind a profile names, driven on explicit time.
 #[derive(Debug, Clone)]
@@ -221,6 +221,28 @@ impl BrokerModel {
             | BrokerModel::Nats(_)
             | BrokerModel::RedisStreams(_)
             | BrokerModel::KafkaShare(_) => false,
+        }
+    }
+
+    /// The run folds its history as it goes: from now on the broker says when a record it
+    /// settled is still held by fetched batches (Kafka), so the folds keep it open.
+    pub fn tell_batched(&mut self) {
+        if let BrokerModel::Kafka(b) = self {
+            b.tell_batched();
+        }
+    }
+
+    /// Moves what the broker said of batched settled records since the last call to `out`
+    /// (only Kafka has such records, and only once [`BrokerModel::tell_batched`]).
+    #[inline]
+    pub fn take_batched(&mut self, out: &mut Vec<Batched>) {
+        match self {
+            BrokerModel::Kafka(b) => b.take_batched(out),
+            BrokerModel::Sqs(_)
+            | BrokerModel::RabbitMq(_)
+            | BrokerModel::Nats(_)
+            | BrokerModel::RedisStreams(_)
+            | BrokerModel::KafkaShare(_) => {}
         }
     }
 

@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 
-use super::kafka::Kafka;
+use super::kafka::{Assignment, Kafka, KafkaConfig};
 use super::kafka_share::{KafkaShare, KafkaShareConfig};
 use super::nats::{Nats, NatsConfig};
 use super::proptests::policy;
@@ -466,6 +466,22 @@ fn every_kind_holds_only_its_dlq_once_its_messages_are_acked() {
                 partitions: 3,
             })),
             true,
+        ),
+        // Kafka has no DLQ. Static members: a consumer restarted at once takes its partitions
+        // back and reads from the committed offsets, with no rebalance to wait for.
+        (
+            BrokerModel::Kafka(Kafka::forgetting_settled(KafkaConfig {
+                partitions: 4,
+                max_poll_interval: 60_000,
+                session_timeout: 5_000,
+                heartbeat_interval: 1_000,
+                max_poll_records: 50,
+                auto_commit: None,
+                assignment: Assignment::Range,
+                static_membership: true,
+                initial_rebalance_delay: 1_000,
+            })),
+            false,
         ),
     ];
     for (b, poison) in models {

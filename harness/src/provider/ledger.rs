@@ -7,7 +7,8 @@
 
 use crate::profile::EffectAt;
 use crate::record::{
-    CallOutcome, CallRecord, EffectRecord, EffectSource, Ledger, Nanos, Seq, StartedCall, WorkerId,
+    Batched, CallOutcome, CallRecord, EffectRecord, EffectSource, Ledger, Nanos, Seq, StartedCall,
+    WorkerId,
 };
 use crate::seq_window::SeqWindow;
 
@@ -202,13 +203,15 @@ impl EffectLedger {
 
     /// What a streamed ledger recorded and has not handed over yet (the calls started, the
     /// effects, the calls closed), each list growing until its caller takes it: what is
-    /// taken out of them is handed over. A full ledger hands over nothing (it keeps everything).
-    pub fn recorded(&mut self) -> Option<Recorded<'_>> {
+    /// taken out of them is handed over; beside them the broker's `batched` (the run's, handed
+    /// over with them). A full ledger hands over nothing (it keeps everything).
+    pub fn recorded<'a>(&'a mut self, batched: &'a mut Vec<Batched>) -> Option<Recorded<'a>> {
         let open = self.open.as_mut()?;
         Some(Recorded {
             started: &mut open.started,
             effects: &mut self.ledger.effects,
             closed: &mut open.closed,
+            batched,
         })
     }
 

@@ -15,12 +15,26 @@ pub struct RunStart {
     pub foldable: bool,
 }
 
-/// What a folding run's effect ledger recorded and has not handed over, in the order it is
-/// handed over; the lists are the ledger's own, for the sink to read and to take.
+/// What a folding run recorded beside its events and has not handed over, in the order it is
+/// handed over: the effect ledger's lists, and the broker's changes of [`Batched`] records; the
+/// lists are the run's own, for the sink to read and to take.
 pub struct Recorded<'a> {
     pub started: &'a mut Vec<StartedCall>,
     pub effects: &'a mut Vec<EffectRecord>,
     pub closed: &'a mut Vec<Option<Seq>>,
+    pub batched: &'a mut Vec<Batched>,
+}
+
+/// A change in how many fetched batches hold a record already settled (Kafka: a consumer works
+/// through the batch its last poll returned even after a commit passed some of its records, and
+/// hands them out again). While a batch holds it, a settled record can still be delivered, so a
+/// stream keeps it open. Not an event: the record does not hold it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batched {
+    pub seq: Seq,
+    /// `n` > 0: settled (committed) while `n` batches held it; -1: one of them handed it out
+    /// or was dropped.
+    pub change: i32,
 }
 
 /// Why a sink could not fold a run exactly; the run is made again, and the sink then keeps its

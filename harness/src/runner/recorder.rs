@@ -86,6 +86,7 @@ impl Sink for Recorder {
                 started: &mut *r.started,
                 effects: &mut *r.effects,
                 closed: &mut *r.closed,
+                batched: &mut *r.batched,
             });
             a.instant(now, events, again);
             self.stream = Some(a.finish(events, recorded));

@@ -9,6 +9,7 @@
 
 use std::collections::VecDeque;
 
+use super::timers::TimerKey;
 use crate::record::{Nanos, WorkerId};
 
 /// A partition a member owns, where it reads and what a poll stored for auto-commit.
@@ -28,6 +29,12 @@ pub(super) struct Owned {
 pub(super) struct Member {
     /// The member id the coordinator gave it (unique in the run).
     pub id: u32,
+    /// Its entry's place among the entries, in the order they were made (a static member taken
+    /// back keeps its entry's): what orders its timers against another's at one instant.
+    pub seat: u64,
+    /// Its timers as the group's timer index holds them ([`super::timers`]): auto-commit, then
+    /// its removal.
+    pub timer_keys: [Option<TimerKey>; 2],
     pub worker: WorkerId,
     /// The consumer process is alive (a dead one stops heartbeating).
     pub alive: bool,
@@ -54,9 +61,11 @@ pub(super) struct Member {
 }
 
 impl Member {
-    pub fn new(id: u32, worker: WorkerId, now: Nanos) -> Member {
+    pub fn new(id: u32, seat: u64, worker: WorkerId, now: Nanos) -> Member {
         Member {
             id,
+            seat,
+            timer_keys: [None; 2],
             worker,
             alive: true,
             in_group: true,

@@ -28,9 +28,14 @@
 //!   it. A redrive moves nothing.
 //!
 //! No model reads a clock; `next_due` is the exact next instant a timer of the group acts
-//! (`timers.rs`).
+//! (`timers.rs`). Here: the model's state and what it answers of it; `fetch.rs` a consumer's
+//! receives and polls, `commits.rs` commits and seeks, `members.rs` finding members,
+//! `rebalance.rs` the group's changes.
 
+mod commits;
+mod fetch;
 mod group;
+mod members;
 mod partition;
 mod rebalance;
 mod timers;
@@ -40,12 +45,13 @@ mod tests;
 #[cfg(test)]
 mod tests_rebalance;
 
-use super::messages::log_ack;
-use super::queue::{AckRefused, Handout, Receipt, VisibilityError};
+use super::queue;
 use super::state::{Counts, MessageState};
-use crate::record::{AckOutcome, Event, EventKind, Nanos, Seq, WorkerId};
+use crate::record::{Batched, Event, EventKind, Nanos, Seq, WorkerId};
 use group::Member;
-use partition::{Holder, Partition};
+use members::MemberIndex;
+use partition::Partition;
+use timers::TimerIndex;
 
 /// The consumer's `partition.assignment.strategy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +93,12 @@ struct Pending {
 pub struct Kafka {
     config: KafkaConfig,
     partitions: Vec<Partition>,
+    /// The members' entries, in the order they were made ([`Member::seat`]).
     members: Vec<Member>,
+    /// The seat of the last entry made.
+    next_seat: u64,
+    index: MemberIndex,
+    timers: TimerIndex,
     generation: u32,
     next_member_id: u32,
     pending: Option<Pending>,
@@ -100,6 +111,9 @@ pub struct Kafka {
     /// Someone joined, was taken back or a rebalance completed during a round of receives:
     /// the waiting consumers poll again.
     repoll: bool,
+    /// Once a folding run asks ([`Kafka::tell_batched`]): committed records fetched batches
+    /// still hold, and each leaving its batch, since the run last took them.
+    batched: Option<Vec<Batched>>,
 }
 
 impl Kafka {
@@ -124,6 +138,9 @@ impl Kafka {
             },
             partitions: (0..n).map(|_| Partition::new(forget)).collect(),
             members: Vec::new(),
+            next_seat: 0,
+            index: MemberIndex::default(),
+            timers: TimerIndex::default(),
             generation: 0,
             next_member_id: 0,
             pending: None,
@@ -132,6 +149,20 @@ impl Kafka {
             leased: 0,
             forget,
             repoll: false,
+            batched: None,
+        }
+    }
+
+    /// From now on, says when a committed record is still in fetched batches (the batch a
+    /// consumer works through hands it out after its commit) and when it leaves each.
+    pub fn tell_batched(&mut self) {
+        self.batched.get_or_insert_with(Vec::new);
+    }
+
+    /// Moves what it said since the last call to `out`.
+    pub fn take_batched(&mut self, out: &mut Vec<Batched>) {
+        if let Some(b) = &mut self.batched {
+            out.append(b);
         }
     }
 
@@ -162,360 +193,9 @@ impl Kafka {
         seq
     }
 
-    /// The member entry of `worker`'s consumer process while it lives (in the group or not).
-    fn live_entry(&self, worker: WorkerId) -> Option<usize> {
-        self.members
-            .iter()
-            .position(|m| m.worker == worker && m.alive)
-    }
-
-    /// The member `worker` is in the group as now.
-    fn current(&self, worker: WorkerId) -> Option<&Member> {
-        self.members
-            .iter()
-            .find(|m| m.worker == worker && m.alive && m.in_group)
-    }
-
-    /// The application takes its next record: from its batch, or by a poll.
-    pub fn receive(
-        &mut self,
-        now: Nanos,
-        worker: WorkerId,
-        log: &mut Vec<Event>,
-    ) -> Option<Handout> {
-        let i = match self.live_entry(worker) {
-            Some(i) if !self.members[i].batch.is_empty() => return Some(self.hand(now, i, log)),
-            Some(i) if self.members[i].in_group => i,
-            Some(i) => {
-                // Removed, its batch done: its poll joins as a new member.
-                self.members.remove(i);
-                self.join(now, worker, log)
-            }
-            None => self.join(now, worker, log),
-        };
-        self.poll(now, i, log)
-    }
-
-    /// A poll of member `i`: rejoins a rebalance in progress, then fetches.
-    fn poll(&mut self, now: Nanos, i: usize, log: &mut Vec<Event>) -> Option<Handout> {
-        self.members[i].last_poll = now;
-        self.members[i].waiting = true;
-        if self.pending.is_some() && !self.members[i].rejoined {
-            self.rejoin(now, i, log);
-            self.try_complete(now, log);
-        }
-        let eager = self.config.assignment == Assignment::Range;
-        if self.pending.is_some() && eager {
-            return None;
-        }
-        if !self.fetch(now, i) {
-            return None;
-        }
-        self.members[i].waiting = false;
-        Some(self.hand(now, i, log))
-    }
-
-    /// Fetches up to `max_poll_records` into member `i`'s batch, the first partition in turn;
-    /// stores their end offsets. False when there was nothing.
-    fn fetch(&mut self, now: Nanos, i: usize) -> bool {
-        let m = &mut self.members[i];
-        let n = m.owned.len();
-        let mut room = self.config.max_poll_records as u64;
-        for k in 0..n {
-            let o = &mut m.owned[(m.next_first + k) % n];
-            let part = &mut self.partitions[o.partition as usize];
-            let take = (part.end() - o.position).min(room);
-            for off in o.position..o.position + take {
-                part.rec_mut(off).in_batches += 1;
-                m.batch.push_back((o.partition, off));
-            }
-            o.position += take;
-            o.stored = o.position;
-            room -= take;
-        }
-        if n > 0 {
-            m.next_first = (m.next_first + 1) % n;
-        }
-        if m.batch.is_empty() {
-            return false;
-        }
-        if let Some(every) = self.config.auto_commit {
-            if m.commit_due.is_none_or(|t| t <= now) {
-                let since = now - m.joined_at;
-                m.commit_due = Some(m.joined_at + (since / every + 1) * every);
-            }
-        }
-        true
-    }
-
-    /// Hands member `i`'s next batch record to the application.
-    fn hand(&mut self, now: Nanos, i: usize, log: &mut Vec<Event>) -> Handout {
-        let m = &mut self.members[i];
-        let (p, off) = m.batch.pop_front().expect("a batch record");
-        let holder = Holder {
-            worker: m.worker,
-            member: m.id,
-            lease_end: m.last_poll + self.config.max_poll_interval,
-        };
-        let seq = self.seq_of(p, off);
-        let part = &mut self.partitions[p as usize];
-        let committed = off < part.committed;
-        let r = part.rec_mut(off);
-        r.in_batches -= 1;
-        r.deliveries += 1;
-        r.nonce += 1;
-        let (delivery, nonce) = (r.deliveries, r.nonce);
-        if !committed {
-            self.leased += u64::from(r.holder.is_none());
-            r.holder = Some(holder);
-        }
-        self.trim(p);
-        log.push(Event {
-            at: now,
-            kind: EventKind::Delivered {
-                seq,
-                worker: holder.worker,
-                delivery,
-                lease_end: holder.lease_end,
-            },
-        });
-        Handout {
-            receipt: Receipt { seq, nonce },
-            receive_count: delivery,
-            lease_end: holder.lease_end,
-        }
-    }
-
-    /// `commitSync` of the record's offset + 1, by `worker`.
-    pub fn ack(
-        &mut self,
-        now: Nanos,
-        receipt: Receipt,
-        worker: WorkerId,
-        log: &mut Vec<Event>,
-    ) -> Result<AckOutcome, AckRefused> {
-        if receipt.seq == 0 || u64::from(receipt.seq) > self.published {
-            return Err(AckRefused(receipt));
-        }
-        let (p, off) = self.place(receipt.seq);
-        // Kafka has no redrive: a receipt's delivery number is its nonce.
-        if !self.may_commit(receipt, worker) {
-            let outcome = AckOutcome::StaleRejected;
-            log_ack(log, now, receipt, worker, receipt.nonce, outcome);
-            log.push(Event {
-                at: now,
-                kind: EventKind::CommitFenced {
-                    seq: receipt.seq,
-                    worker,
-                },
-            });
-            return Err(AckRefused(receipt));
-        }
-        if off < self.partitions[p as usize].committed {
-            log_ack(
-                log,
-                now,
-                receipt,
-                worker,
-                receipt.nonce,
-                AckOutcome::Covered,
-            );
-            return Ok(AckOutcome::Covered);
-        }
-        Ok(self.commit(now, p, off + 1, worker, Some(receipt), log))
-    }
-
-    /// Whether the coordinator takes `worker`'s commit of `receipt`: its consumer is a member,
-    /// and the record's current delivery (if this is it) was handed under that member.
-    fn may_commit(&self, receipt: Receipt, worker: WorkerId) -> bool {
-        let Some(m) = self.current(worker) else {
-            return false;
-        };
-        let (p, off) = self.place(receipt.seq);
-        match self.partitions[p as usize].rec(off) {
-            Some(r) if r.nonce == receipt.nonce => r.holder.is_none_or(|h| h.member == m.id),
-            _ => true,
-        }
-    }
-
-    /// Moves partition `p`'s committed offset to `to` (past it), settling every record before
-    /// it; the record of `receipt` is the committer's own.
-    fn commit(
-        &mut self,
-        now: Nanos,
-        p: u32,
-        to: u64,
-        worker: WorkerId,
-        receipt: Option<Receipt>,
-        log: &mut Vec<Event>,
-    ) -> AckOutcome {
-        let from = self.partitions[p as usize].committed;
-        let mut own = AckOutcome::Deleted;
-        for off in from..to {
-            let seq = self.seq_of(p, off);
-            let r = self.partitions[p as usize].rec_mut(off);
-            let held = r.holder.take().is_some();
-            self.leased -= u64::from(held);
-            // The committer's own record: a plain delete when its delivery was the current one.
-            let outcome = match receipt {
-                Some(rc) if rc.seq == seq && (rc.nonce != r.nonce || !held) => {
-                    AckOutcome::StaleDeleted
-                }
-                _ => AckOutcome::Deleted,
-            };
-            if receipt.is_some_and(|rc| rc.seq == seq) {
-                own = outcome;
-            }
-            log.push(Event {
-                at: now,
-                kind: EventKind::Acked {
-                    seq,
-                    worker,
-                    delivery: receipt
-                        .filter(|rc| rc.seq == seq)
-                        .map_or(r.deliveries, |rc| rc.nonce),
-                    outcome,
-                },
-            });
-        }
-        self.partitions[p as usize].committed = to;
-        self.trim(p);
-        own
-    }
-
-    /// Lets a forgetting partition drop what nobody can fetch again.
-    fn trim(&mut self, p: u32) {
-        let keep_from = self
-            .members
-            .iter()
-            .filter(|m| m.in_group)
-            .flat_map(|m| m.owned.iter())
-            .filter(|o| o.partition == p)
-            .map(|o| o.position)
-            .min()
-            .unwrap_or(u64::MAX);
-        self.partitions[p as usize].trim(keep_from);
-    }
-
-    /// A seek back to the record: the member fetches it again at its next poll.
-    pub fn release(
-        &mut self,
-        now: Nanos,
-        receipt: Receipt,
-        worker: WorkerId,
-        log: &mut Vec<Event>,
-    ) -> Result<(), VisibilityError> {
-        let i = self.holder_entry(receipt, worker)?;
-        let (p, off) = self.place(receipt.seq);
-        let m = &mut self.members[i];
-        let parts = &mut self.partitions;
-        m.batch.retain(|&(q, o)| {
-            if q == p {
-                parts[q as usize].rec_mut(o).in_batches -= 1;
-            }
-            q != p
-        });
-        if let Some(o) = m.owned.iter_mut().find(|o| o.partition == p) {
-            // The position only: what a poll stored stays stored (auto-commit may still commit
-            // past the record).
-            o.position = off;
-        }
-        let r = self.partitions[p as usize].rec_mut(off);
-        r.holder = None;
-        self.leased -= 1;
-        let delivery = r.deliveries;
-        self.trim(p);
-        log.push(Event {
-            at: now,
-            kind: EventKind::LeaseExpired {
-                seq: receipt.seq,
-                delivery,
-            },
-        });
-        Ok(())
-    }
-
-    /// Nothing extends `max.poll.interval.ms` but a poll: accepted for the current holder,
-    /// changing nothing.
-    pub fn extend(&mut self, receipt: Receipt, worker: WorkerId) -> Result<(), VisibilityError> {
-        self.holder_entry(receipt, worker).map(|_| ())
-    }
-
-    /// The member entry of `worker` when it is in the group and holds `receipt`'s record under
-    /// its current member id, on a partition it owns.
-    fn holder_entry(&self, receipt: Receipt, worker: WorkerId) -> Result<usize, VisibilityError> {
-        if receipt.seq == 0 || u64::from(receipt.seq) > self.published {
-            return Err(VisibilityError::StaleReceipt);
-        }
-        let (p, off) = self.place(receipt.seq);
-        let i = self
-            .members
-            .iter()
-            .position(|m| m.worker == worker && m.alive && m.in_group)
-            .ok_or(VisibilityError::StaleReceipt)?;
-        let m = &self.members[i];
-        let held = self.partitions[p as usize].rec(off).is_some_and(|r| {
-            r.nonce == receipt.nonce && r.holder.is_some_and(|h| h.member == m.id)
-        });
-        if held && m.owns(p) {
-            Ok(i)
-        } else {
-            Err(VisibilityError::StaleReceipt)
-        }
-    }
-
-    /// The consumer process died: it stops heartbeating (removed `session_timeout` after its
-    /// last heartbeat) and its batch is gone.
-    pub fn consumer_died(&mut self, now: Nanos, worker: WorkerId) {
-        let mut k = 0;
-        while k < self.members.len() {
-            let m = &mut self.members[k];
-            if m.worker != worker || !m.alive {
-                k += 1;
-                continue;
-            }
-            for (p, o) in m.batch.drain(..) {
-                self.partitions[p as usize].rec_mut(o).in_batches -= 1;
-            }
-            if m.in_group {
-                m.alive = false;
-                m.waiting = false;
-                m.died_at = now;
-                k += 1;
-            } else {
-                self.members.remove(k);
-            }
-        }
-        for p in 0..self.config.partitions {
-            self.trim(p);
-        }
-    }
-
     /// Kafka has no DLQ: nothing to move back.
     pub fn redrive(&mut self, _now: Nanos, _log: &mut [Event]) -> usize {
         0
-    }
-
-    /// True when a poll could change something: nobody joined yet, a rebalance is in
-    /// progress, a member works (it will poll), a dead member may be restarted, or a waiting
-    /// member has records to take.
-    pub fn can_hand_out(&self) -> bool {
-        self.members.is_empty()
-            || self.pending.is_some()
-            || self.members.iter().any(|m| {
-                !m.alive
-                    || !m.waiting
-                    || !m.batch.is_empty()
-                    || m.owned
-                        .iter()
-                        .any(|o| o.position < self.partitions[o.partition as usize].end())
-            })
-    }
-
-    /// Records `worker`'s last poll returned that the application has not taken yet.
-    pub fn held_from_poll(&self, worker: WorkerId) -> u32 {
-        self.live_entry(worker)
-            .map_or(0, |i| self.members[i].batch.len() as u32)
     }
 
     /// True once after a round of receives in which the group changed so that a consumer

@@ -71,6 +71,14 @@ impl Partition {
         &mut self.recs[i]
     }
 
+    /// Whether [`Partition::trim`] could drop anything: it forgets, and its first record kept
+    /// is committed and in no batch.
+    pub fn may_trim(&self) -> bool {
+        self.forget
+            && self.base < self.committed
+            && self.recs.front().is_some_and(|r| r.in_batches == 0)
+    }
+
     /// Drops committed records no batch holds, from the front (a forgetting partition), up to
     /// `keep_from` (the lowest position an owner fetches from: a commit by another member can
     /// pass it, and Kafka still serves the owner from its position).

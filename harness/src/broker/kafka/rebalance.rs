@@ -23,6 +23,7 @@ use crate::record::{Event, EventKind, Nanos, RebalanceWhy, WorkerId};
 impl Kafka {
     /// `worker`'s consumer joins the group; returns its member entry.
     pub(super) fn join(&mut self, now: Nanos, worker: WorkerId, log: &mut Vec<Event>) -> usize {
+        self.group_changed();
         self.next_member_id += 1;
         let id = self.next_member_id;
         if self.config.static_membership {
@@ -36,7 +37,9 @@ impl Kafka {
             }
         }
         let empty = !self.members.iter().any(|m| m.in_group);
-        self.members.push(Member::new(id, worker, now));
+        self.next_seat += 1;
+        self.members
+            .push(Member::new(id, self.next_seat, worker, now));
         let i = self.members.len() - 1;
         if empty && self.pending.is_none() {
             self.pending = Some(Pending {
@@ -134,6 +137,7 @@ impl Kafka {
     /// Member `i` gives up `parts`: auto-commit first (`commit`, a living member's revoke), then
     /// its uncommitted records there are free again (a batch the application holds keeps them).
     fn revoke(&mut self, now: Nanos, i: usize, parts: &[u32], commit: bool, log: &mut Vec<Event>) {
+        self.group_changed();
         let auto = self.config.auto_commit.is_some() && commit;
         for &p in parts {
             let m = &self.members[i];
@@ -174,6 +178,7 @@ impl Kafka {
 
     /// Member `i` leaves the group (`why`): its partitions are free, and a rebalance starts.
     pub(super) fn remove(&mut self, now: Nanos, i: usize, why: RebalanceWhy, log: &mut Vec<Event>) {
+        self.group_changed();
         let parts: Vec<u32> = self.members[i].owned.iter().map(|o| o.partition).collect();
         self.revoke(now, i, &parts, false, log);
         self.members[i].in_group = false;
@@ -197,6 +202,7 @@ impl Kafka {
             return;
         }
         self.pending = None;
+        self.group_changed();
         let (idx, target) = self.target();
         let mut owners = vec![None; self.config.partitions as usize];
         for (k, &i) in idx.iter().enumerate() {

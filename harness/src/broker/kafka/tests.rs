@@ -1,7 +1,9 @@
 //! Hand-derived scenarios of the Kafka model: a member stalled past `max.poll.interval.ms`,
 //! auto-commit and kills, head-of-line. Each count is worked out in the comment above it.
 
+use super::queue::{AckRefused, Receipt};
 use super::*;
+use crate::record::AckOutcome;
 use crate::record::RebalanceWhy;
 
 pub(super) const S: Nanos = 1_000_000_000;

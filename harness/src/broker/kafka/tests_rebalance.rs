@@ -1,8 +1,10 @@
 //! Hand-derived rebalances: eager against cooperative on a join, and a static member's restart
 //! against a dynamic one's.
 
+use super::queue::Receipt;
 use super::tests::{config, Run, S};
 use super::*;
+use crate::record::AckOutcome;
 use crate::record::RebalanceWhy;
 
 /// Four partitions, records 1-8 (partition p holds records p + 1 and p + 5), one record per

@@ -8,8 +8,9 @@
 //! redrive account, the retries count, the time series, the leases and the anomaly checker
 //! need, in one record an event finds by one lookup, only while something can still happen to
 //! it: a message is **folded** (counted into the totals and let go) once it is settled
-//! (deleted, or dead-lettered with no redrive still to come), no handler span of it is open, and
-//! no provider call about it can still have an effect. Handler spans, leases, anomalies, kills
+//! (deleted, or dead-lettered with no redrive still to come), no handler span of it is open, no
+//! provider call about it can still have an effect, and no fetched batch holds it (Kafka: the
+//! broker says so, [`Stream::batched`]). Handler spans, leases, anomalies, kills
 //! and crashes fold as the batch analysis does, by the same code ([`super::handlers::Spans`],
 //! [`super::leases::Leases`], [`super::anomalies::Checker`]; the last two are handed the
 //! message's part of its record instead of finding it in a map of their own).
@@ -17,7 +18,8 @@
 //! Exactness: every count equals the batch analysis of the same run's full record (checked by
 //! proptest in `runner/sim/proptests_stream.rs` and byte for byte on the shipped profiles). Two things would
 //! break it, and both are detected rather than let through ([`GaveUp`]): an item about a
-//! message already folded (a model that delivers a deleted message), and a p99 of hold ratios
+//! message already folded (a model that delivers a deleted message it did not say a batch
+//! holds), and a p99 of hold ratios
 //! that lies among the ratios let go ([`super::leases::HoldRatios::tail`]). The run is then
 //! made again with the full record, which the seed makes identical.
 
@@ -35,7 +37,7 @@ use super::place::{destination, moves, Place};
 use super::rebalances::{Rebalance, RebalanceLog};
 use super::redrive::{self, RedriveAccount};
 use super::Sample;
-use crate::record::{EffectRecord, Event, EventKind, Nanos, Seq, StartedCall};
+use crate::record::{Batched, EffectRecord, Event, EventKind, Nanos, Seq, StartedCall};
 
 pub use series::SampleGrid;
 use table::{Lookup, Msg, Table};
@@ -269,6 +271,21 @@ impl Stream {
         self.open(seq, "a call's end", |m| m.calls -= 1);
     }
 
+    /// Fetched batches holding a settled record changed (Kafka): while one holds it, it may be
+    /// handed out again, so it is not folded.
+    pub fn batched(&mut self, b: Batched) {
+        match u32::try_from(b.change) {
+            Ok(n) => with_open(
+                &mut self.table,
+                &mut self.gave_up,
+                b.seq,
+                "a batched record",
+                |m| m.batched += n,
+            ),
+            Err(_) => self.open(b.seq, "a record leaving its batch", |m| m.batched -= 1),
+        }
+    }
+
     /// One effect.
     pub fn effect(&mut self, e: &EffectRecord) {
         self.all_effects += 1;
@@ -318,7 +335,7 @@ impl Stream {
                     Place::DeadLettered => redrive_done,
                     _ => false,
                 };
-                settled && m.spans == 0 && m.calls == 0
+                settled && m.spans == 0 && m.calls == 0 && m.batched == 0
             },
             |m| fold(counts, latencies, redrive, m, 0),
         );

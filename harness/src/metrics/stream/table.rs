@@ -22,6 +22,9 @@ pub struct Msg {
     pub spans: u32,
     /// Provider calls about it that can still have an effect.
     pub calls: u32,
+    /// Fetched batches that hold it though it is settled (Kafka, [`crate::record::Batched`]):
+    /// each may still hand it out.
+    pub batched: u32,
     /// Redrives of it so far.
     pub redrives: u32,
     /// Its effects when it was first redriven.

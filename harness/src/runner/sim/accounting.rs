@@ -5,8 +5,8 @@
 //!
 //! The stream is a pure function of the items it is handed, in their order: the thread hands it
 //! what the run would hand it in line at the end of each instant (time has come to the
-//! instant; its events; the calls it started; its effects; the calls it closed; the instant's
-//! end), so what it folds is the same, byte for byte. Batches go over a bounded channel and
+//! instant; its events; the calls it started; its effects; the calls it closed; the broker's
+//! batched records; the instant's end), so what it folds is the same, byte for byte. Batches go over a bounded channel and
 //! come back emptied for reuse, so the run holds a few batches in flight whatever its length,
 //! and a run that records faster than its accounting folds waits for it rather than queueing
 //! without bound. On a machine with one core, or when the thread cannot be started, the run
@@ -17,7 +17,7 @@ use std::thread::{self, JoinHandle};
 
 use crate::metrics::stream::Stream;
 use crate::provider::ledger::Recorded;
-use crate::record::{EffectRecord, Event, Nanos, Seq, StartedCall};
+use crate::record::{Batched, EffectRecord, Event, Nanos, Seq, StartedCall};
 
 /// Events a batch collects before it is handed to the thread: enough that a hand-over (a wake
 /// of the thread) is rare, few enough that the batches in flight stay small.
@@ -34,6 +34,7 @@ struct InstantEnd {
     started: usize,
     effects: usize,
     closed: usize,
+    batched: usize,
 }
 
 /// Instants' items in recording order, each list in one piece.
@@ -44,6 +45,7 @@ struct Batch {
     started: Vec<StartedCall>,
     effects: Vec<EffectRecord>,
     closed: Vec<Option<Seq>>,
+    batched: Vec<Batched>,
 }
 
 impl Batch {
@@ -53,11 +55,12 @@ impl Batch {
         self.started.clear();
         self.effects.clear();
         self.closed.clear();
+        self.batched.clear();
     }
 
     /// Hands every instant of the batch to `stream`, in order.
     fn fold_into(&self, stream: &mut Stream) {
-        let (mut e, mut s, mut f, mut c) = (0, 0, 0, 0);
+        let (mut e, mut s, mut f, mut c, mut b) = (0, 0, 0, 0, 0);
         for end in &self.instants {
             stream.advance(end.now);
             for event in &self.events[e..end.events] {
@@ -72,8 +75,17 @@ impl Batch {
             for &seq in &self.closed[c..end.closed] {
                 stream.call_closed(seq);
             }
+            for &batched in &self.batched[b..end.batched] {
+                stream.batched(batched);
+            }
             stream.end_instant();
-            (e, s, f, c) = (end.events, end.started, end.effects, end.closed);
+            (e, s, f, c, b) = (
+                end.events,
+                end.started,
+                end.effects,
+                end.closed,
+                end.batched,
+            );
         }
     }
 }
@@ -157,8 +169,13 @@ impl Accounting {
     /// Instant `now` is over: its items are the last in `events` and in what the ledger
     /// `recorded` (which hold the run's items not handed over yet, in order).
     pub fn instant(&mut self, now: Nanos, events: &mut Vec<Event>, recorded: Option<Recorded<'_>>) {
-        let lens = recorded.as_ref().map_or((0, 0, 0), |r| {
-            (r.started.len(), r.effects.len(), r.closed.len())
+        let lens = recorded.as_ref().map_or((0, 0, 0, 0), |r| {
+            (
+                r.started.len(),
+                r.effects.len(),
+                r.closed.len(),
+                r.batched.len(),
+            )
         });
         self.instants.push(InstantEnd {
             now,
@@ -166,6 +183,7 @@ impl Accounting {
             started: lens.0,
             effects: lens.1,
             closed: lens.2,
+            batched: lens.3,
         });
         if events.len() >= BATCH_EVENTS {
             self.hand_over(events, recorded);
@@ -182,6 +200,7 @@ impl Accounting {
                 std::mem::swap(&mut batch.started, r.started);
                 std::mem::swap(&mut batch.effects, r.effects);
                 std::mem::swap(&mut batch.closed, r.closed);
+                std::mem::swap(&mut batch.batched, r.batched);
             }
         };
         match &mut self.folder {
@@ -298,8 +317,8 @@ mod tests {
     fn fold_by(accounting: Accounting, instants: Vec<Instant>) -> (Stream, usize) {
         let mut accounting = accounting;
         // The run's own lists, which the instants' items are recorded into.
-        let (mut events, mut started, mut effects, mut closed) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut events, mut started, mut effects, mut closed, mut batched) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut handed_over = 0;
         for (now, e, s, f) in instants {
             events.extend(e);
@@ -310,6 +329,7 @@ mod tests {
                 started: &mut started,
                 effects: &mut effects,
                 closed: &mut closed,
+                batched: &mut batched,
             };
             accounting.instant(now, &mut events, Some(recorded));
             handed_over += usize::from(events.len() < before);
@@ -318,6 +338,7 @@ mod tests {
             started: &mut started,
             effects: &mut effects,
             closed: &mut closed,
+            batched: &mut batched,
         };
         let stream = accounting.finish(&mut events, Some(recorded));
         assert!(events.is_empty() && started.is_empty() && effects.is_empty());

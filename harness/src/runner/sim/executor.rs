@@ -105,9 +105,7 @@ pub(crate) fn run_consumer(
         .ok()
         .expect("no worker outlives the run")
         .into_inner();
-    if folds {
-        sink.last_instant(world.now, &mut world.events, world.ledger.recorded());
-    }
+    world.flush_last(sink);
     let publishes = world.plan.sends.is_some().then_some(world.publishes);
     let record = RunRecord {
         unattributed_calls: Vec::new(),

@@ -14,8 +14,8 @@ use crate::chaos::{Faults, PointHit};
 use crate::profile::KillPoint;
 use crate::provider::{CallId, EffectLedger, ProviderModel};
 use crate::record::{
-    earliest, CallOutcome, Event, EventKind, HandlerEnd, Key, MessageRecord, Nanos, PublishRecord,
-    Seq, Sink, WorkerId,
+    earliest, Batched, CallOutcome, Event, EventKind, HandlerEnd, Key, MessageRecord, Nanos,
+    PublishRecord, Seq, Sink, WorkerId,
 };
 use crate::workload::{Plan, SendCursor};
 
@@ -86,6 +86,9 @@ pub(super) struct World {
     /// the record keeps every message, event, call and effect (`messages`, `events`, the
     /// ledger).
     pub folds: bool,
+    /// What the broker said of records fetched batches hold after their commit and the run has
+    /// not handed over yet (a folding run).
+    batched: Vec<Batched>,
     /// Messages published so far.
     pub published: Seq,
     key_index: HashMap<String, Seq>,
@@ -116,6 +119,10 @@ impl World {
         folds: bool,
     ) -> World {
         let n = if folds { 0 } else { plan.len() };
+        let mut broker = broker;
+        if folds {
+            broker.tell_batched();
+        }
         let publish_cursor = SendCursor::new(&plan);
         let mut ledger = ledger;
         ledger.reserve(n);
@@ -134,6 +141,7 @@ impl World {
             publishes: Vec::new(),
             events: Vec::with_capacity(n * 6),
             folds,
+            batched: Vec::new(),
             published: 0,
             key_index: HashMap::with_capacity(n),
             waiting: Waiting::new(workers as usize),
@@ -332,11 +340,23 @@ impl World {
     }
 
     /// The instant is over: a folding run hands its history to its sink (a full record keeps
-    /// it): its events, and what the ledger recorded (the calls started, the effects, the calls
-    /// closed).
+    /// it): its events, what the ledger recorded (the calls started, the effects, the calls
+    /// closed) and what the broker said of records batches hold after their commit.
     pub fn flush(&mut self, sink: &mut dyn Sink) {
         if self.folds {
-            sink.instant(self.now, &mut self.events, self.ledger.recorded());
+            self.broker.take_batched(&mut self.batched);
+            let recorded = self.ledger.recorded(&mut self.batched);
+            sink.instant(self.now, &mut self.events, recorded);
+        }
+    }
+
+    /// The run's last instant is over: a folding run hands its sink everything left (as
+    /// [`World::flush`], with the broker's changes of batched records, [`Batched`]).
+    pub fn flush_last(&mut self, sink: &mut dyn Sink) {
+        if self.folds {
+            self.broker.take_batched(&mut self.batched);
+            let recorded = self.ledger.recorded(&mut self.batched);
+            sink.last_instant(self.now, &mut self.events, recorded);
         }
     }
 
