@@ -166,6 +166,7 @@ impl RabbitMq {
                         .wire_scaled
                         .then(|| wire_time::WireTime::new(s.run.time_scale)),
                 }),
+                cx.state.links(),
             )
             .await
             .map_err(|e| OpenError::Failed(format!("cannot listen on 127.0.0.1: {e}")))?,
