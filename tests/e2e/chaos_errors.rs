@@ -9,8 +9,8 @@ fn an_unknown_fault_is_refused_naming_the_faults() {
     expect_error(
         &with("chaos:\n  - restart_all: { at: 5m }\n"),
         &[],
-        "{path}:7:5: chaos.0.restart_all: unknown field `restart_all`, expected `kill_worker` or \
-         `deploy`",
+        "{path}:7:5: chaos.0.restart_all: unknown field `restart_all`, expected one of \
+         `kill_worker`, `deploy`, `connection`",
     );
 }
 

@@ -8,6 +8,7 @@ mod capacity;
 mod chaos;
 mod chaos_errors;
 mod common;
+mod connection_errors;
 mod consumer_env;
 #[cfg(feature = "live")]
 mod crashes;

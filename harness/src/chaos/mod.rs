@@ -3,12 +3,14 @@
 //! - [`kill_worker`]: kills a worker at a point of its handler (`received`, `call_started`,
 //!   `call_answered`, or a checkpoint the target declares), or on a timer (`at`, `every`).
 //! - [`deploy`]: a rolling restart: each worker told to stop, killed at the end of its grace.
+//! - [`connection`]: a cut, latency or partition between workers and the broker.
 //!
 //! [`Faults`] holds every schedule of a run; a runner asks it, not one fault's type. Each firing
 //! is recorded as `EventKind::FaultFired` with the rule's index (counted per rule by
 //! `metrics::chaos`). Provider faults (slowness, errors) are the provider's timed phases
 //! (`provider::model`).
 
+pub mod connection;
 pub mod deploy;
 pub mod kill_worker;
 
@@ -70,6 +72,7 @@ pub fn describe(rules: &[ChaosRule]) -> Vec<ChaosRuleRecord> {
             label: match rule {
                 ChaosRule::KillWorker(r) => kill_worker::label(r),
                 ChaosRule::Deploy(r) => deploy::label(r),
+                ChaosRule::Connection(r) => connection::label(r),
             },
             optional: rule.optional(),
         })

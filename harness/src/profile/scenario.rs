@@ -153,6 +153,9 @@ pub struct RabbitMqSpec {
     pub prefetch: u32,
     /// Dead messages go to a dead-letter queue through a DLX; without one they are dropped.
     pub dead_letter: bool,
+    /// The connection's heartbeat timeout: a connection silent this long is closed by the
+    /// server, its unacked deliveries requeued (a sim run's partition reads it).
+    pub heartbeat: Duration,
     /// More queue arguments (`broker.arguments`, or a framework's): values may use `{queue}`.
     pub arguments: Vec<(String, super::message::Node)>,
 }
@@ -601,6 +604,7 @@ pub struct ErrorSpec {
 pub enum ChaosRule {
     KillWorker(KillRule),
     Deploy(DeployRule),
+    Connection(super::connection::ConnectionRule),
 }
 
 impl ChaosRule {
@@ -609,6 +613,7 @@ impl ChaosRule {
         match self {
             ChaosRule::KillWorker(r) => r.optional,
             ChaosRule::Deploy(r) => r.optional,
+            ChaosRule::Connection(r) => r.optional,
         }
     }
 
@@ -617,6 +622,7 @@ impl ChaosRule {
         match self {
             ChaosRule::KillWorker(_) => "kill_worker",
             ChaosRule::Deploy(_) => "deploy",
+            ChaosRule::Connection(_) => "connection",
         }
     }
 
@@ -624,15 +630,23 @@ impl ChaosRule {
     pub fn as_kill(&self) -> Option<&KillRule> {
         match self {
             ChaosRule::KillWorker(r) => Some(r),
-            ChaosRule::Deploy(_) => None,
+            _ => None,
         }
     }
 
     /// The rule if it is a `deploy`.
     pub fn as_deploy(&self) -> Option<&DeployRule> {
         match self {
-            ChaosRule::KillWorker(_) => None,
             ChaosRule::Deploy(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The rule if it is a `connection`.
+    pub fn as_connection(&self) -> Option<&super::connection::ConnectionRule> {
+        match self {
+            ChaosRule::Connection(r) => Some(r),
+            _ => None,
         }
     }
 }

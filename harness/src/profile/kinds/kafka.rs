@@ -6,7 +6,9 @@
 //! partition leaves N - 1 of them idle, which is what a topic created with the broker's default
 //! does. A profile that wants its workers busy says how many partitions the topic has.
 
-use super::{Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Live, ScaledClock, Settle};
+use super::{
+    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Live, ScaledClock, Settle,
+};
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
 use crate::profile::path::FieldPath;
@@ -64,6 +66,9 @@ pub const KIND: KindDescriptor = KindDescriptor {
               wait), and the broker's group timers run on the wall clock",
     },
     live: Live::Runs,
+    connections: Connections::Unseen {
+        why: super::CONNECTIONS_SIM_ONLY,
+    },
     carrier: Carrier::Record,
     run_variables: &[
         BOOTSTRAP_SERVERS,

@@ -11,8 +11,8 @@
 use std::time::Duration;
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
-    Settle,
+    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    ScaledClock, Settle,
 };
 use crate::profile::message::Carrier;
 use crate::profile::path::FieldPath;
@@ -84,6 +84,9 @@ pub const KIND: KindDescriptor = KindDescriptor {
     live: Live::Refused {
         why: "no broker on this machine runs Kafka share groups (the Tansu 0.6 broker that \
               serves the Kafka protocol here has none); run it in sim mode",
+    },
+    connections: Connections::Unseen {
+        why: super::CONNECTIONS_SIM_ONLY,
     },
     resolve,
 };

@@ -2,8 +2,8 @@
 //! MaxDeliver, BackOff, MaxAckPending).
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
-    Settle,
+    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -53,6 +53,9 @@ pub const KIND: KindDescriptor = KindDescriptor {
                    AckWait) between profile and wall time",
     },
     live: Live::Runs,
+    connections: Connections::Unseen {
+        why: super::CONNECTIONS_SIM_ONLY,
+    },
     carrier: Carrier::Nats,
     run_variables: &[NATS_URL, STREAM, CONSUMER, SUBJECT],
     resolve,

@@ -2,8 +2,8 @@
 //! delivery limit.
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
-    Settle,
+    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -28,6 +28,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         "delivery_limit",
         "prefetch",
         "dead_letter",
+        "heartbeat",
         "arguments",
     ],
     lease: Lease {
@@ -58,6 +59,9 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "AMQP proxy converts the durations a consumer sends (its heartbeat, TTLs)",
     },
     live: Live::Runs,
+    connections: Connections::Unseen {
+        why: super::CONNECTIONS_SIM_ONLY,
+    },
     carrier: Carrier::Amqp,
     run_variables: &[AMQP_URL, QUEUE],
     resolve,
@@ -103,6 +107,10 @@ fn resolve(mut raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> 
             timeout_check_every,
             prefetch,
             dead_letter: raw.dead_letter.unwrap_or(true),
+            heartbeat: positive(
+                duration_or(raw.heartbeat, defaults::RABBITMQ_HEARTBEAT),
+                &path.key("heartbeat"),
+            )?,
             arguments: match raw.arguments.take() {
                 Some(m) => arguments(m, &path.key("arguments"))?,
                 None => Vec::new(),

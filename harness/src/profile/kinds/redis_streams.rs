@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
-    Settle,
+    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -54,6 +54,9 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "RESP proxy converts the durations a consumer sends",
     },
     live: Live::Runs,
+    connections: Connections::Unseen {
+        why: super::CONNECTIONS_SIM_ONLY,
+    },
     carrier: Carrier::StreamEntry,
     run_variables: &[
         REDIS_URL,

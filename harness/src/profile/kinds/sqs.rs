@@ -2,8 +2,8 @@
 //! `broker.endpoint`, an external SQS endpoint.
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live, ScaledClock,
-    Settle,
+    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::duration::format_duration;
@@ -53,6 +53,9 @@ pub const KIND: KindDescriptor = KindDescriptor {
                    ackbench cannot convert between profile and wall time exactly",
     },
     live: Live::Runs,
+    connections: Connections::Unseen {
+        why: super::CONNECTIONS_SIM_ONLY,
+    },
     carrier: Carrier::Sqs,
     run_variables: &[QUEUE_URL],
     resolve,

@@ -6,6 +6,7 @@ pub(super) mod broker;
 mod budgets;
 mod chaos;
 pub(super) mod checks;
+mod connection;
 mod consumer;
 mod consumer_env;
 mod deploy;
@@ -131,6 +132,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         &top.key("broker"),
     )?;
     broker::check_observe(&broker, mode, chaos.len(), &top.key("broker"))?;
+    connection::check_mode(&chaos, &broker, mode, &top.key("chaos"))?;
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
     consumer::check_clock(&consumer, &broker, &top.key("consumer"))?;
     ingress::check_mode(&workload, mode, &top.key("workload").key("ingress"))?;
