@@ -78,8 +78,13 @@ fn what_the_run_never_reaches_selects_nothing() {
 #[test]
 fn a_live_run_whose_path_cannot_see_connections_is_refused_with_the_reason() {
     expect_error(
-        &rule("{ fault: cut, at: 1m }").replace("name: e2e\n", "name: e2e\nmode: live\n"),
+        &rule("{ fault: cut, at: 1m }").replace(
+            "name: e2e\n",
+            "name: e2e\nmode: live\nbroker: { kind: sqs, endpoint: \"http://127.0.0.1:5000\" }\n",
+        ),
         &[],
-        "chaos.0.connection: a live run on sqs cannot act on the workers' connections: ",
+        "chaos.0.connection: a live run on sqs cannot act on the workers' connections: the \
+         observing proxy in front of an endpoint of your own (broker.endpoint) reads whole HTTP \
+         requests and answers",
     );
 }

@@ -66,9 +66,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
               wait), and the broker's group timers run on the wall clock",
     },
     live: Live::Runs,
-    connections: Connections::Unseen {
-        why: super::CONNECTIONS_SIM_ONLY,
-    },
+    connections: Connections::Seen,
     carrier: Carrier::Record,
     run_variables: &[
         BOOTSTRAP_SERVERS,

@@ -53,9 +53,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
                    AckWait) between profile and wall time",
     },
     live: Live::Runs,
-    connections: Connections::Unseen {
-        why: super::CONNECTIONS_SIM_ONLY,
-    },
+    connections: Connections::Seen,
     carrier: Carrier::Nats,
     run_variables: &[NATS_URL, STREAM, CONSUMER, SUBJECT],
     resolve,

@@ -59,9 +59,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "AMQP proxy converts the durations a consumer sends (its heartbeat, TTLs)",
     },
     live: Live::Runs,
-    connections: Connections::Unseen {
-        why: super::CONNECTIONS_SIM_ONLY,
-    },
+    connections: Connections::Seen,
     carrier: Carrier::Amqp,
     run_variables: &[AMQP_URL, QUEUE],
     resolve,

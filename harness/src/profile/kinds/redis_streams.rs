@@ -54,9 +54,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "RESP proxy converts the durations a consumer sends",
     },
     live: Live::Runs,
-    connections: Connections::Unseen {
-        why: super::CONNECTIONS_SIM_ONLY,
-    },
+    connections: Connections::Seen,
     carrier: Carrier::StreamEntry,
     run_variables: &[
         REDIS_URL,

@@ -53,8 +53,10 @@ pub const KIND: KindDescriptor = KindDescriptor {
                    ackbench cannot convert between profile and wall time exactly",
     },
     live: Live::Runs,
-    connections: Connections::Unseen {
-        why: super::CONNECTIONS_SIM_ONLY,
+    connections: Connections::Embedded {
+        external: "the observing proxy in front of an endpoint of your own (broker.endpoint) \
+                   reads whole HTTP requests and answers: it has no worker connection to cut, \
+                   delay or hold; on the embedded broker (no broker.endpoint) it runs",
     },
     carrier: Carrier::Sqs,
     run_variables: &[QUEUE_URL],

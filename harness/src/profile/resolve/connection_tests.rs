@@ -230,14 +230,20 @@ fn what_the_run_never_reaches_selects_nothing() {
 
 #[test]
 fn a_live_run_acts_on_connections_only_where_its_kind_says_it_can() {
-    // Every kind's descriptor says whether its live path sees the workers' connections; a kind
-    // whose live path does not is refused at the rule, with the reason.
+    // Every kind's descriptor says whether its live path sees the workers' connections: the
+    // embedded SQS broker does (each worker through its own proxy port); an SQS server of the
+    // user's own (broker.endpoint) does not, and is refused at the rule, with the reason.
     let live = profile("{ fault: cut, at: 1m }").replace("name: t\n", "name: t\nmode: live\n");
-    let e = error(&live);
+    assert!(crate::profile::load_str("p.yaml", &live, &[]).is_ok());
+    let external = live.replace(
+        "mode: live\n",
+        "mode: live\nbroker: { kind: sqs, endpoint: \"http://127.0.0.1:5000\" }\n",
+    );
+    let e = error(&external);
     assert!(
         e.starts_with(
-            "p.yaml:8:5: chaos.0.connection: a live run on sqs cannot act on the \
-             workers' connections: "
+            "p.yaml:9:5: chaos.0.connection: a live run on sqs cannot act on the \
+             workers' connections: the observing proxy in front of an endpoint of your own"
         ),
         "{e}"
     );

@@ -53,7 +53,7 @@ impl Scratch {
     }
 }
 
-/// Starts every worker and the timed kill rules.
+/// Starts every worker, the timed kill rules and the `connection` rules.
 pub fn start(
     s: &Scenario,
     broker: &dyn LiveBroker,
@@ -127,6 +127,7 @@ pub fn start(
         }
     }
     start_timed_faults(state, &stop_rx);
+    super::connection_faults::start(s, state, &stop_rx);
     Ok(Workers {
         supervisors,
         stop,
