@@ -14,6 +14,7 @@ pub mod connection;
 pub mod deploy;
 pub mod kill_worker;
 
+pub use connection::ConnectionSchedule;
 pub use deploy::DeploySchedule;
 pub use kill_worker::{KillSchedule, PointHit};
 
@@ -25,6 +26,7 @@ use crate::record::{ChaosRuleRecord, Nanos};
 pub struct Faults {
     pub kills: KillSchedule,
     pub deploys: DeploySchedule,
+    pub connections: ConnectionSchedule,
 }
 
 /// A rule's timed instant: which schedule it belongs to.
@@ -32,6 +34,7 @@ pub struct Faults {
 pub enum Timed {
     Kill(u32),
     Deploy(u32),
+    Connection(u32),
 }
 
 impl Faults {
@@ -39,6 +42,7 @@ impl Faults {
         Faults {
             kills: KillSchedule::new(rules, seed),
             deploys: DeploySchedule::new(rules),
+            connections: ConnectionSchedule::new(rules),
         }
     }
 
@@ -46,9 +50,11 @@ impl Faults {
     pub fn timed(&self) -> Vec<(Nanos, Timed)> {
         let kills = self.kills.timed().into_iter();
         let deploys = self.deploys.timed().into_iter();
+        let connections = self.connections.timed().into_iter();
         kills
             .map(|(at, r)| (at, Timed::Kill(r)))
             .chain(deploys.map(|(at, r)| (at, Timed::Deploy(r))))
+            .chain(connections.map(|(at, r)| (at, Timed::Connection(r))))
             .collect()
     }
 }
@@ -59,6 +65,7 @@ impl From<KillSchedule> for Faults {
         Faults {
             kills,
             deploys: DeploySchedule::default(),
+            connections: ConnectionSchedule::default(),
         }
     }
 }

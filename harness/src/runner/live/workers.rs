@@ -148,6 +148,9 @@ fn start_timed_faults(state: &Arc<LiveState>, stop: &watch::Receiver<bool>) {
                     _ = tokio::time::sleep(due) => next = match timed {
                         Timed::Kill(rule) => state.fire_timed(rule),
                         Timed::Deploy(rule) => state.rollout(rule),
+                        // Refused before a live run on every kind whose descriptor says its
+                        // live path does not see the workers' connections.
+                        Timed::Connection(_) => None,
                     },
                     _ = stop.changed() => return,
                 }
