@@ -33,6 +33,8 @@ mod live_capacity;
 #[cfg(feature = "live")]
 mod live_clock;
 #[cfg(feature = "live")]
+mod live_connection;
+#[cfg(feature = "live")]
 mod live_consumer_env;
 #[cfg(feature = "live")]
 mod live_deploy;

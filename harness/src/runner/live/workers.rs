@@ -139,6 +139,10 @@ pub fn start(
 /// a rollout), and sleeps again.
 fn start_timed_faults(state: &Arc<LiveState>, stop: &watch::Receiver<bool>) {
     for (at, timed) in state.timed_faults() {
+        // A `connection` rule acts on the workers' links: [`super::connection_faults`].
+        if matches!(timed, Timed::Connection(_)) {
+            continue;
+        }
         let (state, mut stop) = (state.clone(), stop.clone());
         tokio::spawn(async move {
             let mut next = Some(at);
@@ -148,8 +152,6 @@ fn start_timed_faults(state: &Arc<LiveState>, stop: &watch::Receiver<bool>) {
                     _ = tokio::time::sleep(due) => next = match timed {
                         Timed::Kill(rule) => state.fire_timed(rule),
                         Timed::Deploy(rule) => state.rollout(rule),
-                        // Refused before a live run on every kind whose descriptor says its
-                        // live path does not see the workers' connections.
                         Timed::Connection(_) => None,
                     },
                     _ = stop.changed() => return,
