@@ -31,10 +31,14 @@ pub fn links_for(s: &Scenario) -> Option<Arc<Links>> {
         .then(|| Arc::new(Links::new(s.consumer.workers)))
 }
 
+/// One rule's plan: its index, its workers, and its steps (instant in profile time, what
+/// happens) in time order.
+pub type RulePlan = (u32, Vec<WorkerId>, Vec<(Duration, Step)>);
+
 /// Every rule's steps, by rule index: (instant in profile time, what happens), in time order.
 /// `end` is the run's last instant (`run.duration + run.drain`); delays are turned to wall time
 /// on `clock`.
-pub fn steps(s: &Scenario, clock: LiveClock) -> Vec<(u32, Vec<WorkerId>, Vec<(Duration, Step)>)> {
+pub fn steps(s: &Scenario, clock: LiveClock) -> Vec<RulePlan> {
     let end = s.run.duration + s.run.drain;
     s.chaos
         .iter()
