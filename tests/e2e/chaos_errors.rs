@@ -10,7 +10,7 @@ fn an_unknown_fault_is_refused_naming_the_faults() {
         &with("chaos:\n  - restart_all: { at: 5m }\n"),
         &[],
         "{path}:7:5: chaos.0.restart_all: unknown field `restart_all`, expected one of \
-         `kill_worker`, `deploy`, `message`",
+         `kill_worker`, `deploy`, `message`, `connection`",
     );
 }
 

@@ -8,6 +8,7 @@ mod capacity;
 mod chaos;
 mod chaos_errors;
 mod common;
+mod connection_errors;
 mod consumer_env;
 #[cfg(feature = "live")]
 mod crashes;
@@ -31,6 +32,8 @@ mod live_broker_counts;
 mod live_capacity;
 #[cfg(feature = "live")]
 mod live_clock;
+#[cfg(feature = "live")]
+mod live_connection;
 #[cfg(feature = "live")]
 mod live_consumer_env;
 #[cfg(feature = "live")]

@@ -195,6 +195,23 @@ impl BrokerModel {
         }
     }
 
+    /// The broker closed `worker`'s connection, or it was cut (the worker lives on and
+    /// reconnects). What the kind ties to a connection goes: RabbitMQ requeues its unacked
+    /// deliveries at this instant (their later acks belong to a closed channel), a Kafka share
+    /// group releases the records it acquired. SQS, NATS and Redis hold nothing on a
+    /// connection; a Kafka group member reconnects and keeps its membership.
+    #[inline]
+    pub fn connection_closed(&mut self, now: Nanos, worker: WorkerId, log: &mut Vec<Event>) {
+        match self {
+            BrokerModel::RabbitMq(b) => b.connection_closed(now, worker, log),
+            BrokerModel::KafkaShare(b) => b.member_gone(now, worker, log),
+            BrokerModel::Sqs(_)
+            | BrokerModel::Nats(_)
+            | BrokerModel::RedisStreams(_)
+            | BrokerModel::Kafka(_) => {}
+        }
+    }
+
     /// Messages `worker`'s last poll returned that it has not received yet (Kafka's batch); 0
     /// on the kinds that hand out one message at a time.
     #[inline]

@@ -15,7 +15,7 @@ use super::queue::{Broker, BrokerConfig};
 use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
 use super::redis_streams::{RedisStreams, RedisStreamsConfig};
 use crate::profile::{BrokerKind, BrokerSpec, KafkaAssignment, RabbitQueueType, Scenario};
-use crate::record::nanos;
+use crate::record::{nanos, Nanos};
 
 /// The SQS broker's configuration, its durations converted by `time` (profile time to the
 /// clock the broker runs on: identity in sim mode, wall time in live mode).
@@ -78,6 +78,37 @@ pub fn model(spec: &BrokerSpec) -> BrokerModel {
         BrokerKind::Kafka(k) => {
             BrokerModel::Kafka(Kafka::forgetting_settled(kafka_config(spec.lease, k)))
         }
+    }
+}
+
+/// What a broker does with a connection it hears nothing from (a partition of the path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Silence {
+    /// Nothing: the kind ties nothing to a live connection (SQS's HTTP requests, NATS and Redis
+    /// Streams, whose deliveries are held by the server's own timers, a Kafka share group,
+    /// whose record locks run out first).
+    Nothing,
+    /// RabbitMQ's heartbeat: silent this long, the connection is closed
+    /// ([`BrokerModel::connection_closed`]).
+    Closes { after: Nanos },
+    /// A Kafka group member's heartbeats stop with the silence: one silent for its session
+    /// timeout is removed from the group as a dead one is ([`BrokerModel::consumer_died`]).
+    StopsHeartbeats { removed_after: Nanos },
+}
+
+/// [`Silence`] of the profile's broker.
+pub fn silence(spec: &BrokerSpec) -> Silence {
+    match &spec.kind {
+        BrokerKind::RabbitMq(r) => Silence::Closes {
+            after: nanos(r.heartbeat),
+        },
+        BrokerKind::Kafka(k) => Silence::StopsHeartbeats {
+            removed_after: nanos(k.session_timeout),
+        },
+        BrokerKind::Sqs
+        | BrokerKind::Nats(_)
+        | BrokerKind::RedisStreams(_)
+        | BrokerKind::KafkaShare(_) => Silence::Nothing,
     }
 }
 

@@ -4,16 +4,19 @@
 //!   `call_answered`, or a checkpoint the target declares), or on a timer (`at`, `every`).
 //! - [`deploy`]: a rolling restart: each worker told to stop, killed at the end of its grace.
 //! - [`message`]: the ack or the delivery of the deliveries it selects is dropped or delayed.
+//! - [`connection`]: a cut, latency or partition between workers and the broker.
 //!
 //! [`Faults`] holds every schedule of a run; a runner asks it, not one fault's type. Each firing
 //! is recorded as `EventKind::FaultFired` with the rule's index (counted per rule by
 //! `metrics::chaos`). Provider faults (slowness, errors) are the provider's timed phases
 //! (`provider::model`).
 
+pub mod connection;
 pub mod deploy;
 pub mod kill_worker;
 pub mod message;
 
+pub use connection::ConnectionSchedule;
 pub use deploy::DeploySchedule;
 pub use kill_worker::{KillSchedule, PointHit};
 pub use message::{MessageHit, MessageSchedule};
@@ -27,6 +30,7 @@ pub struct Faults {
     pub kills: KillSchedule,
     pub deploys: DeploySchedule,
     pub messages: MessageSchedule,
+    pub connections: ConnectionSchedule,
 }
 
 /// A rule's timed instant: which schedule it belongs to.
@@ -34,6 +38,7 @@ pub struct Faults {
 pub enum Timed {
     Kill(u32),
     Deploy(u32),
+    Connection(u32),
 }
 
 impl Faults {
@@ -42,6 +47,7 @@ impl Faults {
             kills: KillSchedule::new(rules, seed),
             deploys: DeploySchedule::new(rules),
             messages: MessageSchedule::new(rules, seed),
+            connections: ConnectionSchedule::new(rules),
         }
     }
 
@@ -49,9 +55,11 @@ impl Faults {
     pub fn timed(&self) -> Vec<(Nanos, Timed)> {
         let kills = self.kills.timed().into_iter();
         let deploys = self.deploys.timed().into_iter();
+        let connections = self.connections.timed().into_iter();
         kills
             .map(|(at, r)| (at, Timed::Kill(r)))
             .chain(deploys.map(|(at, r)| (at, Timed::Deploy(r))))
+            .chain(connections.map(|(at, r)| (at, Timed::Connection(r))))
             .collect()
     }
 }
@@ -63,6 +71,7 @@ impl From<KillSchedule> for Faults {
             kills,
             deploys: DeploySchedule::default(),
             messages: MessageSchedule::default(),
+            connections: ConnectionSchedule::default(),
         }
     }
 }
@@ -77,6 +86,7 @@ pub fn describe(rules: &[ChaosRule]) -> Vec<ChaosRuleRecord> {
                 ChaosRule::KillWorker(r) => kill_worker::label(r),
                 ChaosRule::Deploy(r) => deploy::label(r),
                 ChaosRule::Message(r) => message::label(r),
+                ChaosRule::Connection(r) => connection::label(r),
             },
             optional: rule.optional(),
         })

@@ -15,6 +15,8 @@ pub const RABBITMQ_CONSUMER_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 pub const RABBITMQ_TIMEOUT_CHECK_EVERY: Duration = Duration::from_secs(60);
 /// `broker.delivery_limit` (rabbitmq quorum queues): RabbitMQ 4's default.
 pub const RABBITMQ_DELIVERY_LIMIT: u32 = 20;
+/// RabbitMQ's server default heartbeat timeout (`heartbeat` in rabbitmq.conf): 60 s.
+pub const RABBITMQ_HEARTBEAT: Duration = Duration::from_secs(60);
 /// `broker.ack_wait` (nats): JetStream's default.
 pub const NATS_ACK_WAIT: Duration = Duration::from_secs(30);
 /// `broker.max_ack_pending` (nats): JetStream's default.

@@ -8,6 +8,7 @@
 //! Every error names its place (`file:line:column`, or the `--set` argument) and the dotted field
 //! path, and says what is allowed: see [`ProfileError`].
 
+pub(crate) mod connection;
 pub(crate) mod defaults;
 mod depth;
 mod document;
@@ -34,6 +35,9 @@ pub(crate) mod template;
 
 use std::path::Path;
 
+pub use connection::{
+    ConnectionFault, ConnectionRule, CutSchedule, CutTrigger, Direction, HeldFrames, Window,
+};
 pub use duration::{format_duration, parse_duration};
 pub use error::{Origin, ProfileError};
 pub use key_source::KeySource;

@@ -63,7 +63,7 @@ pub struct RawRun {
     deny_unknown_fields,
     expecting = "a mapping with keys kind and that kind's keys: sqs: visibility_timeout, \
                  max_receives, stale_ack, fifo, dedup_window; rabbitmq: queue_type, consumer_timeout, \
-                 timeout_check_every, delivery_limit, prefetch, dead_letter; nats: ack_wait, \
+                 timeout_check_every, delivery_limit, prefetch, dead_letter, heartbeat; nats: ack_wait, \
                  max_deliver, backoff, max_ack_pending; redis-streams: min_idle, claim_every, \
                  max_deliveries; kafka: partitions, max_poll_interval, session_timeout, \
                  heartbeat_interval, max_poll_records, enable_auto_commit, auto_commit_interval, \
@@ -91,6 +91,8 @@ pub struct RawBroker {
     pub delivery_limit: Option<u32>,
     pub prefetch: Option<u32>,
     pub dead_letter: Option<bool>,
+    /// The connection's heartbeat timeout (RabbitMQ's `heartbeat`).
+    pub heartbeat: Option<DurationText>,
     // nats
     pub ack_wait: Option<DurationText>,
     pub max_deliver: Option<u32>,
@@ -185,7 +187,7 @@ impl<'de> Deserialize<'de> for BrokerKindName {
 impl RawBroker {
     /// Each key that belongs to some kinds (a kind's [`KindDescriptor::keys`]), and whether the
     /// profile sets it.
-    pub fn keys_set(&self) -> [(&'static str, bool); 32] {
+    pub fn keys_set(&self) -> [(&'static str, bool); 33] {
         [
             ("url", self.url.is_some()),
             ("endpoint", self.endpoint.is_some()),
@@ -200,6 +202,7 @@ impl RawBroker {
             ("delivery_limit", self.delivery_limit.is_some()),
             ("prefetch", self.prefetch.is_some()),
             ("dead_letter", self.dead_letter.is_some()),
+            ("heartbeat", self.heartbeat.is_some()),
             ("arguments", self.arguments.is_some()),
             ("ack_wait", self.ack_wait.is_some()),
             ("max_deliver", self.max_deliver.is_some()),
@@ -534,12 +537,43 @@ pub struct RawErrors {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a chaos rule such as kill_worker: { point: received } or deploy: { at: 10m }"
+    expecting = "a chaos rule such as kill_worker: { point: received }, deploy: { at: 10m } or \
+                 connection: { fault: cut, at: 30s }"
 )]
 pub struct RawChaosRule {
     pub kill_worker: Option<RawKill>,
     pub deploy: Option<RawDeploy>,
     pub message: Option<RawMessageFault>,
+    pub connection: Option<RawConnection>,
+}
+
+/// `chaos[].connection`: a fault on the workers' connections to the broker. Every fault's keys
+/// are read here; which belong to the chosen `fault` is checked when resolving.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys fault, at, every, from, to, times, for, delay, direction, \
+                 frames, workers, optional"
+)]
+pub struct RawConnection {
+    pub fault: Option<Text>,
+    // cut
+    pub at: Option<DurationText>,
+    pub every: Option<DurationText>,
+    pub to: Option<DurationText>,
+    pub times: Option<u64>,
+    /// A cut's first `every` counts from it; a latency's or partition's window opens at it.
+    pub from: Option<DurationText>,
+    // latency, partition
+    #[serde(rename = "for")]
+    pub length: Option<DurationText>,
+    // latency
+    pub delay: Option<DurationText>,
+    pub direction: Option<Text>,
+    // partition
+    pub frames: Option<Text>,
+    pub workers: Option<Vec<u32>>,
+    pub optional: Option<bool>,
 }
 
 /// `chaos[].message`: drop or delay the ack or the delivery of the deliveries it selects.

@@ -153,6 +153,9 @@ pub struct RabbitMqSpec {
     pub prefetch: u32,
     /// Dead messages go to a dead-letter queue through a DLX; without one they are dropped.
     pub dead_letter: bool,
+    /// The connection's heartbeat timeout: a connection silent this long is closed by the
+    /// server, its unacked deliveries requeued (a sim run's partition reads it).
+    pub heartbeat: Duration,
     /// More queue arguments (`broker.arguments`, or a framework's): values may use `{queue}`.
     pub arguments: Vec<(String, super::message::Node)>,
 }
@@ -615,6 +618,7 @@ pub enum ChaosRule {
     KillWorker(KillRule),
     Deploy(DeployRule),
     Message(super::message_rule::MessageRule),
+    Connection(super::connection::ConnectionRule),
 }
 
 impl ChaosRule {
@@ -624,6 +628,7 @@ impl ChaosRule {
             ChaosRule::KillWorker(r) => r.optional,
             ChaosRule::Deploy(r) => r.optional,
             ChaosRule::Message(r) => r.optional,
+            ChaosRule::Connection(r) => r.optional,
         }
     }
 
@@ -633,6 +638,7 @@ impl ChaosRule {
             ChaosRule::KillWorker(_) => "kill_worker",
             ChaosRule::Deploy(_) => "deploy",
             ChaosRule::Message(_) => "message",
+            ChaosRule::Connection(_) => "connection",
         }
     }
 
@@ -656,6 +662,14 @@ impl ChaosRule {
     pub fn as_deploy(&self) -> Option<&DeployRule> {
         match self {
             ChaosRule::Deploy(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The rule if it is a `connection`.
+    pub fn as_connection(&self) -> Option<&super::connection::ConnectionRule> {
+        match self {
+            ChaosRule::Connection(r) => Some(r),
             _ => None,
         }
     }

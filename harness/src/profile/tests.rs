@@ -264,7 +264,7 @@ fn an_unknown_key_is_an_error_at_any_depth() {
         "p.yaml:7:3: broker.visibilty_timeout: unknown field `visibilty_timeout`, expected one of \
          `kind`, `url`, `endpoint`, `visibility_timeout`, `max_receives`, `stale_ack`, `fifo`, \
          `dedup_window`, `queue_type`, `consumer_timeout`, \
-         `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `ack_wait`, \
+         `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `heartbeat`, `ack_wait`, \
          `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`, \
          `partitions`, `max_poll_interval`, `session_timeout`, `heartbeat_interval`, \
          `max_poll_records`, `enable_auto_commit`, `auto_commit_interval`, `assignment`, \
@@ -365,7 +365,7 @@ fn an_error_in_an_override_names_the_override() {
         "--set broker.visiblity_timeout=90s: broker.visiblity_timeout: unknown field \
          `visiblity_timeout`, expected one of `kind`, `url`, `endpoint`, `visibility_timeout`, `max_receives`, \
          `stale_ack`, `fifo`, `dedup_window`, `queue_type`, `consumer_timeout`, \
-         `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `ack_wait`, \
+         `timeout_check_every`, `delivery_limit`, `prefetch`, `dead_letter`, `heartbeat`, `ack_wait`, \
          `max_deliver`, `backoff`, `max_ack_pending`, `min_idle`, `claim_every`, `max_deliveries`, \
          `partitions`, `max_poll_interval`, `session_timeout`, `heartbeat_interval`, \
          `max_poll_records`, `enable_auto_commit`, `auto_commit_interval`, `assignment`, \

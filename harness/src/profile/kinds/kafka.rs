@@ -7,8 +7,8 @@
 //! does. A profile that wants its workers busy says how many partitions the topic has.
 
 use super::{
-    Batch, Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Live, LiveMessageFaults,
-    ScaledClock, Settle,
+    Batch, Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Live,
+    LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
@@ -77,6 +77,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         why_not: "ackbench's Kafka proxy relays every OffsetCommit and every fetched record as it comes; it does not drop or hold them",
         external: None,
     },
+    connections: Connections::Seen,
     carrier: Carrier::Record,
     run_variables: &[
         BOOTSTRAP_SERVERS,

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
     LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::message::Carrier;
@@ -90,6 +90,9 @@ pub const KIND: KindDescriptor = KindDescriptor {
         actions: &[],
         why_not: "no broker on this machine runs Kafka share groups",
         external: None,
+    },
+    connections: Connections::Unseen {
+        why: super::CONNECTIONS_SIM_ONLY,
     },
     resolve,
 };

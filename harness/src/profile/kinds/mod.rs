@@ -66,6 +66,7 @@ pub struct KindDescriptor {
     pub live: Live,
     /// The `message` faults (`chaos[].message`) a live run of the kind applies.
     pub live_message: LiveMessageFaults,
+    pub connections: Connections,
     /// How it carries a message besides its body (`workload.message`).
     pub carrier: Carrier,
     /// The run variables it tells its workers besides every kind's
@@ -112,6 +113,25 @@ pub struct LiveMessageFaults {
     /// reason.
     pub external: Option<&'static str>,
 }
+
+/// Whether a live run can act on its workers' connections to the broker (`chaos[].connection`);
+/// a sim run models them on every kind.
+#[derive(Debug)]
+pub enum Connections {
+    /// ackbench is on each worker's path to the broker (the embedded endpoint, or the kind's
+    /// protocol proxy with `broker.observe: proxy`) and acts on it.
+    Seen,
+    /// As `Seen` on the embedded broker; on an external server (`broker.endpoint`) not, for
+    /// this reason.
+    Embedded { external: &'static str },
+    /// A live run on this kind does not act on them, for this reason.
+    Unseen { why: &'static str },
+}
+
+/// [`Connections::Unseen`]'s reason while a kind's live path has no connection faults.
+pub const CONNECTIONS_SIM_ONLY: &str =
+    "ackbench's live path to this broker does not cut, delay or hold a worker's frames; \
+     connection faults are modelled in sim mode (mode: sim)";
 
 /// The lease, by meaning: how long a delivery may stay unsettled before the broker lets another
 /// consumer have the message ([`BrokerSpec::lease`]).

@@ -2,7 +2,7 @@
 //! MaxDeliver, BackOff, MaxAckPending).
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
     LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
@@ -59,6 +59,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         why_not: "ackbench's NATS proxy relays every ack (a publish to the reply subject) and every delivery as it comes; it does not drop or hold them",
         external: None,
     },
+    connections: Connections::Seen,
     carrier: Carrier::Nats,
     run_variables: &[NATS_URL, STREAM, CONSUMER, SUBJECT],
     resolve,

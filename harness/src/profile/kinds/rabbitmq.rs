@@ -2,7 +2,7 @@
 //! delivery limit.
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
     LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
@@ -28,6 +28,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         "delivery_limit",
         "prefetch",
         "dead_letter",
+        "heartbeat",
         "arguments",
     ],
     lease: Lease {
@@ -64,6 +65,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         why_not: "ackbench's AMQP proxy relays every basic.ack and basic.deliver frame as it comes; it does not drop or hold them",
         external: None,
     },
+    connections: Connections::Seen,
     carrier: Carrier::Amqp,
     run_variables: &[AMQP_URL, QUEUE],
     resolve,
@@ -109,6 +111,10 @@ fn resolve(mut raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> 
             timeout_check_every,
             prefetch,
             dead_letter: raw.dead_letter.unwrap_or(true),
+            heartbeat: positive(
+                duration_or(raw.heartbeat, defaults::RABBITMQ_HEARTBEAT),
+                &path.key("heartbeat"),
+            )?,
             arguments: match raw.arguments.take() {
                 Some(m) => arguments(m, &path.key("arguments"))?,
                 None => Vec::new(),

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
     LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
@@ -60,6 +60,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         why_not: "XACK and XREADGROUP expect their replies in order on the connection: dropping or holding one needs a reply made up in its place, which ackbench's Redis proxy does not do",
         external: None,
     },
+    connections: Connections::Seen,
     carrier: Carrier::StreamEntry,
     run_variables: &[
         REDIS_URL,

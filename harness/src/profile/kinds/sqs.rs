@@ -2,7 +2,7 @@
 //! `broker.endpoint`, an external SQS endpoint.
 
 use super::{
-    Capabilities, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
+    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
     LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
@@ -67,6 +67,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
             "ackbench applies message faults in its embedded SQS endpoint; an external one \
              takes the workers' calls itself",
         ),
+    },
+    connections: Connections::Embedded {
+        external: "the observing proxy in front of an endpoint of your own (broker.endpoint) \
+                   reads whole HTTP requests and answers: it has no worker connection to cut, \
+                   delay or hold; on the embedded broker (no broker.endpoint) it runs",
     },
     carrier: Carrier::Sqs,
     run_variables: &[QUEUE_URL],

@@ -1,6 +1,7 @@
 //! `chaos`: fault rules, one fault per rule: `kill_worker` (a worker dies at a handler point, at
-//! an instant, or periodically, for the deliveries its selectors match) or `deploy` (a rolling
-//! restart, [`super::deploy`]).
+//! an instant, or periodically, for the deliveries its selectors match), `deploy` (a rolling
+//! restart, [`super::deploy`]) or `connection` (a cut, latency or partition between workers and
+//! the broker, [`super::connection`]).
 
 use crate::profile::defaults;
 use crate::profile::path::FieldPath;
@@ -36,12 +37,19 @@ pub fn resolve(
                     ("kill_worker", rule.kill_worker.is_some()),
                     ("deploy", rule.deploy.is_some()),
                     ("message", rule.message.is_some()),
+                    ("connection", rule.connection.is_some()),
                 ],
-                "kill_worker: { point: received } or deploy: { at: 10m }",
+                "kill_worker: { point: received }, deploy: { at: 10m } or connection: \
+                 { fault: cut, at: 30s }",
             )?;
             if let Some(m) = rule.message {
                 let m = super::message_rule::resolve(m, &keys, &at.key("message"))?;
                 return Ok(ChaosRule::Message(m));
+            }
+            if let Some(connection) = rule.connection {
+                let path = at.key("connection");
+                let rule = super::connection::resolve(connection, run, consumer, &path)?;
+                return Ok(ChaosRule::Connection(rule));
             }
             if let Some(deploy) = rule.deploy {
                 let deploy = super::deploy::resolve(deploy, run, consumer, &at.key("deploy"))?;
@@ -256,13 +264,14 @@ mod tests {
     fn a_rule_is_kill_worker() {
         assert_eq!(
             error(&with("chaos:\n  - {}\n")),
-            "p.yaml:7:5: chaos.0: give one of kill_worker, deploy, message, as in kill_worker: \
-             { point: received } or deploy: { at: 10m }"
+            "p.yaml:7:5: chaos.0: give one of kill_worker, deploy, message, connection, as in \
+             kill_worker: { point: received }, deploy: { at: 10m } or connection: \
+             { fault: cut, at: 30s }"
         );
         assert_eq!(
             error(&with("chaos:\n  - kill_provider: {}\n")),
             "p.yaml:7:5: chaos.0.kill_provider: unknown field `kill_provider`, expected one of \
-             `kill_worker`, `deploy`, `message`"
+             `kill_worker`, `deploy`, `message`, `connection`"
         );
     }
 

@@ -59,7 +59,12 @@ pub fn resolve(
             ),
         ));
     }
-    let workers = workers(raw.workers, consumer.workers, &path.key("workers"))?;
+    let workers = workers(
+        raw.workers,
+        consumer.workers,
+        &path.key("workers"),
+        "a rollout replaces at least one worker",
+    )?;
     let max_unavailable = raw
         .max_unavailable
         .unwrap_or(defaults::DEPLOY_MAX_UNAVAILABLE);
@@ -113,13 +118,18 @@ fn before_end(at: Duration, end: Duration, path: &FieldPath) -> Result<Duration,
     Ok(at)
 }
 
-/// The workers a rollout replaces: every worker by default; a list names workers the consumer
-/// has, each once.
-fn workers(raw: Option<Vec<u32>>, count: u32, path: &FieldPath) -> Result<Vec<u32>, Problem> {
+/// The workers a rule acts on: every worker by default; a list names workers the consumer has,
+/// each once (`empty` says why an empty list is refused).
+pub(super) fn workers(
+    raw: Option<Vec<u32>>,
+    count: u32,
+    path: &FieldPath,
+    empty: &str,
+) -> Result<Vec<u32>, Problem> {
     let Some(list) = raw else {
         return Ok((1..=count).collect());
     };
-    non_empty(&list, path, "a rollout replaces at least one worker")?;
+    non_empty(&list, path, empty)?;
     for (i, &w) in list.iter().enumerate() {
         if w == 0 || w > count {
             return Err(Problem::new(

@@ -6,6 +6,7 @@ pub(super) mod broker;
 mod budgets;
 mod chaos;
 pub(super) mod checks;
+mod connection;
 mod consumer;
 mod consumer_env;
 mod deploy;
@@ -133,6 +134,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     )?;
     broker::check_observe(&broker, mode, chaos.len(), &top.key("broker"))?;
     message_rule::check_live(&chaos, &broker, mode, &top.key("chaos"))?;
+    connection::check_mode(&chaos, &broker, mode, &top.key("chaos"))?;
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
     consumer::check_clock(&consumer, &broker, &top.key("consumer"))?;
     ingress::check_mode(&workload, mode, &top.key("workload").key("ingress"))?;

@@ -25,6 +25,7 @@ mod backoff;
 mod client;
 mod clock;
 mod clock_probe;
+mod connection_faults;
 mod drive;
 mod harness_cpu;
 mod ingress;
@@ -95,6 +96,9 @@ async fn run_live(
         s.consumer.workers,
         Faults::new(&s.chaos, s.seed),
     );
+    if let Some(links) = connection_faults::links_for(s) {
+        state.set_links(links);
+    }
     // With an ingress load, the messages are whatever the system's ingress service publishes.
     let published = s.workload.ingress.as_ref().map(|i| {
         let planned = (1..=plan.len() as Seq).map(|q| (plan.key(q), plan.poison(q)));

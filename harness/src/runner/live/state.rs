@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
+use super::proxy::link::Links;
 use super::published::Published;
 use crate::broker::sqs::{Delete, SqsHooks};
 use crate::chaos::{Faults, PointHit};
@@ -88,6 +89,8 @@ pub struct LiveState {
     activity: tokio::sync::Notify,
     /// Provider calls not matched to exactly one delivery their worker held.
     unattributed: Mutex<Vec<UnattributedCall>>,
+    /// With `connection` faults: each worker's link, which its proxied connections follow.
+    links: OnceLock<Arc<Links>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -115,7 +118,18 @@ impl LiveState {
             stopped_at: OnceLock::new(),
             activity: tokio::sync::Notify::new(),
             unattributed: Mutex::new(Vec::new()),
+            links: OnceLock::new(),
         })
+    }
+
+    /// The run has `connection` faults: its proxies put each worker's connections on its link.
+    pub fn set_links(&self, links: Arc<Links>) {
+        let _ = self.links.set(links);
+    }
+
+    /// The workers' links, for a run with `connection` faults.
+    pub fn links(&self) -> Option<Arc<Links>> {
+        self.links.get().cloned()
     }
 
     /// From now on, messages clients send to the run's queue are the run's messages.

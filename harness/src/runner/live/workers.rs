@@ -53,7 +53,7 @@ impl Scratch {
     }
 }
 
-/// Starts every worker and the timed kill rules.
+/// Starts every worker, the timed kill rules and the `connection` rules.
 pub fn start(
     s: &Scenario,
     broker: &dyn LiveBroker,
@@ -127,6 +127,7 @@ pub fn start(
         }
     }
     start_timed_faults(state, &stop_rx);
+    super::connection_faults::start(s, state, &stop_rx);
     Ok(Workers {
         supervisors,
         stop,
@@ -138,6 +139,10 @@ pub fn start(
 /// a rollout), and sleeps again.
 fn start_timed_faults(state: &Arc<LiveState>, stop: &watch::Receiver<bool>) {
     for (at, timed) in state.timed_faults() {
+        // A `connection` rule acts on the workers' links: [`super::connection_faults`].
+        if matches!(timed, Timed::Connection(_)) {
+            continue;
+        }
         let (state, mut stop) = (state.clone(), stop.clone());
         tokio::spawn(async move {
             let mut next = Some(at);
@@ -147,6 +152,7 @@ fn start_timed_faults(state: &Arc<LiveState>, stop: &watch::Receiver<bool>) {
                     _ = tokio::time::sleep(due) => next = match timed {
                         Timed::Kill(rule) => state.fire_timed(rule),
                         Timed::Deploy(rule) => state.rollout(rule),
+                        Timed::Connection(_) => None,
                     },
                     _ = stop.changed() => return,
                 }

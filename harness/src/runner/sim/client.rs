@@ -14,6 +14,7 @@ use ackbench_targets::{
 };
 use rand::RngExt;
 
+use super::connection::Request;
 use super::world::{Doom, Handling, OpId, OpResult, TimerKind, World, CLASS_HANDLER};
 use crate::broker::Receipt;
 use crate::profile::KillPoint;
@@ -64,6 +65,26 @@ impl SimClient {
         }
     }
 
+    /// Sends `request` on the worker's connection when a connection fault is in its way now
+    /// ([`super::connection`]): the operation to wait for; `None`: it acts on the broker now.
+    fn on_connection(&self, request: Request) -> Option<OpId> {
+        let mut w = self.world.borrow_mut();
+        if !w.connection_in_the_way(self.worker) {
+            return None;
+        }
+        let op = w.new_op();
+        w.send_request(self.worker, op, request);
+        Some(op)
+    }
+
+    /// The broker's answer to operation `op`, once it is back.
+    async fn answer(&self, op: OpId) -> Result<(), QueueError> {
+        let OpResult::Queue(result) = self.wait(op).await else {
+            unreachable!("a broker operation completes with its answer")
+        };
+        result
+    }
+
     /// An operation that never completes: the worker is doomed and will be dropped.
     fn never(&self) -> OpWait {
         let op = self.world.borrow_mut().new_op();
@@ -89,6 +110,8 @@ impl QueueClient for SimClient {
                 // One in the middle of its last poll's batch finishes the batch first, as a
                 // consumer that checks its stop flag between polls does.
                 slot.doom = Some(Doom::Stopped);
+            } else if w.connection_in_the_way(self.worker) {
+                w.send_request(self.worker, op, Request::Receive);
             } else {
                 w.waiting.insert((self.worker - 1) as usize, op);
             }
@@ -106,6 +129,9 @@ impl QueueClient for SimClient {
     }
 
     async fn ack(&self, receipt: &Receipt) -> Result<(), QueueError> {
+        if let Some(op) = self.on_connection(Request::Ack(*receipt)) {
+            return self.answer(op).await;
+        }
         let mut w = self.world.borrow_mut();
         let w = &mut *w;
         if w.ack_fault(self.worker, *receipt) {
@@ -127,6 +153,9 @@ impl QueueClient for SimClient {
     }
 
     async fn release(&self, receipt: &Receipt, delay: Duration) -> Result<(), QueueError> {
+        if let Some(op) = self.on_connection(Request::Release(*receipt, nanos(delay))) {
+            return self.answer(op).await;
+        }
         let mut w = self.world.borrow_mut();
         let w = &mut *w;
         w.broker
@@ -139,6 +168,9 @@ impl QueueClient for SimClient {
     }
 
     async fn extend(&self, receipt: &Receipt, lease: Duration) -> Result<(), QueueError> {
+        if let Some(op) = self.on_connection(Request::Extend(*receipt, nanos(lease))) {
+            return self.answer(op).await;
+        }
         let mut w = self.world.borrow_mut();
         let w = &mut *w;
         w.broker

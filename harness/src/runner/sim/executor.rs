@@ -10,8 +10,9 @@ use smallvec::SmallVec;
 use super::client::SimClient;
 use super::consumer::{Consumer, Task};
 use super::message_faults::HandedOut;
-use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_SUPERVISOR};
+use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_HANDLER, CLASS_SUPERVISOR};
 use crate::broker::setup;
+use crate::chaos::connection::{Route, Toward};
 use crate::chaos::{Faults, Timed};
 use crate::profile::{KillPoint, Scenario};
 use crate::provider::{EffectLedger, ProviderModel};
@@ -89,6 +90,8 @@ pub(crate) fn run_consumer(
         scenario.consumer.options.http_timeout.map(nanos),
         folds,
     );
+    let mut world = world;
+    world.silence = setup::silence(b);
     let mut ex = Executor {
         world: Rc::new(RefCell::new(world)),
         consumer: consumer.clone(),
@@ -164,6 +167,7 @@ impl Executor {
                 let timer = match timed {
                     Timed::Kill(rule) => TimerKind::TimedKill { rule },
                     Timed::Deploy(rule) => TimerKind::Rollout { rule },
+                    Timed::Connection(rule) => TimerKind::Connection { rule },
                 };
                 w.schedule(at, CLASS_SUPERVISOR, timer);
             }
@@ -272,6 +276,11 @@ impl Executor {
                 let Some(op) = op.filter(|_| w.workers[i].alive) else {
                     continue;
                 };
+                let connections = &w.faults.connections;
+                if !connections.is_empty() && connections.partitioned(id, w.now) {
+                    // Its fetch cannot reach the broker now.
+                    continue;
+                }
                 let Some(h) = w.broker.receive(w.now, id, &mut w.events) else {
                     // This consumer may take nothing more now (RabbitMQ prefetch, NATS
                     // max_ack_pending); the next one may.
@@ -295,14 +304,32 @@ impl Executor {
                     seq: h.receipt.seq,
                     delivery: h.receive_count,
                 });
-                slot.results.push((op, OpResult::Delivery(h)));
+                let incarnation = slot.incarnation;
+                let route = (!w.faults.connections.is_empty())
+                    .then(|| w.faults.connections.route(id, w.now, Toward::Worker));
+                match route {
+                    Some(Route::At(at)) if at > w.now => {
+                        // The delivery reaches the worker later (a latency).
+                        let result = OpResult::Delivery(h);
+                        let reply = TimerKind::Reply {
+                            worker: id,
+                            incarnation,
+                            op,
+                            result,
+                        };
+                        w.schedule(at, CLASS_HANDLER, reply);
+                    }
+                    _ => {
+                        w.workers[i].results.push((op, OpResult::Delivery(h)));
+                        handed.push(id);
+                    }
+                }
                 w.kill_point(
                     id,
                     &KillPoint::Received,
                     Some(h.receipt.seq),
                     h.receive_count,
                 );
-                handed.push(id);
             }
             handed
         };
@@ -368,6 +395,36 @@ impl Executor {
                 }
                 worker
             }
+            TimerKind::Connection { rule } => {
+                w.connection_fault(rule);
+                return;
+            }
+            TimerKind::Healed => return,
+            TimerKind::BrokerCloses {
+                worker,
+                incarnation,
+            } => {
+                w.broker_closes(worker, incarnation);
+                return;
+            }
+            TimerKind::Arrive {
+                worker,
+                incarnation,
+                op,
+                request,
+            } => match w.arrive(worker, incarnation, op, request) {
+                Some(id) => id,
+                None => return,
+            },
+            TimerKind::Reply {
+                worker,
+                incarnation,
+                op,
+                result,
+            } => match w.reply(worker, incarnation, op, result) {
+                Some(id) => id,
+                None => return,
+            },
             TimerKind::DelayedKill {
                 worker,
                 incarnation,

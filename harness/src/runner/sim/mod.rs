@@ -16,6 +16,9 @@
 //!    workers run, in ascending id. Steps 2 and 3 repeat until nothing more happens at this
 //!    instant; then the clock jumps to the next due instant.
 //!
+//! With `connection` rules, a worker's broker operations travel on its connection
+//! ([`connection`]): delayed, held or dropped requests and answers are timers of their own.
+//!
 //! Workers are ordinary async target code ([`ackbench_targets`]) polled with a no-op waker: every
 //! operation a target awaits (receive, provider call, sleep) completes by an event of this
 //! executor, which then polls that worker again. No real socket, sleep or clock is used; the one
@@ -24,6 +27,7 @@
 
 pub(crate) mod accounting;
 mod client;
+mod connection;
 mod consumer;
 mod executor;
 mod message_faults;
@@ -43,6 +47,8 @@ mod proptests;
 mod proptests_stream;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_connection;
 #[cfg(test)]
 mod tests_deploy;
 #[cfg(test)]

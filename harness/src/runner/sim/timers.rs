@@ -9,7 +9,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::world::OpId;
+use super::connection::Request;
+use super::world::{OpId, OpResult};
 use crate::broker::{Handout, Receipt};
 use crate::provider::CallId;
 use crate::record::{CallOutcome, Nanos, WorkerId};
@@ -73,6 +74,31 @@ pub(super) enum TimerKind {
         op: OpId,
         handout: Handout,
     },
+    /// A `connection` rule's instant: a cut, or a window opening.
+    Connection {
+        rule: u32,
+    },
+    /// A worker's request reaches the broker over its connection.
+    Arrive {
+        worker: WorkerId,
+        incarnation: u32,
+        op: OpId,
+        request: Request,
+    },
+    /// The broker's answer (or the news of a lost request) reaches a worker.
+    Reply {
+        worker: WorkerId,
+        incarnation: u32,
+        op: OpId,
+        result: OpResult,
+    },
+    /// The broker closes a silent connection (RabbitMQ's heartbeat).
+    BrokerCloses {
+        worker: WorkerId,
+        incarnation: u32,
+    },
+    /// A partition's window closes: the workers it held may be handed messages again.
+    Healed,
 }
 
 /// Bits of an entry's second key left for the scheduling order (the class takes the top byte).

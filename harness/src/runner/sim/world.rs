@@ -9,6 +9,7 @@ use rand_chacha::ChaCha8Rng;
 use super::timers::Timers;
 pub(super) use super::timers::{TimerKind, CLASS_HANDLER, CLASS_SUPERVISOR};
 use super::waiting::Waiting;
+use crate::broker::setup::Silence;
 use crate::broker::{BrokerModel, Handout};
 use crate::chaos::{Faults, PointHit};
 use crate::profile::KillPoint;
@@ -28,6 +29,8 @@ pub(super) enum OpResult {
     Delivery(Handout),
     Unit,
     Call(Result<(), ProviderError>),
+    /// A broker operation's answer over a connection in the way ([`super::connection`]).
+    Queue(Result<(), ackbench_targets::QueueError>),
 }
 
 /// The delivery a worker is handling now.
@@ -102,6 +105,8 @@ pub(super) struct World {
     pub http_timeout: Option<Nanos>,
     /// A redrive still to come keeps the run going even when the queue is settled.
     pub redrive_pending: bool,
+    /// What the broker does with a silent connection.
+    pub silence: Silence,
 }
 
 impl World {
@@ -162,6 +167,7 @@ impl World {
             restart_after,
             http_timeout,
             redrive_pending: false,
+            silence: Silence::Nothing,
         }
     }
 

@@ -9,6 +9,12 @@
 //! run's profile-time clock. Workers are told apart by their credentials' access key id
 //! (`worker-N`), and the endpoint's hooks tell the run's state of each hand-out, so a kill at
 //! `received` happens before the answer is written.
+//!
+//! With `connection` faults, each worker reaches the endpoint through its own port of the
+//! proxy ([`Proxy`], forwarding without reading: the endpoint sees the worker by its key), so
+//! the worker's link can cut its HTTP connections (its SDK retries on a new one), delay its
+//! requests or answers, or hold them during a partition (answered at its end, or its
+//! connections reset there when the partition drops).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -23,6 +29,7 @@ use crate::profile::Scenario;
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, Seq, WorkerId};
 use crate::runner::live::assemble::Timebase;
+use crate::runner::live::proxy::{Proxy, Unread};
 use crate::runner::live::state::Hooks;
 use crate::workload::message::Outgoing;
 
@@ -51,6 +58,9 @@ pub struct EmbeddedSqs {
     queue: String,
     timebase: Timebase,
     clock: LiveClock,
+    /// With `connection` faults: the workers' proxy in front of the endpoint.
+    proxy: Option<Proxy>,
+    workers: u32,
 }
 
 impl EmbeddedSqs {
@@ -93,12 +103,37 @@ impl EmbeddedSqs {
         let t0 = server
             .elapsed()
             .saturating_sub(clock.wall(clock.now()).as_nanos() as u64);
+        let proxy = match cx.state.links() {
+            Some(links) => Some(
+                Proxy::start(
+                    server.local_addr(),
+                    s.consumer.workers,
+                    Arc::new(Unread),
+                    Some(links),
+                )
+                .await
+                .map_err(|e| {
+                    OpenError::Failed(format!("cannot listen for workers on 127.0.0.1: {e}"))
+                })?,
+            ),
+            None => None,
+        };
         Ok(EmbeddedSqs {
             server,
             queue,
             timebase: Timebase { t0, scale },
             clock,
+            proxy,
+            workers: s.consumer.workers,
         })
+    }
+
+    /// Where worker `w` reaches the endpoint: its proxy port, or the endpoint itself.
+    fn endpoint_of(&self, w: WorkerId) -> String {
+        match &self.proxy {
+            Some(p) => format!("http://{}", p.addr(w)),
+            None => self.server.endpoint_url(),
+        }
     }
 }
 
@@ -150,7 +185,7 @@ impl LiveBroker for EmbeddedSqs {
 
     fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)> {
         super::sqs_queue::client_env(
-            &self.server.endpoint_url(),
+            &self.endpoint_of(worker),
             &format!("worker-{worker}"),
             &self.server.queue_url(&self.queue),
         )
@@ -158,7 +193,8 @@ impl LiveBroker for EmbeddedSqs {
 
     fn queues(&self) -> Arc<dyn QueueFactory> {
         Arc::new(SqsQueues {
-            endpoint: self.server.endpoint_url(),
+            endpoints: (1..=self.workers).map(|w| self.endpoint_of(w)).collect(),
+            fallback: self.server.endpoint_url(),
             queue_url: self.server.queue_url(&self.queue),
             clock: self.clock,
         })
@@ -184,6 +220,9 @@ impl LiveBroker for EmbeddedSqs {
                 .into_iter()
                 .map(|e| self.timebase.event(e))
                 .collect();
+            if let Some(p) = self.proxy {
+                p.stop().await;
+            }
             self.server.shutdown().await;
             Finished {
                 events,
@@ -195,15 +234,21 @@ impl LiveBroker for EmbeddedSqs {
 
 /// Each worker's SQS client, named `worker-N` to the endpoint by its access key id.
 struct SqsQueues {
-    endpoint: String,
+    /// Worker `w`'s endpoint at index `w - 1`; `fallback` for any other.
+    endpoints: Vec<String>,
+    fallback: String,
     queue_url: String,
     clock: LiveClock,
 }
 
 impl QueueFactory for SqsQueues {
     fn connect(&self, worker: WorkerId) -> BoxFuture<'_, Result<Box<dyn LiveQueue>, String>> {
+        let endpoint = self
+            .endpoints
+            .get((worker as usize).wrapping_sub(1))
+            .unwrap_or(&self.fallback);
         let q = super::sqs_queue::SqsQueue::new(
-            &self.endpoint,
+            endpoint,
             &format!("worker-{worker}"),
             &self.queue_url,
             self.clock,

@@ -7,6 +7,16 @@
 //! to the worker, so a delivery a `received` kill is decided for is never forwarded: the
 //! connection is cut ([`Flow::Cut`]) and the worker, being killed, never sees it. Both sides of a
 //! connection are closed when either side ends, as the broker would see a consumer's death.
+//!
+//! A run with `connection` faults hands the proxy the workers' [`Links`]: each connection's
+//! bytes then go through its worker's link ([`link`]: cut, delayed, held by a partition) before
+//! the [`Connection`] reads them, so what the proxy reports is what reached the other side, when
+//! it did. Without them the bytes take the direct path they always took.
+
+pub mod link;
+mod linked;
+#[cfg(test)]
+mod linked_tests;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,6 +26,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 use crate::record::WorkerId;
+use link::Links;
+use linked::forward_linked;
 
 /// What to do after the bytes just read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +58,27 @@ pub trait Protocol: Send + Sync + 'static {
     fn connection(&self, worker: WorkerId) -> Box<dyn Connection>;
 }
 
+/// A protocol the proxy forwards without reading it: for a broker that sees its workers itself
+/// (the embedded SQS endpoint), whose proxy is there only to put each worker on its link.
+pub struct Unread;
+
+impl Protocol for Unread {
+    fn connection(&self, _worker: WorkerId) -> Box<dyn Connection> {
+        Box::new(Unread)
+    }
+}
+
+impl Connection for Unread {
+    fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
+        forward.extend_from_slice(bytes);
+        Flow::Go
+    }
+    fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
+        forward.extend_from_slice(bytes);
+        Flow::Go
+    }
+}
+
 /// The per-worker listeners of one run.
 pub struct Proxy {
     addrs: Vec<SocketAddr>,
@@ -53,11 +86,13 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    /// Listens on one 127.0.0.1 port per worker (1..=`workers`), forwarding to `upstream`.
+    /// Listens on one 127.0.0.1 port per worker (1..=`workers`), forwarding to `upstream`;
+    /// with `links`, each worker's connections follow its link.
     pub async fn start(
         upstream: SocketAddr,
         workers: u32,
         protocol: Arc<dyn Protocol>,
+        links: Option<Arc<Links>>,
     ) -> std::io::Result<Proxy> {
         let mut addrs = Vec::with_capacity(workers as usize);
         let mut tasks = JoinSet::new();
@@ -65,7 +100,8 @@ impl Proxy {
             let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
             addrs.push(listener.local_addr()?);
             let protocol = protocol.clone();
-            tasks.spawn(accept(listener, upstream, w, protocol));
+            let links = links.clone();
+            tasks.spawn(accept(listener, upstream, w, protocol, links));
         }
         Ok(Proxy { addrs, tasks })
     }
@@ -86,6 +122,7 @@ async fn accept(
     upstream: SocketAddr,
     w: WorkerId,
     protocol: Arc<dyn Protocol>,
+    links: Option<Arc<Links>>,
 ) {
     let mut connections = JoinSet::new();
     loop {
@@ -93,7 +130,10 @@ async fn accept(
             accepted = listener.accept() => {
                 let Ok((client, _)) = accepted else { continue };
                 let conn = protocol.connection(w);
-                connections.spawn(forward(client, upstream, conn));
+                match &links {
+                    None => connections.spawn(forward(client, upstream, conn)),
+                    Some(l) => connections.spawn(forward_linked(client, upstream, conn, l.watch(w))),
+                };
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
@@ -238,7 +278,9 @@ mod tests {
                 }
             }
         });
-        let proxy = Proxy::start(upstream, 2, Arc::new(Cutting)).await.unwrap();
+        let proxy = Proxy::start(upstream, 2, Arc::new(Cutting), None)
+            .await
+            .unwrap();
         assert_ne!(proxy.addr(1), proxy.addr(2));
         let mut c = TcpStream::connect(proxy.addr(2)).await.unwrap();
         c.write_all(b"hello").await.unwrap();

@@ -134,6 +134,7 @@ impl KafkaBroker {
                 upstream,
                 s.consumer.workers,
                 Arc::new(proxy::KafkaProtocol(observed.clone())),
+                cx.state.links(),
             )
             .await
             .map_err(|e| format!("cannot listen for workers on 127.0.0.1: {e}"))?;

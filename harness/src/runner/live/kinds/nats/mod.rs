@@ -131,6 +131,7 @@ impl NatsBroker {
             upstream,
             s.consumer.workers,
             Arc::new(proxy::NatsProtocol(shared)),
+            cx.state.links(),
         )
         .await
         {

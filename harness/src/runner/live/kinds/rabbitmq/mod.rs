@@ -11,6 +11,7 @@
 
 mod dlq;
 mod headers;
+mod heartbeat;
 mod ledger;
 mod proxy;
 mod queue;
@@ -64,6 +65,8 @@ pub struct RabbitMq {
     ready: Mutex<Option<(Instant, u64)>>,
     /// `broker.observe: none`: workers connect to the server itself, not through the proxy.
     direct: bool,
+    /// With `connection` faults: the heartbeat (wall seconds) the built-in targets ask for.
+    heartbeat: Option<u64>,
 }
 
 fn spec(s: &crate::profile::Scenario) -> &RabbitMqSpec {
@@ -166,6 +169,7 @@ impl RabbitMq {
                         .wire_scaled
                         .then(|| wire_time::WireTime::new(s.run.time_scale)),
                 }),
+                cx.state.links(),
             )
             .await
             .map_err(|e| OpenError::Failed(format!("cannot listen on 127.0.0.1: {e}")))?,
@@ -181,6 +185,10 @@ impl RabbitMq {
             workers: s.consumer.workers,
             ready: Mutex::new(None),
             direct: s.broker.observe == crate::profile::Observe::Direct,
+            heartbeat: cx
+                .state
+                .links()
+                .map(|_| heartbeat::wall_seconds(spec.heartbeat, s.run.time_scale)),
         };
         // From here on, a failure still deletes what was declared.
         if let Err(e) = broker.start(&cx).await {
@@ -376,7 +384,12 @@ impl LiveBroker for RabbitMq {
 
     fn queues(&self) -> Arc<dyn QueueFactory> {
         Arc::new(AmqpQueues {
-            urls: (1..=self.workers).map(|w| self.worker_url(w)).collect(),
+            urls: (1..=self.workers)
+                .map(|w| match self.heartbeat {
+                    Some(secs) => heartbeat::asking(&self.worker_url(w), secs),
+                    None => self.worker_url(w),
+                })
+                .collect(),
             consuming: self.consuming.clone(),
         })
     }

@@ -172,6 +172,7 @@ impl RedisStreams {
             upstream,
             workers,
             Arc::new(RespProtocol(Arc::new(observed))),
+            cx.state.links(),
         )
         .await
         {

@@ -15,6 +15,10 @@
 //!
 //! The receipt is the entry id. A heartbeat is the owner's `XCLAIM <self> 0 <id> JUSTID`, a
 //! hand-back the same with `IDLE`, each after XPENDING says the entry is still this consumer's.
+//!
+//! A connection that closed under the client (a `connection` cut) is made again, and the
+//! command that found it closed is sent once more on the new one, as a reconnecting client
+//! does: the pending entries are the consumer's, not the connection's.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -50,7 +54,9 @@ pub fn consumer_name(w: u32) -> String {
 
 /// One worker's Redis client.
 pub struct RedisQueue {
-    conn: MultiplexedConnection,
+    /// The connection, made again when it closed.
+    conn: Mutex<MultiplexedConnection>,
+    client: redis::Client,
     names: Names,
     consumer: String,
     clock: LiveClock,
@@ -58,6 +64,17 @@ pub struct RedisQueue {
     claims: Mutex<ClaimClock>,
     /// The hand-backs of the run's built-in clients.
     hand_backs: Arc<HandBacks>,
+}
+
+/// A connection of `client`. redis-rs gives a connection 1 s by default: 32 workers connecting
+/// at once on a loaded machine need longer.
+async fn open(client: &redis::Client) -> redis::RedisResult<MultiplexedConnection> {
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(std::time::Duration::from_secs(10)))
+        .set_response_timeout(None);
+    client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
 }
 
 fn unavailable(e: redis::RedisError) -> QueueError {
@@ -73,17 +90,12 @@ impl RedisQueue {
         hand_backs: Arc<HandBacks>,
     ) -> Result<RedisQueue, String> {
         let client = redis::Client::open(url).map_err(|e| e.to_string())?;
-        // redis-rs gives a connection 1 s by default: 32 workers connecting at once on a
-        // loaded machine need longer.
-        let config = redis::AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(std::time::Duration::from_secs(10)))
-            .set_response_timeout(None);
-        let conn = client
-            .get_multiplexed_async_connection_with_config(&config)
+        let conn = open(&client)
             .await
             .map_err(|e| format!("cannot connect to {url}: {e}"))?;
         Ok(RedisQueue {
-            conn,
+            conn: Mutex::new(conn),
+            client,
             names,
             consumer,
             clock,
@@ -97,8 +109,19 @@ impl RedisQueue {
     }
 
     async fn query(&self, cmd: &redis::Cmd) -> Result<Value, QueueError> {
-        let mut conn = self.conn.clone();
-        cmd.query_async(&mut conn).await.map_err(unavailable)
+        let mut conn = self
+            .conn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match cmd.query_async(&mut conn).await {
+            Err(e) if e.is_connection_dropped() || e.is_io_error() => {
+                let mut conn = open(&self.client).await.map_err(unavailable)?;
+                *self.conn.lock().unwrap_or_else(PoisonError::into_inner) = conn.clone();
+                cmd.query_async(&mut conn).await.map_err(unavailable)
+            }
+            answer => answer.map_err(unavailable),
+        }
     }
 
     /// XPENDING extended form: (id, idle ms, deliveries) of up to `count` entries.

@@ -1,0 +1,201 @@
+//! `chaos[].connection` as the runner reads it: a fault on the path between workers and the
+//! broker (a cut, added latency, a partition), on the workers it selects.
+
+use std::time::Duration;
+
+/// One `connection` rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectionRule {
+    pub fault: ConnectionFault,
+    /// The workers whose connections it acts on, in the profile's order (default: every worker,
+    /// ascending).
+    pub workers: Vec<u32>,
+    /// A run in which the rule never fires is not a failure (`optional: true`).
+    pub optional: bool,
+}
+
+/// What happens to the selected workers' connections.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConnectionFault {
+    /// Both sides of each connection closed at each instant of `trigger`; the client reconnects.
+    Cut(CutSchedule),
+    /// `delay` added to every frame in `direction` during `window`.
+    Latency {
+        window: Window,
+        delay: Duration,
+        direction: Direction,
+    },
+    /// Nothing passes either way during `window`; what was sent meanwhile is `frames`.
+    Partition { window: Window, frames: HeldFrames },
+}
+
+impl ConnectionFault {
+    /// Its name, as `chaos[].connection.fault` writes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ConnectionFault::Cut(_) => "cut",
+            ConnectionFault::Latency { .. } => "latency",
+            ConnectionFault::Partition { .. } => "partition",
+        }
+    }
+
+    /// The window of a latency or a partition.
+    pub fn window(&self) -> Option<Window> {
+        match self {
+            ConnectionFault::Cut(_) => None,
+            ConnectionFault::Latency { window, .. } | ConnectionFault::Partition { window, .. } => {
+                Some(*window)
+            }
+        }
+    }
+}
+
+/// When a cut comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CutSchedule {
+    pub trigger: CutTrigger,
+    /// No cut after this instant (`every` only).
+    pub to: Option<Duration>,
+    /// At most this many cut instants.
+    pub times: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutTrigger {
+    At(Duration),
+    /// First at `from + every`, then every `every`.
+    Every {
+        every: Duration,
+        from: Duration,
+    },
+}
+
+impl CutSchedule {
+    /// The instants of the cuts before `end`, in order.
+    pub fn instants(&self, end: Duration) -> Vec<Duration> {
+        let limit = self.times.unwrap_or(u64::MAX);
+        let last = self.to.map_or(end, |to| to.min(end));
+        match self.trigger {
+            CutTrigger::At(at) => (at < end).then_some(at).into_iter().collect(),
+            CutTrigger::Every { every, from } => {
+                let mut out = Vec::new();
+                let mut at = from + every;
+                while at < end && at <= last && (out.len() as u64) < limit {
+                    out.push(at);
+                    at += every;
+                }
+                out
+            }
+        }
+    }
+}
+
+/// `[from, from + length)`; no `length`: to the run's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub from: Duration,
+    pub length: Option<Duration>,
+}
+
+impl Window {
+    /// The instant it closes, in a run that ends at `end`.
+    pub fn until(&self, end: Duration) -> Duration {
+        self.length.map_or(end, |l| (self.from + l).min(end))
+    }
+}
+
+/// Which frames a latency delays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Both,
+    /// The worker's requests (fetches, acks, commits, heartbeats).
+    ToBroker,
+    /// The broker's answers and deliveries.
+    ToWorker,
+}
+
+impl Direction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Both => "both",
+            Direction::ToBroker => "to_broker",
+            Direction::ToWorker => "to_worker",
+        }
+    }
+}
+
+/// What a partition does with the frames sent while it lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeldFrames {
+    /// Delivered when the window closes, in order.
+    Hold,
+    /// Lost.
+    Drop,
+}
+
+impl HeldFrames {
+    pub fn name(self) -> &'static str {
+        match self {
+            HeldFrames::Hold => "hold",
+            HeldFrames::Drop => "drop",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    #[test]
+    fn a_cut_schedule_lists_its_instants_before_the_end() {
+        let at = CutSchedule {
+            trigger: CutTrigger::At(s(30)),
+            to: None,
+            times: None,
+        };
+        assert_eq!(at.instants(s(60)), vec![s(30)]);
+        assert_eq!(at.instants(s(30)), Vec::<Duration>::new());
+        // every 10s from 5s: 15, 25, 35, 45, 55; `to: 40s` keeps 15, 25, 35; `times: 2` 15, 25.
+        let every = CutSchedule {
+            trigger: CutTrigger::Every {
+                every: s(10),
+                from: s(5),
+            },
+            to: None,
+            times: None,
+        };
+        assert_eq!(
+            every.instants(s(60)),
+            vec![s(15), s(25), s(35), s(45), s(55)]
+        );
+        let to = CutSchedule {
+            to: Some(s(40)),
+            ..every
+        };
+        assert_eq!(to.instants(s(60)), vec![s(15), s(25), s(35)]);
+        let times = CutSchedule {
+            times: Some(2),
+            ..every
+        };
+        assert_eq!(times.instants(s(60)), vec![s(15), s(25)]);
+    }
+
+    #[test]
+    fn a_window_without_length_lasts_to_the_end() {
+        let open = Window {
+            from: s(10),
+            length: None,
+        };
+        assert_eq!(open.until(s(100)), s(100));
+        let short = Window {
+            from: s(10),
+            length: Some(s(30)),
+        };
+        assert_eq!(short.until(s(100)), s(40));
+        assert_eq!(short.until(s(20)), s(20));
+    }
+}

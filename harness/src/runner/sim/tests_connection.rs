@@ -1,0 +1,248 @@
+//! `connection` faults on hand-derived scenarios: one message at 0 s, `ack-after-work` (a 10 s
+//! provider call whose effect counts at the request, then the ack), a restart 1 s after a
+//! death, and one connection rule on worker 1, on each broker kind.
+
+use super::tests::{count, run, S};
+use crate::profile::load_str;
+use crate::record::{AckOutcome, EventKind, RunRecord};
+
+/// One message at 0 s on `broker`, `workers` workers, and `rule` as the one chaos rule.
+fn one_message(broker: &str, workers: u32, rule: &str) -> RunRecord {
+    let text = format!(
+        "\
+name: t
+run: {{ duration: 1s, drain: 1h }}
+broker: {broker}
+workload: {{ arrival: {{ every: 1s }}, count: 1 }}
+consumer: {{ target: ack-after-work, workers: {workers}, restart_after: 1s }}
+provider: {{ effect_at: request, latency: {{ dist: fixed, value: 10s }} }}
+chaos:
+  - connection: {rule}
+"
+    );
+    run(&load_str("t.yaml", &text, &[]).expect("a valid profile"))
+}
+
+/// (instant in s, worker, delivery) of every delivery.
+fn deliveries(r: &RunRecord) -> Vec<(u64, u32, u32)> {
+    r.events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Delivered {
+                worker, delivery, ..
+            } => Some((e.at / S, worker, delivery)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// (instant in s, worker, outcome) of every ack the broker logged.
+fn acks(r: &RunRecord) -> Vec<(u64, u32, AckOutcome)> {
+    r.events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Acked {
+                worker, outcome, ..
+            } => Some((e.at / S, worker, outcome)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// (instant in s, worker) of every firing.
+fn fired(r: &RunRecord) -> Vec<(u64, u32)> {
+    r.events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::FaultFired { worker, .. } => Some((e.at / S, worker)),
+            _ => None,
+        })
+        .collect()
+}
+
+const PARTITION_5S_FOR_45S: &str = "{ fault: partition, from: 5s, for: 45s, workers: [1] }";
+
+#[test]
+fn sqs_a_partition_longer_than_the_lease_redelivers_and_refuses_the_first_holders_ack() {
+    // 0 s: worker 1 receives msg-1 (lease to 30 s), effect at 0 s. 5 s: its connection is
+    // partitioned to 50 s. 10 s: its ack is held. 30 s: the lease ends; worker 2 receives
+    // delivery 2 (a second effect), acked at 40 s: deleted. 50 s: the held ack arrives with
+    // delivery 1's receipt, and `stale_ack: reject` refuses it (the message already gone).
+    // 2 deliveries, 2 effects (1 duplicate), 1 firing; the run ends when worker 1, told at
+    // 50 s, asks for its next message.
+    let r = one_message("{ visibility_timeout: 30s }", 2, PARTITION_5S_FOR_45S);
+    assert_eq!(deliveries(&r), vec![(0, 1, 1), (30, 2, 2)]);
+    assert_eq!(r.ledger.effects.len(), 2);
+    assert_eq!(
+        acks(&r),
+        vec![(40, 2, AckOutcome::Deleted), (50, 1, AckOutcome::StaleGone)]
+    );
+    assert_eq!(fired(&r), vec![(5, 1)]);
+    assert_eq!(r.end, 50 * S);
+}
+
+#[test]
+fn sqs_latency_below_the_lease_changes_only_the_timings() {
+    // One worker, 2 s each way from 0 s. Its first fetch reaches the broker at 2 s, which
+    // hands msg-1 out then (lease to 32 s); the delivery reaches the worker at 4 s (call 4-14
+    // s). The ack leaves at 14 s, reaches the broker at 16 s (in the lease: deleted), its
+    // answer the worker at 18 s, which then asks for more: the run ends at 18 s (10 s without
+    // the latency). 1 delivery, 1 effect, no stale ack.
+    let r = one_message(
+        "{ visibility_timeout: 30s }",
+        1,
+        "{ fault: latency, delay: 2s, from: 0s, for: 1m }",
+    );
+    assert_eq!(deliveries(&r), vec![(2, 1, 1)]);
+    assert_eq!(r.ledger.effects.len(), 1);
+    assert_eq!(r.ledger.effects[0].at, 4 * S);
+    assert_eq!(acks(&r), vec![(16, 1, AckOutcome::Deleted)]);
+    assert_eq!(fired(&r), vec![(0, 1)]);
+    assert_eq!(r.end, 18 * S);
+}
+
+#[test]
+fn sqs_a_cut_holds_nothing() {
+    // An HTTP connection holds nothing: cut at 5 s, worker 1 acks at 10 s as without it.
+    let r = one_message(
+        "{ visibility_timeout: 30s }",
+        2,
+        "{ fault: cut, at: 5s, workers: [1] }",
+    );
+    assert_eq!(deliveries(&r), vec![(0, 1, 1)]);
+    assert_eq!(acks(&r), vec![(10, 1, AckOutcome::Deleted)]);
+    assert_eq!(fired(&r), vec![(5, 1)]);
+    assert_eq!(r.end, 10 * S);
+}
+
+#[test]
+fn rabbitmq_a_cut_mid_handler_requeues_at_once_and_the_late_ack_is_refused() {
+    // 0 s: worker 1 gets msg-1, effect at 0 s. 5 s: its connection is cut: RabbitMQ requeues
+    // msg-1 at once and worker 2 (idle) gets delivery 2, a second effect at 5 s. 10 s: worker
+    // 1's ack belongs to the closed channel: refused. 15 s: worker 2 acks: deleted.
+    // 1 duplicate effect.
+    let r = one_message(
+        "{ kind: rabbitmq }",
+        2,
+        "{ fault: cut, at: 5s, workers: [1] }",
+    );
+    assert_eq!(deliveries(&r), vec![(0, 1, 1), (5, 2, 2)]);
+    assert_eq!(r.ledger.effects.len(), 2);
+    assert_eq!(
+        acks(&r),
+        vec![
+            (10, 1, AckOutcome::StaleRejected),
+            (15, 2, AckOutcome::Deleted)
+        ]
+    );
+    assert_eq!(r.end, 15 * S);
+}
+
+#[test]
+fn rabbitmq_requeues_when_the_heartbeat_closes_a_partitioned_connection() {
+    // Heartbeat 60 s (the default); worker 1 partitioned from 5 s for 90 s. 10 s: its ack is
+    // held. 65 s: the server has heard nothing for 60 s and closes the connection: msg-1 is
+    // requeued and worker 2 gets delivery 2 (a second effect at 65 s), acked at 75 s. 95 s:
+    // the held ack reaches a message already gone: refused (stale, the message gone).
+    // 2 effects, 1 duplicate; the run ends at 95 s.
+    let r = one_message(
+        "{ kind: rabbitmq }",
+        2,
+        "{ fault: partition, from: 5s, for: 90s, workers: [1] }",
+    );
+    assert_eq!(deliveries(&r), vec![(0, 1, 1), (65, 2, 2)]);
+    assert_eq!(r.ledger.effects.len(), 2);
+    assert_eq!(
+        acks(&r),
+        vec![(75, 2, AckOutcome::Deleted), (95, 1, AckOutcome::StaleGone)]
+    );
+    assert_eq!(r.end, 95 * S);
+    // With `heartbeat: 20s` the close comes at 25 s: delivery 2 then, acked at 35 s.
+    let r = one_message(
+        "{ kind: rabbitmq, heartbeat: 20s }",
+        2,
+        "{ fault: partition, from: 5s, for: 90s, workers: [1] }",
+    );
+    assert_eq!(deliveries(&r), vec![(0, 1, 1), (25, 2, 2)]);
+}
+
+#[test]
+fn rabbitmq_a_partition_shorter_than_the_heartbeat_loses_nothing() {
+    // Partitioned from 5 s for 45 s (< 60 s): the connection stays open. The ack held at 10 s
+    // arrives at 50 s and deletes msg-1: 1 delivery, 1 effect.
+    let r = one_message("{ kind: rabbitmq }", 2, PARTITION_5S_FOR_45S);
+    assert_eq!(deliveries(&r), vec![(0, 1, 1)]);
+    assert_eq!(r.ledger.effects.len(), 1);
+    assert_eq!(acks(&r), vec![(50, 1, AckOutcome::Deleted)]);
+    assert_eq!(r.end, 50 * S);
+}
+
+#[test]
+fn nats_a_held_ack_after_ack_wait_acts_on_the_redelivered_message() {
+    // AckWait 30 s; worker 1 partitioned from 5 s for 30 s. Its ack is held at 10 s. 30 s:
+    // AckWait ends: worker 2 gets delivery 2 (a second effect). 35 s: the held ack arrives;
+    // NATS matches acks by stream sequence, so it acks the message under worker 2 (a stale
+    // ack that deletes). 40 s: worker 2's own ack finds it gone (stale, the message gone).
+    // 1 duplicate.
+    let r = one_message(
+        "{ kind: nats, ack_wait: 30s }",
+        2,
+        "{ fault: partition, from: 5s, for: 30s, workers: [1] }",
+    );
+    assert_eq!(deliveries(&r), vec![(0, 1, 1), (30, 2, 2)]);
+    assert_eq!(r.ledger.effects.len(), 2);
+    assert_eq!(
+        acks(&r),
+        vec![
+            (35, 1, AckOutcome::StaleDeleted),
+            (40, 2, AckOutcome::StaleGone)
+        ]
+    );
+    assert_eq!(r.end, 40 * S);
+}
+
+#[test]
+fn redis_streams_a_partitioned_owners_entry_waits_for_a_claim() {
+    // min_idle 30 s, claimed by an idle consumer the instant it is due. Worker 1 partitioned
+    // from 5 s for 45 s: the entry stays in its pending list until 30 s, when worker 2 claims
+    // it (delivery 2, a second effect), acking at 40 s. 50 s: worker 1's held XACK finds the
+    // entry acked already. 1 duplicate.
+    let r = one_message(
+        "{ kind: redis-streams, min_idle: 30s }",
+        2,
+        PARTITION_5S_FOR_45S,
+    );
+    assert_eq!(deliveries(&r), vec![(0, 1, 1), (30, 2, 2)]);
+    assert_eq!(r.ledger.effects.len(), 2);
+    assert_eq!(acks(&r)[0], (40, 2, AckOutcome::Deleted));
+    assert_eq!(r.end, 50 * S);
+}
+
+#[test]
+fn a_dropping_partition_loses_the_ack_and_the_lease_decides() {
+    // SQS, `frames: drop`: worker 1's ack at 10 s is lost; it learns at 50 s. The lease ends at
+    // 30 s: worker 2 gets delivery 2 and deletes it at 40 s. Nothing of worker 1 reaches the
+    // broker: 1 ack logged, 2 effects.
+    let r = one_message(
+        "{ visibility_timeout: 30s }",
+        2,
+        "{ fault: partition, from: 5s, for: 45s, frames: drop, workers: [1] }",
+    );
+    assert_eq!(deliveries(&r), vec![(0, 1, 1), (30, 2, 2)]);
+    assert_eq!(acks(&r), vec![(40, 2, AckOutcome::Deleted)]);
+    assert_eq!(r.end, 50 * S);
+}
+
+#[test]
+fn a_partitioned_idle_worker_is_handed_nothing_until_the_window_closes() {
+    // One worker, partitioned from 0 s for 20 s, waiting for a message: msg-1 (published at
+    // 0 s) waits at the broker; the window closes at 20 s and the worker gets it then.
+    let r = one_message(
+        "{ visibility_timeout: 30s }",
+        1,
+        "{ fault: partition, from: 0s, for: 20s }",
+    );
+    assert_eq!(deliveries(&r), vec![(20, 1, 1)]);
+    assert_eq!(r.end, 30 * S);
+    assert_eq!(count(&r, |k| matches!(k, EventKind::FaultFired { .. })), 1);
+}
