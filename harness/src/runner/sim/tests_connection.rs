@@ -246,3 +246,78 @@ fn a_partitioned_idle_worker_is_handed_nothing_until_the_window_closes() {
     assert_eq!(r.end, 30 * S);
     assert_eq!(count(&r, |k| matches!(k, EventKind::FaultFired { .. })), 1);
 }
+
+/// Kafka's group forms 3 s after the first join (the initial rebalance delay), so the one
+/// record is fetched at 3 s, by worker 1 (the range assignor gives partition 0 to the first
+/// member).
+const KAFKA: &str =
+    "{ kind: kafka, partitions: 1, enable_auto_commit: false, session_timeout: 10s }";
+
+#[test]
+fn kafka_a_cut_keeps_the_membership_and_the_commit_goes_through() {
+    // 3 s: worker 1 fetches the record (effect at 3 s). 5 s: its connection is cut; the client
+    // reconnects and the member stays (heartbeats go on). 13 s: its commit is accepted. One
+    // effect, no rebalance past the first.
+    let r = one_message(KAFKA, 2, "{ fault: cut, at: 5s, workers: [1] }");
+    assert_eq!(deliveries(&r), vec![(3, 1, 1)]);
+    assert_eq!(acks(&r), vec![(13, 1, AckOutcome::Deleted)]);
+    assert_eq!(fired(&r), vec![(5, 1)]);
+    assert_eq!(r.ledger.effects.len(), 1);
+    assert_eq!(r.end, 13 * S);
+}
+
+#[test]
+fn kafka_a_partition_past_the_session_timeout_removes_the_member_and_fences_its_commit() {
+    // 3 s: the group forms (generation 1), worker 1 fetches the record, effect at 3 s; its last
+    // heartbeat is heard then. 5-35 s: worker 1 is partitioned. 13 s: 10 s (session_timeout)
+    // without a heartbeat: the coordinator removes it (generation 2, session timeout) and worker
+    // 2 takes partition 0 from its committed offset (none yet): delivery 2, a second effect at
+    // 13 s; worker 1's commit, made at 13 s, is held by the partition. 23 s: worker 2's commit
+    // is accepted. 35 s: the window closes and worker 1's commit arrives from a removed member:
+    // fenced. 2 effects, 1 duplicate.
+    let r = one_message(
+        KAFKA,
+        2,
+        "{ fault: partition, from: 5s, for: 30s, workers: [1] }",
+    );
+    assert_eq!(deliveries(&r), vec![(3, 1, 1), (13, 2, 2)]);
+    assert_eq!(
+        acks(&r),
+        vec![
+            (23, 2, AckOutcome::Deleted),
+            (35, 1, AckOutcome::StaleRejected)
+        ]
+    );
+    let rebalances: Vec<u64> = r
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Rebalanced { .. }))
+        .map(|e| e.at / S)
+        .collect();
+    assert_eq!(rebalances, vec![3, 13]);
+    assert_eq!(r.ledger.effects.len(), 2);
+    assert_eq!(r.end, 35 * S);
+}
+
+#[test]
+fn kafka_share_a_cut_releases_the_records_the_session_acquired() {
+    // 0 s: worker 1 acquires the record (a share group has no join delay), effect at 0 s. 5 s:
+    // its connection is cut: the share session ends and the record is released at once; worker
+    // 2 acquires it (delivery 2, a second effect). 10 s: worker 1's ACCEPT comes from a closed
+    // session: refused. 15 s: worker 2's is accepted. 2 effects, 1 duplicate.
+    let r = one_message(
+        "{ kind: kafka-share }",
+        2,
+        "{ fault: cut, at: 5s, workers: [1] }",
+    );
+    assert_eq!(deliveries(&r), vec![(0, 1, 1), (5, 2, 2)]);
+    assert_eq!(
+        acks(&r),
+        vec![
+            (10, 1, AckOutcome::StaleRejected),
+            (15, 2, AckOutcome::Deleted)
+        ]
+    );
+    assert_eq!(r.ledger.effects.len(), 2);
+    assert_eq!(r.end, 15 * S);
+}
