@@ -3,6 +3,7 @@
 //! death, and one connection rule on worker 1, on each broker kind.
 
 use super::tests::{count, run, S};
+use super::tests_kinds::deliveries;
 use crate::profile::load_str;
 use crate::record::{AckOutcome, EventKind, RunRecord};
 
@@ -21,19 +22,6 @@ chaos:
 "
     );
     run(&load_str("t.yaml", &text, &[]).expect("a valid profile"))
-}
-
-/// (instant in s, worker, delivery) of every delivery.
-fn deliveries(r: &RunRecord) -> Vec<(u64, u32, u32)> {
-    r.events
-        .iter()
-        .filter_map(|e| match e.kind {
-            EventKind::Delivered {
-                worker, delivery, ..
-            } => Some((e.at / S, worker, delivery)),
-            _ => None,
-        })
-        .collect()
 }
 
 /// (instant in s, worker, outcome) of every ack the broker logged.
