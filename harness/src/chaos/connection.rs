@@ -59,15 +59,11 @@ pub enum Act {
 
 impl ConnectionSchedule {
     pub fn new(chaos: &[ChaosRule]) -> ConnectionSchedule {
-        let rules = chaos
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| {
-                Some(Rule {
-                    index: i as u32,
-                    rule: r.as_connection()?.clone(),
-                    cuts: 0,
-                })
+        let rules = super::rules_of(chaos, ChaosRule::as_connection)
+            .map(|(index, r)| Rule {
+                index,
+                rule: r.clone(),
+                cuts: 0,
             })
             .collect();
         ConnectionSchedule { rules }

@@ -42,16 +42,12 @@ pub struct DeploySchedule {
 
 impl DeploySchedule {
     pub fn new(chaos: &[ChaosRule]) -> DeploySchedule {
-        let rules = chaos
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| {
-                Some(Rule {
-                    index: i as u32,
-                    rule: r.as_deploy()?.clone(),
-                    started: 0,
-                    current: None,
-                })
+        let rules = super::rules_of(chaos, ChaosRule::as_deploy)
+            .map(|(index, r)| Rule {
+                index,
+                rule: r.clone(),
+                started: 0,
+                current: None,
             })
             .collect();
         DeploySchedule { rules }

@@ -56,17 +56,12 @@ pub struct KillSchedule {
 
 impl KillSchedule {
     pub fn new(chaos: &[ChaosRule], seed: u64) -> KillSchedule {
-        let rules = chaos
-            .iter()
-            .enumerate()
-            .filter_map(|(i, rule)| {
-                let r = rule.as_kill()?;
-                Some(Rule {
-                    index: i as u32,
-                    keys: r.keys.as_ref().map(|k| k.iter().cloned().collect()),
-                    rule: r.clone(),
-                    kills: 0,
-                })
+        let rules = super::rules_of(chaos, ChaosRule::as_kill)
+            .map(|(index, r)| Rule {
+                index,
+                keys: r.keys.as_ref().map(|k| k.iter().cloned().collect()),
+                rule: r.clone(),
+                kills: 0,
             })
             .collect();
         KillSchedule {

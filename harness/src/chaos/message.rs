@@ -62,18 +62,13 @@ impl Default for MessageSchedule {
 
 impl MessageSchedule {
     pub fn new(chaos: &[ChaosRule], seed: u64) -> MessageSchedule {
-        let rules = chaos
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| {
-                let r = r.as_message()?;
-                Some(Rule {
-                    index: i as u32,
-                    keys: r.keys.as_ref().map(|k| k.iter().cloned().collect()),
-                    seq: r.seq.as_ref().map(|s| s.iter().copied().collect()),
-                    rule: r.clone(),
-                    fired: 0,
-                })
+        let rules = super::rules_of(chaos, ChaosRule::as_message)
+            .map(|(index, r)| Rule {
+                index,
+                keys: r.keys.as_ref().map(|k| k.iter().cloned().collect()),
+                seq: r.seq.as_ref().map(|s| s.iter().copied().collect()),
+                rule: r.clone(),
+                fired: 0,
             })
             .collect();
         MessageSchedule {

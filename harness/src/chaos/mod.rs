@@ -76,6 +76,18 @@ impl From<KillSchedule> for Faults {
     }
 }
 
+/// The rules of one fault (`pick`: `ChaosRule::as_deploy`, ...) with their index in the
+/// profile's `chaos` list: what each schedule is made of.
+pub(crate) fn rules_of<'a, R: 'a>(
+    chaos: &'a [ChaosRule],
+    pick: impl Fn(&'a ChaosRule) -> Option<&'a R> + 'a,
+) -> impl Iterator<Item = (u32, &'a R)> + 'a {
+    chaos
+        .iter()
+        .enumerate()
+        .filter_map(move |(i, r)| Some((i as u32, pick(r)?)))
+}
+
 /// The run's chaos rules as the record keeps them: a label each and whether it may stay unfired.
 pub fn describe(rules: &[ChaosRule]) -> Vec<ChaosRuleRecord> {
     rules

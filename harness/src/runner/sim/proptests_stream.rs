@@ -49,6 +49,29 @@ fn run_as(s: &Scenario, record: Record) -> Recording {
     crate::runner::run_with_progress(&s, &mut |_| {}, &Interrupt::new()).expect("run completes")
 }
 
+/// Runs `s` with the full record and streamed: the streamed run did not give up, and it ends
+/// when the full one does with the same metrics and time series. Returns the streamed run.
+fn streams_as_its_full_record(s: &Scenario) -> Result<Recording, TestCaseError> {
+    let full = run_as(s, Record::Full);
+    let streamed = run_as(s, Record::Stream);
+    prop_assert!(
+        streamed.folded.is_some(),
+        "the run streamed (it did not give up)"
+    );
+    prop_assert_eq!(full.end, streamed.end);
+    let late = nanos(s.budgets.late_after);
+    prop_assert_eq!(
+        described(&analyse(&full, late)),
+        described(&analyse(&streamed, late))
+    );
+    let every = s
+        .run
+        .sample_every
+        .map_or_else(|| crate::metrics::default_interval(&full), nanos);
+    prop_assert_eq!(timeseries(&full, every), timeseries(&streamed, every));
+    Ok(streamed)
+}
+
 /// Everything the reports read of the metrics, compared as text (histograms by their counts).
 fn described(m: &Metrics) -> String {
     let h = |l: &crate::metrics::LatencyHistogram| {
@@ -118,21 +141,11 @@ proptest! {
         );
         s.seed = seed;
         s.chaos = chaos;
-        let full = run_as(&s, Record::Full);
-        let streamed = run_as(&s, Record::Stream);
         // Every kind streams; Kafka (kind 5) too, though a consumer takes records from its
         // fetched batch after they were committed (an auto-commit ahead of it, the next
         // owner's commits): its model says which, and they stay open until handed out.
-        prop_assert!(streamed.folded.is_some(), "the run streamed (it did not give up)");
+        let streamed = streams_as_its_full_record(&s)?;
         prop_assert!(streamed.events.is_empty() && streamed.messages.is_empty());
-        prop_assert_eq!(full.end, streamed.end);
-        let late = nanos(s.budgets.late_after);
-        prop_assert_eq!(described(&analyse(&full, late)), described(&analyse(&streamed, late)));
-        let every = s
-            .run
-            .sample_every
-            .map_or_else(|| crate::metrics::default_interval(&full), nanos);
-        prop_assert_eq!(timeseries(&full, every), timeseries(&streamed, every));
     }
 }
 
@@ -187,16 +200,6 @@ proptest! {
         .broker;
         s.seed = seed;
         s.chaos = chaos;
-        let full = run_as(&s, Record::Full);
-        let streamed = run_as(&s, Record::Stream);
-        prop_assert!(streamed.folded.is_some(), "the run streamed (it did not give up)");
-        prop_assert_eq!(full.end, streamed.end);
-        let late = nanos(s.budgets.late_after);
-        prop_assert_eq!(described(&analyse(&full, late)), described(&analyse(&streamed, late)));
-        let every = s
-            .run
-            .sample_every
-            .map_or_else(|| crate::metrics::default_interval(&full), nanos);
-        prop_assert_eq!(timeseries(&full, every), timeseries(&streamed, every));
+        streams_as_its_full_record(&s)?;
     }
 }
