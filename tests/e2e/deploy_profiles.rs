@@ -1,5 +1,5 @@
-//! The shipped `profiles/chaos/deploy-thursday-*.yaml` give the counts their comments derive, and
-//! pass the budgets that encode them.
+//! The shipped `profiles/chaos/deploy-thursday-*.yaml` and `partition-45s-*.yaml` give the
+//! counts their comments derive, and pass the budgets that encode them.
 
 use crate::common::{deploy_cost, root, run_profile};
 
@@ -55,4 +55,29 @@ fn the_thursday_deploys_cost_what_their_profiles_derive() {
             vec![4, 3, 1, 1, 1, 0, 0]
         )
     );
+}
+
+/// The counts (KEYS) of `profiles/chaos/<name>.yaml` run with `args`, which pass its budgets.
+fn partition_counts(name: &str, args: &[&str]) -> Vec<u64> {
+    let profile = root().join(format!("profiles/chaos/{name}.yaml"));
+    let ran = run_profile(&profile, &[&["--quiet"], args].concat());
+    assert_eq!(ran.code(), 0, "{name}: the budgets hold\n{}", ran.stderr());
+    crate::common::counts(&ran.summary(), &KEYS)
+}
+
+#[test]
+fn the_45s_partitions_cost_what_their_profiles_derive() {
+    // RabbitMQ, heartbeat 15 s: the connection closes at 55 s (25 s + two heartbeats), order 2
+    // runs again on worker 2 and worker 1's held ack is refused at 70 s: 10 messages, 11
+    // deliveries and effects, 1 duplicate, 1 stale ack.
+    let closed = vec![10, 11, 11, 1, 0, 0, 1, 0];
+    assert_eq!(partition_counts("partition-45s-rabbitmq", &[]), closed);
+    // Heartbeat 30 s: the close would come at 85 s, after the window; the held ack deletes
+    // order 2 at 70 s: every order once.
+    assert_eq!(
+        partition_counts("partition-45s-rabbitmq", &["--set", "broker.heartbeat=30s"]),
+        vec![10, 10, 10, 0, 0, 0, 0, 0]
+    );
+    // SQS: order 2's lease ends at 50 s, worker 2 runs it again, the held delete is stale.
+    assert_eq!(partition_counts("partition-45s-sqs", &[]), closed);
 }

@@ -89,7 +89,8 @@ pub enum Silence {
     /// whose record locks run out first).
     Nothing,
     /// RabbitMQ's heartbeat: silent this long, the connection is closed
-    /// ([`BrokerModel::connection_closed`]).
+    /// ([`BrokerModel::connection_closed`]): two heartbeat timeouts (docs/chaos.md, "Why
+    /// RabbitMQ closes after two `heartbeat`s").
     Closes { after: Nanos },
     /// A Kafka group member's heartbeats stop with the silence: one silent for its session
     /// timeout is removed from the group as a dead one is ([`BrokerModel::consumer_died`]).
@@ -100,7 +101,7 @@ pub enum Silence {
 pub fn silence(spec: &BrokerSpec) -> Silence {
     match &spec.kind {
         BrokerKind::RabbitMq(r) => Silence::Closes {
-            after: nanos(r.heartbeat),
+            after: nanos(r.heartbeat).saturating_mul(2),
         },
         BrokerKind::Kafka(k) => Silence::StopsHeartbeats {
             removed_after: nanos(k.session_timeout),

@@ -50,10 +50,12 @@ pub enum Act {
     /// Cut these workers' connections.
     Cut(Vec<WorkerId>),
     /// A latency's or a partition's window opens on these workers; a partition closes at
-    /// `partition_until` (`None`: not a partition).
+    /// `partition_until` (`None`: not a partition). One that `drops` frames closes the workers'
+    /// connections as it ends, as a cut would.
     Opens {
         workers: Vec<WorkerId>,
         partition_until: Option<Nanos>,
+        drops: bool,
     },
 }
 
@@ -114,13 +116,16 @@ impl ConnectionSchedule {
                 (Some(Act::Cut(workers)), next)
             }
             f => {
-                let partition_until = match f {
-                    ConnectionFault::Partition { window, .. } => Some(until(window)),
-                    _ => None,
+                let (partition_until, drops) = match f {
+                    ConnectionFault::Partition { window, frames } => {
+                        (Some(until(window)), *frames == HeldFrames::Drop)
+                    }
+                    _ => (None, false),
                 };
                 let act = Act::Opens {
                     workers,
                     partition_until,
+                    drops,
                 };
                 (Some(act), None)
             }

@@ -6,9 +6,11 @@
 //! What the broker does with a connection is the kind's ([`BrokerModel::connection_closed`],
 //! [`Silence`]): a cut closes it (RabbitMQ requeues the worker's unacked deliveries, a Kafka
 //! share group releases its records; the other kinds hold nothing on it); a partition silences
-//! it (RabbitMQ's heartbeat closes it, a Kafka member silent for its session timeout is removed;
-//! the others' own timers run as ever). Held frames reach the broker when the window closes and
-//! are judged by the broker's state then (a stale receipt is refused by the kind's rule).
+//! it (RabbitMQ's heartbeat closes it two `heartbeat`s after the window opens, a Kafka member
+//! silent for its session timeout is removed; the others' own timers run as ever). Held frames
+//! reach the broker when the window closes and are judged by the broker's state then (a stale
+//! receipt is refused by the kind's rule); a partition that drops them closes the connection
+//! as it ends, as a cut does.
 //!
 //! [`BrokerModel::connection_closed`]: crate::broker::BrokerModel::connection_closed
 
@@ -162,12 +164,13 @@ impl World {
             self.schedule(next, CLASS_SUPERVISOR, TimerKind::Connection { rule });
         }
         let Some(act) = act else { return };
-        let (workers, cut, partition_until) = match act {
-            Act::Cut(workers) => (workers, true, None),
+        let (workers, cut, partition_until, drops) = match act {
+            Act::Cut(workers) => (workers, true, None, false),
             Act::Opens {
                 workers,
                 partition_until,
-            } => (workers, false, partition_until),
+                drops,
+            } => (workers, false, partition_until, drops),
         };
         if let Some(until) = partition_until.filter(|&u| u != Nanos::MAX) {
             // A worker waiting for a hand-out gets one again once the window closes.
@@ -187,6 +190,17 @@ impl World {
                 self.broker.connection_closed(now, w, &mut self.events);
             } else if let Some(until) = partition_until {
                 self.silenced(w, incarnation, until);
+                if drops && until != Nanos::MAX {
+                    // What was lost breaks the connection: both sides see it close at the end.
+                    self.schedule(
+                        until,
+                        CLASS_SUPERVISOR,
+                        TimerKind::BrokerCloses {
+                            worker: w,
+                            incarnation,
+                        },
+                    );
+                }
             }
         }
     }
@@ -213,8 +227,8 @@ impl World {
         }
     }
 
-    /// The broker closes worker `w`'s silent connection (RabbitMQ's heartbeat), if `w` is the
-    /// incarnation it was.
+    /// The broker closes worker `w`'s connection (RabbitMQ's heartbeat, or the end of a
+    /// partition that dropped frames), if `w` is the incarnation it was.
     pub fn broker_closes(&mut self, w: WorkerId, incarnation: u32) {
         let s = self.slot(w);
         if s.alive && s.incarnation == incarnation {

@@ -128,13 +128,13 @@ fn rabbitmq_a_cut_mid_handler_requeues_at_once_and_the_late_ack_is_refused() {
 
 #[test]
 fn rabbitmq_requeues_when_the_heartbeat_closes_a_partitioned_connection() {
-    // Heartbeat 60 s (the default); worker 1 partitioned from 5 s for 90 s. 10 s: its ack is
-    // held. 65 s: the server has heard nothing for 60 s and closes the connection: msg-1 is
-    // requeued and worker 2 gets delivery 2 (a second effect at 65 s), acked at 75 s. 95 s:
-    // the held ack reaches a message already gone: refused (stale, the message gone).
-    // 2 effects, 1 duplicate; the run ends at 95 s.
+    // Heartbeat 30 s; worker 1 partitioned from 5 s for 90 s. 10 s: its ack is held. 65 s
+    // (5 s + two heartbeats): the connection is closed: msg-1 is requeued and worker 2 gets
+    // delivery 2 (a second effect at 65 s), acked at 75 s. 95 s: the held ack reaches a
+    // message already gone: refused (stale, the message gone). 2 effects, 1 duplicate; the
+    // run ends at 95 s.
     let r = one_message(
-        "{ kind: rabbitmq }",
+        "{ kind: rabbitmq, heartbeat: 30s }",
         2,
         "{ fault: partition, from: 5s, for: 90s, workers: [1] }",
     );
@@ -145,24 +145,57 @@ fn rabbitmq_requeues_when_the_heartbeat_closes_a_partitioned_connection() {
         vec![(75, 2, AckOutcome::Deleted), (95, 1, AckOutcome::StaleGone)]
     );
     assert_eq!(r.end, 95 * S);
-    // With `heartbeat: 20s` the close comes at 25 s: delivery 2 then, acked at 35 s.
+    // With `heartbeat: 10s` the close comes at 5 s + 20 s = 25 s: delivery 2 then.
     let r = one_message(
-        "{ kind: rabbitmq, heartbeat: 20s }",
+        "{ kind: rabbitmq, heartbeat: 10s }",
         2,
         "{ fault: partition, from: 5s, for: 90s, workers: [1] }",
     );
     assert_eq!(deliveries(&r), vec![(0, 1, 1), (25, 2, 2)]);
+    // With the default 60 s it would come at 125 s, after the window: the held ack arrives at
+    // 95 s and deletes msg-1: 1 delivery, 1 effect.
+    let r = one_message(
+        "{ kind: rabbitmq }",
+        2,
+        "{ fault: partition, from: 5s, for: 90s, workers: [1] }",
+    );
+    assert_eq!(deliveries(&r), vec![(0, 1, 1)]);
+    assert_eq!(acks(&r), vec![(95, 1, AckOutcome::Deleted)]);
 }
 
 #[test]
-fn rabbitmq_a_partition_shorter_than_the_heartbeat_loses_nothing() {
-    // Partitioned from 5 s for 45 s (< 60 s): the connection stays open. The ack held at 10 s
-    // arrives at 50 s and deletes msg-1: 1 delivery, 1 effect.
-    let r = one_message("{ kind: rabbitmq }", 2, PARTITION_5S_FOR_45S);
-    assert_eq!(deliveries(&r), vec![(0, 1, 1)]);
-    assert_eq!(r.ledger.effects.len(), 1);
-    assert_eq!(acks(&r), vec![(50, 1, AckOutcome::Deleted)]);
-    assert_eq!(r.end, 50 * S);
+fn rabbitmq_a_partition_shorter_than_two_heartbeats_loses_nothing() {
+    // Partitioned from 5 s for 45 s, with the default heartbeat (60 s) and with 30 s (the
+    // window is then between one and two heartbeats): the close would come at 125 s or 65 s,
+    // after the window's end, so the connection stays open. The ack held at 10 s arrives at
+    // 50 s and deletes msg-1: 1 delivery, 1 effect.
+    for broker in ["{ kind: rabbitmq }", "{ kind: rabbitmq, heartbeat: 30s }"] {
+        let r = one_message(broker, 2, PARTITION_5S_FOR_45S);
+        assert_eq!(deliveries(&r), vec![(0, 1, 1)], "{broker}");
+        assert_eq!(r.ledger.effects.len(), 1, "{broker}");
+        assert_eq!(acks(&r), vec![(50, 1, AckOutcome::Deleted)], "{broker}");
+        assert_eq!(r.end, 50 * S, "{broker}");
+    }
+}
+
+#[test]
+fn rabbitmq_a_dropping_partition_closes_the_connection_at_its_end() {
+    // Heartbeat 60 s; worker 1 partitioned from 5 s for 45 s, `frames: drop`. Its ack at 10 s
+    // is lost. 50 s: the window ends and the connection closes (before the heartbeat's 125 s):
+    // msg-1 is requeued. Worker 1 learns then that its ack was lost and asks for more; of the
+    // two waiting workers the lowest, worker 1, gets delivery 2 (a second effect at 50 s),
+    // acked at 60 s. The broker never saw the lost ack: 1 ack logged, 2 effects (1
+    // duplicate), no stale ack.
+    let r = one_message(
+        "{ kind: rabbitmq }",
+        2,
+        "{ fault: partition, from: 5s, for: 45s, frames: drop, workers: [1] }",
+    );
+    assert_eq!(deliveries(&r), vec![(0, 1, 1), (50, 1, 2)]);
+    assert_eq!(r.ledger.effects.len(), 2);
+    assert_eq!(acks(&r), vec![(60, 1, AckOutcome::Deleted)]);
+    assert_eq!(fired(&r), vec![(5, 1)]);
+    assert_eq!(r.end, 60 * S);
 }
 
 #[test]
