@@ -3,7 +3,9 @@
 //! the link had then, to a writer that waits out the delay, waits while the link is
 //! partitioned, and only then lets the [`Connection`] read the chunk and writes what it gives.
 //! A cut of the link (or the end of a dropping partition) closes both sides, whatever is still
-//! waiting discarded.
+//! waiting discarded. The broker closing its side during a partition (RabbitMQ's heartbeat) is
+//! told to the [`Connection`] at once ([`Connection::broker_closed`]): the broker acted then,
+//! though the worker learns of it only when the window ends.
 //!
 //! At most [`HELD_CHUNKS`] chunks wait per direction; past them the reader stops reading, so a
 //! long partition backs up into the sockets' buffers and then the sender, as a real network's
@@ -60,11 +62,14 @@ pub(super) async fn forward_linked(
         conn.clone(),
         (link.clone(), born),
     );
-    // Either side ending, or a cut, ends both: dropping the halves closes the sockets.
+    // Either side ending, or a cut, ends both: dropping the halves closes the sockets. The
+    // worker's side is polled first, so what it sent during a partition is read as it goes on
+    // at the window's end, before the broker's side, gone meanwhile, ends the connection.
     tokio::select! {
+        biased;
+        _ = cut(link, born) => {}
         _ = up => {}
         _ = down => {}
-        _ = cut(link, born) => {}
     }
     lock(&conn).closed();
 }
@@ -87,11 +92,19 @@ async fn pass(
 ) {
     let (tx, mut rx) = mpsc::channel::<(Vec<u8>, Instant, Duration)>(HELD_CHUNKS);
     let reading = link.clone();
+    let closer = conn.clone();
     let read = async move {
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             let n = match rd.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
+                Ok(0) | Err(_) => {
+                    // The broker's end, behind a partition: it acts now (RabbitMQ requeues),
+                    // while what it sent before waits for the window's end.
+                    if dir == Direction::ToWorker && reading.borrow().partitioned {
+                        lock(&closer).broker_closed();
+                    }
+                    return;
+                }
                 Ok(n) => n,
             };
             let delay = reading.borrow().delay(dir);
@@ -129,6 +142,9 @@ async fn pass(
                 return;
             }
         }
+        // The end of the stream is held as its bytes are: the other side learns of it when
+        // the window closes.
+        let _ = link.wait_for(|s| !s.partitioned || s.cuts != born).await;
     };
     tokio::pin!(write);
     tokio::select! {

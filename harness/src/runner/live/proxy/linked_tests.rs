@@ -1,5 +1,6 @@
 //! The proxy's byte path on a worker's link: a cut, a delay, a partition that holds and one
-//! that drops, each between a test client and a fake broker whose socket the test drives.
+//! that drops, and a broker closing behind a partition, each between a test client and a fake
+//! broker whose socket the test drives.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -30,6 +31,9 @@ impl Connection for Seen {
         self.0.lock().unwrap().push(format!("down {text}"));
         forward.extend_from_slice(bytes);
         Flow::Go
+    }
+    fn broker_closed(&mut self) {
+        self.0.lock().unwrap().push("broker closed".into());
     }
 }
 
@@ -212,5 +216,29 @@ async fn a_dropping_partition_closes_the_connection_at_its_end_with_what_it_held
     assert_eq!(to_end(&mut s).await, b"");
     assert_eq!(to_end(&mut c).await, b"");
     assert!(rig.seen().is_empty(), "{:?}", rig.seen());
+    rig.proxy.stop().await;
+}
+
+#[tokio::test]
+async fn a_broker_closing_behind_a_partition_acts_at_once_and_is_seen_at_the_windows_end() {
+    let mut rig = Rig::new().await;
+    let (mut c, s) = rig.connect(1).await;
+    rig.links.begin(1, 0, Effect::Partition { drop: false });
+    c.write_all(b"ack").await.unwrap();
+    // The broker closes its side (a heartbeat timeout): the proxy is told at once, and the
+    // worker sees neither the end nor anything else until the window closes.
+    drop(s);
+    let told = Instant::now();
+    while rig.seen().is_empty() {
+        assert!(told.elapsed() < Duration::from_secs(2), "not told");
+        tokio::time::sleep(5 * MS).await;
+    }
+    assert_eq!(rig.seen(), ["broker closed"]);
+    assert!(silent(&mut c, 200 * MS).await);
+    // The end: the worker's held ack is read (it reaches a closed connection), then the
+    // worker's side closes.
+    rig.links.end(1, 0);
+    assert_eq!(to_end(&mut c).await, b"");
+    assert_eq!(rig.seen(), ["broker closed", "up ack"]);
     rig.proxy.stop().await;
 }

@@ -51,6 +51,10 @@ pub trait Connection: Send + 'static {
     fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow;
     /// The connection ended, by either side.
     fn closed(&mut self) {}
+    /// The broker closed its side while a partition holds what passes: what it does of a closed
+    /// connection happens now, before the held bytes go on ([`Connection::closed`] follows
+    /// when the connection ends).
+    fn broker_closed(&mut self) {}
 }
 
 /// Makes the [`Connection`] of each new worker connection.

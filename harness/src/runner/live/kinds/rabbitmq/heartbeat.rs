@@ -3,9 +3,11 @@
 //! closes the connection live as in sim mode. AMQP negotiates it in whole seconds (the lower of
 //! the server's and the client's), and lapin takes it from the URL's `heartbeat` query.
 //!
-//! lapin closes a connection after two heartbeat intervals without a byte from the server, and
-//! RabbitMQ after two to three without one from the client, so a silent connection is closed
-//! one to two `heartbeat`s after it went silent, where the sim model closes it after one.
+//! lapin gives a connection up after more than two heartbeat timeouts without a byte from the
+//! server, and RabbitMQ closes it at its second check in a row (one a timeout) that found
+//! nothing from the client: with each side's last byte at most half a timeout before a
+//! partition opens, the server closes 1.5 to 3 `heartbeat`s after it, where the sim model
+//! closes it after two (docs/chaos.md derives both).
 
 use std::time::Duration;
 

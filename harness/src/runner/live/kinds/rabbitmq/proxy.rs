@@ -6,7 +6,9 @@
 //! decided for it cuts the connection before the worker sees any of its frames (the broker
 //! requeues it, as it does for every unacked delivery of a closed connection). A
 //! `channel.close` from the broker (406 after `consumer_timeout`) returns what the channel held,
-//! and a later ack of those delivery tags is stale (the client cannot ack on a closed channel).
+//! and a later ack of those delivery tags is stale (the client cannot ack on a closed channel);
+//! so does the end of the connection, and the server closing it behind a partition (its
+//! heartbeat) does at that instant, though the worker's held frames reach it later.
 //! From the worker: `basic.ack` (with `multiple`), `basic.nack` and `basic.reject` of the
 //! channel's delivery tags.
 //!
@@ -314,6 +316,10 @@ impl Connection for AmqpConnection {
     }
 
     fn closed(&mut self) {
+        self.close_all();
+    }
+
+    fn broker_closed(&mut self) {
         self.close_all();
     }
 }
