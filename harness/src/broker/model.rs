@@ -212,6 +212,36 @@ impl BrokerModel {
         }
     }
 
+    /// The waiting consumers a round of hand-outs passes over, a bit per worker slot (the
+    /// worker id minus 1): their receive would change nothing now (a Kafka member blocked in a
+    /// poll that found nothing). Empty on the kinds whose `can_hand_out` already says it of
+    /// every consumer.
+    #[inline]
+    pub fn idle_receivers(&self) -> &[u64] {
+        match self {
+            BrokerModel::Kafka(b) => b.idle_receivers(),
+            BrokerModel::Sqs(_)
+            | BrokerModel::RabbitMq(_)
+            | BrokerModel::Nats(_)
+            | BrokerModel::RedisStreams(_)
+            | BrokerModel::KafkaShare(_) => &[],
+        }
+    }
+
+    /// In test builds: `worker` was passed over as idle; checks that its receive would have
+    /// changed nothing.
+    #[inline]
+    pub fn check_passed_over(&self, now: Nanos, worker: WorkerId) {
+        match self {
+            BrokerModel::Kafka(b) => b.check_passed_over(now, worker),
+            BrokerModel::Sqs(_)
+            | BrokerModel::RabbitMq(_)
+            | BrokerModel::Nats(_)
+            | BrokerModel::RedisStreams(_)
+            | BrokerModel::KafkaShare(_) => {}
+        }
+    }
+
     /// Messages `worker`'s last poll returned that it has not received yet (Kafka's batch); 0
     /// on the kinds that hand out one message at a time.
     #[inline]

@@ -147,6 +147,7 @@ impl Kafka {
         log: &mut Vec<Event>,
     ) -> Result<(), VisibilityError> {
         let i = self.holder_entry(receipt, worker)?;
+        self.forget_idle();
         let (p, off) = self.place(receipt.seq);
         let m = &mut self.members[i];
         let (dropped, kept): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut m.batch)

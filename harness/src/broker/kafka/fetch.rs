@@ -17,6 +17,11 @@ impl Kafka {
     ) -> Option<Handout> {
         let i = match self.live_entry(worker) {
             Some(i) if !self.members[i].batch.is_empty() => return Some(self.hand(now, i, log)),
+            Some(i) if self.members[i].in_group && self.poll_is_idle(i) => {
+                self.check_idle_poll(now, i);
+                self.mark_idle(worker);
+                return None;
+            }
             Some(i) if self.members[i].in_group => i,
             Some(i) => {
                 // Removed, its batch done: its poll joins as a new member.
@@ -28,14 +33,18 @@ impl Kafka {
         };
         let handout = self.poll(now, i, log);
         self.refresh();
+        if handout.is_none() && self.poll_is_idle(i) {
+            self.mark_idle(worker);
+        }
         handout
     }
 
     /// A poll of member `i`: rejoins a rebalance in progress, then fetches.
-    fn poll(&mut self, now: Nanos, i: usize, log: &mut Vec<Event>) -> Option<Handout> {
+    pub(super) fn poll(&mut self, now: Nanos, i: usize, log: &mut Vec<Event>) -> Option<Handout> {
         self.members[i].last_poll = now;
         self.members[i].waiting = true;
         if self.pending.is_some() && !self.members[i].rejoined {
+            self.forget_idle();
             self.rejoin(now, i, log);
             self.try_complete(now, log);
         }

@@ -13,7 +13,7 @@ use crate::record::WorkerId;
 pub(super) struct MemberIndex {
     /// The group changed since the index was built: lookups scan the entries until
     /// [`Kafka::refresh`].
-    stale: bool,
+    pub(super) stale: bool,
     /// The entry of each worker's live consumer, by worker id.
     live: Vec<Option<usize>>,
     /// The entries of the members in the group owning each partition.
@@ -26,6 +26,7 @@ impl Kafka {
     pub(super) fn group_changed(&mut self) {
         self.index.stale = true;
         self.timers.stale = true;
+        self.forget_idle();
     }
 
     /// Rebuilds the indexes the group changed, once an operation is over.
@@ -102,13 +103,16 @@ impl Kafka {
             .unwrap_or(u64::MAX)
     }
 
-    /// The members in the group reading partition `p` (none while the group changes: the
-    /// timers are then rebuilt anyway).
+    /// The members in the group reading partition `p` (none while the group changes, the
+    /// timers then rebuilt anyway, or before anyone joined).
     pub(super) fn readers(&self, p: u32) -> &[usize] {
         if self.index.stale {
             return &[];
         }
-        &self.index.readers[p as usize]
+        self.index
+            .readers
+            .get(p as usize)
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The consumer process died: it stops heartbeating (removed `session_timeout` after its

@@ -30,11 +30,12 @@
 //! No model reads a clock; `next_due` is the exact next instant a timer of the group acts
 //! (`timers.rs`). Here: the model's state and what it answers of it; `fetch.rs` a consumer's
 //! receives and polls, `commits.rs` commits and seeks, `members.rs` finding members,
-//! `rebalance.rs` the group's changes.
+//! `rebalance.rs` the group's changes, `idle.rs` the consumers a round of hand-outs passes over.
 
 mod commits;
 mod fetch;
 mod group;
+mod idle;
 mod members;
 mod partition;
 mod rebalance;
@@ -114,6 +115,8 @@ pub struct Kafka {
     /// Once a folding run asks ([`Kafka::tell_batched`]): committed records fetched batches
     /// still hold, and each leaving its batch, since the run last took them.
     batched: Option<Vec<Batched>>,
+    /// Consumers whose receive would change nothing now, a bit per worker slot (`idle.rs`).
+    idle: Vec<u64>,
 }
 
 impl Kafka {
@@ -150,6 +153,7 @@ impl Kafka {
             forget,
             repoll: false,
             batched: None,
+            idle: Vec::new(),
         }
     }
 
@@ -186,6 +190,7 @@ impl Kafka {
         let seq = self.published as Seq;
         let (p, _) = self.place(seq);
         self.partitions[p as usize].push();
+        self.wake_readers(p);
         log.push(Event {
             at: now,
             kind: EventKind::Published { seq },

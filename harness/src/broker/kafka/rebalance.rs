@@ -79,6 +79,7 @@ impl Kafka {
 
     /// A rebalance starts (or goes on): every member blocked in a poll rejoins now.
     pub(super) fn start(&mut self, now: Nanos, why: RebalanceWhy, log: &mut Vec<Event>) {
+        self.forget_idle();
         if self.pending.is_none() {
             self.pending = Some(Pending {
                 why,
@@ -193,6 +194,7 @@ impl Kafka {
     /// Completes the rebalance in progress once every member rejoined (and the first one's
     /// delay is over): the new generation's assignment.
     pub(super) fn try_complete(&mut self, now: Nanos, log: &mut Vec<Event>) {
+        self.forget_idle();
         let Some(pending) = self.pending else { return };
         let waiting_for = self
             .members

@@ -157,6 +157,7 @@ impl Kafka {
     pub fn advance(&mut self, now: Nanos, log: &mut Vec<Event>) {
         self.refresh();
         while let Some((t, due)) = self.next_timer().filter(|&(t, _)| t <= now) {
+            self.forget_idle();
             match due {
                 Due::Commit(i) => self.auto_commit(t, i, log),
                 Due::Remove(i) if self.members[i].alive => {

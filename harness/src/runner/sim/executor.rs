@@ -268,7 +268,11 @@ impl Executor {
             let mut handed = SmallVec::new();
             let mut from = 0;
             while w.broker.can_hand_out() {
-                let Some(i) = w.waiting.next_from(from) else {
+                // A consumer whose receive would change nothing is passed over.
+                let next = w.waiting.next_from_except(from, w.broker.idle_receivers());
+                #[cfg(test)]
+                check_passed_over(w, from, next.unwrap_or(usize::MAX));
+                let Some(i) = next else {
                     break;
                 };
                 from = i + 1;
@@ -577,5 +581,18 @@ impl Executor {
                 None => {}
             },
         }
+    }
+}
+
+/// In test builds: every waiting consumer from slot `from` up to `to` that a round passed over
+/// would have received nothing and changed nothing.
+#[cfg(test)]
+fn check_passed_over(w: &World, from: usize, to: usize) {
+    let mut k = from;
+    while let Some(j) = w.waiting.next_from(k).filter(|&j| j < to) {
+        if w.workers[j].alive {
+            w.broker.check_passed_over(w.now, w.workers[j].id);
+        }
+        k = j + 1;
     }
 }

@@ -35,17 +35,25 @@ impl Waiting {
         self.ops[i]
     }
 
-    /// The lowest waiting slot at or after `from`.
-    pub fn next_from(&self, from: usize) -> Option<usize> {
+    /// The lowest waiting slot at or after `from` that is not in `passed` (a bitset of the same
+    /// layout, possibly shorter).
+    pub fn next_from_except(&self, from: usize, passed: &[u64]) -> Option<usize> {
         let mut word = from / 64;
-        let mut bits = *self.words.get(word)? & (!0u64 << (from % 64));
+        let skip = |word: usize| passed.get(word).copied().unwrap_or(0);
+        let mut bits = *self.words.get(word)? & !skip(word) & (!0u64 << (from % 64));
         loop {
             if bits != 0 {
                 return Some(word * 64 + bits.trailing_zeros() as usize);
             }
             word += 1;
-            bits = *self.words.get(word)?;
+            bits = *self.words.get(word)? & !skip(word);
         }
+    }
+
+    /// The lowest waiting slot at or after `from`.
+    #[cfg(test)]
+    pub fn next_from(&self, from: usize) -> Option<usize> {
+        self.next_from_except(from, &[])
     }
 }
 
@@ -74,5 +82,20 @@ mod tests {
         );
         assert_eq!(w.next_from(130), None);
         assert_eq!(Waiting::new(0).next_from(0), None);
+    }
+
+    #[test]
+    fn passes_over_the_slots_a_broker_marks_idle() {
+        // Slots 0, 5, 64 and 129 wait. Marked idle: 5 (word 0) and 64 (word 1); the mask has
+        // no word 2, so 129 is not passed over. Visited from 0: 0 and 129; from 1: 129.
+        let mut w = Waiting::new(130);
+        for i in [0, 5, 64, 129] {
+            w.insert(i, i as OpId);
+        }
+        let idle = [1u64 << 5, 1u64];
+        assert_eq!(w.next_from_except(0, &idle), Some(0));
+        assert_eq!(w.next_from_except(1, &idle), Some(129));
+        assert_eq!(w.next_from_except(130, &idle), None);
+        assert_eq!(w.next_from_except(1, &[]), Some(5));
     }
 }
