@@ -305,10 +305,10 @@ mod tests {
             )
         };
         assert_eq!(
-            error(&live("{ kind: rabbitmq }", "drop_ack")),
-            "p.yaml:9:24: chaos.0.message.action: drop_ack cannot run live on rabbitmq: \
-             ackbench's AMQP proxy relays every basic.ack and basic.deliver frame as it comes; it \
-             does not drop or hold them; run it in sim mode"
+            error(&live("{ kind: kafka }", "drop_ack")),
+            "p.yaml:9:24: chaos.0.message.action: drop_ack cannot run live on kafka: ackbench's \
+             Kafka proxy relays every OffsetCommit and every fetched record as it comes; it does \
+             not drop or hold them; run it in sim mode"
         );
         assert_eq!(
             error(&live("{ kind: sqs }", "delay_delivery, delay: 5s")),
@@ -327,6 +327,16 @@ mod tests {
         );
         for action in ["drop_ack", "delay_ack, delay: 5s", "drop_delivery"] {
             let s = crate::profile::testutil::scenario(&live("{ kind: sqs }", action));
+            assert_eq!(s.chaos.len(), 1, "{action}");
+        }
+        // RabbitMQ's AMQP proxy applies every action.
+        for action in [
+            "drop_ack",
+            "delay_ack, delay: 5s",
+            "drop_delivery",
+            "delay_delivery, delay: 5s",
+        ] {
+            let s = crate::profile::testutil::scenario(&live("{ kind: rabbitmq }", action));
             assert_eq!(s.chaos.len(), 1, "{action}");
         }
     }

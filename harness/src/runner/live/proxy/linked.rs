@@ -3,7 +3,8 @@
 //! the link had then, to a writer that waits out the delay, waits while the link is
 //! partitioned, and only then lets the [`Connection`] read the chunk and writes what it gives.
 //! A cut of the link (or the end of a dropping partition) closes both sides, whatever is still
-//! waiting discarded.
+//! waiting discarded. A frame the [`Connection`] held back goes on when it is due, as a chunk
+//! read then would (after a partition).
 //!
 //! At most [`HELD_CHUNKS`] chunks wait per direction; past them the reader stops reading, so a
 //! long partition backs up into the sockets' buffers and then the sender, as a real network's
@@ -19,7 +20,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
 use super::link::{Direction, LinkState};
-use super::{lock, Connection, Flow};
+use super::{lock, until, Connection, Flow};
 
 /// How many chunks (of up to 64 KiB) wait per direction of a connection before its reader
 /// stops reading.
@@ -107,9 +108,20 @@ async fn pass(
     let mut link = link;
     let write = async move {
         let mut out = Vec::with_capacity(64 * 1024);
-        while let Some((bytes, read_at, delay)) = rx.recv().await {
-            if !delay.is_zero() {
-                tokio::time::sleep_until((read_at + delay).into()).await;
+        loop {
+            // A chunk read, or a frame the connection held back coming due.
+            let due = lock(&conn).next_due(dir);
+            let chunk = tokio::select! {
+                chunk = rx.recv() => match chunk {
+                    Some(chunk) => Some(chunk),
+                    None => return,
+                },
+                _ = until(due) => None,
+            };
+            if let Some((_, read_at, delay)) = &chunk {
+                if !delay.is_zero() {
+                    tokio::time::sleep_until((*read_at + *delay).into()).await;
+                }
             }
             // Held while partitioned; a cut (a dropping partition's end) ends the connection.
             if let Ok(s) = link.wait_for(|s| !s.partitioned || s.cuts != born).await {
@@ -120,9 +132,10 @@ async fn pass(
             out.clear();
             let flow = {
                 let mut c = lock(&conn);
-                match dir {
-                    Direction::ToBroker => c.from_worker(&bytes, &mut out),
-                    Direction::ToWorker => c.from_server(&bytes, &mut out),
+                match (chunk, dir) {
+                    (None, _) => c.due(dir, Instant::now(), &mut out),
+                    (Some((bytes, ..)), Direction::ToBroker) => c.from_worker(&bytes, &mut out),
+                    (Some((bytes, ..)), Direction::ToWorker) => c.from_server(&bytes, &mut out),
                 }
             };
             if wr.write_all(&out).await.is_err() || flow == Flow::Cut {

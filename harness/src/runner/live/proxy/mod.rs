@@ -12,6 +12,11 @@
 //! bytes then go through its worker's link ([`link`]: cut, delayed, held by a partition) before
 //! the [`Connection`] reads them, so what the proxy reports is what reached the other side, when
 //! it did. Without them the bytes take the direct path they always took.
+//!
+//! A [`Connection`] may hold a frame back (a `message` fault delaying an ack or a delivery): it
+//! names the instant its next held frame is due ([`Connection::next_due`]), and the direction's
+//! writer asks for it then ([`Connection::due`]), between two chunks it passes on, so a held
+//! frame goes on whole, between whole frames.
 
 pub mod link;
 mod linked;
@@ -20,13 +25,14 @@ mod linked_tests;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 use crate::record::WorkerId;
-use link::Links;
+use link::{Direction, Links};
 use linked::forward_linked;
 
 /// What to do after the bytes just read.
@@ -51,6 +57,23 @@ pub trait Connection: Send + 'static {
     fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow;
     /// The connection ended, by either side.
     fn closed(&mut self) {}
+    /// When the next frame it holds back in direction `dir` is due (none held: `None`).
+    fn next_due(&self, _dir: Direction) -> Option<Instant> {
+        None
+    }
+    /// The frames held back in direction `dir` that are due at `now`: appended to `forward`
+    /// ([`Flow::Cut`]: the worker is being killed as one reaches it).
+    fn due(&mut self, _dir: Direction, _now: Instant, _forward: &mut Vec<u8>) -> Flow {
+        Flow::Go
+    }
+}
+
+/// Completes at `at` (never for `None`).
+async fn until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Makes the [`Connection`] of each new worker connection.
@@ -156,12 +179,15 @@ async fn forward(client: TcpStream, upstream: SocketAddr, conn: Box<dyn Connecti
             let mut buf = vec![0u8; 64 * 1024];
             let mut out = Vec::with_capacity(64 * 1024);
             loop {
-                let n = match client_rd.read(&mut buf).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => n,
-                };
+                let due = lock(&conn).next_due(Direction::ToBroker);
                 out.clear();
-                let flow = lock(&conn).from_worker(&buf[..n], &mut out);
+                let flow = tokio::select! {
+                    read = client_rd.read(&mut buf) => match read {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => lock(&conn).from_worker(&buf[..n], &mut out),
+                    },
+                    _ = until(due) => lock(&conn).due(Direction::ToBroker, Instant::now(), &mut out),
+                };
                 if server_wr.write_all(&out).await.is_err() || flow == Flow::Cut {
                     return;
                 }
@@ -174,12 +200,15 @@ async fn forward(client: TcpStream, upstream: SocketAddr, conn: Box<dyn Connecti
             let mut buf = vec![0u8; 64 * 1024];
             let mut out = Vec::with_capacity(64 * 1024);
             loop {
-                let n = match server_rd.read(&mut buf).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => n,
-                };
+                let due = lock(&conn).next_due(Direction::ToWorker);
                 out.clear();
-                let flow = lock(&conn).from_server(&buf[..n], &mut out);
+                let flow = tokio::select! {
+                    read = server_rd.read(&mut buf) => match read {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => lock(&conn).from_server(&buf[..n], &mut out),
+                    },
+                    _ = until(due) => lock(&conn).due(Direction::ToWorker, Instant::now(), &mut out),
+                };
                 if client_wr.write_all(&out).await.is_err() || flow == Flow::Cut {
                     return;
                 }
@@ -262,6 +291,81 @@ mod tests {
         fn connection(&self, _worker: WorkerId) -> Box<dyn Connection> {
             Box::new(CutAtBang)
         }
+    }
+
+    /// Holds the worker's first chunk back 300 ms, then passes it on; the rest as it comes.
+    #[derive(Default)]
+    struct HoldFirst {
+        seen: bool,
+        held: Option<(Instant, Vec<u8>)>,
+    }
+
+    impl Connection for HoldFirst {
+        fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
+            match self.seen {
+                false => {
+                    let due = Instant::now() + std::time::Duration::from_millis(300);
+                    self.held = Some((due, bytes.to_vec()));
+                    self.seen = true;
+                }
+                true => forward.extend_from_slice(bytes),
+            }
+            Flow::Go
+        }
+        fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
+            forward.extend_from_slice(bytes);
+            Flow::Go
+        }
+        fn next_due(&self, dir: Direction) -> Option<Instant> {
+            let to_broker = dir == Direction::ToBroker;
+            self.held.as_ref().filter(|_| to_broker).map(|(at, _)| *at)
+        }
+        fn due(&mut self, _dir: Direction, now: Instant, forward: &mut Vec<u8>) -> Flow {
+            if self.held.as_ref().is_some_and(|(at, _)| *at <= now) {
+                forward.extend(self.held.take().map(|(_, b)| b).unwrap_or_default());
+            }
+            Flow::Go
+        }
+    }
+
+    struct Holding;
+    impl Protocol for Holding {
+        fn connection(&self, _worker: WorkerId) -> Box<dyn Connection> {
+            Box::new(HoldFirst::default())
+        }
+    }
+
+    /// An echo server standing for the broker: its address.
+    async fn echo() -> SocketAddr {
+        let echo = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let upstream = echo.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut s, _) = echo.accept().await.unwrap();
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = s.read(&mut buf).await {
+                if n == 0 || s.write_all(&buf[..n]).await.is_err() {
+                    return;
+                }
+            }
+        });
+        upstream
+    }
+
+    #[tokio::test]
+    async fn bytes_a_connection_holds_back_go_on_when_they_come_due() {
+        let proxy = Proxy::start(echo().await, 1, Arc::new(Holding), None)
+            .await
+            .unwrap();
+        let mut c = TcpStream::connect(proxy.addr(1)).await.unwrap();
+        // "abc" is held 300 ms; "def", sent 50 ms after it, passes at once and comes back
+        // first; "abc" follows when due, though nothing more is read from either side.
+        c.write_all(b"abc").await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        c.write_all(b"def").await.unwrap();
+        let mut got = [0u8; 6];
+        c.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"defabc");
+        proxy.stop().await;
     }
 
     #[tokio::test]
