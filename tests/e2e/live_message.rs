@@ -2,7 +2,8 @@
 //! endpoint a dropped ack (the endpoint answers the DeleteMessage success and never applies it)
 //! brings the message back when its visibility timeout ends; on real RabbitMQ the AMQP proxy
 //! keeps a `basic.ack` from the server (or passes it on later), and the delivery stays the
-//! consumer's until its connection is cut.
+//! consumer's until its connection is cut; on real NATS JetStream the proxy keeps an ack (or a
+//! delivery) from its way, and the server redelivers when AckWait ends.
 
 use serde_json::Value;
 
@@ -214,6 +215,87 @@ fn drop_delivery_and_delay_delivery_on_real_rabbitmq_count_like_the_sim_model() 
     let expected = vec![4, 4, 4, 0, 0, 0, 0, 0, 1, 1];
     assert_eq!(
         (&sim, &live),
+        (&expected, &expected),
+        "delay_delivery: sim, live"
+    );
+}
+
+/// One built-in ack-after-work worker on NATS JetStream (AckWait 30 s, one delivery pending at
+/// most), four orders 50 s apart, a 5 s provider; `rule` on msg-2's first delivery.
+const NATS: &str = "\
+name: e2e-nats-message
+mode: live
+seed: 3
+run: { duration: 200s, drain: 5m, time_scale: 0.05 }
+broker: { kind: nats, ack_wait: 30s }
+workload: { arrival: { every: 50s }, count: 4 }
+consumer: { target: ack-after-work, workers: 1, restart_after: 1s }
+provider: { effect_at: request, latency: { dist: fixed, value: 5s } }
+chaos:
+  - message: RULE
+";
+
+/// `NATS` with `rule` run live against 127.0.0.1:4222 (checked to leave no stream of its own
+/// on the server) and in sim mode: both counts.
+fn nats_live_and_sim(rule: &str) -> (Vec<u64>, Vec<u64>) {
+    let (_dir, path) = temp_profile(&NATS.replace("RULE", rule));
+    let path = path.to_str().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let live = crate::live_nats::finished(crate::live_nats::run(out.path(), "live", path, &[]));
+    let sim = crate::live_nats::run(out.path(), "sim", path, &["--set", "mode=sim"]);
+    assert!(
+        sim.1.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        stderr(&sim.1)
+    );
+    (
+        rabbitmq_counts(&live),
+        rabbitmq_counts(&sim.2.expect("a sim summary")),
+    )
+}
+
+#[test]
+fn every_message_action_on_real_nats_counts_like_the_sim_model() {
+    if !crate::live_nats::nats_up() {
+        return;
+    }
+    let runs = [
+        "{ action: drop_ack, delivery: 1, keys: [msg-2] }",
+        "{ action: delay_ack, delay: 40s, delivery: 1, keys: [msg-2] }",
+        "{ action: drop_delivery, delivery: 1, keys: [msg-2] }",
+        "{ action: delay_delivery, delay: 10s, delivery: 1, keys: [msg-2] }",
+    ]
+    .map(|rule| std::thread::spawn(move || nats_live_and_sim(rule)));
+    let [drop_ack, delay_ack, drop_delivery, delay_delivery] = runs.map(|r| r.join().unwrap());
+    // msg-2 is delivered at 50 s, its effect made, its ack (55 s) kept from the server; its
+    // AckWait ends at 80 s: delivered again, a second effect, acked at 85 s. msg-1, msg-3 and
+    // msg-4 once each: 4 messages, 5 deliveries, 5 effects, 1 duplicate; the rule fired once.
+    let expected = vec![4, 5, 5, 1, 0, 0, 0, 0, 1];
+    assert_eq!(
+        (&drop_ack.1, &drop_ack.0),
+        (&expected, &expected),
+        "drop_ack: sim, live"
+    );
+    // The same, and the first ack reaches the server at 95 s, msg-2 acked since: a stale ack.
+    let expected = vec![4, 5, 5, 1, 0, 0, 1, 0, 1];
+    assert_eq!(
+        (&delay_ack.1, &delay_ack.0),
+        (&expected, &expected),
+        "delay_ack: sim, live"
+    );
+    // msg-2's first delivery (50 s) never reaches the worker, which asks again; AckWait ends
+    // at 80 s: delivered again, its only effect. 5 deliveries, 4 effects, no duplicate.
+    let expected = vec![4, 5, 4, 0, 0, 0, 0, 0, 1];
+    assert_eq!(
+        (&drop_delivery.1, &drop_delivery.0),
+        (&expected, &expected),
+        "drop_delivery: sim, live"
+    );
+    // msg-2's first delivery reaches the worker at 60 s, inside its AckWait: effect, acked at
+    // 65 s. 4 deliveries, 4 effects.
+    let expected = vec![4, 4, 4, 0, 0, 0, 0, 0, 1];
+    assert_eq!(
+        (&delay_delivery.1, &delay_delivery.0),
         (&expected, &expected),
         "delay_delivery: sim, live"
     );

@@ -329,15 +329,18 @@ mod tests {
             let s = crate::profile::testutil::scenario(&live("{ kind: sqs }", action));
             assert_eq!(s.chaos.len(), 1, "{action}");
         }
-        // RabbitMQ's AMQP proxy applies every action.
-        for action in [
-            "drop_ack",
-            "delay_ack, delay: 5s",
-            "drop_delivery",
-            "delay_delivery, delay: 5s",
-        ] {
-            let s = crate::profile::testutil::scenario(&live("{ kind: rabbitmq }", action));
-            assert_eq!(s.chaos.len(), 1, "{action}");
+        // RabbitMQ's AMQP proxy and the NATS proxy apply every action.
+        for kind in ["rabbitmq", "nats"] {
+            for action in [
+                "drop_ack",
+                "delay_ack, delay: 5s",
+                "drop_delivery",
+                "delay_delivery, delay: 5s",
+            ] {
+                let broker = format!("{{ kind: {kind} }}");
+                let s = crate::profile::testutil::scenario(&live(&broker, action));
+                assert_eq!(s.chaos.len(), 1, "{kind}: {action}");
+            }
         }
     }
 }

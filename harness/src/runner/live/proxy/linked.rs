@@ -20,13 +20,11 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
 use super::link::{Direction, LinkState};
-use super::{lock, until, Connection, Flow};
+use super::{lock, until, Connection, Flow, Shared, Wakes};
 
 /// How many chunks (of up to 64 KiB) wait per direction of a connection before its reader
 /// stops reading.
 pub const HELD_CHUNKS: usize = 64;
-
-type Shared = Arc<Mutex<Box<dyn Connection>>>;
 
 /// Forwards one worker connection on its link until either side closes, the [`Connection`]
 /// cuts it, or the link is cut.
@@ -45,20 +43,21 @@ pub(super) async fn forward_linked(
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
     let conn: Shared = Arc::new(Mutex::new(conn));
+    let wakes = Arc::new(Wakes::default());
     let (client_rd, client_wr) = client.into_split();
     let (server_rd, server_wr) = server.into_split();
     let up = pass(
         client_rd,
         server_wr,
         Direction::ToBroker,
-        conn.clone(),
+        (conn.clone(), wakes.clone()),
         (link.clone(), born),
     );
     let down = pass(
         server_rd,
         client_wr,
         Direction::ToWorker,
-        conn.clone(),
+        (conn.clone(), wakes),
         (link.clone(), born),
     );
     // Either side ending, or a cut, ends both: dropping the halves closes the sockets.
@@ -83,7 +82,7 @@ async fn pass(
     mut rd: OwnedReadHalf,
     mut wr: OwnedWriteHalf,
     dir: Direction,
-    conn: Shared,
+    (conn, wakes): (Shared, Arc<Wakes>),
     (link, born): (watch::Receiver<LinkState>, u64),
 ) {
     let (tx, mut rx) = mpsc::channel::<(Vec<u8>, Instant, Duration)>(HELD_CHUNKS);
@@ -117,6 +116,8 @@ async fn pass(
                     None => return,
                 },
                 _ = until(due) => None,
+                // The other direction gave this one something to pass on: look again.
+                _ = wakes.of(dir).notified() => continue,
             };
             if let Some((_, read_at, delay)) = &chunk {
                 if !delay.is_zero() {
@@ -138,6 +139,7 @@ async fn pass(
                     (Some((bytes, ..)), Direction::ToWorker) => c.from_server(&bytes, &mut out),
                 }
             };
+            wakes.after(&conn, dir);
             if wr.write_all(&out).await.is_err() || flow == Flow::Cut {
                 return;
             }

@@ -28,7 +28,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
 use crate::record::WorkerId;
@@ -170,57 +172,87 @@ async fn forward(client: TcpStream, upstream: SocketAddr, conn: Box<dyn Connecti
     };
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
-    let conn = Arc::new(Mutex::new(conn));
-    let (mut client_rd, mut client_wr) = client.into_split();
-    let (mut server_rd, mut server_wr) = server.into_split();
-    let up = {
-        let conn = conn.clone();
-        async move {
-            let mut buf = vec![0u8; 64 * 1024];
-            let mut out = Vec::with_capacity(64 * 1024);
-            loop {
-                let due = lock(&conn).next_due(Direction::ToBroker);
-                out.clear();
-                let flow = tokio::select! {
-                    read = client_rd.read(&mut buf) => match read {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => lock(&conn).from_worker(&buf[..n], &mut out),
-                    },
-                    _ = until(due) => lock(&conn).due(Direction::ToBroker, Instant::now(), &mut out),
-                };
-                if server_wr.write_all(&out).await.is_err() || flow == Flow::Cut {
-                    return;
-                }
-            }
-        }
-    };
-    let down = {
-        let conn = conn.clone();
-        async move {
-            let mut buf = vec![0u8; 64 * 1024];
-            let mut out = Vec::with_capacity(64 * 1024);
-            loop {
-                let due = lock(&conn).next_due(Direction::ToWorker);
-                out.clear();
-                let flow = tokio::select! {
-                    read = server_rd.read(&mut buf) => match read {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => lock(&conn).from_server(&buf[..n], &mut out),
-                    },
-                    _ = until(due) => lock(&conn).due(Direction::ToWorker, Instant::now(), &mut out),
-                };
-                if client_wr.write_all(&out).await.is_err() || flow == Flow::Cut {
-                    return;
-                }
-            }
-        }
-    };
+    let conn: Shared = Arc::new(Mutex::new(conn));
+    let wakes = Wakes::default();
+    let (client_rd, client_wr) = client.into_split();
+    let (server_rd, server_wr) = server.into_split();
+    let up = pass(client_rd, server_wr, Direction::ToBroker, &conn, &wakes);
+    let down = pass(server_rd, client_wr, Direction::ToWorker, &conn, &wakes);
     // Either side ending ends both: dropping the halves closes the sockets.
     tokio::select! {
         _ = up => {}
         _ = down => {}
     }
     lock(&conn).closed();
+}
+
+/// One direction of a connection off any link: each chunk read goes through the
+/// [`Connection`] and on, and so does what it held back, when due.
+async fn pass(
+    mut rd: OwnedReadHalf,
+    mut wr: OwnedWriteHalf,
+    dir: Direction,
+    conn: &Shared,
+    wakes: &Wakes,
+) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut out = Vec::with_capacity(64 * 1024);
+    loop {
+        let due = lock(conn).next_due(dir);
+        out.clear();
+        let flow = tokio::select! {
+            read = rd.read(&mut buf) => match read {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    let flow = match dir {
+                        Direction::ToBroker => lock(conn).from_worker(&buf[..n], &mut out),
+                        Direction::ToWorker => lock(conn).from_server(&buf[..n], &mut out),
+                    };
+                    wakes.after(conn, dir);
+                    flow
+                }
+            },
+            _ = until(due) => lock(conn).due(dir, Instant::now(), &mut out),
+            // The other direction gave this one something to pass on: look again.
+            _ = wakes.of(dir).notified() => continue,
+        };
+        if wr.write_all(&out).await.is_err() || flow == Flow::Cut {
+            return;
+        }
+    }
+}
+
+/// One connection shared by its two directions.
+pub(crate) type Shared = Arc<Mutex<Box<dyn Connection>>>;
+
+/// Wakes a direction's writer when reading the other direction gave it something to pass on
+/// (a reply the [`Connection`] made up for the worker while its request goes nowhere): it is
+/// waiting for its own reads and for what it knew was due.
+#[derive(Default)]
+pub(crate) struct Wakes {
+    to_broker: Notify,
+    to_worker: Notify,
+}
+
+impl Wakes {
+    pub(crate) fn of(&self, dir: Direction) -> &Notify {
+        match dir {
+            Direction::ToBroker => &self.to_broker,
+            Direction::ToWorker => &self.to_worker,
+        }
+    }
+
+    /// `conn` just read bytes going `dir`: the other direction's writer is woken when it has
+    /// something held.
+    pub(crate) fn after(&self, conn: &Shared, dir: Direction) {
+        let other = match dir {
+            Direction::ToBroker => Direction::ToWorker,
+            Direction::ToWorker => Direction::ToBroker,
+        };
+        if lock(conn).next_due(other).is_some() {
+            self.of(other).notify_one();
+        }
+    }
 }
 
 fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -260,142 +292,4 @@ pub(crate) fn observed_lines(events: &[crate::record::Event]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Passes everything on, but cuts the connection at the broker's first `!` (as a proxy cuts
-    /// at a delivery a `received` kill was decided for), holding that byte and what follows.
-    struct CutAtBang;
-
-    impl Connection for CutAtBang {
-        fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-            forward.extend_from_slice(bytes);
-            Flow::Go
-        }
-        fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-            match bytes.iter().position(|&b| b == b'!') {
-                Some(i) => {
-                    forward.extend_from_slice(&bytes[..i]);
-                    Flow::Cut
-                }
-                None => {
-                    forward.extend_from_slice(bytes);
-                    Flow::Go
-                }
-            }
-        }
-    }
-
-    struct Cutting;
-    impl Protocol for Cutting {
-        fn connection(&self, _worker: WorkerId) -> Box<dyn Connection> {
-            Box::new(CutAtBang)
-        }
-    }
-
-    /// Holds the worker's first chunk back 300 ms, then passes it on; the rest as it comes.
-    #[derive(Default)]
-    struct HoldFirst {
-        seen: bool,
-        held: Option<(Instant, Vec<u8>)>,
-    }
-
-    impl Connection for HoldFirst {
-        fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-            match self.seen {
-                false => {
-                    let due = Instant::now() + std::time::Duration::from_millis(300);
-                    self.held = Some((due, bytes.to_vec()));
-                    self.seen = true;
-                }
-                true => forward.extend_from_slice(bytes),
-            }
-            Flow::Go
-        }
-        fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-            forward.extend_from_slice(bytes);
-            Flow::Go
-        }
-        fn next_due(&self, dir: Direction) -> Option<Instant> {
-            let to_broker = dir == Direction::ToBroker;
-            self.held.as_ref().filter(|_| to_broker).map(|(at, _)| *at)
-        }
-        fn due(&mut self, _dir: Direction, now: Instant, forward: &mut Vec<u8>) -> Flow {
-            if self.held.as_ref().is_some_and(|(at, _)| *at <= now) {
-                forward.extend(self.held.take().map(|(_, b)| b).unwrap_or_default());
-            }
-            Flow::Go
-        }
-    }
-
-    struct Holding;
-    impl Protocol for Holding {
-        fn connection(&self, _worker: WorkerId) -> Box<dyn Connection> {
-            Box::new(HoldFirst::default())
-        }
-    }
-
-    /// An echo server standing for the broker: its address.
-    async fn echo() -> SocketAddr {
-        let echo = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
-        let upstream = echo.local_addr().unwrap();
-        tokio::spawn(async move {
-            let (mut s, _) = echo.accept().await.unwrap();
-            let mut buf = [0u8; 1024];
-            while let Ok(n) = s.read(&mut buf).await {
-                if n == 0 || s.write_all(&buf[..n]).await.is_err() {
-                    return;
-                }
-            }
-        });
-        upstream
-    }
-
-    #[tokio::test]
-    async fn bytes_a_connection_holds_back_go_on_when_they_come_due() {
-        let proxy = Proxy::start(echo().await, 1, Arc::new(Holding), None)
-            .await
-            .unwrap();
-        let mut c = TcpStream::connect(proxy.addr(1)).await.unwrap();
-        // "abc" is held 300 ms; "def", sent 50 ms after it, passes at once and comes back
-        // first; "abc" follows when due, though nothing more is read from either side.
-        c.write_all(b"abc").await.unwrap();
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        c.write_all(b"def").await.unwrap();
-        let mut got = [0u8; 6];
-        c.read_exact(&mut got).await.unwrap();
-        assert_eq!(&got, b"defabc");
-        proxy.stop().await;
-    }
-
-    #[tokio::test]
-    async fn bytes_pass_both_ways_until_the_connection_is_cut_before_the_held_bytes() {
-        // An echo server stands for the broker.
-        let echo = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
-        let upstream = echo.local_addr().unwrap();
-        tokio::spawn(async move {
-            let (mut s, _) = echo.accept().await.unwrap();
-            let mut buf = [0u8; 1024];
-            while let Ok(n) = s.read(&mut buf).await {
-                if n == 0 || s.write_all(&buf[..n]).await.is_err() {
-                    return;
-                }
-            }
-        });
-        let proxy = Proxy::start(upstream, 2, Arc::new(Cutting), None)
-            .await
-            .unwrap();
-        assert_ne!(proxy.addr(1), proxy.addr(2));
-        let mut c = TcpStream::connect(proxy.addr(2)).await.unwrap();
-        c.write_all(b"hello").await.unwrap();
-        let mut got = [0u8; 5];
-        c.read_exact(&mut got).await.unwrap();
-        assert_eq!(&got, b"hello");
-        // "ab!cd" comes back as "ab", then the connection closes: "!cd" never reaches us.
-        c.write_all(b"ab!cd").await.unwrap();
-        let mut rest = Vec::new();
-        c.read_to_end(&mut rest).await.unwrap();
-        assert_eq!(rest, b"ab");
-        proxy.stop().await;
-    }
-}
+mod tests;

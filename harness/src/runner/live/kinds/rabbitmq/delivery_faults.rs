@@ -51,6 +51,15 @@ pub(super) struct KeptDeliveries {
     later: Vec<Later>,
 }
 
+/// A `basic.get-empty` (60, 72) on channel `ch`, its reserved cluster id empty.
+pub(super) fn get_empty(ch: u16) -> Vec<u8> {
+    let mut f = vec![1];
+    f.extend_from_slice(&ch.to_be_bytes());
+    f.extend_from_slice(&5u32.to_be_bytes());
+    f.extend_from_slice(&[0, 60, 0, 72, 0, 0xCE]);
+    f
+}
+
 impl KeptDeliveries {
     /// Channel `channel` closed: what it held never reaches the worker (the server requeued
     /// it), and no content is in progress on it.
@@ -91,13 +100,16 @@ impl AmqpConnection {
     }
 
     /// The rules' decision on delivery `delivery` of `seq`, handed out on `channel` as `bytes`
-    /// (its method and content header, `size` body bytes to come): `false` when no rule fired
-    /// (the caller passes it on), else it is dropped or held here.
+    /// (its method and content header, `size` body bytes to come; `get`: a `basic.get-ok`):
+    /// `false` when no rule fired (the caller passes it on), else it is dropped or held here.
+    /// A dropped `basic.get-ok` is answered `basic.get-empty` in its place (`out`): the worker,
+    /// waiting on its `basic.get`, finds nothing and asks again.
     pub(super) fn delivery_kept(
         &mut self,
-        (channel, size): (u16, u64),
+        (channel, size, get): (u16, u64, bool),
         (seq, delivery, lease_end): (Seq, u32, Nanos),
         bytes: Vec<u8>,
+        out: &mut Vec<u8>,
     ) -> bool {
         if !self.deliveries_faulted {
             return false;
@@ -113,6 +125,9 @@ impl AmqpConnection {
                 self.state
                     .observed_dropped_delivery(self.worker, seq, delivery, lease_end);
                 kept.began(channel, size, Body::Dropping);
+                if get {
+                    out.extend(get_empty(channel));
+                }
             }
             Some(HeldDelivery::Later(d)) => {
                 self.state

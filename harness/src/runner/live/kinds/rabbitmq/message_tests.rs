@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use super::super::test_frames::{frame, short};
 use super::tests::{ack, channel_close, delivery};
 use super::*;
 use crate::chaos::Faults;
@@ -215,4 +216,37 @@ async fn a_held_delivery_whose_channel_closes_first_never_reaches_the_worker() {
     c.from_server(&channel_close(1), &mut out);
     assert_eq!(out, channel_close(1));
     assert_eq!(c.next_due(Direction::ToWorker), None);
+}
+
+#[tokio::test]
+async fn a_dropped_get_ok_is_answered_get_empty() {
+    let state = one_rule(MessageAction::DropDelivery, Duration::ZERO, &[8]);
+    let mut c = amqp(&state);
+    // basic.get-ok (60, 71) of tag 1: tag, redelivered, exchange, routing key, message count;
+    // then the header and body of `delivery(1, 1, "8")`.
+    let mut m = vec![0, 60, 0, 71];
+    m.extend_from_slice(&1u64.to_be_bytes());
+    m.push(0);
+    m.extend(short(""));
+    m.extend(short("q"));
+    m.extend_from_slice(&0u32.to_be_bytes());
+    let d = delivery(1, 1, "8");
+    let method_len = 7 + u32::from_be_bytes([d[3], d[4], d[5], d[6]]) as usize + 1;
+    let mut get_ok = frame(1, 1, &m);
+    get_ok.extend_from_slice(&d[method_len..]);
+    let mut out = Vec::new();
+    assert_eq!(c.from_server(&get_ok, &mut out), Flow::Go);
+    // In its place the worker gets basic.get-empty, as the server sends for an empty queue.
+    let parsed = parse_frame(out.as_slice()).map(|(_, f)| f);
+    assert!(
+        matches!(
+            parsed,
+            Ok(AMQPFrame::Method(
+                1,
+                AMQPClass::Basic(basic::AMQPMethod::GetEmpty(_))
+            ))
+        ),
+        "{parsed:?}"
+    );
+    assert_eq!(fired(&state.take_events()), 1);
 }

@@ -80,6 +80,8 @@ struct Pending {
     channel: u16,
     tag: u64,
     bytes: Vec<u8>,
+    /// A `basic.get-ok` (the answer to the worker's `basic.get`), not a `basic.deliver`.
+    get: bool,
 }
 
 struct AmqpConnection {
@@ -265,10 +267,10 @@ impl AmqpConnection {
         };
         match frame {
             Some(AMQPFrame::Method(ch, AMQPClass::Basic(basic::AMQPMethod::Deliver(d)))) => {
-                self.hold(ch, d.delivery_tag, bytes, forward);
+                self.hold((ch, false), d.delivery_tag, bytes, forward);
             }
             Some(AMQPFrame::Method(ch, AMQPClass::Basic(basic::AMQPMethod::GetOk(g)))) => {
-                self.hold(ch, g.delivery_tag, bytes, forward);
+                self.hold((ch, true), g.delivery_tag, bytes, forward);
             }
             Some(AMQPFrame::Header(ch, header))
                 if self.pending.as_ref().is_some_and(|p| p.channel == ch) =>
@@ -279,8 +281,8 @@ impl AmqpConnection {
                     self.channel(ch).held.insert(p.tag, (seq, delivery));
                     let lease_end = self.state.clock.now().saturating_add(self.consumer_timeout);
                     let whole = [p.bytes.as_slice(), &bytes].concat();
-                    let content = (ch, header.body_size);
-                    if self.delivery_kept(content, (seq, delivery, lease_end), whole) {
+                    let content = (ch, header.body_size, p.get);
+                    if self.delivery_kept(content, (seq, delivery, lease_end), whole, forward) {
                         return self.pass_waiting(forward) == Flow::Go;
                     }
                     if self
@@ -317,15 +319,16 @@ impl AmqpConnection {
     }
 
     /// Holds a delivery method until its content header says which message it is.
-    fn hold(&mut self, channel: u16, tag: u64, bytes: Vec<u8>, forward: &mut Vec<u8>) {
+    fn hold(&mut self, (channel, get): (u16, bool), tag: u64, bytes: Vec<u8>, out: &mut Vec<u8>) {
         if let Some(p) = self.pending.take() {
             // A delivery without a header (cannot happen in AMQP): let it pass.
-            forward.extend_from_slice(&p.bytes);
+            out.extend_from_slice(&p.bytes);
         }
         self.pending = Some(Pending {
             channel,
             tag,
             bytes,
+            get,
         });
     }
 }
