@@ -22,14 +22,17 @@ use crate::record::{Nanos, Seq};
 use crate::runner::live::proxy::Flow;
 use crate::runner::live::state::{HeldAck, HeldDelivery};
 
+/// A frame on its way to the worker, due at an instant: a delivery (its seq and delivery
+/// number, for the `received` kill rules as it arrives), or a reply made up for the worker.
+type ToWorker = (Instant, Option<(Seq, u32)>, Vec<u8>);
+
 /// Frames held back, each due at an instant.
 #[derive(Debug, Default)]
 pub(super) struct Held {
     /// Acks on their way to the server, with the ack each is.
     acks: Vec<(Instant, Pending, Vec<u8>)>,
-    /// Frames on their way to the worker: a delivery (with its seq and delivery number, for
-    /// the `received` kill rules as it arrives), or a reply made up for it.
-    to_worker: Vec<(Instant, Option<(Seq, u32)>, Vec<u8>)>,
+    /// Frames on their way to the worker.
+    to_worker: Vec<ToWorker>,
     /// The worker's subscriptions: subject (wildcards as written), sid.
     subs: Vec<(String, String)>,
 }
@@ -207,7 +210,7 @@ impl NatsConnection {
 
     /// The frames due at `now` go on to the worker, in the order they came due;
     /// [`Flow::Cut`] when a `received` kill is decided for a delivery (it stays here).
-    pub(super) fn to_worker_due(&mut self, now: Instant, out: &mut Vec<u8>) -> Flow {
+    pub(super) fn worker_frames_due(&mut self, now: Instant, out: &mut Vec<u8>) -> Flow {
         let (mut due, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held.to_worker)
             .into_iter()
             .partition(|a| a.0 <= now);

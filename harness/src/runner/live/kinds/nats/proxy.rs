@@ -320,7 +320,7 @@ impl Connection for NatsConnection {
                 self.acks_due(now, forward);
                 Flow::Go
             }
-            Direction::ToWorker => self.to_worker_due(now, forward),
+            Direction::ToWorker => self.worker_frames_due(now, forward),
         }
     }
 }
