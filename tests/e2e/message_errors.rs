@@ -1,7 +1,8 @@
 //! `ackbench check` on broken `message` fault rules: exit code 2 and a message naming the field
 //! (an unknown action, a delay missing or misplaced, a selector that selects nothing, an action
-//! a live kind cannot apply).
+//! a live kind cannot apply), and the live kinds that apply every action checking ok.
 
+use crate::common::{ackbench, stderr, temp_profile};
 use crate::profile_errors::{expect_error, with};
 
 fn rule(r: &str) -> String {
@@ -79,10 +80,10 @@ fn a_live_kind_refuses_what_its_live_path_cannot_apply() {
         )
     };
     expect_error(
-        &live("{ kind: rabbitmq }", "drop_ack"),
+        &live("{ kind: kafka }", "drop_ack"),
         &[],
-        "chaos.0.message.action: drop_ack cannot run live on rabbitmq: ackbench's AMQP proxy \
-         relays every basic.ack and basic.deliver frame as it comes",
+        "chaos.0.message.action: drop_ack cannot run live on kafka: ackbench's Kafka proxy \
+         relays every OffsetCommit and every fetched record as it comes",
     );
     expect_error(
         &live("{ kind: redis-streams }", "drop_ack"),
@@ -96,4 +97,32 @@ fn a_live_kind_refuses_what_its_live_path_cannot_apply() {
         "chaos.0.message.action: delay_delivery cannot run live on sqs: the embedded endpoint \
          answers a ReceiveMessage with all its messages at once",
     );
+}
+
+#[test]
+fn the_rabbitmq_and_nats_proxies_take_every_action_live() {
+    // The AMQP proxy keeps or holds a basic.ack and drops or holds a basic.deliver; the NATS
+    // proxy keeps or holds an ack publish and drops or holds a delivery: no action is refused.
+    for kind in ["rabbitmq", "nats"] {
+        for action in [
+            "drop_ack",
+            "delay_ack, delay: 5s",
+            "drop_delivery",
+            "delay_delivery, delay: 5s",
+        ] {
+            let text = format!(
+                "name: e2e\nmode: live\nrun: {{ duration: 10m }}\nbroker: {{ kind: {kind} }}\n\
+                 workload:\n  arrival: {{ every: 50s }}\nconsumer: {{ target: ack-after-work }}\n\
+                 chaos:\n  - message: {{ action: {action} }}\n"
+            );
+            let (_dir, path) = temp_profile(&text);
+            let out = ackbench(&["check", &path.display().to_string()]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{kind}, {action}: {}",
+                stderr(&out)
+            );
+        }
+    }
 }

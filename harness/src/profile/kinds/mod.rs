@@ -108,6 +108,7 @@ pub enum Live {
 #[derive(Debug)]
 pub struct LiveMessageFaults {
     pub actions: &'static [MessageAction],
+    /// Why the others are refused (empty when `actions` has them all).
     pub why_not: &'static str,
     /// With an external server of the kind (`broker.endpoint`): none is applied, for this
     /// reason.

@@ -7,6 +7,7 @@ use super::{
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
+use crate::profile::message_rule::MessageAction;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::RawBroker;
@@ -54,9 +55,12 @@ pub const KIND: KindDescriptor = KindDescriptor {
                    AckWait) between profile and wall time",
     },
     live: Live::Runs,
+    // The NATS proxy keeps an ack publish from the server or passes it on later (a double
+    // ack answered for it), and drops a delivery (its pull request ended with a 408) or holds
+    // it back.
     live_message: LiveMessageFaults {
-        actions: &[],
-        why_not: "ackbench's NATS proxy relays every ack (a publish to the reply subject) and every delivery as it comes; it does not drop or hold them",
+        actions: &MessageAction::ALL,
+        why_not: "",
         external: None,
     },
     connections: Connections::Seen,

@@ -7,6 +7,7 @@ use super::{
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
+use crate::profile::message_rule::MessageAction;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{QueueTypeName, RawBroker};
@@ -60,9 +61,11 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "AMQP proxy converts the durations a consumer sends (its heartbeat, TTLs)",
     },
     live: Live::Runs,
+    // The AMQP proxy keeps a basic.ack from the server or passes it on later (basic.ack has no
+    // reply), and drops or holds a basic.deliver whole (method, header, body frames).
     live_message: LiveMessageFaults {
-        actions: &[],
-        why_not: "ackbench's AMQP proxy relays every basic.ack and basic.deliver frame as it comes; it does not drop or hold them",
+        actions: &MessageAction::ALL,
+        why_not: "",
         external: None,
     },
     connections: Connections::Seen,

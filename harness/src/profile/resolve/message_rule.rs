@@ -305,10 +305,10 @@ mod tests {
             )
         };
         assert_eq!(
-            error(&live("{ kind: rabbitmq }", "drop_ack")),
-            "p.yaml:9:24: chaos.0.message.action: drop_ack cannot run live on rabbitmq: \
-             ackbench's AMQP proxy relays every basic.ack and basic.deliver frame as it comes; it \
-             does not drop or hold them; run it in sim mode"
+            error(&live("{ kind: kafka }", "drop_ack")),
+            "p.yaml:9:24: chaos.0.message.action: drop_ack cannot run live on kafka: ackbench's \
+             Kafka proxy relays every OffsetCommit and every fetched record as it comes; it does \
+             not drop or hold them; run it in sim mode"
         );
         assert_eq!(
             error(&live("{ kind: sqs }", "delay_delivery, delay: 5s")),
@@ -328,6 +328,19 @@ mod tests {
         for action in ["drop_ack", "delay_ack, delay: 5s", "drop_delivery"] {
             let s = crate::profile::testutil::scenario(&live("{ kind: sqs }", action));
             assert_eq!(s.chaos.len(), 1, "{action}");
+        }
+        // RabbitMQ's AMQP proxy and the NATS proxy apply every action.
+        for kind in ["rabbitmq", "nats"] {
+            for action in [
+                "drop_ack",
+                "delay_ack, delay: 5s",
+                "drop_delivery",
+                "delay_delivery, delay: 5s",
+            ] {
+                let broker = format!("{{ kind: {kind} }}");
+                let s = crate::profile::testutil::scenario(&live(&broker, action));
+                assert_eq!(s.chaos.len(), 1, "{kind}: {action}");
+            }
         }
     }
 }

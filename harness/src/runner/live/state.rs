@@ -6,6 +6,8 @@ mod message;
 mod observe;
 mod stopping;
 
+pub use message::{HeldAck, HeldDelivery};
+
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 
 use nix::sys::signal::{killpg, Signal};

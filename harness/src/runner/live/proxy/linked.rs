@@ -5,7 +5,8 @@
 //! A cut of the link (or the end of a dropping partition) closes both sides, whatever is still
 //! waiting discarded. The broker closing its side during a partition (RabbitMQ's heartbeat) is
 //! told to the [`Connection`] at once ([`Connection::broker_closed`]): the broker acted then,
-//! though the worker learns of it only when the window ends.
+//! though the worker learns of it only when the window ends. A frame the [`Connection`] held
+//! back goes on when it is due, as a chunk read then would (after a partition).
 //!
 //! At most [`HELD_CHUNKS`] chunks wait per direction; past them the reader stops reading, so a
 //! long partition backs up into the sockets' buffers and then the sender, as a real network's
@@ -21,13 +22,11 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
 use super::link::{Direction, LinkState};
-use super::{lock, Connection, Flow};
+use super::{lock, until, Connection, Flow, Shared, Wakes};
 
 /// How many chunks (of up to 64 KiB) wait per direction of a connection before its reader
 /// stops reading.
 pub const HELD_CHUNKS: usize = 64;
-
-type Shared = Arc<Mutex<Box<dyn Connection>>>;
 
 /// Forwards one worker connection on its link until either side closes, the [`Connection`]
 /// cuts it, or the link is cut.
@@ -46,20 +45,21 @@ pub(super) async fn forward_linked(
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
     let conn: Shared = Arc::new(Mutex::new(conn));
+    let wakes = Arc::new(Wakes::default());
     let (client_rd, client_wr) = client.into_split();
     let (server_rd, server_wr) = server.into_split();
     let up = pass(
         client_rd,
         server_wr,
         Direction::ToBroker,
-        conn.clone(),
+        (conn.clone(), wakes.clone()),
         (link.clone(), born),
     );
     let down = pass(
         server_rd,
         client_wr,
         Direction::ToWorker,
-        conn.clone(),
+        (conn.clone(), wakes),
         (link.clone(), born),
     );
     // Either side ending, or a cut, ends both: dropping the halves closes the sockets. The
@@ -87,7 +87,7 @@ async fn pass(
     mut rd: OwnedReadHalf,
     mut wr: OwnedWriteHalf,
     dir: Direction,
-    conn: Shared,
+    (conn, wakes): (Shared, Arc<Wakes>),
     (link, born): (watch::Receiver<LinkState>, u64),
 ) {
     let (tx, mut rx) = mpsc::channel::<(Vec<u8>, Instant, Duration)>(HELD_CHUNKS);
@@ -120,9 +120,23 @@ async fn pass(
     let mut link = link;
     let write = async move {
         let mut out = Vec::with_capacity(64 * 1024);
-        while let Some((bytes, read_at, delay)) = rx.recv().await {
-            if !delay.is_zero() {
-                tokio::time::sleep_until((read_at + delay).into()).await;
+        loop {
+            // A chunk read, or a frame the connection held back coming due.
+            let due = lock(&conn).next_due(dir);
+            let chunk = tokio::select! {
+                chunk = rx.recv() => match chunk {
+                    Some(chunk) => Some(chunk),
+                    // The reader ended: the end goes on as its bytes did.
+                    None => break,
+                },
+                _ = until(due) => None,
+                // The other direction gave this one something to pass on: look again.
+                _ = wakes.of(dir).notified() => continue,
+            };
+            if let Some((_, read_at, delay)) = &chunk {
+                if !delay.is_zero() {
+                    tokio::time::sleep_until((*read_at + *delay).into()).await;
+                }
             }
             // Held while partitioned; a cut (a dropping partition's end) ends the connection.
             if let Ok(s) = link.wait_for(|s| !s.partitioned || s.cuts != born).await {
@@ -133,11 +147,13 @@ async fn pass(
             out.clear();
             let flow = {
                 let mut c = lock(&conn);
-                match dir {
-                    Direction::ToBroker => c.from_worker(&bytes, &mut out),
-                    Direction::ToWorker => c.from_server(&bytes, &mut out),
+                match (chunk, dir) {
+                    (None, _) => c.due(dir, Instant::now(), &mut out),
+                    (Some((bytes, ..)), Direction::ToBroker) => c.from_worker(&bytes, &mut out),
+                    (Some((bytes, ..)), Direction::ToWorker) => c.from_server(&bytes, &mut out),
                 }
             };
+            wakes.after(&conn, dir);
             if wr.write_all(&out).await.is_err() || flow == Flow::Cut {
                 return;
             }

@@ -12,6 +12,11 @@
 //! bytes then go through its worker's link ([`link`]: cut, delayed, held by a partition) before
 //! the [`Connection`] reads them, so what the proxy reports is what reached the other side, when
 //! it did. Without them the bytes take the direct path they always took.
+//!
+//! A [`Connection`] may hold a frame back (a `message` fault delaying an ack or a delivery): it
+//! names the instant its next held frame is due ([`Connection::next_due`]), and the direction's
+//! writer asks for it then ([`Connection::due`]), between two chunks it passes on, so a held
+//! frame goes on whole, between whole frames.
 
 pub mod link;
 mod linked;
@@ -20,13 +25,16 @@ mod linked_tests;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
 use crate::record::WorkerId;
-use link::Links;
+use link::{Direction, Links};
 use linked::forward_linked;
 
 /// What to do after the bytes just read.
@@ -55,6 +63,23 @@ pub trait Connection: Send + 'static {
     /// connection happens now, before the held bytes go on ([`Connection::closed`] follows
     /// when the connection ends).
     fn broker_closed(&mut self) {}
+    /// When the next frame it holds back in direction `dir` is due (none held: `None`).
+    fn next_due(&self, _dir: Direction) -> Option<Instant> {
+        None
+    }
+    /// The frames held back in direction `dir` that are due at `now`: appended to `forward`
+    /// ([`Flow::Cut`]: the worker is being killed as one reaches it).
+    fn due(&mut self, _dir: Direction, _now: Instant, _forward: &mut Vec<u8>) -> Flow {
+        Flow::Go
+    }
+}
+
+/// Completes at `at` (never for `None`).
+async fn until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Makes the [`Connection`] of each new worker connection.
@@ -151,51 +176,87 @@ async fn forward(client: TcpStream, upstream: SocketAddr, conn: Box<dyn Connecti
     };
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
-    let conn = Arc::new(Mutex::new(conn));
-    let (mut client_rd, mut client_wr) = client.into_split();
-    let (mut server_rd, mut server_wr) = server.into_split();
-    let up = {
-        let conn = conn.clone();
-        async move {
-            let mut buf = vec![0u8; 64 * 1024];
-            let mut out = Vec::with_capacity(64 * 1024);
-            loop {
-                let n = match client_rd.read(&mut buf).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => n,
-                };
-                out.clear();
-                let flow = lock(&conn).from_worker(&buf[..n], &mut out);
-                if server_wr.write_all(&out).await.is_err() || flow == Flow::Cut {
-                    return;
-                }
-            }
-        }
-    };
-    let down = {
-        let conn = conn.clone();
-        async move {
-            let mut buf = vec![0u8; 64 * 1024];
-            let mut out = Vec::with_capacity(64 * 1024);
-            loop {
-                let n = match server_rd.read(&mut buf).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => n,
-                };
-                out.clear();
-                let flow = lock(&conn).from_server(&buf[..n], &mut out);
-                if client_wr.write_all(&out).await.is_err() || flow == Flow::Cut {
-                    return;
-                }
-            }
-        }
-    };
+    let conn: Shared = Arc::new(Mutex::new(conn));
+    let wakes = Wakes::default();
+    let (client_rd, client_wr) = client.into_split();
+    let (server_rd, server_wr) = server.into_split();
+    let up = pass(client_rd, server_wr, Direction::ToBroker, &conn, &wakes);
+    let down = pass(server_rd, client_wr, Direction::ToWorker, &conn, &wakes);
     // Either side ending ends both: dropping the halves closes the sockets.
     tokio::select! {
         _ = up => {}
         _ = down => {}
     }
     lock(&conn).closed();
+}
+
+/// One direction of a connection off any link: each chunk read goes through the
+/// [`Connection`] and on, and so does what it held back, when due.
+async fn pass(
+    mut rd: OwnedReadHalf,
+    mut wr: OwnedWriteHalf,
+    dir: Direction,
+    conn: &Shared,
+    wakes: &Wakes,
+) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut out = Vec::with_capacity(64 * 1024);
+    loop {
+        let due = lock(conn).next_due(dir);
+        out.clear();
+        let flow = tokio::select! {
+            read = rd.read(&mut buf) => match read {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    let flow = match dir {
+                        Direction::ToBroker => lock(conn).from_worker(&buf[..n], &mut out),
+                        Direction::ToWorker => lock(conn).from_server(&buf[..n], &mut out),
+                    };
+                    wakes.after(conn, dir);
+                    flow
+                }
+            },
+            _ = until(due) => lock(conn).due(dir, Instant::now(), &mut out),
+            // The other direction gave this one something to pass on: look again.
+            _ = wakes.of(dir).notified() => continue,
+        };
+        if wr.write_all(&out).await.is_err() || flow == Flow::Cut {
+            return;
+        }
+    }
+}
+
+/// One connection shared by its two directions.
+pub(crate) type Shared = Arc<Mutex<Box<dyn Connection>>>;
+
+/// Wakes a direction's writer when reading the other direction gave it something to pass on
+/// (a reply the [`Connection`] made up for the worker while its request goes nowhere): it is
+/// waiting for its own reads and for what it knew was due.
+#[derive(Default)]
+pub(crate) struct Wakes {
+    to_broker: Notify,
+    to_worker: Notify,
+}
+
+impl Wakes {
+    pub(crate) fn of(&self, dir: Direction) -> &Notify {
+        match dir {
+            Direction::ToBroker => &self.to_broker,
+            Direction::ToWorker => &self.to_worker,
+        }
+    }
+
+    /// `conn` just read bytes going `dir`: the other direction's writer is woken when it has
+    /// something held.
+    pub(crate) fn after(&self, conn: &Shared, dir: Direction) {
+        let other = match dir {
+            Direction::ToBroker => Direction::ToWorker,
+            Direction::ToWorker => Direction::ToBroker,
+        };
+        if lock(conn).next_due(other).is_some() {
+            self.of(other).notify_one();
+        }
+    }
 }
 
 fn lock<T: ?Sized>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -235,67 +296,4 @@ pub(crate) fn observed_lines(events: &[crate::record::Event]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Passes everything on, but cuts the connection at the broker's first `!` (as a proxy cuts
-    /// at a delivery a `received` kill was decided for), holding that byte and what follows.
-    struct CutAtBang;
-
-    impl Connection for CutAtBang {
-        fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-            forward.extend_from_slice(bytes);
-            Flow::Go
-        }
-        fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-            match bytes.iter().position(|&b| b == b'!') {
-                Some(i) => {
-                    forward.extend_from_slice(&bytes[..i]);
-                    Flow::Cut
-                }
-                None => {
-                    forward.extend_from_slice(bytes);
-                    Flow::Go
-                }
-            }
-        }
-    }
-
-    struct Cutting;
-    impl Protocol for Cutting {
-        fn connection(&self, _worker: WorkerId) -> Box<dyn Connection> {
-            Box::new(CutAtBang)
-        }
-    }
-
-    #[tokio::test]
-    async fn bytes_pass_both_ways_until_the_connection_is_cut_before_the_held_bytes() {
-        // An echo server stands for the broker.
-        let echo = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
-        let upstream = echo.local_addr().unwrap();
-        tokio::spawn(async move {
-            let (mut s, _) = echo.accept().await.unwrap();
-            let mut buf = [0u8; 1024];
-            while let Ok(n) = s.read(&mut buf).await {
-                if n == 0 || s.write_all(&buf[..n]).await.is_err() {
-                    return;
-                }
-            }
-        });
-        let proxy = Proxy::start(upstream, 2, Arc::new(Cutting), None)
-            .await
-            .unwrap();
-        assert_ne!(proxy.addr(1), proxy.addr(2));
-        let mut c = TcpStream::connect(proxy.addr(2)).await.unwrap();
-        c.write_all(b"hello").await.unwrap();
-        let mut got = [0u8; 5];
-        c.read_exact(&mut got).await.unwrap();
-        assert_eq!(&got, b"hello");
-        // "ab!cd" comes back as "ab", then the connection closes: "!cd" never reaches us.
-        c.write_all(b"ab!cd").await.unwrap();
-        let mut rest = Vec::new();
-        c.read_to_end(&mut rest).await.unwrap();
-        assert_eq!(rest, b"ab");
-        proxy.stop().await;
-    }
-}
+mod tests;

@@ -23,8 +23,16 @@ impl LiveState {
         delivery: u32,
         lease_end: Nanos,
     ) -> bool {
+        self.observed_handout(worker, seq, delivery, lease_end);
+        self.observed_arrival(worker, seq, delivery)
+    }
+
+    /// Delivery number `delivery` of message `seq` is handed to `worker` (as
+    /// [`LiveState::observed_delivery`]), which sees it later (a `delay_delivery`): its handler
+    /// span starts now, the `received` kill rules are checked when it arrives.
+    pub fn observed_handout(&self, worker: WorkerId, seq: Seq, delivery: u32, lease_end: Nanos) {
         if !self.known_worker(worker) {
-            return false;
+            return;
         }
         self.end_handler(worker, HandlerEnd::Finished);
         self.record(EventKind::Delivered {
@@ -33,13 +41,44 @@ impl LiveState {
             delivery,
             lease_end,
         });
-        {
-            let mut ws = lock(&self.workers);
-            let s = &mut ws[(worker - 1) as usize];
-            s.handling = Some((seq, delivery));
-            s.holdings.received(seq, delivery);
+        let mut ws = lock(&self.workers);
+        let s = &mut ws[(worker - 1) as usize];
+        s.handling = Some((seq, delivery));
+        s.holdings.received(seq, delivery);
+    }
+
+    /// A delivery handed out reaches `worker`: the `received` kill rules are checked; true means
+    /// the worker is being killed and the delivery must not reach it.
+    pub fn observed_arrival(&self, worker: WorkerId, seq: Seq, delivery: u32) -> bool {
+        self.known_worker(worker)
+            && self.at_point(&KillPoint::Received, worker, Some(seq), delivery)
+    }
+
+    /// Delivery number `delivery` of message `seq` was handed to `worker`, and a `message` rule
+    /// keeps it from the worker for good (`drop_delivery`): it counts as a delivery whose
+    /// handler span ends where it began; the worker goes on with what it had.
+    pub fn observed_dropped_delivery(
+        &self,
+        worker: WorkerId,
+        seq: Seq,
+        delivery: u32,
+        lease_end: Nanos,
+    ) {
+        if !self.known_worker(worker) {
+            return;
         }
-        self.at_point(&KillPoint::Received, worker, Some(seq), delivery)
+        self.record(EventKind::Delivered {
+            seq,
+            worker,
+            delivery,
+            lease_end,
+        });
+        self.record(EventKind::HandlerEnded {
+            seq,
+            worker,
+            delivery,
+            how: HandlerEnd::Finished,
+        });
     }
 
     /// `worker` acked delivery `delivery` of `seq`, and the broker answered `outcome`
@@ -55,6 +94,18 @@ impl LiveState {
             delivery,
             outcome,
         });
+        self.let_go(worker, seq, delivery);
+        self.end_handler_of(worker, seq, delivery);
+    }
+
+    /// `worker` acked delivery `delivery` of `seq` and a `message` rule keeps the ack from the
+    /// broker (for now, or for good): the worker was told it succeeded and moved on, so its
+    /// handler span ends here; the broker's judgement (an `Acked`) comes when the ack reaches
+    /// it, if it does.
+    pub fn observed_held_ack(&self, worker: WorkerId, seq: Seq, delivery: u32) {
+        if !self.known_worker(worker) {
+            return;
+        }
         self.let_go(worker, seq, delivery);
         self.end_handler_of(worker, seq, delivery);
     }

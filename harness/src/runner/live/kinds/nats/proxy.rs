@@ -13,6 +13,9 @@
 //!
 //! The INFO the server sends is passed on as it is: the worker connected to the proxy already.
 //!
+//! With `message` rules, an ack or a delivery they select is dropped or held back
+//! ([`message_faults`]).
+//!
 //! With the consumer on the scaled clock, the durations it sends are converted to wall time on
 //! the way to the server, and those of the server's answers to its JetStream API requests back
 //! to profile time ([`super::wire`]); the byte counts of a rewritten frame with them. What is
@@ -20,6 +23,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use super::book::Book;
 use super::frames::{frame, with_payload, Message};
@@ -28,8 +32,10 @@ use super::wire::{Api, Wire};
 use crate::broker::nats::NatsConfig;
 use crate::profile::Scenario;
 use crate::record::{nanos, EventKind, Nanos, Seq, WorkerId};
+use crate::runner::live::proxy::link::Direction;
 use crate::runner::live::proxy::{Connection, Flow, Protocol};
 use crate::runner::live::state::LiveState;
+use message_faults::{Down, Held};
 
 /// What every worker connection of the run shares.
 pub struct Shared {
@@ -97,6 +103,9 @@ impl Protocol for NatsProtocol {
             down: Vec::new(),
             confirming: HashMap::new(),
             answers: HashMap::new(),
+            acks_faulted: self.0.state.message_faults_on_acks(),
+            deliveries_faulted: self.0.state.message_faults_on_deliveries(),
+            held: Held::default(),
         })
     }
 }
@@ -120,6 +129,11 @@ struct NatsConnection {
     confirming: HashMap<String, Pending>,
     /// Reply inbox -> the JetStream API request whose answer is converted to profile time.
     answers: HashMap<String, Api>,
+    /// Some `message` rule acts on acks, or on deliveries.
+    acks_faulted: bool,
+    deliveries_faulted: bool,
+    /// What the `message` rules hold back ([`message_faults`]).
+    held: Held,
 }
 
 impl NatsConnection {
@@ -156,16 +170,16 @@ impl NatsConnection {
         }
     }
 
-    /// A message frame from the server: an answer to an ack, a delivery, or neither. True:
-    /// the worker is being killed and must not see it.
-    fn server_message(&mut self, m: &Message) -> bool {
+    /// A message frame from the server: an answer to an ack, a delivery, or neither; what
+    /// becomes of it.
+    fn server_message(&mut self, m: &Message, frame: &[u8]) -> Down {
         if let Some(p) = self.confirming.remove(&m.subject) {
             self.apply(p);
-            return false;
+            return Down::Now;
         }
         let Some((seq, delivery)) = m.reply.as_deref().and_then(|r| self.shared.delivery_of(r))
         else {
-            return false;
+            return Down::Now;
         };
         let sh = &self.shared;
         let end = sh.state.clock.now().saturating_add(sh.waits.wait(delivery));
@@ -176,7 +190,17 @@ impl NatsConnection {
                 delivery: before,
             });
         }
-        sh.state.observed_delivery(self.worker, seq, delivery, end)
+        match self.delivery_kept((seq, delivery, end), frame) {
+            Down::Now
+                if self
+                    .shared
+                    .state
+                    .observed_delivery(self.worker, seq, delivery, end) =>
+            {
+                Down::Cut
+            }
+            down => down,
+        }
     }
 
     /// A message frame from the worker: an ack of the run's consumer, or anything else.
@@ -237,8 +261,15 @@ impl Connection for NatsConnection {
             let mut rewritten = None;
             if let Some(m) = &f.message {
                 let bytes = self.up[whole.clone()].to_vec();
+                if self.ack_kept(m, &bytes) {
+                    at += f.len;
+                    continue;
+                }
                 self.worker_message(m, &bytes);
                 rewritten = self.for_server(m, &bytes);
+            } else {
+                let line = self.up[whole.clone()].to_vec();
+                self.worker_line(&line);
             }
             match rewritten {
                 Some(frame) => forward.extend_from_slice(&frame),
@@ -251,213 +282,55 @@ impl Connection for NatsConnection {
     }
 
     fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-        self.down.extend_from_slice(bytes);
+        let mut down = std::mem::take(&mut self.down);
+        down.extend_from_slice(bytes);
         let mut at = 0;
-        while let Some(f) = frame(&self.down[at..]) {
-            let whole = at..at + f.len;
+        while let Some(f) = frame(&down[at..]) {
+            let whole = &down[at..at + f.len];
             let mut rewritten = None;
             if let Some(m) = &f.message {
-                if self.server_message(m) {
+                match self.server_message(m, whole) {
+                    Down::Now => {
+                        rewritten = for_worker(self.shared.wire, &mut self.answers, m, whole)
+                    }
                     // Killed at `received`: this delivery and what follows stay here.
-                    self.down.clear();
-                    return Flow::Cut;
+                    Down::Cut => return Flow::Cut,
+                    Down::Dropped(instead) => rewritten = Some(instead),
+                    Down::Held => rewritten = Some(Vec::new()),
                 }
-                let frame = &self.down[whole.clone()];
-                rewritten = for_worker(self.shared.wire, &mut self.answers, m, frame);
             }
             match rewritten {
                 Some(frame) => forward.extend_from_slice(&frame),
-                None => forward.extend_from_slice(&self.down[whole]),
+                None => forward.extend_from_slice(whole),
             }
             at += f.len;
         }
-        self.down.drain(..at);
+        down.drain(..at);
+        self.down = down;
         Flow::Go
     }
+
+    fn next_due(&self, dir: Direction) -> Option<Instant> {
+        self.held.next_due(dir == Direction::ToBroker)
+    }
+
+    fn due(&mut self, dir: Direction, now: Instant, forward: &mut Vec<u8>) -> Flow {
+        match dir {
+            Direction::ToBroker => {
+                self.acks_due(now, forward);
+                Flow::Go
+            }
+            Direction::ToWorker => self.worker_frames_due(now, forward),
+        }
+    }
 }
+
+#[path = "message_faults.rs"]
+mod message_faults;
+#[cfg(test)]
+#[path = "message_tests.rs"]
+mod message_tests;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::chaos::KillSchedule;
-    use crate::provider::http::LiveClock;
-    use crate::record::AckOutcome;
-
-    fn shared() -> Arc<Shared> {
-        on_clock(1.0, None)
-    }
-
-    /// A run at `scale` whose consumer's durations `wire` converts, if any.
-    fn on_clock(scale: f64, wire: Option<Wire>) -> Arc<Shared> {
-        let book = Arc::new(Mutex::new(Book::default()));
-        book.lock().unwrap().published(1, 1);
-        Arc::new(Shared {
-            state: LiveState::new(LiveClock::new(scale), "q", 2, KillSchedule::new(&[], 1)),
-            book,
-            stream: "s".to_string(),
-            consumer: "workers".to_string(),
-            waits: NatsConfig {
-                ack_wait: 30,
-                backoff: Vec::new(),
-                max_deliver: 0,
-                max_ack_pending: 1,
-            },
-            wire,
-        })
-    }
-
-    fn kinds(sh: &Shared) -> Vec<EventKind> {
-        sh.state.take_events().into_iter().map(|e| e.kind).collect()
-    }
-
-    #[tokio::test]
-    async fn a_split_delivery_is_observed_once_whole_and_its_double_ack_when_the_server_answers() {
-        let sh = shared();
-        let mut c = NatsProtocol(sh.clone()).connection(1);
-        let msg = b"MSG _INBOX.p.1 9 $JS.ACK.s.workers.1.1.1.1700000000000000000.0 5\r\nhello\r\n";
-        let mut out = Vec::new();
-        // The first 20 bytes are held until the rest arrives.
-        assert_eq!(c.from_server(&msg[..20], &mut out), Flow::Go);
-        assert!(out.is_empty());
-        assert_eq!(c.from_server(&msg[20..], &mut out), Flow::Go);
-        assert_eq!(out, msg);
-        assert!(matches!(
-            kinds(&sh)[..],
-            [EventKind::Delivered {
-                seq: 1,
-                worker: 1,
-                delivery: 1,
-                ..
-            }]
-        ));
-        // The double ack: recorded when the server's answer on its inbox passes back.
-        let ack = b"PUB $JS.ACK.s.workers.1.1.1.1700000000000000000.0 _INBOX.a.7 4\r\n+ACK\r\n";
-        out.clear();
-        c.from_worker(ack, &mut out);
-        assert_eq!(out, ack);
-        assert!(kinds(&sh).is_empty());
-        out.clear();
-        c.from_server(b"MSG _INBOX.a.7 3 0\r\n\r\n", &mut out);
-        let ev = kinds(&sh);
-        assert!(
-            ev.contains(&EventKind::Acked {
-                seq: 1,
-                worker: 1,
-                delivery: 1,
-                outcome: AckOutcome::Deleted
-            }),
-            "{ev:?}"
-        );
-    }
-
-    #[tokio::test]
-    async fn deliveries_of_another_consumer_are_passed_on_unobserved() {
-        let sh = shared();
-        let mut c = NatsProtocol(sh.clone()).connection(2);
-        let msg = b"MSG _INBOX.p.1 9 $JS.ACK.other.workers.1.1.1.1700000000000000000.0 0\r\n\r\n";
-        let mut out = Vec::new();
-        assert_eq!(c.from_server(msg, &mut out), Flow::Go);
-        assert_eq!(out, msg);
-        assert!(kinds(&sh).is_empty());
-    }
-
-    /// Checks that a NAK of delivery 1 was recorded as a release 10 s of profile time after
-    /// the moment it was observed (between the run's start and `now`).
-    fn released_10s_later(sh: &Shared, now: Nanos) {
-        let ev = kinds(sh);
-        let Some(EventKind::VisibilityChanged { lease_end, .. }) = ev
-            .iter()
-            .find(|e| matches!(e, EventKind::VisibilityChanged { delivery: 1, .. }))
-        else {
-            panic!("no release in {ev:?}");
-        };
-        assert!(
-            (10_000_000_000..=10_000_000_000 + now).contains(lease_end),
-            "{lease_end}"
-        );
-    }
-
-    const DELIVERY: &[u8] =
-        b"MSG _INBOX.p.1 9 $JS.ACK.s.workers.1.1.1.1700000000000000000.0 2\r\n{}\r\n";
-    const NAK_SUBJECT: &str = "$JS.ACK.s.workers.1.1.1.1700000000000000000.0";
-
-    #[tokio::test]
-    async fn a_scaled_consumers_pull_and_nak_reach_the_server_in_wall_time_and_the_nak_is_recorded_in_profile_time(
-    ) {
-        // Time scale 0.02: 1 profile second is 20 ms of wall time.
-        let sh = on_clock(0.02, Some(Wire::new(0.02)));
-        let mut c = NatsProtocol(sh.clone()).connection(1);
-        // A pull request: expires 5 s -> 100_000_000 ns; `{"batch":1,"expires":5000000000}`
-        // is 32 bytes, the rewritten `{"batch":1,"expires":100000000}` 31.
-        let pull = b"PUB $JS.API.CONSUMER.MSG.NEXT.s.workers _INBOX.p.1 32\r\n{\"batch\":1,\"expires\":5000000000}\r\n";
-        let mut out = Vec::new();
-        c.from_worker(pull, &mut out);
-        assert_eq!(
-            String::from_utf8_lossy(&out),
-            "PUB $JS.API.CONSUMER.MSG.NEXT.s.workers _INBOX.p.1 31\r\n{\"batch\":1,\"expires\":100000000}\r\n"
-        );
-        // The delivery passes as it is and is observed.
-        out.clear();
-        c.from_server(DELIVERY, &mut out);
-        assert_eq!(out, DELIVERY);
-        assert!(matches!(
-            kinds(&sh)[..],
-            [EventKind::Delivered { seq: 1, .. }]
-        ));
-        // A NAK with 10 s of profile delay: 200 ms to the server (`{"delay":200000000}`, 19
-        // bytes after `-NAK `: 24), recorded as 10 s of profile time from now.
-        let nak = format!("PUB {NAK_SUBJECT} 26\r\n-NAK {{\"delay\":10000000000}}\r\n");
-        out.clear();
-        c.from_worker(nak.as_bytes(), &mut out);
-        assert_eq!(
-            String::from_utf8_lossy(&out),
-            format!("PUB {NAK_SUBJECT} 24\r\n-NAK {{\"delay\":200000000}}\r\n")
-        );
-        released_10s_later(&sh, sh.state.clock.now());
-    }
-
-    #[tokio::test]
-    async fn on_the_real_clock_a_nak_is_passed_on_as_it_is_and_its_wall_delay_recorded_in_profile_time(
-    ) {
-        // Time scale 0.02, the consumer on the real clock: its 200 ms delay is wall time, 10 s
-        // of profile time (200_000_000 / 0.02).
-        let sh = on_clock(0.02, None);
-        let mut c = NatsProtocol(sh.clone()).connection(1);
-        let mut out = Vec::new();
-        c.from_server(DELIVERY, &mut out);
-        kinds(&sh);
-        let nak = format!("PUB {NAK_SUBJECT} 24\r\n-NAK {{\"delay\":200000000}}\r\n");
-        out.clear();
-        c.from_worker(nak.as_bytes(), &mut out);
-        assert_eq!(out, nak.as_bytes());
-        released_10s_later(&sh, sh.state.clock.now());
-    }
-
-    #[tokio::test]
-    async fn the_answer_to_a_consumer_info_request_comes_back_in_profile_time() {
-        let sh = on_clock(0.02, Some(Wire::new(0.02)));
-        let mut c = NatsProtocol(sh.clone()).connection(1);
-        let mut out = Vec::new();
-        c.from_worker(
-            b"PUB $JS.API.CONSUMER.INFO.s.workers _INBOX.r.1 0\r\n\r\n",
-            &mut out,
-        );
-        // AckWait 600 ms of wall time / 0.02 = 30 s: `{"config":{"ack_wait":600000000}}` (33
-        // bytes) becomes `{"config":{"ack_wait":30000000000}}` (35).
-        out.clear();
-        let info = b"MSG _INBOX.r.1 3 33\r\n{\"config\":{\"ack_wait\":600000000}}\r\n";
-        c.from_server(info, &mut out);
-        assert_eq!(
-            String::from_utf8_lossy(&out),
-            "MSG _INBOX.r.1 3 35\r\n{\"config\":{\"ack_wait\":30000000000}}\r\n"
-        );
-        // Only the answer: the same inbox again is passed on as it is.
-        out.clear();
-        c.from_server(info, &mut out);
-        assert_eq!(out, info);
-        // Frames without durations pass byte for byte.
-        out.clear();
-        c.from_worker(b"PING\r\nPUB orders.new 2\r\nhi\r\n", &mut out);
-        assert_eq!(out, b"PING\r\nPUB orders.new 2\r\nhi\r\n");
-    }
-}
+#[path = "proxy_tests.rs"]
+mod tests;

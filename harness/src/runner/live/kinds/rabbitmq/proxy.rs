@@ -10,7 +10,9 @@
 //! so does the end of the connection, and the server closing it behind a partition (its
 //! heartbeat) does at that instant, though the worker's held frames reach it later.
 //! From the worker: `basic.ack` (with `multiple`), `basic.nack` and `basic.reject` of the
-//! channel's delivery tags.
+//! channel's delivery tags. With `message` rules on acks, the worker's bytes go on frame by
+//! frame and an ack a rule selects is kept back ([`ack_faults`]); with rules on deliveries, a
+//! delivery a rule selects is dropped or held back whole ([`delivery_faults`]).
 //!
 //! With the worker on the scaled clock ([`WireTime`]), the frames carrying a duration are
 //! converted between its profile time and the server's wall time, each way; the worker's bytes
@@ -19,6 +21,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::time::Instant;
 
 use amq_protocol::frame::{parse_frame, AMQPFrame};
 use amq_protocol::protocol::{basic, channel, connection, AMQPClass};
@@ -26,8 +29,11 @@ use amq_protocol::protocol::{basic, channel, connection, AMQPClass};
 use super::ledger::Ledger;
 use super::wire_time::WireTime;
 use crate::record::{AckOutcome, EventKind, Nanos, Seq, WorkerId};
+use crate::runner::live::proxy::link::Direction;
 use crate::runner::live::proxy::{Connection, Flow, Protocol};
 use crate::runner::live::state::LiveState;
+use ack_faults::KeptAcks;
+use delivery_faults::KeptDeliveries;
 
 /// Makes the reader of each worker connection.
 pub struct Amqp {
@@ -52,6 +58,10 @@ impl Protocol for Amqp {
             from_server: Vec::new(),
             channels: HashMap::new(),
             pending: None,
+            acks_faulted: self.state.message_faults_on_acks(),
+            kept: KeptAcks::default(),
+            deliveries_faulted: self.state.message_faults_on_deliveries(),
+            kept_deliveries: KeptDeliveries::default(),
         })
     }
 }
@@ -72,6 +82,8 @@ struct Pending {
     channel: u16,
     tag: u64,
     bytes: Vec<u8>,
+    /// A `basic.get-ok` (the answer to the worker's `basic.get`), not a `basic.deliver`.
+    get: bool,
 }
 
 struct AmqpConnection {
@@ -84,6 +96,12 @@ struct AmqpConnection {
     from_server: Vec<u8>,
     channels: HashMap<u16, ChannelView>,
     pending: Option<Pending>,
+    /// Some `message` rule acts on acks: each ack is judged before it goes on.
+    acks_faulted: bool,
+    kept: KeptAcks,
+    /// Some `message` rule acts on deliveries: each is read whole before it goes on.
+    deliveries_faulted: bool,
+    kept_deliveries: KeptDeliveries,
 }
 
 /// The length of the frame (or protocol header) at the start of `buf`, once it is all there.
@@ -125,6 +143,8 @@ impl AmqpConnection {
 
     /// The broker requeues what channel `ch` held: each a return.
     fn close_channel(&mut self, ch: u16) {
+        self.kept.channel_closed(ch);
+        self.kept_deliveries.channel_closed(ch);
         let view = self.channel(ch);
         view.closed = true;
         let held = std::mem::take(&mut view.held);
@@ -169,17 +189,27 @@ impl AmqpConnection {
         (view.closed, taken)
     }
 
-    fn ack(&mut self, ch: u16, tag: u64, multiple: bool) {
+    /// An ack from the worker: `None` when its frame goes on as it is, else what goes on instead.
+    fn ack(&mut self, ch: u16, tag: u64, multiple: bool) -> Option<Vec<u8>> {
         let (closed, taken) = self.take_tags(ch, tag, multiple);
-        for (seq, delivery) in taken.into_values() {
-            let outcome = if closed {
-                self.ledger.stale_outcome(seq)
-            } else {
-                self.ledger.settled(seq, true);
-                AckOutcome::Deleted
-            };
-            self.state.observed_ack(self.worker, seq, delivery, outcome);
+        if self.acks_faulted {
+            return self.ack_under_rules(ch, closed, taken);
         }
+        for (seq, delivery) in taken.into_values() {
+            self.acked(closed, seq, delivery);
+        }
+        None
+    }
+
+    /// The broker gets the ack of delivery `delivery` of `seq`, on a channel open or `closed`.
+    fn acked(&mut self, closed: bool, seq: Seq, delivery: u32) {
+        let outcome = if closed {
+            self.ledger.stale_outcome(seq)
+        } else {
+            self.ledger.settled(seq, true);
+            AckOutcome::Deleted
+        };
+        self.state.observed_ack(self.worker, seq, delivery, outcome);
     }
 
     fn nack(&mut self, ch: u16, tag: u64, multiple: bool, requeue: bool) {
@@ -198,13 +228,16 @@ impl AmqpConnection {
         }
     }
 
-    fn worker_frame(&mut self, frame: &AMQPFrame) {
+    /// One frame from the worker: `None` when it goes on as it is, else what goes on instead.
+    fn worker_frame(&mut self, frame: &AMQPFrame) -> Option<Vec<u8>> {
         let AMQPFrame::Method(ch, class) = frame else {
-            return;
+            return None;
         };
         let ch = *ch;
         match class {
-            AMQPClass::Basic(basic::AMQPMethod::Ack(a)) => self.ack(ch, a.delivery_tag, a.multiple),
+            AMQPClass::Basic(basic::AMQPMethod::Ack(a)) => {
+                return self.ack(ch, a.delivery_tag, a.multiple)
+            }
             AMQPClass::Basic(basic::AMQPMethod::Nack(n)) => {
                 self.nack(ch, n.delivery_tag, n.multiple, n.requeue)
             }
@@ -212,12 +245,15 @@ impl AmqpConnection {
                 self.nack(ch, r.delivery_tag, false, r.requeue)
             }
             AMQPClass::Channel(channel::AMQPMethod::Open(_)) => {
+                self.kept.channel_closed(ch);
+                self.kept_deliveries.channel_closed(ch);
                 self.channels.insert(ch, ChannelView::default());
             }
             AMQPClass::Channel(channel::AMQPMethod::Close(_)) => self.close_channel(ch),
             AMQPClass::Connection(connection::AMQPMethod::Close(_)) => self.close_all(),
             _ => {}
         }
+        None
     }
 
     /// One frame from the broker: false when the connection is to be cut before it.
@@ -233,10 +269,10 @@ impl AmqpConnection {
         };
         match frame {
             Some(AMQPFrame::Method(ch, AMQPClass::Basic(basic::AMQPMethod::Deliver(d)))) => {
-                self.hold(ch, d.delivery_tag, bytes, forward);
+                self.hold((ch, false), d.delivery_tag, bytes, forward);
             }
             Some(AMQPFrame::Method(ch, AMQPClass::Basic(basic::AMQPMethod::GetOk(g)))) => {
-                self.hold(ch, g.delivery_tag, bytes, forward);
+                self.hold((ch, true), g.delivery_tag, bytes, forward);
             }
             Some(AMQPFrame::Header(ch, header))
                 if self.pending.as_ref().is_some_and(|p| p.channel == ch) =>
@@ -246,15 +282,30 @@ impl AmqpConnection {
                     let delivery = self.ledger.delivered(seq);
                     self.channel(ch).held.insert(p.tag, (seq, delivery));
                     let lease_end = self.state.clock.now().saturating_add(self.consumer_timeout);
+                    let whole = [p.bytes.as_slice(), &bytes].concat();
+                    let content = (ch, header.body_size, p.get);
+                    if self.delivery_kept(content, (seq, delivery, lease_end), whole, forward) {
+                        return self.pass_waiting(forward) == Flow::Go;
+                    }
                     if self
                         .state
                         .observed_delivery(self.worker, seq, delivery, lease_end)
                     {
                         return false;
                     }
+                } else {
+                    self.content_passes(ch, header.body_size);
                 }
                 forward.extend_from_slice(&p.bytes);
                 forward.extend_from_slice(&bytes);
+            }
+            Some(AMQPFrame::Header(ch, header)) => {
+                self.content_passes(ch, header.body_size);
+                forward.extend_from_slice(&bytes);
+            }
+            Some(AMQPFrame::Body(ch, data)) if self.deliveries_faulted => {
+                self.body_frame(ch, data.len() as u64, bytes, forward);
+                return self.pass_waiting(forward) == Flow::Go;
             }
             Some(AMQPFrame::Method(ch, AMQPClass::Channel(channel::AMQPMethod::Close(_)))) => {
                 self.close_channel(ch);
@@ -270,32 +321,38 @@ impl AmqpConnection {
     }
 
     /// Holds a delivery method until its content header says which message it is.
-    fn hold(&mut self, channel: u16, tag: u64, bytes: Vec<u8>, forward: &mut Vec<u8>) {
+    fn hold(&mut self, (channel, get): (u16, bool), tag: u64, bytes: Vec<u8>, out: &mut Vec<u8>) {
         if let Some(p) = self.pending.take() {
             // A delivery without a header (cannot happen in AMQP): let it pass.
-            forward.extend_from_slice(&p.bytes);
+            out.extend_from_slice(&p.bytes);
         }
         self.pending = Some(Pending {
             channel,
             tag,
             bytes,
+            get,
         });
     }
 }
 
 impl Connection for AmqpConnection {
     fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-        if self.wire.is_none() {
+        // Frame by frame when a frame may change on its way; else the bytes go on as they come.
+        let by_frame = self.wire.is_some() || self.acks_faulted;
+        if !by_frame {
             forward.extend_from_slice(bytes);
         }
         self.from_worker.extend_from_slice(bytes);
         let mut buf = std::mem::take(&mut self.from_worker);
         for (frame, raw) in frames(&mut buf) {
-            if let Some(f) = &frame {
-                self.worker_frame(f);
+            let instead = frame.as_ref().and_then(|f| self.worker_frame(f));
+            if !by_frame {
+                continue;
             }
-            if let Some(wire) = self.wire {
-                forward.extend(wire.to_server(frame.as_ref(), raw));
+            match (instead, self.wire) {
+                (Some(bytes), _) => forward.extend(bytes),
+                (None, Some(wire)) => forward.extend(wire.to_server(frame.as_ref(), raw)),
+                (None, None) => forward.extend(raw),
             }
         }
         self.from_worker = buf;
@@ -317,6 +374,24 @@ impl Connection for AmqpConnection {
 
     fn closed(&mut self) {
         self.close_all();
+        self.acks_outlive_connection();
+    }
+
+    fn next_due(&self, dir: Direction) -> Option<Instant> {
+        match dir {
+            Direction::ToBroker => self.kept.next_due(),
+            Direction::ToWorker => self.kept_deliveries.next_due(),
+        }
+    }
+
+    fn due(&mut self, dir: Direction, now: Instant, forward: &mut Vec<u8>) -> Flow {
+        match dir {
+            Direction::ToBroker => {
+                self.acks_due(now, forward);
+                Flow::Go
+            }
+            Direction::ToWorker => self.deliveries_due(now, forward),
+        }
     }
 
     fn broker_closed(&mut self) {
@@ -324,189 +399,14 @@ impl Connection for AmqpConnection {
     }
 }
 
+#[path = "ack_faults.rs"]
+mod ack_faults;
+#[path = "delivery_faults.rs"]
+mod delivery_faults;
+
 #[cfg(test)]
-mod tests {
-    use super::super::test_frames::{frame, short, tune};
-    use super::*;
-
-    /// basic.deliver (60, 60) of `tag`, its content header with `message_id` = `seq` and a body.
-    fn delivery(ch: u16, tag: u64, seq: &str) -> Vec<u8> {
-        let mut m = vec![0, 60, 0, 60];
-        m.extend(short("ctag"));
-        m.extend_from_slice(&tag.to_be_bytes());
-        m.push(0);
-        m.extend(short(""));
-        m.extend(short("q"));
-        // Header: class 60, weight 0, body size 2, flags: message-id (bit 7) only.
-        let mut h = vec![0, 60, 0, 0];
-        h.extend_from_slice(&2u64.to_be_bytes());
-        h.extend_from_slice(&0x0080u16.to_be_bytes());
-        h.extend(short(seq));
-        let mut all = frame(1, ch, &m);
-        all.extend(frame(2, ch, &h));
-        all.extend(frame(3, ch, b"{}"));
-        all
-    }
-
-    /// basic.ack (60, 80) of `tag`.
-    fn ack(ch: u16, tag: u64, multiple: bool) -> Vec<u8> {
-        let mut m = vec![0, 60, 0, 80];
-        m.extend_from_slice(&tag.to_be_bytes());
-        m.push(u8::from(multiple));
-        frame(1, ch, &m)
-    }
-
-    /// channel.close (20, 40) from the server: 406 PRECONDITION_FAILED.
-    fn channel_close(ch: u16) -> Vec<u8> {
-        let mut m = vec![0, 20, 0, 40];
-        m.extend_from_slice(&406u16.to_be_bytes());
-        m.extend(short(
-            "PRECONDITION_FAILED - delivery acknowledgement timed out",
-        ));
-        m.extend_from_slice(&[0, 0, 0, 0]);
-        frame(1, ch, &m)
-    }
-
-    /// The state of a run of one worker at `scale`, without kills.
-    fn one_worker(scale: f64) -> Arc<LiveState> {
-        LiveState::new(
-            crate::provider::http::LiveClock::new(scale),
-            "q",
-            1,
-            crate::chaos::KillSchedule::new(&[], 1),
-        )
-    }
-
-    #[tokio::test]
-    async fn deliveries_are_held_until_their_header_and_acks_of_a_closed_channel_are_stale() {
-        let state = one_worker(1.0);
-        let ledger = Arc::new(Ledger::default());
-        let mut c = Amqp {
-            state: state.clone(),
-            ledger: ledger.clone(),
-            consumer_timeout: 1_000,
-            wire: None,
-        }
-        .connection(1);
-        let mut out = Vec::new();
-        // Delivery tag 1 of seq 7, in two reads split inside the header: nothing passes until
-        // the header names the message, then everything read so far.
-        let d = delivery(1, 1, "7");
-        let split = d.len() - 15;
-        assert_eq!(c.from_server(&d[..split], &mut out), Flow::Go);
-        assert!(out.is_empty());
-        assert_eq!(c.from_server(&d[split..], &mut out), Flow::Go);
-        assert_eq!(out, d);
-        // Tags 2 (seq 8) and 3 (seq 9); an ack of 2 with `multiple` settles 1 and 2.
-        out.clear();
-        c.from_server(&delivery(1, 2, "8"), &mut out);
-        c.from_server(&delivery(1, 3, "9"), &mut out);
-        c.from_worker(&ack(1, 2, true), &mut out);
-        // The server closes the channel (consumer_timeout): tag 3 is returned, its ack stale.
-        c.from_server(&channel_close(1), &mut out);
-        c.from_worker(&ack(1, 3, false), &mut out);
-        let seen: Vec<_> = state
-            .take_events()
-            .into_iter()
-            .filter_map(|e| match e.kind {
-                EventKind::Delivered { seq, delivery, .. } => {
-                    Some(format!("deliver {seq}/{delivery}"))
-                }
-                EventKind::Acked { seq, outcome, .. } => Some(format!("ack {seq} {outcome:?}")),
-                EventKind::LeaseExpired { seq, .. } => Some(format!("return {seq}")),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            seen,
-            [
-                "deliver 7/1",
-                "deliver 8/1",
-                "deliver 9/1",
-                "ack 7 Deleted",
-                "ack 8 Deleted",
-                "return 9",
-                "ack 9 StaleRejected"
-            ]
-        );
-        // 3 published-and-delivered, 2 acked, nothing held (9 went back to the queue).
-        assert_eq!((ledger.held(), ledger.deliveries(9)), (0, 1));
-    }
-
-    /// The delivery of tag 1, seq 7, published with `expiration` (flag 0x0100, on the wire
-    /// before message-id's 0x0080).
-    fn expiring_delivery(expiration: &str) -> Vec<u8> {
-        let d = delivery(1, 1, "7");
-        let method_len = 7 + u32::from_be_bytes([d[3], d[4], d[5], d[6]]) as usize + 1;
-        let mut h = vec![0, 60, 0, 0];
-        h.extend_from_slice(&2u64.to_be_bytes());
-        h.extend_from_slice(&0x0180u16.to_be_bytes());
-        h.extend(short(expiration));
-        h.extend(short("7"));
-        let mut all = d[..method_len].to_vec();
-        all.extend(frame(2, 1, &h));
-        all.extend(frame(3, 1, b"{}"));
-        all
-    }
-
-    #[tokio::test]
-    async fn a_scaled_workers_durations_are_converted_and_its_deliveries_still_observed() {
-        let state = one_worker(0.05);
-        let mut c = Amqp {
-            state: state.clone(),
-            ledger: Arc::new(Ledger::default()),
-            consumer_timeout: 1_000,
-            wire: Some(WireTime::new(0.05)),
-        }
-        .connection(1);
-        let mut out = Vec::new();
-        // The server's 60 s heartbeat reaches the worker as 1200 (profile) seconds.
-        c.from_server(&tune(30, 60), &mut out);
-        assert_eq!(out, tune(30, 1200));
-        // The worker's answer, in two reads split inside the frame: nothing goes on until it
-        // is complete, then 1200 x 0.05 = 60 s.
-        out.clear();
-        let ok = tune(31, 1200);
-        assert_eq!(c.from_worker(&ok[..9], &mut out), Flow::Go);
-        assert!(out.is_empty());
-        c.from_worker(&ok[9..], &mut out);
-        assert_eq!(out, tune(31, 60));
-        // A delivery whose message was published with 1 profile minute to live ("3000" wall
-        // ms) reaches the worker as "60000", and is observed as delivery 1 of seq 7; the ack
-        // passes byte for byte and is observed.
-        out.clear();
-        c.from_server(&expiring_delivery("3000"), &mut out);
-        assert_eq!(out, expiring_delivery("60000"));
-        out.clear();
-        c.from_worker(&ack(1, 1, false), &mut out);
-        assert_eq!(out, ack(1, 1, false));
-        let seen: Vec<_> = state
-            .take_events()
-            .into_iter()
-            .filter_map(|e| match e.kind {
-                EventKind::Delivered { seq, delivery, .. } => Some((seq, delivery, "deliver")),
-                EventKind::Acked { seq, delivery, .. } => Some((seq, delivery, "ack")),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(seen, [(7, 1, "deliver"), (7, 1, "ack")]);
-    }
-
-    #[test]
-    fn frames_are_split_at_their_length_and_a_partial_frame_waits() {
-        // A heartbeat is 8 bytes: type 8, channel 0, size 0, frame end 0xCE.
-        let heartbeat = [8u8, 0, 0, 0, 0, 0, 0, 0xCE];
-        let mut buf = b"AMQP\x00\x00\x09\x01".to_vec();
-        buf.extend_from_slice(&heartbeat);
-        buf.extend_from_slice(&heartbeat[..5]);
-        let got = frames(&mut buf);
-        assert_eq!(got.len(), 2);
-        assert!(matches!(got[0].0, Some(AMQPFrame::ProtocolHeader(_))));
-        assert_eq!(got[1].0, Some(AMQPFrame::Heartbeat));
-        // The 5 bytes of the third frame stay until the rest arrives.
-        assert_eq!(buf.len(), 5);
-        buf.extend_from_slice(&heartbeat[5..]);
-        assert_eq!(frames(&mut buf).len(), 1);
-        assert!(buf.is_empty());
-    }
-}
+#[path = "message_tests.rs"]
+mod message_tests;
+#[cfg(test)]
+#[path = "proxy_tests.rs"]
+mod tests;
