@@ -81,8 +81,8 @@ fn a_grace_shorter_than_the_handler_on_kafka_costs_what_the_sim_model_says_where
     // - the join pause: worker 2's JoinGroup (about 12 s) is answered 3 s later, so at 14 s,
     //   told, worker 2 holds no record: it stops at once (1 stopped, 1 killed, 1 cut) where the
     //   sim model has it killed inside record 1;
-    // - a leader that leaves during a join: worker 2, the group's leader, sends its LeaveGroup
-    //   while its own JoinGroup waits; Tansu goes on naming it the leader of every later join,
+    // - a leader that leaves during a join: worker 2, the group's leader (its only member since
+    //   worker 1's removal), sends its LeaveGroup while its own JoinGroup waits; Tansu goes on naming it the leader of every later join,
     //   so worker 1 (back at 14 s) and worker 2 (back at 22 s) never get a partition and record
     //   1, cut once, is never run again: 2 effects, 0 duplicates, 1 record unfinished.
     assert_eq!(cost(&live), [2, 1, 1, 1, 0, 0, 0], "{live}");
