@@ -6,41 +6,86 @@
 use crate::common::service_up;
 use crate::live_deploy::{cost, effects, live_and_sim};
 
-/// Two workers, two partitions, four records 100 ms apart (two per partition), one record a
-/// poll, each handler a 4 s call (the effect at the request) then the commit; one rollout at
-/// 5 s. The group forms at 3 s (Tansu answers a JoinGroup after session.timeout / 2).
-/// restart_after 8s: a member restarted 1 s after it left took no record for the rest of the
-/// run on Tansu (its partition's records stayed unfinished), where the sim model has it
-/// consume at once; live_kafka.rs waits 15 s for the same reason.
-const PROFILE: &str = "name: live-deploy-kafka
+/// Two workers, two partitions, `records` records 100 ms apart (record n to partition
+/// (n - 1) % 2), one record a poll, each handler a 4 s call (the effect at the request) then the
+/// commit; one rollout at 5 s with `grace`, a restart `restart_after` after a worker ends. The
+/// group forms at 3 s (Tansu answers a JoinGroup after session.timeout / 2, the sim model's
+/// first join waits group.initial.rebalance.delay.ms: 3 s both).
+fn profile(records: u32, grace: &str, restart_after: &str) -> String {
+    format!(
+        "name: live-deploy-kafka
 mode: live
 seed: 1
-run: { duration: 1s, drain: 40s }
-broker: { kind: kafka, partitions: 2, max_poll_interval: 30s, session_timeout: 6s,
-          heartbeat_interval: 1s, max_poll_records: 1, enable_auto_commit: false }
-workload: { arrival: { every: 100ms }, count: 4 }
-consumer: { target: ack-after-work, workers: 2, restart_after: 8s }
-provider: { effect_at: request, latency: { dist: fixed, value: 4s } }
+run: {{ duration: 1s, drain: 40s }}
+broker: {{ kind: kafka, partitions: 2, max_poll_interval: 30s, session_timeout: 6s,
+          heartbeat_interval: 1s, max_poll_records: 1, enable_auto_commit: false }}
+workload: {{ arrival: {{ every: 100ms }}, count: {records} }}
+consumer: {{ target: ack-after-work, workers: 2, restart_after: {restart_after} }}
+provider: {{ effect_at: request, latency: {{ dist: fixed, value: 4s }} }}
 chaos:
-  - deploy: { at: 5s, grace: 10s }
-";
+  - deploy: {{ at: 5s, grace: {grace} }}
+"
+    )
+}
 
 #[test]
 fn a_rolling_deploy_within_the_grace_on_kafka_costs_nothing_as_in_sim() {
     if !service_up("the Kafka broker (Tansu)", 9092) {
         return;
     }
+    // Four records, grace 10 s, restart 9.5 s after a worker ends.
     // 3 s: worker 1 takes record 1 (partition 0), worker 2 record 2 (partition 1), to 7 s.
     // 5 s: worker 1 is told; at 7 s it commits record 1 and leaves instead of polling. Worker 2
     // takes record 4 (7-11 s), then rejoins the group with both partitions and takes record 3
-    // from partition 0's committed offset (about 13-17 s). Worker 1 is back at 15 s and worker 2
-    // is told inside record 3: it finishes it within its grace, commits and leaves. Every
-    // record once: 4 messages, 4 effects, 0 duplicates, 0 lost; the rollout: 2 told, 2
-    // stopped, nothing cut.
-    let (live, sim) = live_and_sim(PROFILE);
+    // from partition 0's committed offset: at 13 s in the sim model (worker 1's session ends
+    // 6 s after its last heartbeat), about 14 s on Tansu (worker 1's LeaveGroup at 7 s, worker
+    // 2's rejoin at 11 s answered 3 s later). Worker 1 is back at 16.5 s and worker 2 is told
+    // inside record 3: it finishes it within its grace, commits and leaves. Every record once:
+    // 4 messages, 4 effects, 0 duplicates, 0 lost; the rollout: 2 told, 2 stopped, nothing cut.
+    // The 2.5 s between worker 2's record 3 on Tansu and the tell keep worker 2 from being told
+    // while it waits for its JoinGroup's answer: it would then stop at once with record 3 not
+    // taken, and Tansu would keep naming it, gone, the leader of every later join, so that
+    // worker 1 never gets a partition (docs/kafka-live.md, "A leader that leaves during a join").
+    let (live, sim) = live_and_sim(&profile(4, "10s", "9500ms"));
     assert_eq!(cost(&sim), [2, 2, 0, 0, 0, 0, 0], "{sim}");
     assert_eq!(effects(&sim), [4, 4, 0, 0]);
     assert_eq!(cost(&live), cost(&sim), "{live}");
     assert_eq!(effects(&live), effects(&sim), "{live}");
     assert_eq!(live["unfinished"], 0, "{live}");
+}
+
+#[test]
+fn a_grace_shorter_than_the_handler_on_kafka_costs_what_the_sim_model_says_where_tansu_lets_it() {
+    if !service_up("the Kafka broker (Tansu)", 9092) {
+        return;
+    }
+    // Two records (one a partition), grace 1 s, restart 8 s after a worker ends.
+    // Sim model (Apache Kafka): 3 s: worker 1 takes record 1, worker 2 record 2 (to 7 s), both
+    // effects at once. 5 s: worker 1 is told; 6 s: killed inside its call (record 1 cut, its
+    // effect made). A killed consumer sends nothing: its member stays in the group until its
+    // session ends, 6 s after its last heartbeat (6 s): 12 s. 7 s: worker 2 commits record 2 and
+    // waits. 12 s: worker 1's member is removed, worker 2 (waiting) rejoins, the rebalance
+    // completes at once, worker 2 takes record 1 again (12-16 s, effect 2 of record 1). 14 s:
+    // worker 1 is back (6 + 8), joins, and worker 2 is told inside record 1; 15 s: killed (record
+    // 1 cut again). Worker 1's join waits for worker 2's member, removed at 21 s (15 + 6); then
+    // worker 1 owns both partitions and runs record 1 a third time (21-25 s) and commits it.
+    // The rollout: 2 told, 0 stopped, 2 killed, 2 deliveries cut, 1 message (record 1) with a
+    // duplicate effect; 2 messages, 4 effects, 2 duplicate effects, 0 lost.
+    let (live, sim) = live_and_sim(&profile(2, "1s", "8s"));
+    assert_eq!(cost(&sim), [2, 0, 2, 2, 1, 0, 0], "{sim}");
+    assert_eq!(effects(&sim), [2, 4, 2, 0]);
+    assert_eq!(sim["unfinished"], 0, "{sim}");
+    // Live on Tansu, to 12 s as the sim model: worker 1 is killed at 6 s (its consumer silenced:
+    // no LeaveGroup) and removed when its session ends (Tansu sees it at worker 2's next
+    // heartbeat, about 12 s). Then two of Tansu's differences from Apache Kafka decide the rest:
+    // - the join pause: worker 2's JoinGroup (about 12 s) is answered 3 s later, so at 14 s,
+    //   told, worker 2 holds no record: it stops at once (1 stopped, 1 killed, 1 cut) where the
+    //   sim model has it killed inside record 1;
+    // - a leader that leaves during a join: worker 2, the group's leader (its only member since
+    //   worker 1's removal), sends its LeaveGroup while its own JoinGroup waits; Tansu goes on naming it the leader of every later join,
+    //   so worker 1 (back at 14 s) and worker 2 (back at 22 s) never get a partition and record
+    //   1, cut once, is never run again: 2 effects, 0 duplicates, 1 record unfinished.
+    assert_eq!(cost(&live), [2, 1, 1, 1, 0, 0, 0], "{live}");
+    assert_eq!(effects(&live), [2, 2, 0, 0], "{live}");
+    assert_eq!(live["unfinished"], 1, "{live}");
 }

@@ -58,6 +58,9 @@ pub struct WorkerState {
     pub holdings: Holdings,
     /// Set when a kill rule killed the current incarnation (its exit is then no crash).
     pub killed: bool,
+    /// The incarnations that were killed (a kill rule, the end of a grace), not stopped: as a
+    /// process killed by SIGKILL, such an incarnation sends nothing more to its broker.
+    pub dead: Vec<u32>,
     /// The `deploy` rule that told the current incarnation to stop, if one did (its own exit
     /// is then no crash but a stop).
     pub stopping: Option<u32>,
@@ -173,6 +176,13 @@ impl LiveState {
             .unwrap_or_default()
     }
 
+    /// Incarnation `incarnation` of worker `w` was killed (not stopped, not still running).
+    pub fn was_killed(&self, w: WorkerId, incarnation: u32) -> bool {
+        lock(&self.workers)
+            .get((w as usize).wrapping_sub(1))
+            .is_some_and(|s| s.dead.contains(&incarnation))
+    }
+
     pub fn busy(&self) -> bool {
         lock(&self.workers).iter().any(|w| w.handling.is_some())
     }
@@ -244,6 +254,12 @@ impl LiveState {
         let Some((running, handling)) = self.end_incarnation(w, |s| s.running.is_some()) else {
             return;
         };
+        {
+            let mut ws = lock(&self.workers);
+            let s = &mut ws[(w - 1) as usize];
+            let incarnation = s.incarnation;
+            s.dead.push(incarnation);
+        }
         if let Some((seq, delivery)) = handling {
             self.record(EventKind::HandlerEnded {
                 seq,

@@ -91,6 +91,31 @@ impl GroupLog {
     }
 }
 
+/// The partitions of `topic` a SyncGroup answer's assignment gives the member (the consumer
+/// protocol's assignment: a version, then the topics and their partitions); none when it cannot
+/// be read.
+pub fn assigned(assignment: &bytes::Bytes, topic: &str) -> Vec<i32> {
+    use kafka_protocol::messages::ConsumerProtocolAssignment;
+    use kafka_protocol::protocol::Decodable;
+    let mut buf = assignment.clone();
+    if buf.len() < 2 {
+        return Vec::new();
+    }
+    let version = i16::from_be_bytes([buf[0], buf[1]]);
+    let _ = bytes::Buf::get_i16(&mut buf);
+    let Ok(a) = ConsumerProtocolAssignment::decode(&mut buf, version.clamp(0, 3)) else {
+        return Vec::new();
+    };
+    let mut partitions: Vec<i32> = a
+        .assigned_partitions
+        .iter()
+        .filter(|t| t.topic.as_str() == topic)
+        .flat_map(|t| t.partitions.iter().copied())
+        .collect();
+    partitions.sort_unstable();
+    partitions
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

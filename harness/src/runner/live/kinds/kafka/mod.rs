@@ -15,6 +15,7 @@ mod admin;
 mod counts;
 mod frames;
 mod group;
+mod killed;
 mod produce;
 mod proxy;
 mod queue;
@@ -218,6 +219,7 @@ impl LiveBroker for KafkaBroker {
             group: self.group.clone(),
             settings: self.settings.clone(),
             records: self.observed.records.clone(),
+            state: self.observed.state.clone(),
         })
     }
 
@@ -253,6 +255,7 @@ struct KafkaQueues {
     group: String,
     settings: ConsumerSettings,
     records: Arc<records::Records>,
+    state: Arc<crate::runner::live::state::LiveState>,
 }
 
 impl QueueFactory for KafkaQueues {
@@ -262,12 +265,14 @@ impl QueueFactory for KafkaQueues {
                 .bootstraps
                 .get((worker as usize).wrapping_sub(1))
                 .ok_or_else(|| format!("no worker {worker}"))?;
+            // The incarnation this consumer starts (the run counts it once it runs).
+            let incarnation = self.state.worker(worker).incarnation + 1;
             let q = queue::KafkaQueue::connect(
                 bootstrap,
                 &self.topic,
                 &self.group,
                 &self.settings,
-                worker,
+                (worker, &killed::client_id(worker, incarnation)),
                 self.records.clone(),
             )?;
             Ok(Box::new(q) as Box<dyn LiveQueue>)

@@ -123,10 +123,16 @@ struct KafkaConnection {
 }
 
 impl KafkaConnection {
-    fn request(&mut self, payload: Bytes) -> Result<(), super::frames::FrameError> {
+    /// One whole request frame; `Ok(false)`: it comes from a killed consumer
+    /// ([`super::killed`]) and must not reach the broker.
+    fn request(&mut self, payload: Bytes) -> Result<bool, super::frames::FrameError> {
         let (header, body) = read_request(payload, reads)?;
+        let client = header.client_id.as_ref().map_or("", |c| c.as_str());
+        if super::killed::silenced(&self.run.state, client) {
+            return Ok(false);
+        }
         let Some(body) = body else {
-            return Ok(());
+            return Ok(true);
         };
         let asked = match body {
             RequestKind::Metadata(_) | RequestKind::FindCoordinator(_) => Asked::Addresses,
@@ -157,14 +163,14 @@ impl KafkaConnection {
             },
             RequestKind::Heartbeat(_) => Asked::Heartbeat,
             RequestKind::LeaveGroup(_) => Asked::Leave,
-            _ => return Ok(()),
+            _ => return Ok(true),
         };
         let key = ApiKey::try_from(header.request_api_key).unwrap_or(ApiKey::ApiVersions);
         self.asked.insert(
             header.correlation_id,
             (key, header.request_api_version, asked),
         );
-        Ok(())
+        Ok(true)
     }
 
     /// One whole answer frame: appends to `forward` what goes on to the worker; true when a
@@ -260,7 +266,7 @@ impl KafkaConnection {
                 if r.error_code == code::REBALANCE_IN_PROGRESS {
                     run.group.add(now, self.worker, Happened::AskedToRejoin);
                 } else if r.error_code == 0 {
-                    let partitions = assigned(&r.assignment, &run.topic);
+                    let partitions = super::group::assigned(&r.assignment, &run.topic);
                     let (generation, member) = (*generation, member.clone());
                     run.group.add(
                         now,
@@ -335,44 +341,31 @@ impl KafkaConnection {
     }
 }
 
-/// The partitions of `topic` a SyncGroup answer's assignment gives the member (the consumer
-/// protocol's assignment: a version, then the topics and their partitions); none when it cannot
-/// be read.
-fn assigned(assignment: &Bytes, topic: &str) -> Vec<i32> {
-    use kafka_protocol::messages::ConsumerProtocolAssignment;
-    use kafka_protocol::protocol::Decodable;
-    let mut buf = assignment.clone();
-    if buf.len() < 2 {
-        return Vec::new();
-    }
-    let version = i16::from_be_bytes([buf[0], buf[1]]);
-    let _ = bytes::Buf::get_i16(&mut buf);
-    let Ok(a) = ConsumerProtocolAssignment::decode(&mut buf, version.clamp(0, 3)) else {
-        return Vec::new();
-    };
-    let mut partitions: Vec<i32> = a
-        .assigned_partitions
-        .iter()
-        .filter(|t| t.topic.as_str() == topic)
-        .flat_map(|t| t.partitions.iter().copied())
-        .collect();
-    partitions.sort_unstable();
-    partitions
-}
-
 impl Connection for KafkaConnection {
     fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-        forward.extend_from_slice(bytes);
         if self.blind {
+            forward.extend_from_slice(bytes);
             return Flow::Go;
         }
         self.up.extend_from_slice(bytes);
-        let frames = take_frames(&mut self.up);
-        let ok =
-            frames.is_ok_and(|frames| frames.into_iter().all(|(_, p)| self.request(p).is_ok()));
-        if !ok {
+        let Ok(frames) = take_frames(&mut self.up) else {
+            forward.extend_from_slice(bytes);
             self.go_blind();
+            return Flow::Go;
+        };
+        for (_, p) in frames {
+            match self.request(p) {
+                Ok(true) => {}
+                // A killed consumer speaks: its connection closes, nothing of it forwarded.
+                Ok(false) => return Flow::Cut,
+                Err(_) => {
+                    forward.extend_from_slice(bytes);
+                    self.go_blind();
+                    return Flow::Go;
+                }
+            }
         }
+        forward.extend_from_slice(bytes);
         Flow::Go
     }
 

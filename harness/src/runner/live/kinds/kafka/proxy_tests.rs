@@ -338,3 +338,41 @@ async fn a_sync_group_answer_names_the_members_partitions_of_the_run_s_topic() {
         )]
     );
 }
+
+/// A LeaveGroup of the consumer whose `client.id` is `client`: what the proxy forwards, and
+/// the flow.
+fn leave(c: &mut dyn Connection, client: &str) -> (Vec<u8>, Flow) {
+    let h = header(ApiKey::LeaveGroup, 4, 1)
+        .with_client_id(Some(StrBytes::from_string(client.to_string())));
+    let frame = write_request(&h, &RequestKind::LeaveGroup(Default::default())).unwrap();
+    let mut up = Vec::new();
+    let flow = c.from_worker(&frame, &mut up);
+    (up, flow)
+}
+
+#[tokio::test]
+async fn a_killed_incarnations_consumer_reaches_the_broker_no_more() {
+    use super::super::killed::client_id;
+    let (state, run) = run(&[]);
+    let proto = KafkaProtocol(run.clone());
+    // Both workers run incarnation 1: a LeaveGroup of each passes.
+    let (up, flow) = leave(&mut *proto.connection(1), &client_id(1, 1));
+    assert_eq!((up.is_empty(), flow), (false, Flow::Go));
+    // Worker 1 is killed: its consumer's close (a LeaveGroup) is not forwarded and the
+    // connection closes; worker 2's still passes.
+    state.kill(1, 0);
+    assert_eq!(
+        leave(&mut *proto.connection(1), &client_id(1, 1)),
+        (Vec::new(), Flow::Cut)
+    );
+    let (up, flow) = leave(&mut *proto.connection(2), &client_id(2, 1));
+    assert_eq!((up.is_empty(), flow), (false, Flow::Go));
+    // Worker 1 restarted: incarnation 2 speaks; incarnation 1 stays silenced.
+    state.started(1, Handle::Task(tokio::spawn(async {}).abort_handle()));
+    let (up, flow) = leave(&mut *proto.connection(1), &client_id(1, 2));
+    assert_eq!((up.is_empty(), flow), (false, Flow::Go));
+    assert_eq!(
+        leave(&mut *proto.connection(1), &client_id(1, 1)).1,
+        Flow::Cut
+    );
+}

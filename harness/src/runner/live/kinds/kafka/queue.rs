@@ -12,9 +12,10 @@
 //! hand-back and nothing extends the poll interval: `change_visibility`, `release` and `extend`
 //! do nothing. The receipt is `<partition>:<offset>`.
 //!
-//! A killed worker's consumer is dropped and librdkafka closes it: it commits what auto-commit
-//! stored and leaves the group at once, where a killed process's member is removed after
-//! `session.timeout.ms` (docs/kafka-live.md). The counts are the same; the rebalance is sooner.
+//! A killed worker's consumer is dropped; the worker's proxy lets nothing of its close reach
+//! the broker (no commit, no LeaveGroup, no heartbeat), so its member is removed after
+//! `session.timeout.ms`, as a killed process's is ([`super::killed`]). A worker stopped by a
+//! `deploy` closes its consumer: it leaves the group at once.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -79,13 +80,14 @@ fn fenced(e: &KafkaError) -> bool {
 }
 
 impl KafkaQueue {
-    /// Worker `worker`'s member of `group`, subscribed to `topic` through `bootstrap`.
+    /// Worker `worker`'s member of `group`, subscribed to `topic` through `bootstrap`, its
+    /// `client.id` `client` ([`super::killed`]).
     pub fn connect(
         bootstrap: &str,
         topic: &str,
         group: &str,
         settings: &ConsumerSettings,
-        worker: WorkerId,
+        (worker, client): (WorkerId, &str),
         records: Arc<Records>,
     ) -> Result<KafkaQueue, String> {
         let mut config = ClientConfig::new();
@@ -93,7 +95,7 @@ impl KafkaQueue {
             .set("bootstrap.servers", bootstrap)
             .set("group.id", group)
             .set("auto.offset.reset", "earliest")
-            .set("client.id", format!("ackbench-worker-{worker}"));
+            .set("client.id", client);
         for (name, value) in settings.librdkafka(worker) {
             config.set(name, value);
         }

@@ -8,8 +8,9 @@
 //! - `why`: a member joined when no member of the previous generation is missing; otherwise a
 //!   missing member that sent LeaveGroup since left on its own (librdkafka leaves the group when
 //!   `max.poll.interval.ms` is exceeded), and one that did not was removed when its session
-//!   timed out. A built-in target's killed consumer also leaves (librdkafka closes it when it is
-//!   dropped): its rebalance reads as the poll interval's.
+//!   timed out. A built-in target's killed consumer sends no LeaveGroup ([`super::killed`]); one
+//!   stopped by a `deploy` closes its consumer and leaves: its rebalance reads as the poll
+//!   interval's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
