@@ -18,6 +18,8 @@
 //!    target's slowest recovery path: "no room for one more try" is a finding.
 //! 5. [`dlq_is_watched`]: with a delivery limit there is a DLQ, and a DLQ nobody watches is a
 //!    silent loss: a budget (`budgets.dlq` or `budgets.dlq_with_effect`) must watch it.
+//! 6. On a consumer group only, [`super::partitions::check`]: the workers must not outnumber
+//!    the partitions, or the members past them sit idle.
 
 use std::time::Duration;
 
@@ -76,13 +78,16 @@ fn t(d: Duration) -> String {
 /// Every check, in order.
 pub fn all(s: &Settings) -> Vec<Check> {
     let path = recovery_path(&s.target, s.lease, s.claim_window);
-    vec![
+    let mut all = vec![
         client_timeout_below_lease(s),
         dedup_window_outlives_retries(s),
         claim_window_outlives_provider(s),
         limit_leaves_a_spare(s, &path),
         dlq_is_watched(s),
-    ]
+    ];
+    // A consumer group's workers against its partitions ([`super::partitions`]).
+    all.extend(super::partitions::check(s.partitions, s.workers));
+    all
 }
 
 /// Check 1: the target's client timeout on the provider call is below the lease.

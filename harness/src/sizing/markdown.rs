@@ -110,6 +110,13 @@ fn recommendation(o: &mut String, p: &Plan) {
         limit(r.max_receives)
     );
     let _ = writeln!(o, "| workers | {} | **{}** |", c.workers, r.workers);
+    if let Some(part) = &p.partitions {
+        let _ = writeln!(
+            o,
+            "| partitions | {} | **{}** |",
+            part.sizing.current, part.sizing.recommended
+        );
+    }
     let _ = writeln!(
         o,
         "| alert: oldest message older than | | **{}** |",
@@ -178,10 +185,24 @@ fn reasons(o: &mut String, p: &Plan) {
     ];
     for (i, (title, head, why)) in sections.iter().enumerate() {
         let _ = writeln!(o, "\n## {title}\n\n{head}. {why}");
-        // The records per poll right after the interval they must fit in.
-        if i == 0 {
-            poll_section(o, p);
+        // The records per poll right after the interval they must fit in; a consumer group's
+        // partitions right after the workers they must keep busy.
+        match i {
+            0 => poll_section(o, p),
+            2 => partitions_section(o, p),
+            _ => {}
         }
+    }
+}
+
+/// The partitions against the workers, on a consumer group.
+fn partitions_section(o: &mut String, p: &Plan) {
+    if let Some(part) = &p.partitions {
+        let _ = writeln!(
+            o,
+            "\n## Partitions (consumer group)\n\n**{}**. {}",
+            part.sizing.recommended, part.reason
+        );
     }
 }
 
