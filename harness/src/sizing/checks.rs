@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use super::limit::{recovery_path, spare, RecoveryPath};
 use super::settings::Settings;
-use crate::profile::{format_duration, RetrySpec};
+use crate::profile::{format_duration, LeaseRole, RetrySpec};
 
 /// The outcome of a check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -97,6 +97,20 @@ pub fn client_timeout_below_lease(s: &Settings) -> Check {
         return not_applicable(NAME, format!("{} makes no provider call", s.target));
     }
     match s.http_timeout {
+        // A poll interval bounds a member, not a message: a hung call keeps the member from
+        // its next poll.
+        None if s.kind.lease.role == LeaseRole::PollInterval => check(
+            NAME,
+            false,
+            format!(
+                "no client timeout (consumer.options.http_timeout): a call that hangs keeps its \
+                 member from polling past the {} {}, and the member is removed from the group \
+                 and its {} fetched again while the call still runs",
+                t(s.lease),
+                s.kind.lease.words,
+                s.kind.words.message.1
+            ),
+        ),
         None => check(
             NAME,
             false,

@@ -50,9 +50,10 @@ impl PartitionSizing {
     pub fn reason(&self) -> String {
         let now = if self.idle_current > 0 {
             format!(
-                "now {} of the {} workers sit idle on {} {}",
+                "now {} of the {} workers {} idle on {} {}",
                 self.idle_current,
                 self.workers_current,
+                sit(self.idle_current),
                 self.current,
                 partitions(self.current)
             )
@@ -92,6 +93,14 @@ impl PartitionSizing {
     }
 }
 
+fn sit(n: u32) -> &'static str {
+    if n == 1 {
+        "sits"
+    } else {
+        "sit"
+    }
+}
+
 fn partitions(n: u32) -> &'static str {
     if n == 1 {
         "partition"
@@ -119,9 +128,10 @@ pub fn check(partitions: Option<u32>, workers: u32) -> Option<Check> {
             status: Status::Fail,
             detail: format!(
                 "{workers} workers on {p} {}: a consumer group gives each partition to one \
-                 member, so {} of them sit idle",
+                 member, so {} of them {} idle",
                 self::partitions(p),
-                workers - p
+                workers - p,
+                sit(workers - p)
             ),
         }
     })
@@ -143,7 +153,7 @@ mod tests {
         assert_eq!(
             p.reason(),
             "A consumer group gives each partition to one member, so members past the \
-             partitions sit idle (now 1 of the 2 workers sit idle on 1 partition); 4 partitions \
+             partitions sit idle (now 1 of the 2 workers sits idle on 1 partition); 4 partitions \
              give each of the 4 workers one to read (a live topic's partitions can only be \
              raised, and raising them sends keys to other partitions); with the 1 partition \
              there are, 3 of the 4 workers would sit idle."
