@@ -129,9 +129,55 @@ fn the_kafka_thursday_gets_six_records_a_poll_instead_of_five_hundred() {
     );
     assert!(out.contains("Change max.poll.records to 6"), "{out}");
     assert!(out.contains("--set broker.max_poll_records=6"), "{out}");
-    // Another kind's sizing has no poll section.
+    // Workers: 1 order/s x 35.013 s mean handler time (the profile with 6 records a poll) =
+    // 35.013 busy, / 0.7 = 50.02: 51 workers. A consumer group keeps one member per partition
+    // busy: 51 workers need 51 partitions (now 1, where 2 - 1 = 1 worker already sits idle).
+    assert_eq!(v["recommended"]["workers"], 51, "{}", v["workers"]);
+    let part = &v["partitions"];
+    assert_eq!(
+        (
+            &part["current"],
+            &part["recommended"],
+            &part["idle_current"]
+        ),
+        (&Value::from(1), &Value::from(51), &Value::from(1)),
+        "{part}"
+    );
+    assert_eq!(v["current"]["partitions"], 1);
+    assert_eq!(v["recommended"]["partitions"], 51);
+    assert!(sets.contains(&"broker.partitions=51"), "{sets:?}");
+    let checks = v["checks"].as_array().expect("checks");
+    let idle = checks
+        .iter()
+        .find(|c| c["name"] == "workers_within_partitions")
+        .expect("the partitions check");
+    assert_eq!(
+        (&idle["current"], &idle["recommended"]),
+        (&Value::from("fail"), &Value::from("pass"))
+    );
+    assert_eq!(
+        idle["detail_current"],
+        "2 workers on 1 partition: a consumer group gives each partition to one member, so 1 \
+         of them sits idle"
+    );
+    assert!(out.contains("| partitions | 1 | **51** |"), "{out}");
+    assert!(
+        out.contains("## Partitions (consumer group)\n\n**51**."),
+        "{out}"
+    );
+    // No delivery limit to recommend on Kafka, none shown before and after.
+    assert_eq!(v["delivery_limit"]["recommended"], 0);
+    assert!(out.contains("kafka has no delivery limit to size"), "{out}");
+    assert!(out.contains("| max.poll.interval.ms | 5m | 5m |"), "{out}");
+    assert!(!out.contains("| p99 / lease |"), "{out}");
+    // Another kind's sizing has no poll section, no partitions and no partitions check.
     let (_, sqs, _) = size("profiles/brokers/sqs.yaml", &[]);
     assert!(sqs.get("poll").is_none() && sqs["current"].get("poll_records").is_none());
+    assert!(sqs.get("partitions").is_none() && sqs["current"].get("partitions").is_none());
+    let sqs_checks = sqs["checks"].as_array().expect("checks");
+    assert!(sqs_checks
+        .iter()
+        .all(|c| c["name"] != "workers_within_partitions"));
 }
 
 /// Writes the handler latency of a sim run of `profile` as an HDR interval log, as a report

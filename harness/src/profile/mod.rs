@@ -41,7 +41,7 @@ pub use connection::{
 pub use duration::{format_duration, parse_duration};
 pub use error::{Origin, ProfileError};
 pub use key_source::KeySource;
-pub use kinds::{KindDescriptor, LeaseRole};
+pub use kinds::{KindDescriptor, KindWords, LeaseRole};
 pub use message_rule::{MessageAction, MessageRule};
 pub use resolve::{check_full_record, scaled_clock_unsupported};
 pub use scalar::number_text;

@@ -281,6 +281,21 @@ impl BrokerSpec {
         }
     }
 
+    /// The partitions of a consumer group's topic, each read by one member at a time, so that
+    /// workers past them sit idle (Kafka's `partitions`); `None` on the kinds whose workers
+    /// share a partition's or a queue's messages (a share group spreads a partition's records
+    /// over its members).
+    pub fn group_partitions(&self) -> Option<u32> {
+        match &self.kind {
+            BrokerKind::Kafka(k) => Some(k.partitions),
+            BrokerKind::Sqs
+            | BrokerKind::RabbitMq(_)
+            | BrokerKind::Nats(_)
+            | BrokerKind::RedisStreams(_)
+            | BrokerKind::KafkaShare(_) => None,
+        }
+    }
+
     /// The profile key of the delivery limit for this kind; `None` when it has none (a
     /// RabbitMQ classic queue).
     pub fn limit_key(&self) -> Option<&'static str> {

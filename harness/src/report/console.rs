@@ -156,9 +156,11 @@ fn latency(out: &mut String, s: &Summary) {
     let _ = writeln!(out, "  {}", lease_line(s));
     let _ = writeln!(
         out,
-        "  end to end: publish to first effect; time to done: publish to the effect and the ack \
-         that deleted the message ({} of {} done)",
-        s.messages_done, s.messages
+        "  end to end: publish to first effect; time to done: publish to the effect and {} ({} \
+         of {} done)",
+        s.words().done.by,
+        s.messages_done,
+        s.messages
     );
 }
 

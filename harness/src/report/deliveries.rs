@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::handlers::for_each_span;
 use crate::metrics::seconds;
+use crate::profile::KindWords;
 use crate::record::{AckOutcome, EventKind, HandlerEnd, Nanos, Seq, WorkerId};
 
 /// Runs with at most this many messages get a worker timeline (and keep their full record,
@@ -57,16 +58,16 @@ impl Outcome {
         Outcome::Running,
     ];
 
-    /// The legend's words.
-    pub fn label(self) -> &'static str {
+    /// The legend's words, in the kind's words `w` where they differ.
+    pub fn label(self, w: &KindWords) -> String {
         match self {
-            Outcome::Acked => "acked (message deleted)",
-            Outcome::StaleAck => "stale ack (lease had ended)",
-            Outcome::Rejected => "rejected as poison",
-            Outcome::Killed => "worker killed",
-            Outcome::Crashed => "worker crashed",
-            Outcome::Deferred => "deferred (no ack)",
-            Outcome::Running => "still running at the end",
+            Outcome::Acked => format!("acked ({} {})", w.message.0, w.settled_short),
+            Outcome::StaleAck => w.stale.legend.to_string(),
+            Outcome::Rejected => "rejected as poison".into(),
+            Outcome::Killed => "worker killed".into(),
+            Outcome::Crashed => "worker crashed".into(),
+            Outcome::Deferred => "deferred (no ack)".into(),
+            Outcome::Running => "still running at the end".into(),
         }
     }
 }

@@ -112,7 +112,7 @@ pub fn page(data: &ReportData) -> Result<String, ReportError> {
     }
     let _ = writeln!(
         h,
-        "<p class=\"muted\">target <code>{}</code>, {} {}, {} {}, {}, stale acks: {}</p>",
+        "<p class=\"muted\">target <code>{}</code>, {} {}, {} {}, {}, {}: {}</p>",
         escape(&r.target),
         r.workers,
         plural(u64::from(r.workers), "worker", "workers"),
@@ -123,7 +123,8 @@ pub fn page(data: &ReportData) -> Result<String, ReportError> {
         } else {
             format!("{} deliveries at most", r.max_receives)
         },
-        escape(&r.stale_ack),
+        r.words().stale.label,
+        escape(r.words().stale.policy.unwrap_or(r.stale_ack.as_str())),
     );
     h.push_str("</header>\n");
     let notes = notes(s);
@@ -312,11 +313,9 @@ fn summary(h: &mut String, data: &ReportData) {
         "</ul>\n<p>{}.{}</p>",
         escape(&upper_first(&lease_line(s))),
         if per_message_lease(s) {
-            " The ratio is each handler's time holding its message before it acked or released \
-             it, over the lease it held; above 1, more than 1% of handlers still held their \
-             message when their lease ended."
+            format!(" {}", s.words().held.ratio)
         } else {
-            ""
+            String::new()
         }
     );
     rebalances(h, s);

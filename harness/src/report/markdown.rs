@@ -160,9 +160,12 @@ pub fn markdown(data: &ReportData) -> String {
     );
     budgets(&mut md, s);
     quoted_notes(&mut md, s);
-    md.push_str(
-        "| messages | deliveries | effects | duplicate effects | lost | unfinished | late | DLQ (with / without effect) | stale acks | kills / crashes |\n\
-         | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    let w = s.words();
+    let _ = writeln!(
+        md,
+        "| messages | deliveries | effects | duplicate effects | lost | unfinished | late | DLQ (with / without effect) | {} | kills / crashes |\n\
+         | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        w.stale.label
     );
     let _ = writeln!(
         md,
@@ -199,10 +202,11 @@ pub fn markdown(data: &ReportData) -> String {
     if per_message_lease(s) {
         let _ = writeln!(
             md,
-            "; lease held p50 {}, max {}; p99 of (time held before settling / lease held) = {}.\n",
+            "; {held} p50 {}, max {}; p99 of (time held before settling / {held}) = {}.\n",
             LatencyUnit::for_max(lease.max).show(lease.p50),
             LatencyUnit::for_max(lease.max).show(lease.max),
-            number(s.p99_over_visibility)
+            number(s.p99_over_visibility),
+            held = w.held.label,
         );
     } else {
         let _ = writeln!(md, "; {NO_PER_MESSAGE_LEASE}.\n");
@@ -212,21 +216,22 @@ pub fn markdown(data: &ReportData) -> String {
         let unit = LatencyUnit::for_max(done.max);
         let _ = writeln!(
             md,
-            "Time to done (publish to the effect and the ack that deleted the message) p50 {}, \
-             p99 {}, max {}, over {} of {} messages; end to end (publish to first effect) p99 {}.\n",
+            "Time to done (publish to the effect and {}) p50 {}, p99 {}, max {}, over {} of {} {}; \
+             end to end (publish to first effect) p99 {}.\n",
+            w.done.by,
             unit.show(done.p50),
             unit.show(done.p99),
             unit.show(done.max),
             s.messages_done,
             s.messages,
+            w.message.1,
             LatencyUnit::for_max(s.end_to_end_ms.max).show(s.end_to_end_ms.p99)
         );
     } else {
         let _ = writeln!(
             md,
-            "Time to done (publish to the effect and the ack that deleted the message): no message \
-             of {} was done.\n",
-            s.messages
+            "Time to done (publish to the effect and {}): no {} of {} was done.\n",
+            w.done.by, w.message.0, s.messages
         );
     }
     let _ = write!(

@@ -33,12 +33,14 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
     crashes(s, &mut notes);
     anomalies(s, &mut notes);
     if s.messages > 0 && s.deliveries == 0 {
+        let w = s.words();
         notes.push(Note {
             text: format!(
                 "NEVER RAN: the consumer never ran: not one of the {} published {} was ever \
-                 received ({} worker {}, {} {}).",
+                 {} ({} worker {}, {} {}).",
                 s.messages,
-                plural(s.messages, "message", "messages"),
+                plural(s.messages, w.message.0, w.message.1),
+                w.delivered,
                 s.worker_crashes,
                 plural(s.worker_crashes, "crash", "crashes"),
                 s.worker_kills,
@@ -55,10 +57,13 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
     lost_and_dead_lettered(s, &mut notes);
     notes.extend(lease_note(s).map(Note::from));
     if s.unfinished > 0 {
+        let w = s.words();
         notes.push(Note::from(format!(
-            "UNFINISHED: {} {} still in the queue when the run stopped.",
+            "UNFINISHED: {} {} {} still {} when the run stopped.",
             s.unfinished,
-            plural(s.unfinished, "message was", "messages were"),
+            plural(s.unfinished, w.message.0, w.message.1),
+            plural(s.unfinished, "was", "were"),
+            w.unsettled,
         )));
     }
     if let Some(dup) = s.duplicate_publishes.filter(|&d| d > 0) {
@@ -140,30 +145,38 @@ fn anomalies(s: &Summary, notes: &mut Vec<Note>) {
 /// `LOST`, and the two `DLQ` notes: dead-lettered work already done, and work never done.
 fn lost_and_dead_lettered(s: &Summary, notes: &mut Vec<Note>) {
     if s.lost > 0 {
+        let w = s.words();
         notes.push(Note::from(format!(
-            "LOST: {} {} deleted from the queue and never had an effect: nothing will ever do {}.",
+            "LOST: {} {} {} {} and never had an effect: nothing will ever do {}.",
             s.lost,
-            plural(s.lost, "message was", "messages were"),
+            plural(s.lost, w.message.0, w.message.1),
+            plural(s.lost, "was", "were"),
+            w.settled,
             plural(s.lost, "it", "them"),
         )));
     }
+    let (w, g) = (s.words(), &s.words().given_up);
     if s.dlq_with_effect > 0 {
         notes.push(Note::from(format!(
-            "DLQ: {} of {} dead-lettered {} already had {} effect: replaying the DLQ would duplicate \
-             those effects.",
+            "{}: {} of {} {} {} already had {} effect: {}.",
+            g.head,
             s.dlq_with_effect,
             s.dlq,
-            plural(s.dlq, "message", "messages"),
+            g.what,
+            plural(s.dlq, w.message.0, w.message.1),
             plural(s.dlq_with_effect, "its", "their"),
+            g.with_effect,
         )));
     }
     if s.dlq_without_effect > 0 {
         notes.push(Note::from(format!(
-            "DLQ: {} of {} dead-lettered {} never had an effect: that work is not done, and nothing \
-             will do it unless someone handles the DLQ.",
+            "{}: {} of {} {} {} never had an effect: {}.",
+            g.head,
             s.dlq_without_effect,
             s.dlq,
-            plural(s.dlq, "message", "messages"),
+            g.what,
+            plural(s.dlq, w.message.0, w.message.1),
+            g.without_effect,
         )));
     }
 }
@@ -229,11 +242,14 @@ fn unmatched_note(s: &Summary) -> Option<String> {
         plural(n, "its", "their"),
     );
     if s.unverifiable_keys > 0 {
+        let w = s.words();
         text.push_str(&format!(
-            " {} {} deleted from the queue with no effect under {} key: unverifiable while \
-             effects are unmatched (not counted as lost).",
+            " {} {} {} {} with no effect under {} key: unverifiable while effects are unmatched \
+             (not counted as lost).",
             s.unverifiable_keys,
-            plural(s.unverifiable_keys, "message was", "messages were"),
+            plural(s.unverifiable_keys, w.message.0, w.message.1),
+            plural(s.unverifiable_keys, "was", "were"),
+            w.settled,
             plural(s.unverifiable_keys, "its", "their"),
         ));
     }
@@ -263,38 +279,44 @@ fn chaos_notes(s: &Summary) -> Vec<String> {
         .collect()
 }
 
-/// What the handlers did with their leases, when it matters: some outlived the lease they held
-/// (and what the broker did then), or they ran past the visibility timeout and still did not.
+/// What the handlers did with their leases, when it matters: some outlived the bound on holding
+/// their message (and what the broker did then, in the kind's
+/// [`crate::profile::kinds::words::TimeoutWords`]), or they ran past it and still did not.
 fn lease_note(s: &Summary) -> Option<String> {
     let l = &s.handler_leases;
+    let w = s.words();
+    let t = &w.timeout;
     let timeout_ms = s.visibility_timeout_s * 1000.0;
+    let message = w.message.0;
     if l.outlived > 0 {
         let neither = l
             .outlived
             .saturating_sub(l.outlived_redelivered + l.outlived_dead_lettered);
-        let mut what = vec![
-            format!(
-                "{} had {} redelivered while still being worked on",
-                l.outlived_redelivered,
-                plural(l.outlived_redelivered, "its message", "their message")
-            ),
-            format!(
-                "{} had {} {}",
+        let mut what = vec![format!(
+            "{} had {} {message} {} while still being worked on",
+            l.outlived_redelivered,
+            plural(l.outlived_redelivered, "its", "their"),
+            t.redelivered
+        )];
+        if t.gives_up || l.outlived_dead_lettered > 0 {
+            what.push(format!(
+                "{} had {} {message} {}",
                 l.outlived_dead_lettered,
-                plural(l.outlived_dead_lettered, "its message", "their message"),
+                plural(l.outlived_dead_lettered, "its", "their"),
                 s.dlq_words()
-            ),
-        ];
+            ));
+        }
         if neither > 0 {
             what.push(format!("{neither} neither"));
         }
         return Some(format!(
-            "TIMEOUT: {} of {} handlers still held their message when the lease they held ran out \
-             ({} {timeout_ms:.3} ms, handler p99 {:.3} ms): {}.",
+            "TIMEOUT: {} of {} handlers {} ({} {timeout_ms:.3} ms, handler p99 {:.3} ms): {}{}.",
             l.outlived,
             l.handlers,
+            t.outlived,
             s.lease_words(),
             s.handler_latency_ms.p99,
+            t.then,
             what.join(", ")
         ));
     }
@@ -307,15 +329,16 @@ fn lease_note(s: &Summary) -> Option<String> {
             how.push(format!("{} after extending their lease", l.extended));
         }
         if l.released > 0 {
-            how.push(format!("{} handed their message back", l.released));
+            how.push(format!("{} handed their {message} back", l.released));
         }
         return Some(format!(
-            "LEASE: handler p99 ({:.3} ms) is longer than the {} ({timeout_ms:.3} ms), yet no \
-             handler outlived the lease it held: {}; no message was redelivered while being \
-             worked on.",
+            "LEASE: handler p99 ({:.3} ms) is longer than the {} ({timeout_ms:.3} ms), yet {}: \
+             {}; no {message} was {} while being worked on.",
             s.handler_latency_ms.p99,
             s.lease_words(),
-            how.join(", ")
+            t.kept,
+            how.join(", "),
+            t.redelivered
         ));
     }
     None

@@ -34,6 +34,10 @@ pub fn write(dir: &Path, out: &RunOutputs<'_>) -> Result<Vec<PathBuf>, ReportErr
     written.push(write_file(dir, RUN_JSON, |w| {
         w.write_all(run.to_json().as_bytes())
     })?);
+    let done = format!(
+        "time to done (publish to the effect and {})",
+        run.words().done.by
+    );
     let logs = [
         (
             HANDLER_LATENCY_LOG,
@@ -48,7 +52,7 @@ pub fn write(dir: &Path, out: &RunOutputs<'_>) -> Result<Vec<PathBuf>, ReportErr
         (
             TIME_TO_DONE_LOG,
             &out.metrics.latencies.time_to_done.histogram,
-            "time to done (publish to the effect and the ack that deleted the message)",
+            done.as_str(),
         ),
     ];
     for (name, histogram, what) in logs {

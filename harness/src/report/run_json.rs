@@ -81,6 +81,11 @@ impl RunJson {
         kinds::lease_words(&self.broker_kind)
     }
 
+    /// What the kind calls its messages, its settling and a stale ack.
+    pub fn words(&self) -> &'static kinds::KindWords {
+        kinds::words_of(&self.broker_kind)
+    }
+
     /// run.json of a finished run.
     pub fn of(out: &RunOutputs<'_>, deliveries_recorded: bool) -> Self {
         let s = out.scenario;

@@ -306,6 +306,11 @@ impl Summary {
     pub fn dlq_row_words(&self) -> &'static str {
         kinds::dlq_row_words(&self.broker_kind)
     }
+
+    /// What the kind calls its messages, its settling, its lease's end and a stale ack.
+    pub fn words(&self) -> &'static kinds::KindWords {
+        kinds::words_of(&self.broker_kind)
+    }
 }
 
 fn complete_by_default() -> bool {

@@ -158,7 +158,7 @@ fn the_kafka_thursday_shows_its_rebalances_and_no_hold_ratio() {
     insta::assert_snapshot!("kafka_thursday_console", console);
     for page in [&md, &console, &text(&dir.path().join("report.html"))] {
         assert!(!page.contains("time held before settling"), "{page}");
-        assert!(page.contains("no lease per message"), "{page}");
+        assert!(page.contains("no lease per record"), "{page}");
         assert!(page.contains("max.poll.interval.ms exceeded"), "{page}");
     }
 }

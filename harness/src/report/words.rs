@@ -4,6 +4,7 @@
 
 use super::summary::Summary;
 use crate::metrics::LatencySummary;
+use crate::profile::kinds::words::with_lease;
 use crate::profile::LeaseRole;
 
 pub(crate) use super::notes::{incomplete_reason, notes};
@@ -38,7 +39,8 @@ pub(crate) fn verdict_detail(s: &Summary) -> String {
 
 /// The rows of the "Messages" table: (label, value, note). report.html shows the same rows.
 pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
-    let messages = |n: u64| plural(n, "message", "messages");
+    let w = s.words();
+    let messages = |n: u64| plural(n, w.message.0, w.message.1);
     let mut rows: Vec<(&str, String, String)> = vec![
         ("messages", s.messages.to_string(), "published".into()),
         (
@@ -58,13 +60,17 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
         (
             "duplicate effects",
             s.duplicate_effects.to_string(),
-            format!("{} per message", number(s.duplicate_rate)),
+            format!("{} per {}", number(s.duplicate_rate), w.message.0),
         ),
-        ("lost", s.lost.to_string(), "deleted, no effect".into()),
+        (
+            "lost",
+            s.lost.to_string(),
+            format!("{}, no effect", w.settled_short),
+        ),
         (
             "unfinished",
             s.unfinished.to_string(),
-            "still in the queue at the end".into(),
+            format!("still {} at the end", w.unsettled),
         ),
         (
             "late",
@@ -81,11 +87,7 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
                 s.dlq_without_effect
             ),
         ),
-        (
-            "stale acks",
-            s.stale_acks.to_string(),
-            "acks after the lease had ended".into(),
-        ),
+        (w.stale.label, s.stale_acks.to_string(), w.stale.row.into()),
         (
             "worker kills / crashes",
             format!("{} / {}", s.worker_kills, s.worker_crashes),
@@ -156,7 +158,10 @@ fn extra_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
         rows.push((
             "unverifiable keys",
             s.unverifiable_keys.to_string(),
-            "deleted, no effect matched: not counted as lost".into(),
+            format!(
+                "{}, no effect matched: not counted as lost",
+                s.words().settled_short
+            ),
         ));
     }
     if let Some(cpu) = &s.harness_cpu {
@@ -186,28 +191,31 @@ pub(crate) fn latency_rows(s: &Summary) -> [(&'static str, &LatencySummary); 4] 
         ("handler", &s.handler_latency_ms),
         ("end to end", &s.end_to_end_ms),
         ("time to done", &s.time_to_done_ms),
-        ("lease held", &s.effective_lease_ms),
+        (s.words().held.label, &s.effective_lease_ms),
     ]
 }
 
 /// What the latency rows measure, in one sentence each; report.html and summary.md say the same.
 pub(crate) fn latency_definitions(s: &Summary) -> Vec<String> {
+    let w = s.words();
     vec![
         "handler: from a delivery to the end of its handler.".to_string(),
         "end to end: from publish to the message's first effect (with effect_at: request and an \
          idle queue, 0)."
             .to_string(),
         format!(
-            "time to done: from publish to the moment the message had its effect and an ack had \
-             deleted it; {} of {} {} done.",
+            "time to done: from publish to the moment the {} had its effect and {}; {} of {} {} \
+             done.",
+            w.message.0,
+            w.done.when,
             s.messages_done,
             s.messages,
-            plural(s.messages, "message", "messages")
+            plural(s.messages, w.message.0, w.message.1)
         ),
         format!(
-            "lease held: the lease each handler had, the {} moved by its own visibility changes \
-             (a heartbeat's extensions).",
-            s.lease_words()
+            "{}: {}.",
+            w.held.label,
+            with_lease(w.held.means, s.lease_words())
         ),
     ]
 }
@@ -216,9 +224,10 @@ pub(crate) fn latency_definitions(s: &Summary) -> Vec<String> {
 pub(crate) fn lease_line(s: &Summary) -> String {
     if per_message_lease(s) {
         format!(
-            "{} {:.3} ms; p99 of (time held before settling / lease held) = {:.3}",
+            "{} {:.3} ms; p99 of (time held before settling / {}) = {:.3}",
             s.lease_words(),
             s.visibility_timeout_s * 1000.0,
+            s.words().held.label,
             s.p99_over_visibility
         )
     } else {
@@ -231,7 +240,7 @@ pub(crate) fn lease_line(s: &Summary) -> String {
 }
 
 /// Why a kind whose lease is a poll interval has no hold ratio.
-pub(crate) const NO_PER_MESSAGE_LEASE: &str = "no lease per message to hold it against: the \
+pub(crate) const NO_PER_MESSAGE_LEASE: &str = "no lease per record to hold it against: the \
     interval bounds the time between two polls, a whole batch's handling, which the record does \
     not show (a member past it is removed: see the rebalances)";
 

@@ -18,6 +18,8 @@
 //!    target's slowest recovery path: "no room for one more try" is a finding.
 //! 5. [`dlq_is_watched`]: with a delivery limit there is a DLQ, and a DLQ nobody watches is a
 //!    silent loss: a budget (`budgets.dlq` or `budgets.dlq_with_effect`) must watch it.
+//! 6. On a consumer group only, [`super::partitions::check`]: the workers must not outnumber
+//!    the partitions, or the members past them sit idle.
 
 use std::time::Duration;
 
@@ -25,7 +27,7 @@ use serde::Serialize;
 
 use super::limit::{recovery_path, spare, RecoveryPath};
 use super::settings::Settings;
-use crate::profile::{format_duration, RetrySpec};
+use crate::profile::{format_duration, LeaseRole, RetrySpec};
 
 /// The outcome of a check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -76,13 +78,16 @@ fn t(d: Duration) -> String {
 /// Every check, in order.
 pub fn all(s: &Settings) -> Vec<Check> {
     let path = recovery_path(&s.target, s.lease, s.claim_window);
-    vec![
+    let mut all = vec![
         client_timeout_below_lease(s),
         dedup_window_outlives_retries(s),
         claim_window_outlives_provider(s),
         limit_leaves_a_spare(s, &path),
         dlq_is_watched(s),
-    ]
+    ];
+    // A consumer group's workers against its partitions ([`super::partitions`]).
+    all.extend(super::partitions::check(s.partitions, s.workers));
+    all
 }
 
 /// Check 1: the target's client timeout on the provider call is below the lease.
@@ -92,6 +97,20 @@ pub fn client_timeout_below_lease(s: &Settings) -> Check {
         return not_applicable(NAME, format!("{} makes no provider call", s.target));
     }
     match s.http_timeout {
+        // A poll interval bounds a member, not a message: a hung call keeps the member from
+        // its next poll.
+        None if s.kind.lease.role == LeaseRole::PollInterval => check(
+            NAME,
+            false,
+            format!(
+                "no client timeout (consumer.options.http_timeout): a call that hangs keeps its \
+                 member from polling past the {} {}, and the member is removed from the group \
+                 and its {} fetched again while the call still runs",
+                t(s.lease),
+                s.kind.lease.words,
+                s.kind.words.message.1
+            ),
+        ),
         None => check(
             NAME,
             false,

@@ -7,8 +7,8 @@ use std::time::Duration;
 use super::checks::Status;
 use super::lease::LeaseAdvice;
 use super::outcome::number;
-use super::plan::{Plan, RunRow};
-use crate::profile::format_duration;
+use super::plan::Plan;
+use crate::profile::{format_duration, LeaseRole};
 
 fn t(secs: f64) -> String {
     format_duration(Duration::from_secs_f64(secs.max(0.0)))
@@ -35,7 +35,7 @@ pub fn render(p: &Plan) -> String {
     reasons(&mut o, p);
     checks(&mut o, p);
     let _ = writeln!(o, "\n## Verification: the profile before and after\n");
-    verification(&mut o, &p.verification.before, &p.verification.after);
+    verification(&mut o, p);
     probe(&mut o, p);
     notes(&mut o, p);
     o
@@ -110,6 +110,13 @@ fn recommendation(o: &mut String, p: &Plan) {
         limit(r.max_receives)
     );
     let _ = writeln!(o, "| workers | {} | **{}** |", c.workers, r.workers);
+    if let Some(part) = &p.partitions {
+        let _ = writeln!(
+            o,
+            "| partitions | {} | **{}** |",
+            part.sizing.current, part.sizing.recommended
+        );
+    }
     let _ = writeln!(
         o,
         "| alert: oldest message older than | | **{}** |",
@@ -178,10 +185,24 @@ fn reasons(o: &mut String, p: &Plan) {
     ];
     for (i, (title, head, why)) in sections.iter().enumerate() {
         let _ = writeln!(o, "\n## {title}\n\n{head}. {why}");
-        // The records per poll right after the interval they must fit in.
-        if i == 0 {
-            poll_section(o, p);
+        // The records per poll right after the interval they must fit in; a consumer group's
+        // partitions right after the workers they must keep busy.
+        match i {
+            0 => poll_section(o, p),
+            2 => partitions_section(o, p),
+            _ => {}
         }
+    }
+}
+
+/// The partitions against the workers, on a consumer group.
+fn partitions_section(o: &mut String, p: &Plan) {
+    if let Some(part) = &p.partitions {
+        let _ = writeln!(
+            o,
+            "\n## Partitions (consumer group)\n\n**{}**. {}",
+            part.sizing.recommended, part.reason
+        );
     }
 }
 
@@ -268,11 +289,21 @@ fn mark(s: Status) -> &'static str {
     }
 }
 
-fn verification(o: &mut String, b: &RunRow, a: &RunRow) {
+fn verification(o: &mut String, p: &Plan) {
+    let (b, a) = (&p.verification.before, &p.verification.after);
+    let kind = p.current.kind;
+    // A poll interval is no lease per message: named in the kind's words, with no hold ratio;
+    // a kind with no delivery limit shows none.
+    let poll_interval = kind.lease.role == LeaseRole::PollInterval;
+    let lease_row = if poll_interval {
+        kind.lease.words
+    } else {
+        "visibility timeout"
+    };
     let pct = |x: f64| format!("{}%", n3(x * 100.0));
     let rows: [(&str, String, String); 12] = [
         (
-            "visibility timeout",
+            lease_row,
             t(b.visibility_timeout_s),
             t(a.visibility_timeout_s),
         ),
@@ -322,6 +353,10 @@ fn verification(o: &mut String, b: &RunRow, a: &RunRow) {
     ];
     let _ = writeln!(o, "| | before | after |\n|---|---|---|");
     for (name, before, after) in rows {
-        let _ = writeln!(o, "| {name} | {before} | {after} |");
+        let left_out = (poll_interval && name == "p99 / lease")
+            || (kind.limit.is_none() && name == "delivery limit");
+        if !left_out {
+            let _ = writeln!(o, "| {name} | {before} | {after} |");
+        }
     }
 }

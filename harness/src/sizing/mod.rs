@@ -5,8 +5,8 @@
 //!   run in parallel ([`parallel`]), written as sweep.csv, sweep.json ([`sweep_files`]), a table
 //!   ([`sweep_table`]) and charts ([`chart`]).
 //! - `ackbench size` ([`size`]): pure rules of the handler latency histogram and the settings
-//!   ([`lease`], [`poll`] on a kind that polls batches, [`duplicates`], [`workers`], [`alert`],
-//!   [`limit`], [`checks`]), then sim runs
+//!   ([`lease`], [`poll`] on a kind that polls batches, [`duplicates`], [`workers`],
+//!   [`partitions`] on a consumer group, [`alert`], [`limit`], [`checks`]), then sim runs
 //!   that check them, written as sizing.md, sizing.json and sizing.png/.svg.
 //!
 //! Everything here reads profiles, runs and summaries through their public interfaces; the rules
@@ -27,6 +27,7 @@ pub mod markdown;
 pub mod metric;
 pub mod outcome;
 pub mod parallel;
+pub mod partitions;
 pub mod plan;
 pub mod poll;
 pub mod probe;

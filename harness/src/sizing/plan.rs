@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::checks::{Check, Status};
 use super::lease::LeaseAdvice;
+use super::partitions::PartitionSizing;
 use super::probe::ProbeOutcome;
 use super::settings::SettingsView;
 use super::simulate::Simulated;
@@ -27,6 +28,10 @@ pub struct Plan {
     pub poll: Option<PollSection>,
     pub duplicates: DuplicatesSection,
     pub workers: WorkersSection,
+    /// The partitions against the workers, on a consumer group (Kafka); absent on the other
+    /// kinds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<PartitionsSection>,
     pub alert: AlertSection,
     pub delivery_limit: LimitSection,
     pub checks: Vec<CheckRow>,
@@ -122,6 +127,14 @@ pub struct WorkersSection {
     pub recommended: u32,
     pub busy_fraction_current: f64,
     pub busy_fraction_recommended: f64,
+    pub reason: String,
+}
+
+/// A consumer group's partitions against the workers ([`super::partitions`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct PartitionsSection {
+    #[serde(flatten)]
+    pub sizing: PartitionSizing,
     pub reason: String,
 }
 

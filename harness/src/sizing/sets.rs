@@ -2,6 +2,7 @@
 //! after-run of `ackbench size` is the profile with them.
 
 use super::lease::{LeaseAdvice, SQS_MAX_LEASE};
+use super::partitions::size_partitions;
 use super::poll::PollSizing;
 use super::settings::Settings;
 use crate::profile::format_duration;
@@ -76,6 +77,12 @@ pub fn recommendation_sets(
     }
     if workers != now.workers {
         sets.push(format!("consumer.workers={workers}"));
+    }
+    // A consumer group keeps at most one member per partition busy.
+    if let Some(p) = size_partitions(now.partitions, now.workers, workers) {
+        if p.recommended != p.current {
+            sets.push(format!("broker.partitions={}", p.recommended));
+        }
     }
     sets
 }

@@ -31,6 +31,9 @@ pub struct Settings {
     /// At most how many records a poll returns, on a kind that polls batches (Kafka's
     /// `max_poll_records`); `None` on the others.
     pub batch: Option<u32>,
+    /// The partitions of a consumer group's topic, past which workers sit idle (Kafka's
+    /// `partitions`); `None` on the kinds without that bound.
+    pub partitions: Option<u32>,
     pub workers: u32,
     /// The target's client timeout on the provider call.
     pub http_timeout: Option<Duration>,
@@ -67,6 +70,7 @@ impl Settings {
                 _ => None,
             },
             batch: s.broker.poll_batch(),
+            partitions: s.broker.group_partitions(),
             workers: s.consumer.workers,
             http_timeout: o.http_timeout,
             retry: o.retry.clone(),
@@ -116,6 +120,10 @@ pub struct SettingsView {
     /// kinds that hand out one message at a time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub poll_records: Option<u32>,
+    /// The partitions of a consumer group's topic (Kafka's `partitions`); absent on the kinds
+    /// without that bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u32>,
     pub workers: u32,
     pub http_timeout_s: Option<f64>,
     pub claim_window_s: Option<f64>,
@@ -131,6 +139,7 @@ impl From<&Settings> for SettingsView {
             visibility_timeout_s: s.lease.as_secs_f64(),
             max_receives: s.limit,
             poll_records: s.batch,
+            partitions: s.partitions,
             workers: s.workers,
             http_timeout_s: s.http_timeout.map(|d| d.as_secs_f64()),
             claim_window_s: s.claim_window.map(|d| d.as_secs_f64()),

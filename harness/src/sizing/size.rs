@@ -254,7 +254,11 @@ fn recommend(
 ) -> Result<Recommendation, SizingError> {
     let new_lease = lease.advice.visibility_timeout();
     let path = recovery_path(&now.target, new_lease, now.claim_window);
-    let limit = recommended_limit(now.limit, &path);
+    // A kind with no delivery limit (Kafka) has none to recommend.
+    let limit = match now.kind.limit {
+        Some(_) => recommended_limit(now.limit, &path),
+        None => 0,
+    };
     let rate = arrival_rate(&current.workload, current.run.duration);
     let workers_at = |run: &Simulated| {
         let mean = mean_s(&run.metrics.latencies.handler.histogram);

@@ -6,8 +6,9 @@
 //! partition leaves N - 1 of them idle, which is what a topic created with the broker's default
 //! does. A profile that wants its workers busy says how many partitions the topic has.
 
+use super::words::{DoneWords, GivenUpWords, HeldWords, StaleWords, TimeoutWords};
 use super::{
-    Batch, Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Live,
+    Batch, Capabilities, Connections, Dlq, KindDescriptor, KindWords, Lease, LeaseRole, Live,
     LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
@@ -92,7 +93,55 @@ pub const KIND: KindDescriptor = KindDescriptor {
         PARTITION_ASSIGNMENT_STRATEGY,
         GROUP_INSTANCE_ID,
     ],
+    words: WORDS,
     resolve,
+};
+
+/// A consumer group's words: records, committed offsets, a member bound by its poll deadline.
+const WORDS: KindWords = KindWords {
+    message: ("record", "records"),
+    delivered: "fetched",
+    settled: "committed past",
+    settled_short: "committed",
+    unsettled: "in the topic, uncommitted",
+    in_flight: ("in flight (fetched)", "waiting (not fetched yet)"),
+    done: DoneWords {
+        by: "the commit that passed the record",
+        by_it: "the commit that passed it",
+        any: "a commit that passed it",
+        when: "a commit had passed it",
+    },
+    held: HeldWords {
+        label: "to poll deadline",
+        // A record's lease end is the deadline of the poll that fetched it.
+        means: "from each record's delivery to its member's poll deadline (the poll that \
+                fetched it plus {lease}), a whole batch's handling before the next poll",
+        // No hold ratio: there is no lease per record.
+        ratio: "",
+    },
+    stale: StaleWords {
+        label: "stale commits",
+        row: "commits after the member lost the record (fenced, or fetched again)",
+        legend: "stale commit (the member had lost the record)",
+        policy: Some("refused when fenced (the member was removed from the group)"),
+    },
+    timeout: TimeoutWords {
+        outlived: "were still working on their record when their member's poll deadline passed",
+        outlived_short: "were past their member's poll deadline",
+        then: "the coordinator removed the member from the group, gave its partitions to the \
+               others and fenced its commits; ",
+        redelivered: "fetched again",
+        // No delivery limit: the poll interval's end gives no record up.
+        gives_up: false,
+        kept: "no member went past its poll deadline while a handler worked",
+    },
+    given_up: GivenUpWords {
+        head: "DLQ",
+        what: "dead-lettered",
+        with_effect: "replaying the dead-letter topic would duplicate those effects",
+        without_effect: "that work is not done, and nothing will do it unless someone handles \
+                         the dead-letter topic",
+    },
 };
 
 fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {

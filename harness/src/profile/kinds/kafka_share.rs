@@ -10,9 +10,10 @@
 
 use std::time::Duration;
 
+use super::words::{DoneWords, GivenUpWords, HeldWords, StaleWords, TimeoutWords};
 use super::{
-    Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
-    LiveMessageFaults, ScaledClock, Settle,
+    Capabilities, Connections, Dlq, KindDescriptor, KindWords, Lease, LeaseRole, Limit,
+    LimitCounts, Live, LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::message::Carrier;
 use crate::profile::path::FieldPath;
@@ -94,7 +95,53 @@ pub const KIND: KindDescriptor = KindDescriptor {
     connections: Connections::Unseen {
         why: super::CONNECTIONS_SIM_ONLY,
     },
+    words: WORDS,
     resolve,
+};
+
+/// A share group's words: records acquired under a lock, ACCEPTed one by one.
+const WORDS: KindWords = KindWords {
+    message: ("record", "records"),
+    delivered: "acquired",
+    settled: "accepted",
+    settled_short: "accepted",
+    unsettled: "in the topic, not accepted",
+    in_flight: ("in flight (acquired)", "waiting (available)"),
+    done: DoneWords {
+        by: "the ACCEPT that settled the record",
+        by_it: "the ACCEPT that settled it",
+        any: "an ACCEPT that settled it",
+        when: "an ACCEPT had settled it",
+    },
+    held: HeldWords {
+        label: "lock held",
+        means: "the {lease} each handler had on its record, moved by its own RENEWs (a \
+                heartbeat's)",
+        ratio: "The ratio is each handler's time holding its record before it accepted or \
+                released it, over the lock it held; above 1, more than 1% of handlers still \
+                held their record when their lock ended.",
+    },
+    stale: StaleWords {
+        label: "stale ACCEPTs",
+        row: "ACCEPTs after the lock had ended (INVALID_RECORD_STATE)",
+        legend: "stale ACCEPT (lock had ended)",
+        policy: Some("refused with INVALID_RECORD_STATE"),
+    },
+    timeout: TimeoutWords {
+        outlived: "still held their record when the lock they held ran out",
+        outlived_short: "outlived the lock they held",
+        then: "their ACCEPT then fails with INVALID_RECORD_STATE; ",
+        redelivered: "acquired again",
+        gives_up: true,
+        kept: "no handler outlived the lock it held",
+    },
+    given_up: GivenUpWords {
+        head: "ARCHIVED",
+        what: "archived",
+        with_effect: "the work is done, and the group never delivers an archived record again",
+        without_effect: "that work is not done, and nothing will do it: the group never \
+                         delivers an archived record again",
+    },
 };
 
 fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {

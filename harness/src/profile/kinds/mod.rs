@@ -23,6 +23,9 @@ pub mod nats;
 pub mod rabbitmq;
 pub mod redis_streams;
 pub mod sqs;
+pub mod words;
+
+pub use words::KindWords;
 
 #[cfg(test)]
 mod tests;
@@ -72,6 +75,9 @@ pub struct KindDescriptor {
     /// The run variables it tells its workers besides every kind's
     /// ([`super::run_variables::EVERY_KIND`]).
     pub run_variables: &'static [&'static str],
+    /// What the reports call its messages, its settling, its lease's end and a stale ack
+    /// ([`words::QUEUE`] for a queue).
+    pub words: KindWords,
     /// Reads the kind's keys (already checked to be the kind's own) into a [`BrokerSpec`];
     /// `broker.observe`, `broker.queue` and `broker.reuse` are filled in after.
     pub(in crate::profile) resolve: fn(RawBroker, &FieldPath) -> Result<BrokerSpec, Problem>,
@@ -285,6 +291,11 @@ pub fn lease_role(name: &str) -> LeaseRole {
 /// [`Dlq::gave_up`] of the kind named `name`; plain words for a name no kind has.
 pub fn dlq_words(name: &str) -> &'static str {
     named(name).map_or("given up on by the broker", |k| k.dlq.gave_up)
+}
+
+/// [`KindDescriptor::words`] of the kind named `name`; a queue's for a name no kind has.
+pub fn words_of(name: &str) -> &'static KindWords {
+    named(name).map_or(&words::QUEUE, |k| &k.words)
 }
 
 /// [`Dlq::row`] of the kind named `name`; "" for a name no kind has.

@@ -66,6 +66,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
     connections: Connections::Seen,
     carrier: Carrier::Nats,
     run_variables: &[NATS_URL, STREAM, CONSUMER, SUBJECT],
+    words: super::words::QUEUE,
     resolve,
 };
 

@@ -71,6 +71,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
     connections: Connections::Seen,
     carrier: Carrier::Amqp,
     run_variables: &[AMQP_URL, QUEUE],
+    words: super::words::QUEUE,
     resolve,
 };
 

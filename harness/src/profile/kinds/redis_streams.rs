@@ -73,6 +73,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
         MAX_DELIVERIES,
         RUN_START_MS,
     ],
+    words: super::words::QUEUE,
     resolve,
 };
 

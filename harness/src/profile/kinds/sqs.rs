@@ -75,6 +75,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
     },
     carrier: Carrier::Sqs,
     run_variables: &[QUEUE_URL],
+    words: super::words::QUEUE,
     resolve,
 };
 

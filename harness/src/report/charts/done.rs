@@ -22,18 +22,20 @@ const FIRST_EFFECT: Line = Line::dashed(ORANGE, 3, Marker::None);
 /// The chart's sentence: how many messages were done and how long it took.
 pub fn caption(data: &ReportData) -> String {
     let s = &data.summary;
+    let w = s.words();
     if s.messages_done == 0 {
         return format!(
-            "No message of {} was done: none had its effect and an ack that deleted it",
-            s.messages
+            "No {} of {} was done: none had its effect and {}",
+            w.message.0, s.messages, w.done.any
         );
     }
     let d = &s.time_to_done_ms;
     let unit = LatencyUnit::for_max(d.max);
     format!(
-        "{} of {} messages done; time to done p50 {}, p99 {}, max {} (end to end p99 {})",
+        "{} of {} {} done; time to done p50 {}, p99 {}, max {} (end to end p99 {})",
         s.messages_done,
         s.messages,
+        w.message.1,
         unit.show(d.p50),
         unit.show(d.p99),
         unit.show(d.max),
@@ -48,8 +50,9 @@ impl Chart for Done {
 
     fn title(&self, data: &ReportData) -> String {
         format!(
-            "{}: time to done (publish to the effect and the ack that deleted it)",
-            data.run.profile
+            "{}: time to done (publish to the effect and {})",
+            data.run.profile,
+            data.run.words().done.by_it
         )
     }
 

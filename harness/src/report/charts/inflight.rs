@@ -45,8 +45,8 @@ impl Chart for InFlight {
         let max_age_s = data.summary.max_oldest_age_s;
         let lease_s = data.run.visibility_timeout_s;
         let mut legend = vec![
-            LegendItem::line("in flight (leased)", IN_FLIGHT),
-            LegendItem::line("waiting (visible)", VISIBLE),
+            LegendItem::line(data.run.words().in_flight.0, IN_FLIGHT),
+            LegendItem::line(data.run.words().in_flight.1, VISIBLE),
             LegendItem::line("age of the oldest message", OLDEST),
             LegendItem::line(
                 format!("{} ({})", data.run.lease_words(), duration(lease_s)),

@@ -106,22 +106,24 @@ pub fn outlived(h: &Histogram<u64>, timeout_us: u64) -> (u64, u64) {
 /// The chart's sentence: what the `total` handlers did with the lease they held.
 pub fn caption(s: &Summary, total: u64) -> String {
     let l = &s.handler_leases;
+    let (w, t) = (s.words(), &s.words().timeout);
     if total == 0 || l.handlers == 0 {
         return "No handler finished: no latency to show".to_string();
     }
     if l.outlived > 0 {
         let mut what = vec![format!(
-            "{} redelivered while still working",
-            l.outlived_redelivered
+            "{} {} while still working",
+            l.outlived_redelivered, t.redelivered
         )];
         if l.outlived_dead_lettered > 0 {
-            what.push(format!("{} dead-lettered", l.outlived_dead_lettered));
+            what.push(format!("{} {}", l.outlived_dead_lettered, w.given_up.what));
         }
         return format!(
-            "{} of {} handlers ({}%) outlived the lease they held: {}",
+            "{} of {} handlers ({}%) {}: {}",
             l.outlived,
             l.handlers,
             short(l.outlived as f64 * 100.0 / l.handlers as f64),
+            t.outlived_short,
             what.join(", ")
         );
     }
@@ -139,10 +141,8 @@ pub fn caption(s: &Summary, total: u64) -> String {
     if l.released > 0 {
         what.push(format!("{} handed back", l.released));
     }
-    format!(
-        "No handler outlived the lease it held: {}; none redelivered",
-        what.join(", ")
-    )
+    let kept: String = t.kept[..1].to_uppercase() + &t.kept[1..];
+    format!("{kept}: {}; none {}", what.join(", "), t.redelivered)
 }
 
 /// The curve: (nines, latency in ms) at every quantile tick of the histogram, capped at the exact
@@ -199,7 +199,11 @@ impl Chart for Latency {
         ];
         if extended {
             legend.push(LegendItem::line(
-                format!("longest lease held {}", unit.show(held_ms)),
+                format!(
+                    "longest {} {}",
+                    data.run.words().held.label,
+                    unit.show(held_ms)
+                ),
                 HELD,
             ));
         }

@@ -76,7 +76,7 @@ impl Chart for Workers {
             .map(|&o| {
                 let (fill, m, mark) = look(o);
                 LegendItem {
-                    label: o.label().to_string(),
+                    label: o.label(data.run.words()),
                     glyph: Glyph::Swatch {
                         fill,
                         border: INK,

@@ -15,25 +15,34 @@ pub(super) fn section(a: &Assembly) -> LimitSection {
     let probe_rec = probe::outcome(&rec.target, &a.probe_after.record, rec.limit);
     let spare_text =
         |s: Option<i64>| s.map_or_else(|| "no limit".to_string(), |n| format!("{n} spare"));
-    let reason = format!(
-        "The slowest recovery path takes {} deliveries ({}); a limit of {} leaves {} (now {}: \
+    let probed = match (&probe_now, &probe_rec) {
+        (Some(b), Some(r)) => format!(
+            "; simulated, a kill {} was {} before and {} after",
+            b.kill,
+            b.summary(),
+            r.summary()
+        ),
+        _ => String::new(),
+    };
+    let reason = if now.kind.limit.is_none() {
+        // Kafka: the broker never gives a record up, so there is no limit to size.
+        format!(
+            "{} has no delivery limit to size: a poison {} is {}{probed}.",
+            now.kind.name, now.kind.words.message.0, now.kind.dlq.gave_up
+        )
+    } else {
+        format!(
+            "The slowest recovery path takes {} deliveries ({}); a limit of {} leaves {} (now {}: \
          {}){}.",
-        path_rec.deliveries,
-        path_rec.description,
-        a.limit,
-        spare_text(spare_rec),
-        now.limit,
-        spare_text(spare_now),
-        match (&probe_now, &probe_rec) {
-            (Some(b), Some(r)) => format!(
-                "; simulated, a kill {} was {} before and {} after",
-                b.kill,
-                b.summary(),
-                r.summary()
-            ),
-            _ => String::new(),
-        }
-    );
+            path_rec.deliveries,
+            path_rec.description,
+            a.limit,
+            spare_text(spare_rec),
+            now.limit,
+            spare_text(spare_now),
+            probed
+        )
+    };
     LimitSection {
         current: now.limit,
         recommended: a.limit,

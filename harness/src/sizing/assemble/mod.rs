@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 use super::checks::{self, Check};
 use super::duplicates::predicted_duplicate_rate;
 use super::lease::{outlive_chance, LeaseRule, LeaseSizing};
+use super::partitions::size_partitions;
 use super::plan::*;
 use super::poll::PollSizing;
 use super::settings::{Settings, SettingsView};
@@ -64,6 +65,13 @@ pub fn assemble(mut a: Assembly) -> Plan {
     let poll = poll::section(&a);
     let duplicates = duplicates::section(&a);
     let workers = workers::section(&a);
+    let partitions =
+        size_partitions(a.now.partitions, a.now.workers, workers.recommended).map(|sizing| {
+            PartitionsSection {
+                reason: sizing.reason(),
+                sizing,
+            }
+        });
     let alert = alert::section(&a);
     let delivery_limit = limit::section(&a);
     let checks: Vec<CheckRow> = checks::all(a.now)
@@ -102,6 +110,7 @@ pub fn assemble(mut a: Assembly) -> Plan {
         poll,
         duplicates,
         workers,
+        partitions,
         alert,
         delivery_limit,
         checks,

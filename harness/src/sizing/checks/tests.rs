@@ -19,6 +19,7 @@ fn email() -> Settings {
         limit_key: Some("max_receives"),
         check_every: None,
         batch: None,
+        partitions: None,
         workers: 4,
         http_timeout: Some(s(10)),
         retry: None,
