@@ -44,6 +44,8 @@ mod timers;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_idle;
+#[cfg(test)]
 mod tests_rebalance;
 
 use super::queue;
