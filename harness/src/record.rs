@@ -350,6 +350,9 @@ pub enum RebalanceWhy {
     MaxPollInterval,
     /// A member stopped heartbeating (it died) and its session timed out.
     SessionTimeout,
+    /// A consumer closed on its way out (a worker that stopped within its grace) sent
+    /// LeaveGroup: its member left at once.
+    Leave,
 }
 
 impl RebalanceWhy {
@@ -358,6 +361,7 @@ impl RebalanceWhy {
             RebalanceWhy::Join => "a member joined",
             RebalanceWhy::MaxPollInterval => "max.poll.interval.ms exceeded",
             RebalanceWhy::SessionTimeout => "session.timeout.ms expired",
+            RebalanceWhy::Leave => "a member left (LeaveGroup on close)",
         }
     }
 }

@@ -55,6 +55,16 @@ fn the_thursday_deploys_cost_what_their_profiles_derive() {
             vec![4, 3, 1, 1, 1, 0, 0]
         )
     );
+    // Every order once but order 55, whose worker is killed at the grace's end after the email:
+    // its member removed when its session ends (2775 s), the order runs again from the
+    // committed offset. The stops leave the group at once: 3 rebalances (3 s, 2700 s, 2775 s).
+    assert_eq!(
+        run("kafka"),
+        (
+            vec![108, 109, 109, 1, 0, 0, 0, 1],
+            vec![4, 3, 1, 1, 1, 0, 0]
+        )
+    );
 }
 
 /// The counts (KEYS) of `profiles/chaos/<name>.yaml` run with `args`, which pass its budgets.
@@ -80,4 +90,39 @@ fn the_45s_partitions_cost_what_their_profiles_derive() {
     );
     // SQS: order 2's lease ends at 50 s, worker 2 runs it again, the held delete is stale.
     assert_eq!(partition_counts("partition-45s-sqs", &[]), closed);
+}
+
+#[test]
+fn the_kafka_thursday_deploy_rebalances_when_its_stopped_consumers_leave() {
+    // profiles/chaos/deploy-thursday-kafka.yaml: the group forms at 3 s; worker 1's stop at
+    // 2700 s sends LeaveGroup and the three others, idle, rejoin at once (3 members, 1 moved);
+    // worker 2's stop at 2701 s starts the next rebalance, which waits for killed worker 3's
+    // session to end at 2775 s (4 members, every member id new: 4 moved).
+    let profile = root().join("profiles/chaos/deploy-thursday-kafka.yaml");
+    let ran = run_profile(&profile, &["--quiet"]);
+    assert_eq!(ran.code(), 0, "{}", ran.stderr());
+    let s = ran.summary();
+    let log: Vec<(f64, u64, u64, String)> = s["rebalance_log"]
+        .as_array()
+        .expect("a rebalance log")
+        .iter()
+        .map(|r| {
+            (
+                r["at_s"].as_f64().unwrap(),
+                r["members"].as_u64().unwrap(),
+                r["moved"].as_u64().unwrap(),
+                r["why"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        (3.0, 4, 4, "join"),
+        (2700.0, 3, 1, "leave"),
+        (2775.0, 4, 4, "leave"),
+    ];
+    let want: Vec<(f64, u64, u64, String)> = want
+        .iter()
+        .map(|&(at, n, moved, why)| (at, n, moved, why.to_string()))
+        .collect();
+    assert_eq!(log, want);
 }

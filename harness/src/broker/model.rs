@@ -195,6 +195,21 @@ impl BrokerModel {
         }
     }
 
+    /// A consumer stopped on its own (a worker that exited within its deploy grace, closing
+    /// its client on the way out). A Kafka group member sends LeaveGroup: it leaves the group
+    /// at once and the group rebalances (a static member sends none and is left to its
+    /// session, as a dead one). Every other kind does what [`BrokerModel::consumer_died`] does:
+    /// what a stopped consumer holds is what its connection held.
+    #[inline]
+    pub fn consumer_stopped(&mut self, now: Nanos, worker: WorkerId, log: &mut Vec<Event>) {
+        match self {
+            BrokerModel::Kafka(b) => b.consumer_left(now, worker, log),
+            BrokerModel::RabbitMq(b) => b.connection_closed(now, worker, log),
+            BrokerModel::KafkaShare(b) => b.member_gone(now, worker, log),
+            BrokerModel::Sqs(_) | BrokerModel::Nats(_) | BrokerModel::RedisStreams(_) => {}
+        }
+    }
+
     /// The broker closed `worker`'s connection, or it was cut (the worker lives on and
     /// reconnects). What the kind ties to a connection goes: RabbitMQ requeues its unacked
     /// deliveries at this instant (their later acks belong to a closed channel), a Kafka share

@@ -4,7 +4,8 @@
 //! rebuilt after the group changes (joins, removals, revokes, assignments: rare), read on every
 //! receive, commit and hand-out; while a change is under way, lookups look at every entry.
 //!
-//! A consumer's death is here too: it ends the life of its worker's entries.
+//! A consumer's death is here too: it ends the life of its worker's entries; and a consumer's
+//! close, which (a dynamic member) leaves the group at once.
 
 use super::Kafka;
 use crate::record::WorkerId;
@@ -139,6 +140,38 @@ impl Kafka {
                 self.members.remove(k);
             }
         }
+        self.refresh();
+        for p in 0..self.config.partitions {
+            self.trim(p);
+        }
+    }
+
+    /// The consumer process stopped on its own and closed its consumer on the way out
+    /// (librdkafka's `close()`): a dynamic member revokes its partitions (auto-commit commits
+    /// what its polls stored, as any revoke does) and sends LeaveGroup, so the group
+    /// rebalances at once. A static member (`group.instance.id`, KIP-345) sends no LeaveGroup on
+    /// close: it is left to its session, as a dead one (or taken back by its restart).
+    pub fn consumer_left(
+        &mut self,
+        now: crate::record::Nanos,
+        worker: WorkerId,
+        log: &mut Vec<crate::record::Event>,
+    ) {
+        let member = self.current(worker);
+        let Some(i) = member.filter(|_| !self.config.static_membership) else {
+            return self.consumer_died(now, worker);
+        };
+        self.group_changed();
+        for (p, o) in std::mem::take(&mut self.members[i].batch) {
+            self.leave_batch(p, o);
+        }
+        let parts: Vec<u32> = self.members[i].owned.iter().map(|o| o.partition).collect();
+        self.revoke(now, i, &parts, true, log);
+        let m = &mut self.members[i];
+        m.alive = false;
+        m.waiting = false;
+        m.died_at = now;
+        self.remove(now, i, crate::record::RebalanceWhy::Leave, log);
         self.refresh();
         for p in 0..self.config.partitions {
             self.trim(p);

@@ -103,3 +103,54 @@ fn a_static_member_back_within_its_session_takes_its_partitions_back_without_a_r
     assert_eq!(r.rebalances()[1], (2, 2, 1, RebalanceWhy::Join));
     assert_eq!(r.recv(1).map(|h| h.seq), Some(1));
 }
+
+/// Two partitions, records 1-3 (partition 0 holds records 1 and 3, partition 1 record 2), one
+/// record a poll; workers 1 and 2 join at 0 (generation 1 at 3 s: worker 1 partition 0, worker
+/// 2 partition 1). At 3 s worker 1 takes record 1 and worker 2 record 2. At 4 s both commit;
+/// worker 2 polls and finds nothing (it waits, blocked in its poll), and worker 1 stops on its
+/// own (a deploy within its grace): its consumer closes.
+fn a_stop(static_membership: bool) -> Run {
+    let mut r = Run::new(KafkaConfig {
+        static_membership,
+        ..config(2, 1)
+    });
+    r.publish(3);
+    r.recv(1);
+    r.recv(2);
+    r.at(3 * S);
+    let h1 = r.recv(1).unwrap();
+    let h2 = r.recv(2).unwrap();
+    assert_eq!((h1.seq, h2.seq), (1, 2));
+    r.at(4 * S);
+    assert_eq!(r.ack(h1, 1), Ok(AckOutcome::Deleted));
+    assert_eq!(r.ack(h2, 2), Ok(AckOutcome::Deleted));
+    assert_eq!(r.recv(2), None);
+    r.k.consumer_left(4 * S, 1, &mut r.log);
+    r
+}
+
+#[test]
+fn a_consumer_closed_on_its_way_out_leaves_at_once_a_static_one_waits_for_its_session() {
+    // Dynamic: the close sends LeaveGroup at 4 s: worker 1's member leaves, the rebalance
+    // starts; worker 2, blocked in its poll, rejoins at once and is the only member, so it
+    // completes at 4 s: generation 2, 1 member, 1 partition moved (partition 0, worker 1 to
+    // worker 2), why `Leave`. Worker 2 then reads partition 0 from its committed offset 1:
+    // record 3, at 4 s. Record 1 was committed before the close: it is not run again.
+    let mut r = a_stop(false);
+    assert_eq!(r.rebalances()[1], (2, 1, 1, RebalanceWhy::Leave));
+    assert_eq!(r.rebalances().len(), 2);
+    assert_eq!(r.recv(2).map(|h| h.seq), Some(3));
+    assert_eq!(r.deliveries(3), [1, 1, 1]);
+    // Static (group.instance.id, KIP-345): the close sends no LeaveGroup; the member stays until
+    // its session ends: heartbeats every 3 s from its join at 0, the last at 3 s, removed at
+    // 3 + 45 = 48 s. Worker 2 gets nothing until then (still 1 rebalance at 47 s); at 48 s,
+    // waiting, it rejoins at once: generation 2, 1 member, 1 moved, why `SessionTimeout`, and
+    // it takes record 3.
+    let mut r = a_stop(true);
+    r.at(47 * S);
+    assert_eq!(r.recv(2), None);
+    assert_eq!(r.rebalances().len(), 1);
+    r.at(48 * S);
+    assert_eq!(r.rebalances()[1], (2, 1, 1, RebalanceWhy::SessionTimeout));
+    assert_eq!(r.recv(2).map(|h| h.seq), Some(3));
+}

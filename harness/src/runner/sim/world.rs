@@ -435,15 +435,22 @@ impl World {
         self.slot(w).doom = Some(Doom::Killed { rule });
     }
 
-    /// The worker dies (killed or crashed): its handler span ends, its open calls are abandoned,
-    /// the broker learns its consumer is gone (what it does then is the kind's rule: RabbitMQ
-    /// requeues, the others leave the lease to its timer), and the supervisor restarts it after
+    /// The worker dies (killed or crashed) or stopped on its own (a deploy): its handler span
+    /// ends, its open calls are abandoned, the broker learns its consumer is gone (what it does
+    /// then is the kind's rule: RabbitMQ requeues, the others leave the lease to its timer; a
+    /// stopped Kafka member leaves its group at once), and the supervisor restarts it after
     /// `restart_after`.
     pub fn bury(&mut self, w: WorkerId, how: HandlerEnd, event: EventKind) {
         self.end_handler(w, how);
         let at = self.now;
+        // A worker that stopped on its own closed its consumer on the way out.
+        let stopped = matches!(event, EventKind::WorkerStopped { .. });
         self.events.push(Event { at, kind: event });
-        self.broker.consumer_died(at, w, &mut self.events);
+        if stopped {
+            self.broker.consumer_stopped(at, w, &mut self.events);
+        } else {
+            self.broker.consumer_died(at, w, &mut self.events);
+        }
         let calls = std::mem::take(&mut self.slot(w).open_calls);
         for c in calls {
             self.ledger.abandon(c, CallOutcome::Abandoned);
