@@ -137,7 +137,14 @@ impl Kafka {
 
     /// Member `i` gives up `parts`: auto-commit first (`commit`, a living member's revoke), then
     /// its uncommitted records there are free again (a batch the application holds keeps them).
-    pub(super) fn revoke(&mut self, now: Nanos, i: usize, parts: &[u32], commit: bool, log: &mut Vec<Event>) {
+    pub(super) fn revoke(
+        &mut self,
+        now: Nanos,
+        i: usize,
+        parts: &[u32],
+        commit: bool,
+        log: &mut Vec<Event>,
+    ) {
         self.group_changed();
         let auto = self.config.auto_commit.is_some() && commit;
         for &p in parts {
