@@ -1,5 +1,5 @@
-//! Hand-derived rebalances: eager against cooperative on a join, and a static member's restart
-//! against a dynamic one's.
+//! Hand-derived rebalances: eager against cooperative on a join, a static member's restart
+//! against a dynamic one's, and a consumer's close (LeaveGroup) against a static one's.
 
 use super::queue::Receipt;
 use super::tests::{config, Run, S};
