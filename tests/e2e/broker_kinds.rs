@@ -55,55 +55,6 @@ fn the_kafka_thursday_processes_the_batch_past_the_last_commit_twice() {
     assert_eq!(s["stale_acks"], 8);
 }
 
-#[test]
-fn a_kafka_run_says_records_commits_and_the_poll_deadline_not_leases() {
-    // The Kafka Thursday's console and summary.md in Kafka's words: its 8 stale acks are
-    // commits (the fenced ones of worker 1's batch), the one handler in hand at 443 s was past
-    // its member's poll deadline, and nothing speaks of deleting or visibility.
-    let r = run_profile(
-        std::path::Path::new("profiles/brokers/kafka-thursday.yaml"),
-        &[],
-    );
-    let console = r.stdout();
-    let md = std::fs::read_to_string(r.dir.path().join("summary.md")).expect("summary.md");
-    for page in [&console, &md] {
-        assert!(
-            page.contains(
-                "1 of 28 handlers were still working on their record when their member's poll \
-                 deadline passed (max.poll.interval.ms 300000.000 ms"
-            ),
-            "{page}"
-        );
-        assert!(
-            page.contains("the coordinator removed the member from the group"),
-            "{page}"
-        );
-        assert!(page.contains("the commit that passed the record"), "{page}");
-        for sqs_words in [
-            "lease held",
-            "stale acks",
-            "deleted",
-            "visibility",
-            "receive",
-        ] {
-            assert!(!page.contains(sqs_words), "{sqs_words}: {page}");
-        }
-    }
-    assert!(
-        console.contains(
-            "\n  stale commits                        8  commits after the member lost the \
-             record (fenced, or fetched again)\n"
-        ),
-        "{console}"
-    );
-    assert!(console.contains("\n  to poll deadline "), "{console}");
-    assert!(md.contains("| stale commits | kills / crashes |"), "{md}");
-    // The same run on the SQS model keeps a queue's words.
-    let sqs = run_profile(std::path::Path::new("profiles/brokers/sqs.yaml"), &[]).stdout();
-    assert!(sqs.contains("\n  stale acks "), "{sqs}");
-    assert!(sqs.contains("\n  lease held "), "{sqs}");
-}
-
 /// `ackbench check` on `text`: exit 2 and stderr containing `expected` (`{path}` = the file).
 pub(crate) fn refused(text: &str, expected: &str) {
     let (_dir, path) = temp_profile(text);

@@ -3,6 +3,7 @@
 
 mod broker_kafka_share;
 mod broker_kinds;
+mod broker_kinds_words;
 mod broker_memory;
 mod capacity;
 mod chaos;

@@ -24,10 +24,12 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
     if !s.complete {
         notes.push(Note::from(format!(
             "INCOMPLETE: the run was {} at {:.3} s, before its end: every number here is what was \
-             recorded up to then (messages still in the queue count as unfinished), and there is \
-             no pass or fail verdict (exit code 3).",
+             recorded up to then ({} still {} count as unfinished), and there is no pass or fail \
+             verdict (exit code 3).",
             incomplete_reason(s),
             s.virtual_s,
+            s.words().message.1,
+            s.words().unsettled,
         )));
     }
     crashes(s, &mut notes);

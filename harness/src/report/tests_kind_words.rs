@@ -151,3 +151,30 @@ fn a_queue_keeps_its_words() {
             .to_string()
     ));
 }
+
+#[test]
+fn an_incomplete_run_counts_what_is_left_in_the_kinds_words() {
+    // The same slow-handler run, stopped at its end by hand: the INCOMPLETE note says where the
+    // unsettled messages (records) still are, in each kind's words; SQS keeps a queue's.
+    let note_on = |kind: &str| {
+        let mut s = on(kind, &slow_handler(StaleAck::Reject));
+        s.complete = false;
+        s.incomplete_reason = Some("interrupted (SIGINT)".into());
+        note(&s, "INCOMPLETE")
+    };
+    assert!(
+        note_on("sqs").contains("(messages still in the queue count as unfinished)"),
+        "{}",
+        note_on("sqs")
+    );
+    let kafka = note_on("kafka");
+    assert!(
+        kafka.contains("(records still in the topic, uncommitted count as unfinished)"),
+        "{kafka}"
+    );
+    let share = note_on("kafka-share");
+    assert!(
+        share.contains("(records still in the topic, not accepted count as unfinished)"),
+        "{share}"
+    );
+}

@@ -4,6 +4,7 @@
 //! they keep the order in which they happen in a handler (delivery, call, effect, answer, ack,
 //! end of handler).
 
+use crate::profile::kinds::KindWords;
 use crate::record::{
     secs_f64, AckOutcome, CallOutcome, EffectSource, EventKind, HandlerEnd, Nanos, RunRecord, Seq,
 };
@@ -21,9 +22,10 @@ pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
         return Some(lines);
     };
     let seq = seq as Seq + 1;
+    let words = crate::profile::kinds::words_of(&record.broker_kind);
     let mut steps: Vec<(Nanos, u8, String)> = requests;
     for e in &record.events {
-        if let Some((rank, text)) = event_line(&e.kind, seq) {
+        if let Some((rank, text)) = event_line(&e.kind, seq, words) {
             steps.push((e.at, rank, text));
         }
     }
@@ -73,7 +75,7 @@ pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
         ));
     }
     steps.sort_by_key(|(at, rank, _)| (*at, *rank));
-    let mut lines = vec![format!("trace of {key} (message {seq})")];
+    let mut lines = vec![format!("trace of {key} ({} {seq})", words.message.0)];
     lines.extend(steps.into_iter().map(|(at, _, text)| line(at, &text)));
     Some(lines)
 }
@@ -104,16 +106,18 @@ fn ingress_lines(record: &RunRecord, key: &str) -> Vec<(Nanos, u8, String)> {
 }
 
 /// The line of an event that concerns message `seq`, with its rank at one instant.
-fn event_line(kind: &EventKind, seq: Seq) -> Option<(u8, String)> {
+fn event_line(kind: &EventKind, seq: Seq, words: &KindWords) -> Option<(u8, String)> {
+    let words = &words.trace;
     let line = match *kind {
         EventKind::Published { seq: s } if s == seq => (0, "published".to_string()),
         EventKind::LeaseExpired { seq: s, delivery } if s == seq => (
             1,
-            format!("lease expired     delivery {delivery}: visible again"),
+            format!("{:<17} delivery {delivery}: {}", words.expired, words.again),
         ),
-        EventKind::DeadLettered { seq: s, delivery } if s == seq => {
-            (1, format!("DEAD-LETTERED     after delivery {delivery}"))
-        }
+        EventKind::DeadLettered { seq: s, delivery } if s == seq => (
+            1,
+            format!("{:<17} after delivery {delivery}", words.given_up),
+        ),
         EventKind::Dropped { seq: s, delivery } if s == seq => (
             1,
             format!("DROPPED           after delivery {delivery}: no dead-letter queue"),
@@ -129,7 +133,8 @@ fn event_line(kind: &EventKind, seq: Seq) -> Option<(u8, String)> {
         } if s == seq => (
             2,
             format!(
-                "delivered #{delivery:<6} worker {worker}, lease until {:.3}s",
+                "delivered #{delivery:<6} worker {worker}, {} {:.3}s",
+                words.until,
                 secs_f64(lease_end)
             ),
         ),
@@ -141,7 +146,9 @@ fn event_line(kind: &EventKind, seq: Seq) -> Option<(u8, String)> {
         } if s == seq => (
             6,
             format!(
-                "visibility change worker {worker}, delivery {delivery}: lease until {:.3}s",
+                "{:<17} worker {worker}, delivery {delivery}: {} {:.3}s",
+                words.extended,
+                words.until,
                 secs_f64(lease_end)
             ),
         ),
@@ -151,15 +158,16 @@ fn event_line(kind: &EventKind, seq: Seq) -> Option<(u8, String)> {
             delivery,
             outcome,
         } if s == seq => {
+            let gone = format!("STALE: {}", words.gone);
             let what = match outcome {
-                AckOutcome::Deleted => "deleted",
+                AckOutcome::Deleted => words.settled,
                 AckOutcome::StaleRejected => "STALE: refused",
                 AckOutcome::StaleIgnored => "STALE: reported ok, message left",
                 AckOutcome::StaleDeleted => "STALE: deleted a message another worker holds",
                 AckOutcome::LateDeleted => {
                     "LATE: deleted (its lease had ended, nobody received it since)"
                 }
-                AckOutcome::StaleGone => "STALE: message already gone",
+                AckOutcome::StaleGone => gone.as_str(),
                 AckOutcome::Covered => "committed already (the offset was past it)",
             };
             (
@@ -339,3 +347,7 @@ mod tests {
         assert_eq!(trace(&r, "msg-3"), None);
     }
 }
+
+#[cfg(test)]
+#[path = "tests_trace_words.rs"]
+mod words_tests;

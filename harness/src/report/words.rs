@@ -117,7 +117,7 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
             String::new(),
         ),
         (
-            "oldest message age (max)",
+            w.oldest_age_row,
             format!("{:.3} s", s.max_oldest_age_s),
             String::new(),
         ),

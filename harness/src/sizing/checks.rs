@@ -77,7 +77,12 @@ fn t(d: Duration) -> String {
 
 /// Every check, in order.
 pub fn all(s: &Settings) -> Vec<Check> {
-    let path = recovery_path(&s.target, s.lease, s.claim_window);
+    let path = recovery_path(
+        &s.target,
+        s.lease,
+        s.claim_window,
+        s.kind.words.sizing.lease,
+    );
     let mut all = vec![
         client_timeout_below_lease(s),
         dedup_window_outlives_retries(s),
@@ -116,26 +121,30 @@ pub fn client_timeout_below_lease(s: &Settings) -> Check {
             false,
             format!(
                 "no client timeout (consumer.options.http_timeout): a call that hangs holds its \
-                 message past the {} lease, and it is delivered again while the call still runs",
-                t(s.lease)
+                 {} past the {} {}, and it is delivered again while the call still runs",
+                s.kind.words.message.0,
+                t(s.lease),
+                s.kind.words.sizing.lease
             ),
         ),
         Some(timeout) if timeout < s.lease => check(
             NAME,
             true,
             format!(
-                "the {} client timeout ends a call before the {} lease",
+                "the {} client timeout ends a call before the {} {}",
                 t(timeout),
-                t(s.lease)
+                t(s.lease),
+                s.kind.words.sizing.lease
             ),
         ),
         Some(timeout) => check(
             NAME,
             false,
             format!(
-                "the {} client timeout is not below the {} lease: a call can outlive its lease",
+                "the {} client timeout is not below the {} {lease}: a call can outlive its {lease}",
                 t(timeout),
-                t(s.lease)
+                t(s.lease),
+                lease = s.kind.words.sizing.lease
             ),
         ),
     }

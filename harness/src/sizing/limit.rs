@@ -25,11 +25,13 @@ pub struct RecoveryPath {
     pub description: String,
 }
 
-/// The slowest recovery path of `target` with this lease and claim window.
+/// The slowest recovery path of `target` with this lease and claim window; the kind's lease is
+/// named `lease_word` ([`crate::profile::kinds::words::SizingWords::lease`]).
 pub fn recovery_path(
     target: &str,
     lease: Duration,
     claim_window: Option<Duration>,
+    lease_word: &str,
 ) -> RecoveryPath {
     let fmt = readable_text;
     match (target, claim_window) {
@@ -37,7 +39,7 @@ pub fn recovery_path(
             deliveries: 3,
             description: format!(
                 "a kill right after the claim: delivery 1 dies; delivery 2 comes when the \
-                 {} lease ends and finds a claim younger than the {} window, so it hands the \
+                 {} {lease_word} ends and finds a claim younger than the {} window, so it hands the \
                  message back for {}; delivery 3 finds the claim stale and sends",
                 fmt(lease),
                 fmt(window),
@@ -48,7 +50,7 @@ pub fn recovery_path(
             deliveries: 2,
             description: format!(
                 "a kill right after the claim: delivery 1 dies; delivery 2 comes when the {} \
-                 lease ends, finds the claim older than the {} window and sends",
+                 {lease_word} ends, finds the claim older than the {} window and sends",
                 fmt(lease),
                 fmt(window)
             ),
@@ -62,8 +64,8 @@ pub fn recovery_path(
         _ => RecoveryPath {
             deliveries: 2,
             description: format!(
-                "a kill while handling: delivery 1 dies; delivery 2 comes when the {} lease \
-                 ends and does the work",
+                "a kill while handling: delivery 1 dies; delivery 2 comes when the {} \
+                 {lease_word} ends and does the work",
                 fmt(lease)
             ),
         },
@@ -102,14 +104,14 @@ mod tests {
 
     #[test]
     fn a_claim_younger_than_the_window_costs_a_hand_back() {
-        let p = recovery_path("claim-then-send", s(30), Some(s(120)));
+        let p = recovery_path("claim-then-send", s(30), Some(s(120)), "lease");
         assert_eq!(p.deliveries, 3);
         assert!(p.description.contains("hands the message back for 2m"));
         assert_eq!(spare(3, &p), Some(0));
         assert_eq!(recommended_limit(3, &p), 4);
         // A lease at least as long as the window: the next delivery sends.
         assert_eq!(
-            recovery_path("claim-then-send", s(120), Some(s(120))).deliveries,
+            recovery_path("claim-then-send", s(120), Some(s(120)), "lease").deliveries,
             2
         );
     }
@@ -123,7 +125,7 @@ mod tests {
             "status-fence",
             "ack-before-work",
         ] {
-            let p = recovery_path(t, s(30), None);
+            let p = recovery_path(t, s(30), None, "lease");
             assert_eq!(p.deliveries, 2, "{t}");
             assert_eq!(
                 recommended_limit(3, &p),

@@ -119,7 +119,8 @@ fn recommendation(o: &mut String, p: &Plan) {
     }
     let _ = writeln!(
         o,
-        "| alert: oldest message older than | | **{}** |",
+        "| alert: oldest {} older than | | **{}** |",
+        p.current.kind.words.message.0,
         t(p.alert.threshold_s)
     );
     if p.set.is_empty() {
@@ -154,6 +155,10 @@ fn reasons(o: &mut String, p: &Plan) {
         .next()
         .map(|f| f.to_uppercase().chain(first).collect())
         .unwrap_or_default();
+    let alert_title = format!(
+        "Alert on the age of the oldest {}",
+        p.current.kind.words.message.0
+    );
     let sections = [
         (lease_title.as_str(), lease_head, &p.lease.reason),
         (
@@ -173,7 +178,7 @@ fn reasons(o: &mut String, p: &Plan) {
             &p.workers.reason,
         ),
         (
-            "Alert on the age of the oldest message",
+            alert_title.as_str(),
             format!("**older than {}**", t(p.alert.threshold_s)),
             &p.alert.reason,
         ),
@@ -292,14 +297,11 @@ fn mark(s: Status) -> &'static str {
 fn verification(o: &mut String, p: &Plan) {
     let (b, a) = (&p.verification.before, &p.verification.after);
     let kind = p.current.kind;
-    // A poll interval is no lease per message: named in the kind's words, with no hold ratio;
+    // The lease row in the kind's words; a poll interval is no lease per message: no hold ratio;
     // a kind with no delivery limit shows none.
     let poll_interval = kind.lease.role == LeaseRole::PollInterval;
-    let lease_row = if poll_interval {
-        kind.lease.words
-    } else {
-        "visibility timeout"
-    };
+    let lease_row = kind.words.sizing.lease_row;
+    let oldest = format!("oldest {}", kind.words.message.0);
     let pct = |x: f64| format!("{}%", n3(x * 100.0));
     let rows: [(&str, String, String); 12] = [
         (
@@ -345,7 +347,7 @@ fn verification(o: &mut String, p: &Plan) {
             pct(a.worker_busy_fraction),
         ),
         (
-            "oldest message",
+            oldest.as_str(),
             human(b.max_oldest_age_s),
             human(a.max_oldest_age_s),
         ),

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::profile::kinds::{words_of, KindWords};
 use crate::profile::{ChaosRule, KillPoint, KillRule, KillTrigger, Scenario};
 use crate::record::{AckOutcome, EventKind, HandlerEnd, RunRecord};
 
@@ -37,13 +38,13 @@ pub fn worst_point(target: &str) -> (KillPoint, Duration) {
 }
 
 /// The point in words.
-pub fn describe_point(target: &str) -> String {
+pub fn describe_point(target: &str, words: &KindWords) -> String {
     match worst_point(target) {
         (KillPoint::Checkpoint(c), d) => format!(
             "{} after the `{c}` checkpoint",
             crate::profile::format_duration(d)
         ),
-        _ => "right after the receive".into(),
+        _ => format!("right after the {}", words.sizing.received),
     }
 }
 
@@ -62,6 +63,10 @@ pub struct ProbeOutcome {
     pub effects: u32,
     /// The delivery limit of the run (0 = none).
     pub limit: u32,
+    /// The broker kind of the run (run.json's `broker_kind`), whose words [`Self::summary`]
+    /// speaks.
+    #[serde(skip)]
+    pub broker_kind: String,
 }
 
 impl ProbeOutcome {
@@ -72,10 +77,11 @@ impl ProbeOutcome {
         } else {
             String::new()
         };
+        let w = words_of(&self.broker_kind);
         let verb = match self.fate.as_str() {
-            "acked" => "acked on delivery",
-            "dead-lettered" => "dead-lettered after delivery",
-            _ => "still in the queue after delivery",
+            "acked" => format!("{} on delivery", w.sizing.acked),
+            "dead-lettered" => format!("{} after delivery", w.given_up.what),
+            _ => format!("still {} after delivery", w.unsettled),
         };
         format!(
             "{verb} {}{of}, {} {}",
@@ -135,7 +141,7 @@ pub fn outcome(target: &str, record: &RunRecord, limit: u32) -> Option<ProbeOutc
         .filter(|e| e.seq == Some(seq))
         .count() as u32;
     Some(ProbeOutcome {
-        kill: describe_point(target),
+        kill: describe_point(target, words_of(&record.broker_kind)),
         key: (seq as usize)
             .checked_sub(1)
             .and_then(|i| record.messages.get(i))
@@ -144,5 +150,68 @@ pub fn outcome(target: &str, record: &RunRecord, limit: u32) -> Option<ProbeOutc
         last_delivery,
         effects,
         limit,
+        broker_kind: record.broker_kind.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probed(fate: &str, kind: &str) -> String {
+        ProbeOutcome {
+            kill: String::new(),
+            key: None,
+            fate: fate.into(),
+            last_delivery: 2,
+            effects: 1,
+            limit: 5,
+            broker_kind: kind.into(),
+        }
+        .summary()
+    }
+
+    #[test]
+    fn the_probe_speaks_its_kinds_words() {
+        // Delivery 2 of a limit of 5, 1 effect: acked, given up on, or left unsettled, as a
+        // queue (SQS, the reference words), a consumer group and a share group say it.
+        assert_eq!(probed("acked", "sqs"), "acked on delivery 2 of 5, 1 effect");
+        assert_eq!(
+            probed("dead-lettered", "sqs"),
+            "dead-lettered after delivery 2 of 5, 1 effect"
+        );
+        assert_eq!(
+            probed("unfinished", "sqs"),
+            "still in the queue after delivery 2 of 5, 1 effect"
+        );
+        assert_eq!(
+            probed("acked", "kafka"),
+            "committed on delivery 2 of 5, 1 effect"
+        );
+        assert_eq!(
+            probed("unfinished", "kafka"),
+            "still in the topic, uncommitted after delivery 2 of 5, 1 effect"
+        );
+        assert_eq!(
+            probed("acked", "kafka-share"),
+            "accepted on delivery 2 of 5, 1 effect"
+        );
+        assert_eq!(
+            probed("dead-lettered", "kafka-share"),
+            "archived after delivery 2 of 5, 1 effect"
+        );
+    }
+
+    #[test]
+    fn the_kill_point_is_named_in_the_kinds_words() {
+        let on = |kind| describe_point("ack-after-work", words_of(kind));
+        assert_eq!(on("sqs"), "right after the receive");
+        assert_eq!(on("kafka"), "right after the fetch");
+        assert_eq!(on("kafka-share"), "right after the acquisition");
+        // A claim's checkpoint names no broker's words.
+        assert_eq!(
+            describe_point("claim-then-send", words_of("kafka")),
+            "1s after the `claimed` checkpoint"
+        );
+    }
 }

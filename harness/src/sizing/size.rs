@@ -253,7 +253,12 @@ fn recommend(
     healthy_run: &Simulated,
 ) -> Result<Recommendation, SizingError> {
     let new_lease = lease.advice.visibility_timeout();
-    let path = recovery_path(&now.target, new_lease, now.claim_window);
+    let path = recovery_path(
+        &now.target,
+        new_lease,
+        now.claim_window,
+        now.kind.words.sizing.lease,
+    );
     // A kind with no delivery limit (Kafka) has none to recommend.
     let limit = match now.kind.limit {
         Some(_) => recommended_limit(now.limit, &path),

@@ -6,7 +6,9 @@
 //! partition leaves N - 1 of them idle, which is what a topic created with the broker's default
 //! does. A profile that wants its workers busy says how many partitions the topic has.
 
-use super::words::{DoneWords, GivenUpWords, HeldWords, StaleWords, TimeoutWords};
+use super::words::{
+    DoneWords, GivenUpWords, HeldWords, SizingWords, StaleWords, TimeoutWords, TraceWords,
+};
 use super::{
     Batch, Capabilities, Connections, Dlq, KindDescriptor, KindWords, Lease, LeaseRole, Live,
     LiveMessageFaults, ScaledClock, Settle,
@@ -141,6 +143,27 @@ const WORDS: KindWords = KindWords {
         with_effect: "replaying the dead-letter topic would duplicate those effects",
         without_effect: "that work is not done, and nothing will do it unless someone handles \
                          the dead-letter topic",
+        depth: "dead-letter topic depth",
+        axis: "records in the dead-letter topic",
+        at_end: "in the dead-letter topic at the end",
+        replay: "replaying them repeats the work",
+    },
+    oldest_age_row: "oldest record age (max)",
+    trace: TraceWords {
+        settled: "committed",
+        // A member's poll deadline moves only with its next poll.
+        extended: "deadline moved",
+        until: "poll deadline",
+        expired: "deadline passed",
+        again: "fetched again from the last commit",
+        given_up: "DEAD-LETTERED",
+        gone: "record already committed",
+    },
+    sizing: SizingWords {
+        lease: "max.poll.interval.ms",
+        lease_row: "max.poll.interval.ms",
+        received: "fetch",
+        acked: "committed",
     },
 };
 

@@ -10,7 +10,9 @@
 
 use std::time::Duration;
 
-use super::words::{DoneWords, GivenUpWords, HeldWords, StaleWords, TimeoutWords};
+use super::words::{
+    DoneWords, GivenUpWords, HeldWords, SizingWords, StaleWords, TimeoutWords, TraceWords,
+};
 use super::{
     Capabilities, Connections, Dlq, KindDescriptor, KindWords, Lease, LeaseRole, Limit,
     LimitCounts, Live, LiveMessageFaults, ScaledClock, Settle,
@@ -141,6 +143,26 @@ const WORDS: KindWords = KindWords {
         with_effect: "the work is done, and the group never delivers an archived record again",
         without_effect: "that work is not done, and nothing will do it: the group never \
                          delivers an archived record again",
+        depth: "archived records",
+        axis: "records archived",
+        at_end: "archived at the end",
+        replay: "never delivered again, so none can be replayed",
+    },
+    oldest_age_row: "oldest record age (max)",
+    trace: TraceWords {
+        settled: "ACCEPTed",
+        extended: "RENEW",
+        until: "lock until",
+        expired: "lock expired",
+        again: "available again",
+        given_up: "ARCHIVED",
+        gone: "record already settled",
+    },
+    sizing: SizingWords {
+        lease: "acquisition lock",
+        lease_row: "acquisition lock",
+        received: "acquisition",
+        acked: "accepted",
     },
 };
 

@@ -7,7 +7,8 @@
 //! A text may name the kind's lease with `{lease}` ([`super::Lease::words`]), filled in by
 //! [`with_lease`].
 
-/// The words of a kind, for the console, summary.md, report.html and junit.xml.
+/// The words of a kind, for the console, summary.md, report.html, junit.xml, the charts,
+/// `--trace` and `ackbench size`.
 #[derive(Debug)]
 pub struct KindWords {
     /// A message, one and many (`message`, Kafka's `record`).
@@ -28,6 +29,44 @@ pub struct KindWords {
     pub stale: StaleWords,
     pub timeout: TimeoutWords,
     pub given_up: GivenUpWords,
+    /// The summary's row for the age of the oldest message not yet settled
+    /// (`oldest message age (max)`).
+    pub oldest_age_row: &'static str,
+    pub trace: TraceWords,
+    pub sizing: SizingWords,
+}
+
+/// `--trace KEY`'s lines in the kind's words.
+#[derive(Debug)]
+pub struct TraceWords {
+    /// What an ack did to the message (`deleted`; Kafka's `committed`).
+    pub settled: &'static str,
+    /// A handler's extension of its lease, 17 characters at most (`visibility change`).
+    pub extended: &'static str,
+    /// Before the time the lease ends (`lease until`; Kafka's `poll deadline`).
+    pub until: &'static str,
+    /// The lease's end, 17 characters at most (`lease expired`).
+    pub expired: &'static str,
+    /// What the message is after its lease's end (`visible again`).
+    pub again: &'static str,
+    /// The message given up on, 17 characters at most (`DEAD-LETTERED`; `ARCHIVED`).
+    pub given_up: &'static str,
+    /// A stale ack's message, settled already (`message already gone`).
+    pub gone: &'static str,
+}
+
+/// `ackbench size`'s words for the kind (sizing.md, sizing.json's reasons).
+#[derive(Debug)]
+pub struct SizingWords {
+    /// The lease in a sentence, after its length (`the 5m lease`; Kafka's `the 5m
+    /// max.poll.interval.ms`).
+    pub lease: &'static str,
+    /// The verification table's row for the lease (`visibility timeout`).
+    pub lease_row: &'static str,
+    /// Where the probe's kill happens, after "right after the" (`receive`).
+    pub received: &'static str,
+    /// What the probe's message had when settled, before "on delivery" (`acked`).
+    pub acked: &'static str,
 }
 
 /// The notes on the messages the kind gave up on (summary.json's `dlq`), beside
@@ -42,6 +81,14 @@ pub struct GivenUpWords {
     pub with_effect: &'static str,
     /// What those that never had it mean, after "never had an effect:".
     pub without_effect: &'static str,
+    /// The DLQ chart's count, in its title and legend (`DLQ depth`).
+    pub depth: &'static str,
+    /// The DLQ chart's axis (`messages in the DLQ`).
+    pub axis: &'static str,
+    /// The DLQ chart's count at the end, after the number (`in the DLQ at the end`).
+    pub at_end: &'static str,
+    /// What those with effect mean on the DLQ chart (`replaying them repeats the work`).
+    pub replay: &'static str,
 }
 
 /// The settling that makes a message done (its effect, then this): time to done's end.
@@ -145,6 +192,26 @@ pub const QUEUE: KindWords = KindWords {
         with_effect: "replaying the DLQ would duplicate those effects",
         without_effect: "that work is not done, and nothing will do it unless someone handles \
                          the DLQ",
+        depth: "DLQ depth",
+        axis: "messages in the DLQ",
+        at_end: "in the DLQ at the end",
+        replay: "replaying them repeats the work",
+    },
+    oldest_age_row: "oldest message age (max)",
+    trace: TraceWords {
+        settled: "deleted",
+        extended: "visibility change",
+        until: "lease until",
+        expired: "lease expired",
+        again: "visible again",
+        given_up: "DEAD-LETTERED",
+        gone: "message already gone",
+    },
+    sizing: SizingWords {
+        lease: "lease",
+        lease_row: "visibility timeout",
+        received: "receive",
+        acked: "acked",
     },
 };
 
@@ -166,5 +233,17 @@ mod tests {
              changes (a heartbeat's extensions)"
         );
         assert_eq!(with_lease("no lease here", "AckWait"), "no lease here");
+    }
+
+    #[test]
+    fn every_kinds_trace_heads_fit_the_trace_column() {
+        // A trace line's head is padded to 17 characters before the worker: a longer one would
+        // push its line out of the column.
+        for kind in super::super::KINDS {
+            let t = &kind.words.trace;
+            for head in [t.extended, t.expired, t.given_up] {
+                assert!(head.len() <= 17, "{}: {head}", kind.name);
+            }
+        }
     }
 }

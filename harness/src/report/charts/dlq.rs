@@ -22,8 +22,9 @@ impl Chart for Dlq {
 
     fn title(&self, data: &ReportData) -> String {
         format!(
-            "{}: DLQ depth over time, with and without effect",
-            data.run.profile
+            "{}: {} over time, with and without effect",
+            data.run.profile,
+            data.run.words().given_up.depth
         )
     }
 
@@ -33,6 +34,7 @@ impl Chart for Dlq {
         root: &DrawingArea<DB, Shift>,
     ) -> DrawResult<(), DB> {
         let s = &data.summary;
+        let w = &data.run.words().given_up;
         let peak = data.samples.iter().map(|x| x.dlq).max().unwrap_or(0);
         let subtitle = if peak == 0 {
             "The DLQ stayed empty".to_string()
@@ -40,8 +42,8 @@ impl Chart for Dlq {
             format!("The DLQ peaked at {peak} and was empty at the end")
         } else {
             let mut t = format!(
-                "{} in the DLQ at the end: {} with effect (replaying them repeats the work), {} without (work never done)",
-                s.dlq, s.dlq_with_effect, s.dlq_without_effect
+                "{} {}: {} with effect ({}), {} without (work never done)",
+                s.dlq, w.at_end, s.dlq_with_effect, w.replay, s.dlq_without_effect
             );
             if peak > s.dlq {
                 t.push_str(&format!("; peak {peak}"));
@@ -49,7 +51,7 @@ impl Chart for Dlq {
             t
         };
         let mut legend = vec![
-            LegendItem::line("DLQ depth", DEPTH),
+            LegendItem::line(w.depth, DEPTH),
             LegendItem {
                 label: "with effect (work done)".into(),
                 glyph: Glyph::Swatch {
@@ -82,7 +84,7 @@ impl Chart for Dlq {
             data,
             &axis,
             count_top(peak as f64),
-            "messages in the DLQ",
+            w.axis,
             &count_label,
         )?;
         let with = time::series(data, &axis, |x| x.dlq_with_effect.min(x.dlq) as f64);

@@ -82,7 +82,10 @@ impl Chart for Done {
             &body,
             end,
             y_top,
-            "percentile of messages (log scale of nines)",
+            &format!(
+                "percentile of {} (log scale of nines)",
+                data.run.words().message.1
+            ),
             format!("since publish ({})", unit.unit),
         )?;
         for (h, max_ms, line) in [(first, e.max, FIRST_EFFECT), (done, d.max, DONE)] {

@@ -35,8 +35,9 @@ impl Chart for Effects {
         root: &DrawingArea<DB, Shift>,
     ) -> DrawResult<(), DB> {
         let s = &data.summary;
+        let (one, many) = data.run.words().message;
         let mut legend = vec![
-            LegendItem::line("messages published", PUBLISHED),
+            LegendItem::line(format!("{many} published"), PUBLISHED),
             LegendItem::line("effects", EFFECTS),
             LegendItem::line("duplicate effects", DUPLICATES),
         ];
@@ -44,7 +45,7 @@ impl Chart for Effects {
         let header = Header {
             title: self.title(data),
             subtitle: format!(
-                "{} effects for {} messages: {} duplicate ({} per message), {} lost",
+                "{} effects for {} {many}: {} duplicate ({} per {one}), {} lost",
                 s.effects,
                 s.messages,
                 s.duplicate_effects,
@@ -66,7 +67,7 @@ impl Chart for Effects {
             data,
             &axis,
             count_top(top as f64),
-            "messages, effects (cumulative)",
+            &format!("{many}, effects (cumulative)"),
             &count_label,
         )?;
         let published = time::series(data, &axis, |x| x.published as f64);

@@ -25,8 +25,9 @@ impl Chart for InFlight {
     }
 
     fn title(&self, data: &ReportData) -> String {
+        let (one, many) = data.run.words().message;
         format!(
-            "{}: messages in flight and age of the oldest message",
+            "{}: {many} in flight and age of the oldest {one}",
             data.run.profile
         )
     }
@@ -44,10 +45,11 @@ impl Chart for InFlight {
         let max_visible = data.samples.iter().map(|x| x.visible).max().unwrap_or(0);
         let max_age_s = data.summary.max_oldest_age_s;
         let lease_s = data.run.visibility_timeout_s;
+        let (one, many) = data.run.words().message;
         let mut legend = vec![
             LegendItem::line(data.run.words().in_flight.0, IN_FLIGHT),
             LegendItem::line(data.run.words().in_flight.1, VISIBLE),
-            LegendItem::line("age of the oldest message", OLDEST),
+            LegendItem::line(format!("age of the oldest {one}"), OLDEST),
             LegendItem::line(
                 format!("{} ({})", data.run.lease_words(), duration(lease_s)),
                 LEASE,
@@ -57,7 +59,7 @@ impl Chart for InFlight {
         let header = Header {
             title: self.title(data),
             subtitle: format!(
-                "At most {max_in_flight} in flight and {max_visible} waiting on {} workers; the oldest message reached {}",
+                "At most {max_in_flight} in flight and {max_visible} waiting on {} workers; the oldest {one} reached {}",
                 data.run.workers,
                 duration(max_age_s)
             ),
@@ -72,7 +74,7 @@ impl Chart for InFlight {
             data,
             &axis,
             count_top(max_in_flight.max(max_visible) as f64),
-            "messages",
+            many,
             &count_label,
         )?;
         let in_flight = time::series(data, &axis, |x| x.in_flight as f64);
@@ -89,7 +91,7 @@ impl Chart for InFlight {
             data,
             &axis,
             age_top,
-            &format!("age of the oldest message ({})", age_axis.unit),
+            &format!("age of the oldest {one} ({})", age_axis.unit),
             &|v| short(*v),
         )?;
         let x_end = axis.range(data.run.end_s).end;

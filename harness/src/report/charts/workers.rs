@@ -89,9 +89,10 @@ impl Chart for Workers {
         let header = Header {
             title: self.title(data),
             subtitle: format!(
-                "{} deliveries of {} messages on {} workers; a bar runs from a delivery to the end of its handler",
+                "{} deliveries of {} {} on {} workers; a bar runs from a delivery to the end of its handler",
                 deliveries.len(),
                 data.summary.messages,
+                data.run.words().message.1,
                 data.run.workers
             ),
             legend,

@@ -14,10 +14,11 @@ pub(super) fn section(a: &Assembly) -> AlertSection {
     let after_age = Duration::from_secs_f64(a.after.summary.max_oldest_age_s);
     let fired = alert::would_fire(threshold, observed_age);
     let fires_after = alert::would_fire(threshold, after_age);
+    let one = a.now.kind.words.message.0;
     let reason =
         format!(
-        "A healthy run's oldest message reached {}; alert when the oldest message is older than \
-         {} (twice that, and at least the longest a handler may hold a message): in this run it reached {}, so the alert {} \
+        "A healthy run's oldest {one} reached {}; alert when the oldest {one} is older than \
+         {} (twice that, and at least the longest a handler may hold a {one}): in this run it reached {}, so the alert {} \
          have fired{}.",
         ms_text(healthy_age),
         t(threshold),

@@ -19,15 +19,18 @@ pub(super) fn section(a: &Assembly) -> DuplicatesSection {
     let pred_rec = predicted_duplicate_rate(p_rec, rec.limit);
     let obs_now = a.before.summary.duplicate_rate;
     let obs_rec = a.after.summary.duplicate_rate;
+    let words = &now.kind.words;
+    let lease = words.sizing.lease;
     let reason = format!(
-        "A handler outlives the {} lease with chance {} and the {} lease with chance {}: a \
+        "A handler outlives the {} {lease} with chance {} and the {} {lease} with chance {}: a \
          consumer that repeats its work on every delivery would see {} duplicate effects per \
-         message now and {} with the recommendation; the sim of {} observed {} and {}.",
+         {} now and {} with the recommendation; the sim of {} observed {} and {}.",
         t(now.lease),
         f3(p_now),
         t(rec.lease),
         f3(p_rec),
         ratio(pred_now),
+        words.message.0,
         ratio(pred_rec),
         now.target,
         f3(obs_now),

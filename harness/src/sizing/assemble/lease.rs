@@ -67,9 +67,11 @@ fn lease_reason(a: &Assembly, measured: &str, tail: Duration) -> String {
                 // A dead consumer's connection closes and RabbitMQ requeues at once: the
                 // consumer timeout only ends a holder that is alive but stuck.
                 LeaseRole::StuckConsumerGuard => format!(
-                    "a consumer that dies hands its messages back at once (its connection \
-                     closes), so the price is only how long a stuck but living consumer holds \
-                     its message: {} (now {}).",
+                    "a consumer that dies hands its {} back at once (its connection closes), so \
+                     the price is only how long a stuck but living consumer holds its {}: {} \
+                     (now {}).",
+                    now.kind.words.message.1,
+                    now.kind.words.message.0,
                     t(visibility_timeout),
                     t(now.lease)
                 ),

@@ -7,8 +7,18 @@ use crate::sizing::probe;
 
 pub(super) fn section(a: &Assembly) -> LimitSection {
     let (now, rec) = (a.now, a.after_settings);
-    let path_now = recovery_path(&now.target, now.lease, now.claim_window);
-    let path_rec = recovery_path(&rec.target, rec.lease, rec.claim_window);
+    let path_now = recovery_path(
+        &now.target,
+        now.lease,
+        now.claim_window,
+        now.kind.words.sizing.lease,
+    );
+    let path_rec = recovery_path(
+        &rec.target,
+        rec.lease,
+        rec.claim_window,
+        rec.kind.words.sizing.lease,
+    );
     let spare_now = spare(now.limit, &path_now);
     let spare_rec = spare(rec.limit, &path_rec);
     let probe_now = probe::outcome(&now.target, &a.probe_before.record, now.limit);

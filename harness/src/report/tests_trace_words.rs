@@ -1,0 +1,69 @@
+//! `--trace` lines in each kind's words.
+
+use super::event_line;
+use crate::record::{AckOutcome, EventKind};
+
+const S: u64 = 1_000_000_000;
+
+#[test]
+fn a_trace_speaks_its_kinds_words() {
+    // One delivery whose lease ends at 30 s, its lease's end, its ack and an ack on a
+    // message settled already, as each kind says them: the queue's words on SQS (the
+    // reference lines, unchanged), Kafka's poll deadline and commit, a share group's lock
+    // and ACCEPT.
+    let delivered = EventKind::Delivered {
+        seq: 1,
+        worker: 1,
+        delivery: 1,
+        lease_end: 30 * S,
+    };
+    let expired = EventKind::LeaseExpired {
+        seq: 1,
+        delivery: 1,
+    };
+    let acked = |outcome| EventKind::Acked {
+        seq: 1,
+        worker: 1,
+        delivery: 1,
+        outcome,
+    };
+    let lines = |kind: &str| {
+        let w = crate::profile::kinds::words_of(kind);
+        [
+            delivered,
+            expired,
+            acked(AckOutcome::Deleted),
+            acked(AckOutcome::StaleGone),
+        ]
+        .iter()
+        .map(|e| event_line(e, 1, w).unwrap().1)
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        lines("sqs"),
+        [
+            "delivered #1      worker 1, lease until 30.000s",
+            "lease expired     delivery 1: visible again",
+            "ack               worker 1, delivery 1: deleted",
+            "ack               worker 1, delivery 1: STALE: message already gone",
+        ]
+    );
+    assert_eq!(
+        lines("kafka"),
+        [
+            "delivered #1      worker 1, poll deadline 30.000s",
+            "deadline passed   delivery 1: fetched again from the last commit",
+            "ack               worker 1, delivery 1: committed",
+            "ack               worker 1, delivery 1: STALE: record already committed",
+        ]
+    );
+    assert_eq!(
+        lines("kafka-share"),
+        [
+            "delivered #1      worker 1, lock until 30.000s",
+            "lock expired      delivery 1: available again",
+            "ack               worker 1, delivery 1: ACCEPTed",
+            "ack               worker 1, delivery 1: STALE: record already settled",
+        ]
+    );
+}
