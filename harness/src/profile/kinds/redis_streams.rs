@@ -10,6 +10,7 @@ use super::{
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
+use crate::profile::message_rule::MessageAction;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::RawBroker;
@@ -55,9 +56,14 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "RESP proxy converts the durations a consumer sends",
     },
     live: Live::Runs,
+    // The RESP proxy keeps an XACK from the server or sends it later, answering the worker in
+    // the server's place in the reply order (runner/live/kinds/redis_streams/ack_faults.rs).
     live_message: LiveMessageFaults {
-        actions: &[],
-        why_not: "XACK and XREADGROUP expect their replies in order on the connection: dropping or holding one needs a reply made up in its place, which ackbench's Redis proxy does not do",
+        actions: &[MessageAction::DropAck, MessageAction::DelayAck],
+        why_not: "ackbench's Redis proxy passes XREADGROUP and XAUTOCLAIM replies on whole: it \
+                  does not take an entry out of one (the server has it in the consumer's pending \
+                  list either way) nor hold one back, which would hold every reply after it on \
+                  the connection",
         external: None,
     },
     connections: Connections::Seen,

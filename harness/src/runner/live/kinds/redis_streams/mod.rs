@@ -11,6 +11,9 @@
 //! claims, acks and moves to the dead stream. The counts the run's loop needs come from the
 //! server: XINFO GROUPS (`pending` + `lag`) and XLEN of the dead stream, cached for 150 ms.
 
+#[cfg(test)]
+mod ack_fault_tests;
+mod ack_faults;
 mod claim_clock;
 mod entries;
 mod expiry;
