@@ -4,8 +4,9 @@
 //! keeps a `basic.ack` from the server (or passes it on later), and the delivery stays the
 //! consumer's until its connection is cut; on real NATS JetStream the proxy keeps an ack (or a
 //! delivery) from its way, and the server redelivers when AckWait ends; on real Redis Streams
-//! the proxy keeps an XACK (answering the worker `:1` itself) or sends it later, and the entry
-//! stays pending until XAUTOCLAIM takes it after `min_idle`.
+//! the proxy keeps an XACK (answering the worker `:1` itself) or sends it later, or takes an
+//! entry out of a read's reply, and the entry stays pending until XAUTOCLAIM takes it after
+//! `min_idle`.
 
 use serde_json::Value;
 
@@ -335,12 +336,15 @@ fn redis_live_and_sim(rule: &str) -> (Vec<u64>, Vec<u64>) {
 }
 
 #[test]
-fn drop_ack_and_delay_ack_on_real_redis_streams_count_like_the_sim_model() {
+fn drop_ack_delay_ack_and_drop_delivery_on_real_redis_streams_count_like_the_sim_model() {
     if !crate::live_redis_streams::redis_up() {
         return;
     }
     let delayed = std::thread::spawn(|| {
         redis_live_and_sim("{ action: delay_ack, delay: 40s, delivery: 1, keys: [msg-2] }")
+    });
+    let dropped = std::thread::spawn(|| {
+        redis_live_and_sim("{ action: drop_delivery, delivery: 1, keys: [msg-2] }")
     });
     let (live, sim) = redis_live_and_sim("{ action: drop_ack, delivery: 1, keys: [msg-2] }");
     // msg-2 is read at 50 s, its effect made, its XACK (55 s) kept from the server and
@@ -359,5 +363,15 @@ fn drop_ack_and_delay_ack_on_real_redis_streams_count_like_the_sim_model() {
         (&sim, &live),
         (&expected, &expected),
         "delay_ack: sim, live"
+    );
+    // msg-2's first delivery (50 s) is taken out of the read's reply (the worker reads nil and
+    // reads again); it stays in the consumer's pending list, and the worker's XAUTOCLAIM takes
+    // it at 80 s: its only effect, acked at 85 s. 5 deliveries, 4 effects, no duplicate.
+    let (live, sim) = dropped.join().unwrap();
+    let expected = vec![4, 5, 4, 0, 0, 0, 0, 0, 1];
+    assert_eq!(
+        (&sim, &live),
+        (&expected, &expected),
+        "drop_delivery: sim, live"
     );
 }

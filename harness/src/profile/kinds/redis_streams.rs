@@ -57,13 +57,17 @@ pub const KIND: KindDescriptor = KindDescriptor {
     },
     live: Live::Runs,
     // The RESP proxy keeps an XACK from the server or sends it later, answering the worker in
-    // the server's place in the reply order (runner/live/kinds/redis_streams/ack_faults.rs).
+    // the server's place in the reply order, and takes a dropped entry out of its reply
+    // (runner/live/kinds/redis_streams/ack_faults.rs, delivery_faults.rs).
     live_message: LiveMessageFaults {
-        actions: &[MessageAction::DropAck, MessageAction::DelayAck],
-        why_not: "ackbench's Redis proxy passes XREADGROUP and XAUTOCLAIM replies on whole: it \
-                  does not take an entry out of one (the server has it in the consumer's pending \
-                  list either way) nor hold one back, which would hold every reply after it on \
-                  the connection",
+        actions: &[
+            MessageAction::DropAck,
+            MessageAction::DelayAck,
+            MessageAction::DropDelivery,
+        ],
+        why_not: "ackbench's Redis proxy cannot hold an entry back: it comes in the reply to a \
+                  read or a claim, and holding that reply would hold every reply after it on the \
+                  connection",
         external: None,
     },
     connections: Connections::Seen,

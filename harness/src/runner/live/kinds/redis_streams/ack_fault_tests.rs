@@ -15,11 +15,11 @@ use crate::runner::live::proxy::link::Direction;
 use crate::runner::live::proxy::{observed_lines, Connection, Flow, Protocol};
 use crate::runner::live::state::LiveState;
 
-fn bulk(s: &str) -> String {
+pub(super) fn bulk(s: &str) -> String {
     format!("${}\r\n{s}\r\n", s.len())
 }
 
-fn cmd(args: &[&str]) -> Vec<u8> {
+pub(super) fn cmd(args: &[&str]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", args.len());
     for a in args {
         out.push_str(&bulk(a));
@@ -28,7 +28,7 @@ fn cmd(args: &[&str]) -> Vec<u8> {
 }
 
 /// XREADGROUP's reply with entry `id` of stream `s` (RESP2).
-fn read_reply(id: &str) -> String {
+pub(super) fn read_reply(id: &str) -> String {
     format!(
         "*1\r\n*2\r\n{}*1\r\n*2\r\n{}*2\r\n{}{}",
         bulk("s"),
@@ -38,11 +38,11 @@ fn read_reply(id: &str) -> String {
     )
 }
 
-const READ: [&str; 7] = ["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"];
+pub(super) const READ: [&str; 7] = ["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"];
 
 /// A run on wall time with one worker, entries 0-1 (seq 1) and 0-2 (seq 2) and one `message`
 /// rule, `action` (held `delay`) on seq 1.
-fn one_rule(action: MessageAction, delay: Duration) -> (Arc<LiveState>, Arc<Observed>) {
+pub(super) fn one_rule(action: MessageAction, delay: Duration) -> (Arc<LiveState>, Arc<Observed>) {
     let mut rule = MessageRule::new(action, delay);
     rule.seq = Some(vec![1]);
     let faults = Faults::new(&[ChaosRule::Message(rule)], 1);
@@ -77,7 +77,7 @@ fn delivered(run: &Arc<Observed>) -> Box<dyn Connection> {
 }
 
 /// The events a proxy reported, and how often rule 0 fired.
-fn lines(state: &LiveState) -> (Vec<String>, usize) {
+pub(super) fn lines(state: &LiveState) -> (Vec<String>, usize) {
     let events = state.take_events();
     let fired = events
         .iter()

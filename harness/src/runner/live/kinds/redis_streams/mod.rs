@@ -15,6 +15,9 @@
 mod ack_fault_tests;
 mod ack_faults;
 mod claim_clock;
+#[cfg(test)]
+mod delivery_fault_tests;
+mod delivery_faults;
 mod entries;
 mod expiry;
 mod proxy;

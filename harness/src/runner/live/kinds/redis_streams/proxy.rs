@@ -14,7 +14,8 @@
 //!   moved the entry; its XACK that follows is part of the move, not an ack.
 //!
 //! An XACK a `message` rule selects is kept or sent later, the worker answered in the server's
-//! place ([`super::ack_faults`]).
+//! place ([`super::ack_faults`]); an entry a rule drops is taken out of the reply that carries
+//! it ([`super::delivery_faults`]).
 //!
 //! A reply carrying a delivery a `received` kill is decided for is not forwarded: the
 //! connection is cut. Bytes that cannot be read as RESP are passed on unread from there on.
@@ -29,6 +30,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::ack_faults::{kept_counts, HeldAcks};
+use super::delivery_faults::{nil, without_entries};
 use super::entries::{Entries, Place};
 use super::resp::{command_args, decode, decode_frame, encode_command, Frame, Reply, Resp, Value};
 use super::wire::{Retime, WireTime};
@@ -80,6 +82,8 @@ impl Protocol for RespProtocol {
             multi: None,
             blind: false,
             held: HeldAcks::default(),
+            deliveries_faulted: self.0.state.message_faults_on_deliveries(),
+            dropped: Vec::new(),
         })
     }
 }
@@ -136,6 +140,10 @@ pub(super) struct RespConnection {
     pub(super) blind: bool,
     /// XACKs kept by the `message` rules, and the replies made up in their place.
     pub(super) held: HeldAcks,
+    /// Whether some `message` rule acts on deliveries.
+    pub(super) deliveries_faulted: bool,
+    /// Entries of the reply being read that a rule dropped.
+    pub(super) dropped: Vec<String>,
 }
 
 fn upper(s: &str) -> String {
@@ -300,8 +308,8 @@ impl RespConnection {
     }
 
     /// Deliveries (XREADGROUP `>` or claims): each adds one to the server's count.
-    fn delivered(&self, ids: &[String]) -> bool {
-        let run = &self.run;
+    fn delivered(&mut self, ids: &[String]) -> bool {
+        let run = self.run.clone();
         let mut killed = false;
         for id in ids {
             let now = run.state.clock.now();
@@ -311,11 +319,30 @@ impl RespConnection {
             else {
                 continue;
             };
+            if self.delivery_dropped(id, seq, delivery, lease_end) {
+                continue;
+            }
             killed |= run
                 .state
                 .observed_delivery(self.worker, seq, delivery, lease_end);
         }
         killed
+    }
+
+    /// The reply `frame` (converted already) without the entries the rules dropped; an
+    /// XREADGROUP reply (`reads_new`) left with none of the run's entries is nil.
+    fn without_dropped(&mut self, frame: &mut Frame, reads_new: bool) -> Vec<u8> {
+        let dropped = std::mem::take(&mut self.dropped);
+        without_entries(frame, &dropped);
+        let value = frame.clone().into_value();
+        let streams = match value.array().first() {
+            Some(Value::Array(_)) => value.array().len(),
+            _ => value.array().len() / 2,
+        };
+        match reads_new && streams <= 1 && self.read_entries(&value).is_empty() {
+            true => nil(self.resp),
+            false => frame.encode().unwrap_or_default(),
+        }
     }
 
     /// JUSTID claims: the holder's heartbeat or hand-back, or another consumer taking it.
@@ -487,15 +514,24 @@ impl Connection for RespConnection {
                         None => false,
                     };
                     let counted = kept_counts(&e, &mut frame);
+                    // Converted, before encoding (which puts RESP3 maps in wire order in place).
+                    let kept = self.deliveries_faulted.then(|| frame.clone());
                     let converted = (retimed | counted).then(|| frame.encode().ok()).flatten();
                     // The reply to a delayed XACK of the proxy's: the worker had its answer.
                     let late = matches!(e, Expect::Late(_));
                     // A reply the run reads nothing of is only measured, not made into a value.
                     let read = !matches!(e, Expect::Nothing | Expect::Queued | Expect::Retime(_));
+                    let reads_new = matches!(e, Expect::ReadNew);
                     if read && self.reply(e, &frame.into_value()) {
                         flow = Flow::Cut;
                         break;
                     }
+                    let converted = match (kept, self.dropped.is_empty()) {
+                        (Some(mut frame), false) => {
+                            Some(self.without_dropped(&mut frame, reads_new))
+                        }
+                        _ => converted,
+                    };
                     match (late, converted) {
                         (true, _) => {}
                         (false, Some(bytes)) => forward.extend_from_slice(&bytes),
