@@ -3,7 +3,10 @@
 //! brings the message back when its visibility timeout ends; on real RabbitMQ the AMQP proxy
 //! keeps a `basic.ack` from the server (or passes it on later), and the delivery stays the
 //! consumer's until its connection is cut; on real NATS JetStream the proxy keeps an ack (or a
-//! delivery) from its way, and the server redelivers when AckWait ends.
+//! delivery) from its way, and the server redelivers when AckWait ends; on real Redis Streams
+//! the proxy keeps an XACK (answering the worker `:1` itself) or sends it later, or takes an
+//! entry out of a read's reply, and the entry stays pending until XAUTOCLAIM takes it after
+//! `min_idle`.
 
 use serde_json::Value;
 
@@ -298,5 +301,77 @@ fn every_message_action_on_real_nats_counts_like_the_sim_model() {
         (&delay_delivery.1, &delay_delivery.0),
         (&expected, &expected),
         "delay_delivery: sim, live"
+    );
+}
+
+/// One built-in ack-after-work worker on Redis Streams (an entry claimable after 30 s idle),
+/// four orders 50 s apart, a 5 s provider; `rule` on msg-2's first delivery.
+const REDIS: &str = "\
+name: e2e-redis-message
+mode: live
+seed: 3
+run: { duration: 200s, drain: 5m, time_scale: 0.05 }
+broker: { kind: redis-streams, min_idle: 30s }
+workload: { arrival: { every: 50s }, count: 4 }
+consumer: { target: ack-after-work, workers: 1, restart_after: 1s }
+provider: { effect_at: request, latency: { dist: fixed, value: 5s } }
+chaos:
+  - message: RULE
+";
+
+/// `REDIS` with `rule` run live against 127.0.0.1:6379 (checked to leave no key of its own on
+/// the server) and in sim mode: both counts.
+fn redis_live_and_sim(rule: &str) -> (Vec<u64>, Vec<u64>) {
+    let (_dir, path) = temp_profile(&REDIS.replace("RULE", rule));
+    let (pid, code, err, live) = crate::live::run_to_end(&path, &[]);
+    assert!(code.is_some_and(|c| c <= 1), "live: {err}");
+    assert_eq!(
+        crate::live_redis_streams::keys_of(pid),
+        Vec::<String>::new(),
+        "left on the server"
+    );
+    let (_, code, err, sim) = crate::live::run_to_end(&path, &["--set", "mode=sim"]);
+    assert!(code.is_some_and(|c| c <= 1), "sim: {err}");
+    (rabbitmq_counts(&live), rabbitmq_counts(&sim))
+}
+
+#[test]
+fn drop_ack_delay_ack_and_drop_delivery_on_real_redis_streams_count_like_the_sim_model() {
+    if !crate::live_redis_streams::redis_up() {
+        return;
+    }
+    let delayed = std::thread::spawn(|| {
+        redis_live_and_sim("{ action: delay_ack, delay: 40s, delivery: 1, keys: [msg-2] }")
+    });
+    let dropped = std::thread::spawn(|| {
+        redis_live_and_sim("{ action: drop_delivery, delivery: 1, keys: [msg-2] }")
+    });
+    let (live, sim) = redis_live_and_sim("{ action: drop_ack, delivery: 1, keys: [msg-2] }");
+    // msg-2 is read at 50 s, its effect made, its XACK (55 s) kept from the server and
+    // answered 1 by the proxy; it stays in the consumer's pending list, idle from 50 s, and
+    // the worker's XAUTOCLAIM takes it at 80 s: delivered again, a second effect, acked at
+    // 85 s. msg-1, msg-3 and msg-4 once each: 4 messages, 5 deliveries, 5 effects, 1
+    // duplicate, nothing lost, unfinished or stale; the rule fired once.
+    let expected = vec![4, 5, 5, 1, 0, 0, 0, 0, 1];
+    assert_eq!((&sim, &live), (&expected, &expected), "drop_ack: sim, live");
+    // The same, and the first XACK reaches the server 40 s on (95 s; live, when the worker's
+    // blocking read ahead of it returns): msg-2 was acked at 85 s, the server answers 0, a
+    // stale ack.
+    let (live, sim) = delayed.join().unwrap();
+    let expected = vec![4, 5, 5, 1, 0, 0, 1, 0, 1];
+    assert_eq!(
+        (&sim, &live),
+        (&expected, &expected),
+        "delay_ack: sim, live"
+    );
+    // msg-2's first delivery (50 s) is taken out of the read's reply (the worker reads nil and
+    // reads again); it stays in the consumer's pending list, and the worker's XAUTOCLAIM takes
+    // it at 80 s: its only effect, acked at 85 s. 5 deliveries, 4 effects, no duplicate.
+    let (live, sim) = dropped.join().unwrap();
+    let expected = vec![4, 5, 4, 0, 0, 0, 0, 0, 1];
+    assert_eq!(
+        (&sim, &live),
+        (&expected, &expected),
+        "drop_delivery: sim, live"
     );
 }

@@ -18,7 +18,7 @@ use crate::live::{until_going, workers_left, GOING_WITHIN};
 
 const COUNTS: [&str; 5] = ["effects", "duplicate_effects", "dlq", "lost", "unfinished"];
 
-fn redis_up() -> bool {
+pub fn redis_up() -> bool {
     service_up("Redis", 6379)
 }
 
@@ -31,7 +31,7 @@ fn counts(s: &Value) -> Vec<(String, Option<u64>)> {
 }
 
 /// The Redis keys of the runs of ackbench process `pid` (the run id is `ackbench-<pid>-<ms>`).
-fn keys_of(pid: u32) -> Vec<String> {
+pub fn keys_of(pid: u32) -> Vec<String> {
     let client = redis::Client::open("redis://127.0.0.1:6379/").expect("a Redis URL");
     let mut conn = client.get_connection().expect("Redis answers");
     redis::cmd("KEYS")

@@ -86,10 +86,10 @@ fn a_live_kind_refuses_what_its_live_path_cannot_apply() {
          relays every OffsetCommit and every fetched record as it comes",
     );
     expect_error(
-        &live("{ kind: redis-streams }", "drop_ack"),
+        &live("{ kind: redis-streams }", "delay_delivery, delay: 5s"),
         &[],
-        "chaos.0.message.action: drop_ack cannot run live on redis-streams: XACK and \
-         XREADGROUP expect their replies in order",
+        "chaos.0.message.action: delay_delivery cannot run live on redis-streams: ackbench's \
+         Redis proxy cannot hold an entry back: it comes in the reply to a read or a claim",
     );
     expect_error(
         &live("{ kind: sqs }", "delay_delivery, delay: 5s"),
@@ -124,5 +124,21 @@ fn the_rabbitmq_and_nats_proxies_take_every_action_live() {
                 stderr(&out)
             );
         }
+    }
+}
+
+#[test]
+fn the_redis_proxy_takes_drop_ack_delay_ack_and_drop_delivery_live() {
+    // The RESP proxy keeps or holds an XACK, answering the worker in the server's place, and
+    // takes a dropped entry out of its reply.
+    for action in ["drop_ack", "delay_ack, delay: 5s", "drop_delivery"] {
+        let text = format!(
+            "name: e2e\nmode: live\nrun: {{ duration: 10m }}\nbroker: {{ kind: redis-streams }}\n\
+             workload:\n  arrival: {{ every: 50s }}\nconsumer: {{ target: ack-after-work }}\n\
+             chaos:\n  - message: {{ action: {action} }}\n"
+        );
+        let (_dir, path) = temp_profile(&text);
+        let out = ackbench(&["check", &path.display().to_string()]);
+        assert_eq!(out.status.code(), Some(0), "{action}: {}", stderr(&out));
     }
 }

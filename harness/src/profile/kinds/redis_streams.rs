@@ -10,6 +10,7 @@ use super::{
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
+use crate::profile::message_rule::MessageAction;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::RawBroker;
@@ -55,9 +56,18 @@ pub const KIND: KindDescriptor = KindDescriptor {
         converts: "RESP proxy converts the durations a consumer sends",
     },
     live: Live::Runs,
+    // The RESP proxy keeps an XACK from the server or sends it later, answering the worker in
+    // the server's place in the reply order, and takes a dropped entry out of its reply
+    // (runner/live/kinds/redis_streams/ack_faults.rs, delivery_faults.rs).
     live_message: LiveMessageFaults {
-        actions: &[],
-        why_not: "XACK and XREADGROUP expect their replies in order on the connection: dropping or holding one needs a reply made up in its place, which ackbench's Redis proxy does not do",
+        actions: &[
+            MessageAction::DropAck,
+            MessageAction::DelayAck,
+            MessageAction::DropDelivery,
+        ],
+        why_not: "ackbench's Redis proxy cannot hold an entry back: it comes in the reply to a \
+                  read or a claim, and holding that reply would hold every reply after it on the \
+                  connection",
         external: None,
     },
     connections: Connections::Seen,

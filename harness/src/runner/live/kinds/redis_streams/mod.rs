@@ -11,7 +11,13 @@
 //! claims, acks and moves to the dead stream. The counts the run's loop needs come from the
 //! server: XINFO GROUPS (`pending` + `lag`) and XLEN of the dead stream, cached for 150 ms.
 
+#[cfg(test)]
+mod ack_fault_tests;
+mod ack_faults;
 mod claim_clock;
+#[cfg(test)]
+mod delivery_fault_tests;
+mod delivery_faults;
 mod entries;
 mod expiry;
 mod proxy;

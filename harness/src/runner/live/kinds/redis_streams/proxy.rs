@@ -13,6 +13,10 @@
 //! - XADD to `<stream>:dead` with the entry's `id` field: the consumer-side max_deliveries rule
 //!   moved the entry; its XACK that follows is part of the move, not an ack.
 //!
+//! An XACK a `message` rule selects is kept or sent later, the worker answered in the server's
+//! place ([`super::ack_faults`]); an entry a rule drops is taken out of the reply that carries
+//! it ([`super::delivery_faults`]).
+//!
 //! A reply carrying a delivery a `received` kill is decided for is not forwarded: the
 //! connection is cut. Bytes that cannot be read as RESP are passed on unread from there on.
 //!
@@ -23,11 +27,15 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Instant;
 
+use super::ack_faults::{kept_counts, HeldAcks};
+use super::delivery_faults::{nil, without_entries};
 use super::entries::{Entries, Place};
 use super::resp::{command_args, decode, decode_frame, encode_command, Frame, Reply, Resp, Value};
 use super::wire::{Retime, WireTime};
 use crate::record::{AckOutcome, EventKind, Nanos, WorkerId};
+use crate::runner::live::proxy::link::Direction;
 use crate::runner::live::proxy::{Connection, Flow, Protocol};
 use crate::runner::live::state::LiveState;
 
@@ -73,13 +81,16 @@ impl Protocol for RespProtocol {
             expected: VecDeque::new(),
             multi: None,
             blind: false,
+            held: HeldAcks::default(),
+            deliveries_faulted: self.0.state.message_faults_on_deliveries(),
+            dropped: Vec::new(),
         })
     }
 }
 
 /// What a command's reply will say, as far as the run cares.
 #[derive(Debug, Clone, PartialEq)]
-enum Expect {
+pub(super) enum Expect {
     Nothing,
     /// XREADGROUP with `>` for the run's stream.
     ReadNew,
@@ -99,21 +110,40 @@ enum Expect {
     Exec(Vec<Expect>),
     /// A reply with durations the consumer reads, converted to profile time.
     Retime(Retime),
+    /// A reply made up here for a command the server never got (an XACK kept whole): these
+    /// bytes go to the worker in its turn.
+    MadeUp(Vec<u8>),
+    /// In a transaction: an XACK kept whole, its count put into EXEC's reply at its place.
+    KeptInTx(i64),
+    /// XACK of `ids`, sent in place of one that also had `kept` entries kept: the worker reads
+    /// the server's count plus these.
+    AckKept {
+        ids: Vec<String>,
+        kept: i64,
+    },
+    /// A delayed XACK of the proxy's: its reply is read, not passed on.
+    Late(Vec<String>),
 }
 
-struct RespConnection {
-    run: Arc<Observed>,
-    worker: WorkerId,
+pub(super) struct RespConnection {
+    pub(super) run: Arc<Observed>,
+    pub(super) worker: WorkerId,
     resp: Resp,
     /// Bytes of a command not complete yet (already forwarded).
     up: Vec<u8>,
     /// Bytes of a reply not complete yet (held).
     down: Vec<u8>,
-    expected: VecDeque<Expect>,
+    pub(super) expected: VecDeque<Expect>,
     /// Inside MULTI: what the queued commands' replies will say.
-    multi: Option<Vec<Expect>>,
+    pub(super) multi: Option<Vec<Expect>>,
     /// The protocol could not be read: pass everything on unread.
-    blind: bool,
+    pub(super) blind: bool,
+    /// XACKs kept by the `message` rules, and the replies made up in their place.
+    pub(super) held: HeldAcks,
+    /// Whether some `message` rule acts on deliveries.
+    pub(super) deliveries_faulted: bool,
+    /// Entries of the reply being read that a rule dropped.
+    pub(super) dropped: Vec<String>,
 }
 
 fn upper(s: &str) -> String {
@@ -208,7 +238,11 @@ impl RespConnection {
             return false;
         }
         match e {
-            Expect::Nothing | Expect::Queued | Expect::Retime(_) => false,
+            Expect::Nothing
+            | Expect::Queued
+            | Expect::Retime(_)
+            | Expect::MadeUp(_)
+            | Expect::KeptInTx(_) => false,
             Expect::Hello(r) => {
                 self.resp = r;
                 false
@@ -242,8 +276,13 @@ impl RespConnection {
                     self.delivered(&ids)
                 }
             }
-            Expect::Ack(ids) => {
+            Expect::Ack(ids) | Expect::Late(ids) => {
                 self.acked(&ids, v.int().unwrap_or(0));
+                false
+            }
+            // The reply read here has the kept entries counted in already.
+            Expect::AckKept { ids, kept } => {
+                self.acked(&ids, v.int().unwrap_or(0) - kept);
                 false
             }
             Expect::DeadAdd(id) => {
@@ -269,8 +308,8 @@ impl RespConnection {
     }
 
     /// Deliveries (XREADGROUP `>` or claims): each adds one to the server's count.
-    fn delivered(&self, ids: &[String]) -> bool {
-        let run = &self.run;
+    fn delivered(&mut self, ids: &[String]) -> bool {
+        let run = self.run.clone();
         let mut killed = false;
         for id in ids {
             let now = run.state.clock.now();
@@ -280,11 +319,30 @@ impl RespConnection {
             else {
                 continue;
             };
+            if self.delivery_dropped(id, seq, delivery, lease_end) {
+                continue;
+            }
             killed |= run
                 .state
                 .observed_delivery(self.worker, seq, delivery, lease_end);
         }
         killed
+    }
+
+    /// The reply `frame` (converted already) without the entries the rules dropped; an
+    /// XREADGROUP reply (`reads_new`) left with none of the run's entries is nil.
+    fn without_dropped(&mut self, frame: &mut Frame, reads_new: bool) -> Vec<u8> {
+        let dropped = std::mem::take(&mut self.dropped);
+        without_entries(frame, &dropped);
+        let value = frame.clone().into_value();
+        let streams = match value.array().first() {
+            Some(Value::Array(_)) => value.array().len(),
+            _ => value.array().len() / 2,
+        };
+        match reads_new && streams <= 1 && self.read_entries(&value).is_empty() {
+            true => nil(self.resp),
+            false => frame.encode().unwrap_or_default(),
+        }
     }
 
     /// JUSTID claims: the holder's heartbeat or hand-back, or another consumer taking it.
@@ -384,10 +442,10 @@ impl Connection for RespConnection {
         loop {
             match decode(&self.up[used..], Resp::Two) {
                 Ok(Some((v, n))) => {
-                    let raw = &self.up[used..used + n];
+                    let raw = used..used + n;
                     used += n;
                     let Some(mut args) = command_args(v) else {
-                        forward.extend_from_slice(raw);
+                        forward.extend_from_slice(&self.up[raw]);
                         self.expected.push_back(Expect::Nothing);
                         continue;
                     };
@@ -395,14 +453,20 @@ impl Connection for RespConnection {
                         Some(w) => w.command(&mut args),
                         None => (false, None),
                     };
-                    match changed.then(|| encode_command(&args)) {
-                        Some(Ok(converted)) => forward.extend_from_slice(&converted),
-                        _ => forward.extend_from_slice(raw),
-                    }
                     let text: Vec<String> = args
                         .iter()
                         .map(|a| String::from_utf8_lossy(a).into_owned())
                         .collect();
+                    if text[0].eq_ignore_ascii_case("XACK") {
+                        if let Some(in_place) = self.ack_under_rules(&text) {
+                            forward.extend_from_slice(&in_place);
+                            continue;
+                        }
+                    }
+                    match changed.then(|| encode_command(&args)) {
+                        Some(Ok(converted)) => forward.extend_from_slice(&converted),
+                        _ => forward.extend_from_slice(&self.up[raw]),
+                    }
                     self.command(&text, retime);
                 }
                 Ok(None) => break,
@@ -419,6 +483,8 @@ impl Connection for RespConnection {
     }
 
     fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
+        // Replies made up for the worker whose turn came go before any still to come.
+        self.held.take_ready(forward);
         if self.blind {
             forward.extend_from_slice(&self.down);
             self.down.clear();
@@ -443,20 +509,36 @@ impl Connection for RespConnection {
                         continue;
                     }
                     let e = self.expected.pop_front().unwrap_or(Expect::Nothing);
-                    let converted = match &self.run.wire {
-                        Some(w) if retime(w, &e, &mut frame) => frame.encode().ok(),
-                        _ => None,
+                    let retimed = match &self.run.wire {
+                        Some(w) => retime(w, &e, &mut frame),
+                        None => false,
                     };
+                    let counted = kept_counts(&e, &mut frame);
+                    // Converted, before encoding (which puts RESP3 maps in wire order in place).
+                    let kept = self.deliveries_faulted.then(|| frame.clone());
+                    let converted = (retimed | counted).then(|| frame.encode().ok()).flatten();
+                    // The reply to a delayed XACK of the proxy's: the worker had its answer.
+                    let late = matches!(e, Expect::Late(_));
                     // A reply the run reads nothing of is only measured, not made into a value.
                     let read = !matches!(e, Expect::Nothing | Expect::Queued | Expect::Retime(_));
+                    let reads_new = matches!(e, Expect::ReadNew);
                     if read && self.reply(e, &frame.into_value()) {
                         flow = Flow::Cut;
                         break;
                     }
-                    match converted {
-                        Some(bytes) => forward.extend_from_slice(&bytes),
-                        None => forward.extend_from_slice(&self.down[raw]),
+                    let converted = match (kept, self.dropped.is_empty()) {
+                        (Some(mut frame), false) => {
+                            Some(self.without_dropped(&mut frame, reads_new))
+                        }
+                        _ => converted,
+                    };
+                    match (late, converted) {
+                        (true, _) => {}
+                        (false, Some(bytes)) => forward.extend_from_slice(&bytes),
+                        (false, None) => forward.extend_from_slice(&self.down[raw]),
                     }
+                    self.made_up_turns();
+                    self.held.take_ready(forward);
                 }
                 Ok(None) => break,
                 Err(_) => {
@@ -469,6 +551,24 @@ impl Connection for RespConnection {
         }
         self.down.drain(..used);
         flow
+    }
+
+    fn next_due(&self, dir: Direction) -> Option<Instant> {
+        match dir {
+            Direction::ToWorker => self.held.has_ready().then(Instant::now),
+            Direction::ToBroker if self.multi.is_some() || self.blind => None,
+            Direction::ToBroker => self.held.next_later(),
+        }
+    }
+
+    fn due(&mut self, dir: Direction, now: Instant, forward: &mut Vec<u8>) -> Flow {
+        match dir {
+            Direction::ToWorker => {
+                self.held.take_ready(forward);
+                Flow::Go
+            }
+            Direction::ToBroker => self.acks_due(now, forward),
+        }
     }
 }
 

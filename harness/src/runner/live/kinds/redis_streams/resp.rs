@@ -125,6 +125,8 @@ pub trait Reply {
     fn field_mut(&mut self, field: &str) -> Option<&mut Self>
     where
         Self: Sized;
+    /// An integer `n` put into an array at `at` (a reply made up among the server's).
+    fn insert_int(&mut self, at: usize, n: i64);
 }
 
 impl Reply for Frame2 {
@@ -147,6 +149,12 @@ impl Reply for Frame2 {
             .chunks_exact_mut(2)
             .find(|kv| matches!(&kv[0], Frame2::BulkString(k) | Frame2::SimpleString(k) if k == field.as_bytes()))
             .map(|kv| &mut kv[1])
+    }
+
+    fn insert_int(&mut self, at: usize, n: i64) {
+        if let Frame2::Array(a) = self {
+            a.insert(at.min(a.len()), Frame2::Integer(n));
+        }
     }
 }
 
@@ -174,6 +182,16 @@ impl Reply for Frame3 {
                 .find(|kv| is(&kv[0]))
                 .map(|kv| &mut kv[1]),
             _ => None,
+        }
+    }
+
+    fn insert_int(&mut self, at: usize, n: i64) {
+        if let Frame3::Array { data, .. } = self {
+            let number = Frame3::Number {
+                data: n,
+                attributes: None,
+            };
+            data.insert(at.min(data.len()), number);
         }
     }
 }
