@@ -17,7 +17,7 @@ impl Kafka {
     ) -> Option<Handout> {
         let i = match self.live_entry(worker) {
             Some(i) if !self.members[i].batch.is_empty() => return Some(self.hand(now, i, log)),
-            Some(i) if self.members[i].in_group && self.poll_is_idle(i) => {
+            Some(i) if self.poll_is_idle(i) => {
                 self.check_idle_poll(now, i);
                 self.mark_idle(worker);
                 return None;

@@ -147,13 +147,14 @@ async fn pass(
             out.clear();
             let flow = {
                 let mut c = lock(&conn);
-                match (chunk, dir) {
+                let flow = match (chunk, dir) {
                     (None, _) => c.due(dir, Instant::now(), &mut out),
                     (Some((bytes, ..)), Direction::ToBroker) => c.from_worker(&bytes, &mut out),
                     (Some((bytes, ..)), Direction::ToWorker) => c.from_server(&bytes, &mut out),
-                }
+                };
+                wakes.after(&**c, dir);
+                flow
             };
-            wakes.after(&conn, dir);
             if wr.write_all(&out).await.is_err() || flow == Flow::Cut {
                 return;
             }

@@ -208,11 +208,12 @@ async fn pass(
             read = rd.read(&mut buf) => match read {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
+                    let mut c = lock(conn);
                     let flow = match dir {
-                        Direction::ToBroker => lock(conn).from_worker(&buf[..n], &mut out),
-                        Direction::ToWorker => lock(conn).from_server(&buf[..n], &mut out),
+                        Direction::ToBroker => c.from_worker(&buf[..n], &mut out),
+                        Direction::ToWorker => c.from_server(&buf[..n], &mut out),
                     };
-                    wakes.after(conn, dir);
+                    wakes.after(&**c, dir);
                     flow
                 }
             },
@@ -246,14 +247,14 @@ impl Wakes {
         }
     }
 
-    /// `conn` just read bytes going `dir`: the other direction's writer is woken when it has
-    /// something held.
-    pub(crate) fn after(&self, conn: &Shared, dir: Direction) {
+    /// `conn` (its lock still held) just read bytes going `dir`: the other direction's writer
+    /// is woken when it has something held.
+    pub(crate) fn after(&self, conn: &dyn Connection, dir: Direction) {
         let other = match dir {
             Direction::ToBroker => Direction::ToWorker,
             Direction::ToWorker => Direction::ToBroker,
         };
-        if lock(conn).next_due(other).is_some() {
+        if conn.next_due(other).is_some() {
             self.of(other).notify_one();
         }
     }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::entries::Entries;
 use super::proxy::{Observed, RespProtocol};
+use super::wire::WireTime;
 use crate::chaos::Faults;
 use crate::profile::{ChaosRule, MessageAction, MessageRule};
 use crate::provider::http::LiveClock;
@@ -40,6 +41,23 @@ pub(super) fn read_reply(id: &str) -> String {
 
 pub(super) const READ: [&str; 7] = ["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"];
 
+/// The proxy's view of a run of `state` on stream `s` holding entries 0-1 (seq 1) and 0-2
+/// (seq 2), `min_idle` 30 s.
+pub(super) fn observed(state: &Arc<LiveState>, wire: Option<WireTime>) -> Arc<Observed> {
+    let entries = Arc::new(Entries::default());
+    entries.published("0-1".into(), 1);
+    entries.published("0-2".into(), 2);
+    Arc::new(Observed {
+        state: state.clone(),
+        entries,
+        stream: "s".into(),
+        dead: "s:dead".into(),
+        min_idle: 30_000_000_000,
+        claim_every: 0,
+        wire,
+    })
+}
+
 /// A run on wall time with one worker, entries 0-1 (seq 1) and 0-2 (seq 2) and one `message`
 /// rule, `action` (held `delay`) on seq 1.
 pub(super) fn one_rule(action: MessageAction, delay: Duration) -> (Arc<LiveState>, Arc<Observed>) {
@@ -47,18 +65,7 @@ pub(super) fn one_rule(action: MessageAction, delay: Duration) -> (Arc<LiveState
     rule.seq = Some(vec![1]);
     let faults = Faults::new(&[ChaosRule::Message(rule)], 1);
     let state = LiveState::new(LiveClock::new(1.0), "s", 1, faults);
-    let entries = Arc::new(Entries::default());
-    entries.published("0-1".into(), 1);
-    entries.published("0-2".into(), 2);
-    let run = Arc::new(Observed {
-        state: state.clone(),
-        entries,
-        stream: "s".into(),
-        dead: "s:dead".into(),
-        min_idle: 30_000_000_000,
-        claim_every: 0,
-        wire: None,
-    });
+    let run = observed(&state, None);
     (state, run)
 }
 

@@ -597,21 +597,10 @@ fn retime_in<F: Reply>(wire: &WireTime, e: &Expect, f: &mut F) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ack_fault_tests::{bulk, cmd, observed};
     use super::*;
     use crate::chaos::kill_worker::KillSchedule;
     use crate::provider::http::LiveClock;
-
-    fn bulk(s: &str) -> String {
-        format!("${}\r\n{s}\r\n", s.len())
-    }
-
-    fn cmd(args: &[&str]) -> Vec<u8> {
-        let mut out = format!("*{}\r\n", args.len());
-        for a in args {
-            out.push_str(&bulk(a));
-        }
-        out.into_bytes()
-    }
 
     /// `[[id, [body, x]]]`: one entry of a stream reply.
     fn entry(id: &str) -> String {
@@ -629,18 +618,7 @@ mod tests {
 
     fn run_with(scale: f64, wire: Option<WireTime>) -> (Arc<LiveState>, Arc<Observed>) {
         let state = LiveState::new(LiveClock::new(scale), "s", 3, KillSchedule::new(&[], 1));
-        let entries = Arc::new(Entries::default());
-        entries.published("0-1".into(), 1);
-        entries.published("0-2".into(), 2);
-        let run = Arc::new(Observed {
-            state: state.clone(),
-            entries,
-            stream: "s".into(),
-            dead: "s:dead".into(),
-            min_idle: 30_000_000_000,
-            claim_every: 0,
-            wire,
-        });
+        let run = observed(&state, wire);
         (state, run)
     }
 
