@@ -110,8 +110,9 @@ chaos:
   - connection: { fault: cut, at: 80s, workers: [1] }
 ";
 
-/// What both modes of a RabbitMQ run must agree on, and how often each rule fired.
-fn rabbitmq_counts(s: &Value) -> Vec<u64> {
+/// What both modes of a run on a real broker (RabbitMQ, NATS, Redis Streams) must agree on,
+/// and how often each rule fired.
+fn agreed_counts(s: &Value) -> Vec<u64> {
     let mut v: Vec<u64> = [
         "messages",
         "deliveries",
@@ -151,7 +152,7 @@ fn rabbitmq_live_and_sim(rule: &str) -> (Vec<u64>, Vec<u64>) {
             "{dir}: {}",
             stderr(&o)
         );
-        (pid, rabbitmq_counts(&summary_of(&out)))
+        (pid, agreed_counts(&summary_of(&out)))
     };
     let (pid, live) = run("live", &[]);
     assert_eq!(
@@ -252,8 +253,8 @@ fn nats_live_and_sim(rule: &str) -> (Vec<u64>, Vec<u64>) {
         stderr(&sim.1)
     );
     (
-        rabbitmq_counts(&live),
-        rabbitmq_counts(&sim.2.expect("a sim summary")),
+        agreed_counts(&live),
+        agreed_counts(&sim.2.expect("a sim summary")),
     )
 }
 
@@ -332,7 +333,7 @@ fn redis_live_and_sim(rule: &str) -> (Vec<u64>, Vec<u64>) {
     );
     let (_, code, err, sim) = crate::live::run_to_end(&path, &["--set", "mode=sim"]);
     assert!(code.is_some_and(|c| c <= 1), "sim: {err}");
-    (rabbitmq_counts(&live), rabbitmq_counts(&sim))
+    (agreed_counts(&live), agreed_counts(&sim))
 }
 
 #[test]
