@@ -106,6 +106,16 @@ pub struct RunRecord {
     /// How much CPU ackbench's own process used over a live run (step by step on a ramp);
     /// `None` for a sim run, or where the system does not tell (no `/proc`).
     pub harness_cpu: Option<HarnessCpu>,
+    /// A live run: the queues removed at its end that still held messages, and how many (each
+    /// message was counted first: unfinished, or in the DLQ).
+    pub removed: Vec<RemovedQueue>,
+}
+
+/// A queue a live run removed at its end while it held messages.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RemovedQueue {
+    pub queue: String,
+    pub messages: u64,
 }
 
 /// A capacity run's ramp: step `k` publishes at `rates[k]` messages per second from
@@ -243,6 +253,9 @@ pub enum AckOutcome {
     /// Stale receipt for a message already deleted or dead-lettered: nothing to do
     /// (`reject` refuses it, the others report success).
     StaleGone,
+    /// The ack of a delivery whose message its consumer had already published again (a
+    /// retry): it removes the old copy; the message lives on as the copy published.
+    Superseded,
     /// Kafka: a commit the broker accepted that changes nothing, its partition's committed
     /// offset being past the record already (an auto-commit of the offsets a poll stored ran
     /// ahead of the consumer's own commit). Not stale: the consumer's membership was current.
@@ -265,7 +278,10 @@ impl RunRecord {
 
 impl AckOutcome {
     pub fn is_stale(self) -> bool {
-        !matches!(self, AckOutcome::Deleted | AckOutcome::Covered)
+        !matches!(
+            self,
+            AckOutcome::Deleted | AckOutcome::Covered | AckOutcome::Superseded
+        )
     }
 }
 
@@ -334,10 +350,44 @@ pub enum EventKind {
         moved: u32,
         why: RebalanceWhy,
     },
+    /// The consumer published the message again itself, through its own broker connection: a
+    /// framework's retry (Dramatiq's delay queue, Celery's `retry`), or a framework moving it
+    /// between its own places (a delayed message coming due). The message lives on at `to`.
+    /// `delivery` is the delivery whose handler published it (a retry), 0 when no handler did
+    /// (the framework's own move).
+    Republished {
+        seq: Seq,
+        worker: WorkerId,
+        delivery: u32,
+        to: Republish,
+    },
     /// Kafka: the coordinator refused `worker`'s commit of the record (its member was removed
     /// from the group, or rejoined as another: CommitFailedException, UNKNOWN_MEMBER_ID,
     /// ILLEGAL_GENERATION). Logged after the ack it refused (a stale ack).
     CommitFenced { seq: Seq, worker: WorkerId },
+}
+
+/// Where a message the consumer published again went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Republish {
+    /// The run's queue: handed out again as soon as a worker asks (a framework may still hold
+    /// it until its ETA once it has it).
+    Queue,
+    /// A delay queue, or the framework's own hold until the retry is due.
+    Delayed,
+    /// The framework's dead-letter place: the consumer gave up on it.
+    DeadLetter,
+}
+
+impl Republish {
+    pub fn words(self) -> &'static str {
+        match self {
+            Republish::Queue => "the queue",
+            Republish::Delayed => "a delay queue",
+            Republish::DeadLetter => "the framework's dead-letter queue",
+        }
+    }
 }
 
 /// What started a Kafka rebalance (summary.json's `rebalance_log` names it in snake case).
@@ -381,7 +431,8 @@ impl EventKind {
             | EventKind::Rejected { seq, .. }
             | EventKind::HandlerEnded { seq, .. }
             | EventKind::Redriven { seq }
-            | EventKind::Dropped { seq, .. } => Some(seq),
+            | EventKind::Dropped { seq, .. }
+            | EventKind::Republished { seq, .. } => Some(seq),
             EventKind::WorkerKilled { .. }
             | EventKind::FaultFired { .. }
             | EventKind::DeployStarted { .. }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::handlers::for_each_span;
 use super::place::{index_of, Place, Places};
-use crate::record::{AckOutcome, EventKind, Nanos, RunRecord, Seq};
+use crate::record::{AckOutcome, CallOutcome, EventKind, Nanos, Republish, RunRecord, Seq};
 
 /// What happened to one published message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,13 +28,29 @@ pub struct MessageAccount {
     /// acks are folded into the key's first message, which stands for the key; it is not
     /// counted itself.
     pub copy: bool,
+    /// When its first provider call that failed (an error answer, or the caller's own timeout)
+    /// started.
+    pub first_failed_call: Option<Nanos>,
 }
 
 impl MessageAccount {
     /// Deleted from the queue without an effect, and not refused by the target: nothing will ever
     /// do this message's work.
     pub fn is_lost(&self) -> bool {
-        self.place == Place::Deleted && self.effects == 0 && !self.rejected
+        self.place == Place::Deleted && self.effects == 0 && !self.rejected && !self.is_failed()
+    }
+
+    /// Deleted without an effect by a consumer that had tried the work and failed first (its
+    /// framework's "task failed": out of retries, it acked): its failure is on record in the
+    /// consumer's own log, not silent. An ack before any attempt failed (ack before the work)
+    /// is a loss.
+    pub fn is_failed(&self) -> bool {
+        self.place == Place::Deleted
+            && self.effects == 0
+            && !self.rejected
+            && self
+                .first_failed_call
+                .is_some_and(|f| self.acked_at.is_some_and(|a| f <= a))
     }
 
     /// Still in the main queue (visible or leased) when the run stopped, or never published.
@@ -82,6 +98,13 @@ pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
     }
     for (a, p) in acc.iter_mut().zip(places.into_vec()) {
         a.place = p;
+    }
+    for c in &record.ledger.calls {
+        let failed = matches!(c.outcome, CallOutcome::Error(_) | CallOutcome::TimedOut);
+        if let Some(i) = c.seq.and_then(|q| index_of(q, n)).filter(|_| failed) {
+            let f = &mut acc[i].first_failed_call;
+            *f = Some(f.map_or(c.started, |t| t.min(c.started)));
+        }
     }
     if let Some(first) = super::copies::first_of_key(record) {
         fold_copies(&mut acc, &first);
@@ -147,7 +170,8 @@ fn fold_copies(acc: &mut [MessageAccount], first: &[usize]) {
             Place::Deleted => 1,
             Place::DeadLettered => 2,
             Place::Visible => 3,
-            Place::InFlight => 4,
+            Place::Delayed => 4,
+            Place::InFlight => 5,
         }
     }
     for (i, &f) in first.iter().enumerate() {
@@ -160,6 +184,7 @@ fn fold_copies(acc: &mut [MessageAccount], first: &[usize]) {
         p.effects = p.effects.saturating_add(c.effects);
         p.first_effect = min(p.first_effect, c.first_effect);
         p.rejected |= c.rejected;
+        p.first_failed_call = min(p.first_failed_call, c.first_failed_call);
         p.acked_at = min(p.acked_at, c.acked_at);
         if unsettled(c.place) > unsettled(p.place) {
             p.place = c.place;
@@ -197,6 +222,9 @@ pub struct Accounting {
     /// Deleted, no effect, not refused by the target; 0 while effects are unmatched (those
     /// messages are `unverifiable_keys` then).
     pub lost: u64,
+    /// Deleted without an effect by a consumer that tried the work, failed and gave up
+    /// ([`MessageAccount::is_failed`]): not counted in `lost`.
+    pub failed: u64,
     /// Still in the main queue when the run stopped.
     pub unfinished: u64,
     /// First effect more than `late_after` after publish.
@@ -215,8 +243,15 @@ pub struct Accounting {
     pub worker_crashes: u64,
     /// Messages the target refused (`on_poison: dead_letter`).
     pub rejected: u64,
-    /// Provider calls beyond the first within one delivery.
+    /// Retries of a message's work: provider calls beyond the first within one delivery, and
+    /// the consumer's own retries ([`Accounting::consumer_retries`]).
     pub handler_retries: u64,
+    /// Times a handler published its message again for another try (a framework's retry: a
+    /// delay queue, Celery's `retry`), counted in `handler_retries` too.
+    pub consumer_retries: u64,
+    /// Unfinished messages that were waiting for a consumer's retry when the run stopped: in a
+    /// delay queue, or held by the framework until the retry was due.
+    pub unfinished_delayed: u64,
     /// Time spent handling, summed over workers (a handler still working when the run stopped
     /// counts until the end).
     pub worker_busy: Nanos,
@@ -279,7 +314,9 @@ impl Accounting {
             self.late += u64::from(first.saturating_sub(published_at) > self.late_after);
         }
         self.lost += u64::from(m.is_lost());
+        self.failed += u64::from(m.is_failed());
         self.unfinished += u64::from(m.is_unfinished());
+        self.unfinished_delayed += u64::from(m.place == Place::Delayed);
         self.rejected += u64::from(m.rejected);
         if m.place == Place::DeadLettered {
             self.dlq += 1;
@@ -307,6 +344,9 @@ impl Accounting {
             EventKind::CommitFenced { .. } => self.fenced_commits += 1,
             EventKind::WorkerCrashed { .. } => self.worker_crashes += 1,
             EventKind::HandlerEnded { .. } => self.last_handler_end = self.last_handler_end.max(at),
+            EventKind::Republished { delivery, to, .. } => {
+                self.consumer_retries += u64::from(delivery > 0 && to != Republish::DeadLetter);
+            }
             _ => {}
         }
     }
@@ -316,6 +356,7 @@ impl Accounting {
     /// that had no effect: unverifiable, not lost (an effect that names no message may be
     /// theirs under a key read wrongly).
     pub fn close(&mut self, all_effects: u64) {
+        self.handler_retries += self.consumer_retries;
         self.unknown_key_effects = all_effects - self.effects;
         self.unmatched_effects = self.unknown_key_effects;
         if self.unmatched_effects > 0 {

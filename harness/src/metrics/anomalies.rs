@@ -118,7 +118,8 @@ fn checked_seq(kind: &EventKind) -> Option<Seq> {
         }
         | EventKind::DeadLettered { seq, .. }
         | EventKind::Dropped { seq, .. }
-        | EventKind::Redriven { seq } => Some(seq),
+        | EventKind::Redriven { seq }
+        | EventKind::Republished { seq, .. } => Some(seq),
         _ => None,
     }
 }
@@ -214,6 +215,12 @@ fn on_message(
         EventKind::DeadLettered { .. } | EventKind::Dropped { .. } => s.settled = true,
         // A redrive puts the message back with a new delivery budget.
         EventKind::Redriven { .. } => *s = Seen::default(),
+        // The consumer published it again (a retry): a life after its ack, its deliveries
+        // counted on.
+        EventKind::Republished { .. } => {
+            s.acked = false;
+            s.settled = false;
+        }
         _ => {}
     }
 }

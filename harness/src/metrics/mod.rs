@@ -119,6 +119,8 @@ pub struct Metrics {
     pub consumer_clock: Option<crate::record::ConsumerClockRecord>,
     /// Where a live run's worker processes wrote, as recorded.
     pub worker_logs: Option<crate::record::WorkerLogsRecord>,
+    /// The queues a live run removed at its end that still held messages.
+    pub removed: Vec<crate::record::RemovedQueue>,
     /// A live run's provider calls not matched to one delivery their worker held.
     pub unattributed_calls: attribution::UnattributedCalls,
     /// A capacity run's steps and the rate the consumer sustained (`workload.arrival: ramp`).
@@ -256,6 +258,7 @@ fn assemble(run: View<'_>, f: stream::Folded) -> Metrics {
         broker_counts: record.broker_samples.as_ref().map(broker_counts::summarise),
         consumer_clock: record.consumer_clock.clone(),
         worker_logs: record.worker_logs.clone(),
+        removed: record.removed.clone(),
         unattributed_calls: attribution::UnattributedCalls::of(record),
     }
 }

@@ -1,7 +1,7 @@
 //! Where each message is, replayed from the broker's events: the one state machine that the
 //! accounting and the time series share, so that both always agree.
 
-use crate::record::{AckOutcome, EventKind, Seq};
+use crate::record::{AckOutcome, EventKind, Republish, Seq};
 
 /// Where one message is at an instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -20,6 +20,9 @@ pub enum Place {
     Deleted,
     /// In the dead-letter queue.
     DeadLettered,
+    /// Published again by its consumer for a later try: in a delay queue, or held by the
+    /// consumer's framework until the retry is due.
+    Delayed,
 }
 
 impl Place {
@@ -36,6 +39,7 @@ impl Place {
             Place::InFlight => 2,
             Place::Deleted => 3,
             Place::DeadLettered => 4,
+            Place::Delayed => 5,
         }
     }
 }
@@ -74,6 +78,14 @@ pub fn destination(kind: &EventKind) -> Option<(Seq, Place)> {
         EventKind::DeadLettered { seq, .. } => (seq, Place::DeadLettered),
         EventKind::Dropped { seq, .. } => (seq, Place::Deleted),
         EventKind::Redriven { seq } => (seq, Place::Visible),
+        EventKind::Republished { seq, to, .. } => (
+            seq,
+            match to {
+                Republish::Queue => Place::Visible,
+                Republish::Delayed => Place::Delayed,
+                Republish::DeadLetter => Place::DeadLettered,
+            },
+        ),
         _ => return None,
     })
 }
@@ -87,6 +99,16 @@ pub fn moves(kind: &EventKind, from: Place, to: Place) -> bool {
         (EventKind::LeaseExpired { .. }, Place::InFlight) => true,
         (EventKind::Redriven { .. }, Place::DeadLettered) => true,
         (EventKind::VisibilityChanged { .. }, Place::Visible) => true,
+        // The consumer's copy is the message's next life, wherever its last one ended.
+        (EventKind::Republished { .. }, from) => from != Place::Unpublished,
+        // The ack of the copy a retry replaced moves nothing: the message lives on.
+        (
+            EventKind::Acked {
+                outcome: AckOutcome::Superseded,
+                ..
+            },
+            _,
+        ) => false,
         (
             EventKind::Delivered { .. }
             | EventKind::Acked { .. }

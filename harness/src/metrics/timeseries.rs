@@ -117,7 +117,7 @@ struct Sweep<'a> {
     next_event: usize,
     next_effect: usize,
     /// Messages per place.
-    in_place: [u64; 5],
+    in_place: [u64; 6],
     sample: Sample,
     /// Every message below this index is out of the main queue for good, unless redriven.
     oldest: usize,
@@ -138,7 +138,7 @@ impl<'a> Sweep<'a> {
             .collect();
         // Stable: the ledger is usually in time order already, and then this is linear.
         effects.sort_by_key(|&(at, _)| at);
-        let mut in_place = [0; 5];
+        let mut in_place = [0; 6];
         in_place[Place::Unpublished.slot()] = n as u64;
         Sweep {
             record,

@@ -132,6 +132,11 @@ pub struct MessageSpec {
     /// Resources the consumer's framework declares on the broker beside the run's queue
     /// (`{queue}` filled with its name); the run removes each one it did not find before.
     pub leaves: Vec<Leftover>,
+    /// Where the consumer's framework keeps a message it publishes again for a later try
+    /// (`{queue}` filled with the queue's name): Dramatiq's delay queue `.DQ`.
+    pub delay_queues: Vec<Template>,
+    /// Where the consumer's framework puts a message it gave up on: Dramatiq's `.XQ`.
+    pub dead_letter_queues: Vec<Template>,
 }
 
 /// Something a framework declares on a RabbitMQ server.

@@ -161,6 +161,33 @@ impl Template {
     pub fn uses(&self, slot: Slot) -> bool {
         self.parts.contains(&Part::Slot(slot))
     }
+
+    /// The `{key}` that filled this template to give `text`, read back: the text between the
+    /// literal text before the key's placeholder and the literal text after it (up to the first
+    /// occurrence of that text, or the end). `None` when the template places no key, when `text`
+    /// does not start as the template does, or when the key is empty.
+    ///
+    /// Only the literal text around the key is matched, so a template whose key stands beside
+    /// another placeholder (`{seq}{key}`) cannot be read back: `None` there too.
+    pub fn read_key<'t>(&self, text: &'t str) -> Option<&'t str> {
+        let at = self
+            .parts
+            .iter()
+            .position(|p| *p == Part::Slot(Slot::Key))?;
+        let mut rest = text;
+        for p in &self.parts[..at] {
+            match p {
+                Part::Text(lit) => rest = rest.strip_prefix(lit.as_str())?,
+                Part::Slot(_) => return None,
+            }
+        }
+        let key = match self.parts.get(at + 1) {
+            None => rest,
+            Some(Part::Text(lit)) => &rest[..rest.find(lit.as_str())?],
+            Some(Part::Slot(_)) => return None,
+        };
+        (!key.is_empty()).then_some(key)
+    }
 }
 
 impl fmt::Display for Template {
@@ -228,7 +255,35 @@ mod tests {
         assert_eq!(t.render(&fill()), "émsg-7ü");
     }
 
+    #[test]
+    fn a_key_is_read_back_between_the_literal_text_around_it() {
+        let read = |t: &str, text: &str| {
+            Template::parse(t, ALL)
+                .unwrap()
+                .read_key(text)
+                .map(str::to_string)
+        };
+        // The whole text; a prefix; text after the key up to its first occurrence.
+        assert_eq!(read("{key}", "msg-7").as_deref(), Some("msg-7"));
+        assert_eq!(read("order-{key}", "order-msg-7").as_deref(), Some("msg-7"));
+        assert_eq!(read("<{key}>{seq}>", "<msg-7>7>").as_deref(), Some("msg-7"));
+        // A text that does not start as the template does, an empty key, no key at all, a key
+        // beside another placeholder: nothing read.
+        assert_eq!(read("order-{key}", "ord-msg-7"), None);
+        assert_eq!(read("order-{key}", "order-"), None);
+        assert_eq!(read("{seq}", "7"), None);
+        assert_eq!(read("{seq}{key}", "7msg-7"), None);
+    }
+
     proptest::proptest! {
+        /// A key rendered into a template with literal text around it reads back as itself.
+        #[test]
+        fn a_rendered_key_reads_back(pre in "[a-z:]{0,5}", post in "[!-]{0,3}", key in "[a-z0-9]{1,8}") {
+            let t = Template::parse(&format!("{pre}{{key}}{post}"), ALL).unwrap();
+            let f = Fill { key: &key, ..fill() };
+            let text = t.render(&f);
+            proptest::prop_assert_eq!(t.read_key(&text), Some(key.as_str()));
+        }
         /// Whatever the text, a template that parses prints back to text that parses to the
         /// same template, and text without braces renders as itself.
         #[test]

@@ -68,6 +68,7 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
             w.unsettled,
         )));
     }
+    retries_and_removals(s, &mut notes);
     if let Some(dup) = s.duplicate_publishes.filter(|&d| d > 0) {
         notes.push(Note::from(format!(
             "DUPLICATE PUBLISHES: the producer's retries reached the queue as {dup} more {}, \
@@ -179,6 +180,55 @@ fn lost_and_dead_lettered(s: &Summary, notes: &mut Vec<Note>) {
             g.what,
             plural(s.dlq, w.message.0, w.message.1),
             g.without_effect,
+        )));
+    }
+}
+
+/// `RETRIES WAITING`, `FAILED` and `REMOVED`: what the consumer's own retries left, and what
+/// the run's end removed.
+fn retries_and_removals(s: &Summary, notes: &mut Vec<Note>) {
+    let w = s.words();
+    if s.unfinished_delayed > 0 {
+        notes.push(Note::from(format!(
+            "RETRIES WAITING: {} of the unfinished {} {} waiting for the consumer's retry (in a \
+             delay queue, or held by its framework until due) when the run stopped: not lost; \
+             a longer run.drain lets the retry run.",
+            s.unfinished_delayed,
+            plural(s.unfinished_delayed, w.message.0, w.message.1),
+            plural(s.unfinished_delayed, "was", "were"),
+        )));
+    }
+    if s.failed > 0 {
+        notes.push(Note::from(format!(
+            "FAILED: {} {} {} {} by the consumer after its attempt failed, and never had an \
+             effect: the consumer gave up on {} (out of retries: its log and result backend say \
+             so), so {} not counted as lost.",
+            s.failed,
+            plural(s.failed, w.message.0, w.message.1),
+            plural(s.failed, "was", "were"),
+            w.settled,
+            plural(s.failed, "it", "them"),
+            plural(s.failed, "it is", "they are"),
+        )));
+    }
+    if !s.removed_at_end.is_empty() {
+        let named: Vec<String> = s
+            .removed_at_end
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} ({} {})",
+                    r.queue,
+                    r.messages,
+                    plural(r.messages, "message", "messages")
+                )
+            })
+            .collect();
+        notes.push(Note::from(format!(
+            "REMOVED: the run's end removed {} that still held messages: {}; each was counted \
+             first (unfinished, or in the DLQ).",
+            plural(named.len() as u64, "a queue", "queues"),
+            named.join(", "),
         )));
     }
 }

@@ -199,6 +199,30 @@ pub struct Summary {
     /// duplicates, lost and late; absent for a run without a deploy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deploys: Vec<crate::metrics::deploys::DeployCost>,
+    /// Times a handler published its message again for another try (a framework's retry
+    /// through a delay queue, Celery's `retry`); counted in `handler_retries` too. Absent when
+    /// none did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub consumer_retries: u64,
+    /// Unfinished messages that were waiting for a consumer's retry when the run stopped (in a
+    /// delay queue, or held by the framework until the retry was due); counted in `unfinished`
+    /// too. Absent when none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unfinished_delayed: u64,
+    /// Messages deleted without an effect by a consumer that tried the work, failed and gave
+    /// up (a framework's "task failed" out of retries, acked): its failure is in its own log,
+    /// so not counted in `lost`. Absent when none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: u64,
+    /// A live run: the queues it removed at its end that still held messages (`queue`,
+    /// `messages`), each message counted first (unfinished, or in the DLQ). Absent when every
+    /// queue it removed was empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed_at_end: Vec<crate::record::RemovedQueue>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Summary {
@@ -271,6 +295,10 @@ impl Summary {
             harness_cpu: m.harness_cpu.clone(),
             publisher: m.publisher.clone(),
             deploys: m.deploys.clone(),
+            consumer_retries: m.consumer_retries,
+            unfinished_delayed: m.unfinished_delayed,
+            failed: m.failed,
+            removed_at_end: m.removed.clone(),
         }
     }
 }

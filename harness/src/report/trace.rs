@@ -169,10 +169,30 @@ fn event_line(kind: &EventKind, seq: Seq, words: &KindWords) -> Option<(u8, Stri
                 }
                 AckOutcome::StaleGone => gone.as_str(),
                 AckOutcome::Covered => "committed already (the offset was past it)",
+                AckOutcome::Superseded => "removed the copy its retry replaced",
             };
             (
                 7,
                 format!("ack               worker {worker}, delivery {delivery}: {what}"),
+            )
+        }
+        EventKind::Republished {
+            seq: s,
+            worker,
+            delivery,
+            to,
+        } if s == seq => {
+            let from = match delivery {
+                0 => String::new(),
+                d => format!(", delivery {d}"),
+            };
+            (
+                7,
+                format!(
+                    "{:<17} worker {worker}{from}: published again to {}",
+                    if delivery > 0 { "RETRY" } else { "moved" },
+                    to.words()
+                ),
             )
         }
         EventKind::CommitFenced { seq: s, worker } if s == seq => (

@@ -101,7 +101,11 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
         (
             "handler retries",
             s.handler_retries.to_string(),
-            "provider calls beyond the first".into(),
+            if s.consumer_retries > 0 {
+                "provider calls beyond the first, and consumer retries".into()
+            } else {
+                "provider calls beyond the first".into()
+            },
         ),
     ];
     rows.extend(extra_rows(s));
@@ -152,6 +156,30 @@ fn extra_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
             "unmatched effects",
             n,
             "for keys no published message has (misconfigured)".into(),
+        ));
+    }
+    if s.failed > 0 {
+        rows.push((
+            "failed",
+            s.failed.to_string(),
+            format!(
+                "{} after a failed attempt: the consumer gave up (not counted as lost)",
+                s.words().settled_short
+            ),
+        ));
+    }
+    if s.consumer_retries > 0 {
+        rows.push((
+            "consumer retries",
+            s.consumer_retries.to_string(),
+            "published again by the handler for another try".into(),
+        ));
+    }
+    if s.unfinished_delayed > 0 {
+        rows.push((
+            "waiting for a retry",
+            s.unfinished_delayed.to_string(),
+            "of the unfinished: in a delay queue or held until due".into(),
         ));
     }
     if s.unverifiable_keys > 0 {

@@ -16,8 +16,9 @@ use crate::record::{Seq, WorkerId};
 pub trait SqsHooks: Send + Sync + 'static {
     /// `worker` asks queue `queue` for messages.
     fn receive_requested(&self, _queue: &str, _worker: WorkerId) {}
-    /// A client's `SendMessage` (or one entry of a batch) stored message `seq` with `body`.
-    fn sent(&self, _queue: &str, _seq: Seq, _body: &str) {}
+    /// A client's `SendMessage` (or one entry of a batch) stored message `seq` with `body`;
+    /// `worker` is the client's worker id (0 for a client that is no worker).
+    fn sent(&self, _queue: &str, _worker: WorkerId, _seq: Seq, _body: &str) {}
     /// Message `seq` of `queue` was leased to `worker` as its delivery number `delivery`.
     /// Returns true if the worker is being killed: the endpoint then never answers it.
     fn delivered(&self, _queue: &str, _worker: WorkerId, _seq: Seq, _delivery: u32) -> bool {
@@ -68,9 +69,9 @@ impl Hooks {
         }
     }
 
-    pub fn sent(&self, queue: &str, seq: Seq, body: &str) {
+    pub fn sent(&self, queue: &str, worker: WorkerId, seq: Seq, body: &str) {
         if let Some(h) = &self.0 {
-            h.sent(queue, seq, body);
+            h.sent(queue, worker, seq, body);
         }
     }
 

@@ -176,7 +176,7 @@ impl Service {
             Action::SendMessage { queue, message } => {
                 let q = st.get(&queue)?;
                 let (seq, sent) = q.send(now, epoch_ms, message)?;
-                self.tell_sent(&queue, q, seq);
+                self.tell_sent(&queue, q, seq, worker);
                 Response::SendMessage(sent)
             }
             Action::SendMessageBatch { queue, entries } => {
@@ -196,7 +196,7 @@ impl Service {
                 for (id, entry) in entries {
                     match entry.and_then(|m| q.send(now, epoch_ms, m)) {
                         Ok((seq, sent)) => {
-                            self.tell_sent(&queue, q, seq);
+                            self.tell_sent(&queue, q, seq, worker);
                             successful.push((id, sent));
                         }
                         Err(error) => failed.push(BatchFailure { id, error }),
@@ -330,11 +330,18 @@ impl Service {
         }
     }
 
-    /// Tells the hooks about the message `seq` that `q` just stored.
+    /// Tells the hooks about the message `seq` that `q` just stored for `worker` (0: a client
+    /// that is no worker).
     /// A send a FIFO queue dropped as a repeat (`None`) stored nothing.
-    fn tell_sent(&self, queue: &str, q: &super::queue::SqsQueue, seq: Option<Seq>) {
+    fn tell_sent(
+        &self,
+        queue: &str,
+        q: &super::queue::SqsQueue,
+        seq: Option<Seq>,
+        worker: WorkerId,
+    ) {
         if let Some((seq, m)) = seq.and_then(|seq| Some((seq, q.messages.get(&seq)?))) {
-            self.hooks.sent(queue, seq, &m.body);
+            self.hooks.sent(queue, worker, seq, &m.body);
         }
     }
 

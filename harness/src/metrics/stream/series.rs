@@ -56,7 +56,7 @@ pub struct Series {
     grid: Vec<Sample>,
     sample: Sample,
     /// Messages per place (by [`Place::slot`]).
-    in_place: [u64; 5],
+    in_place: [u64; 6],
     /// The first seq that may still be in the main queue (in seq order).
     oldest: Seq,
     /// Redriven messages (published at, seq): back in the main queue behind `oldest`.
@@ -71,7 +71,7 @@ impl Series {
             next: 0,
             grid: Vec::new(),
             sample: Sample::default(),
-            in_place: [0; 5],
+            in_place: [0; 6],
             oldest: 1,
             redriven: Redriven::default(),
         }

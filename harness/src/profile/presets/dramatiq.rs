@@ -43,6 +43,11 @@ pub fn spec(input: PresetInput, carrier: Carrier, kind: &str) -> Result<MessageS
         Leftover::Queue(Node::template("{queue}.DQ")),
         Leftover::Queue(Node::template("{queue}.XQ")),
     ];
+    // Its Retries middleware publishes a failed message to `.DQ` with its ETA; the worker
+    // takes it from there, holds it until then and publishes it to the queue again. A message
+    // out of retries (or rejected) is dead-lettered to `.XQ` by the queue's arguments.
+    s.delay_queues = vec![Node::template("{queue}.DQ")];
+    s.dead_letter_queues = vec![Node::template("{queue}.XQ")];
     Ok(s)
 }
 

@@ -126,5 +126,7 @@ fn blank(format: Format, body: Node) -> MessageSpec {
         attributes: Vec::new(),
         declares: None,
         leaves: Vec::new(),
+        delay_queues: Vec::new(),
+        dead_letter_queues: Vec::new(),
     }
 }

@@ -172,6 +172,8 @@ fn custom(raw: RawMessage, kind: &BrokerKind, path: &FieldPath) -> Result<Messag
         attributes,
         declares: None,
         leaves: Vec::new(),
+        delay_queues: Vec::new(),
+        dead_letter_queues: Vec::new(),
     })
 }
 

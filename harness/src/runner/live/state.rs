@@ -2,6 +2,7 @@
 //! endpoint and the HTTP provider report to it (and let it kill a worker before an answer leaves).
 
 mod holdings;
+mod lives;
 mod message;
 mod observe;
 mod stopping;
@@ -22,7 +23,9 @@ use crate::provider::http::{LiveClock, LiveHooks};
 use crate::record::{
     Event, EventKind, HandlerEnd, Nanos, Seq, Unattributed, UnattributedCall, WorkerExit, WorkerId,
 };
+use crate::workload::key_reader::KeyReader;
 use holdings::{Holdings, Match};
+use lives::Lives;
 
 /// How a running worker is stopped.
 #[derive(Debug, Clone)]
@@ -96,6 +99,10 @@ pub struct LiveState {
     unattributed: Mutex<Vec<UnattributedCall>>,
     /// With `connection` faults: each worker's link, which its proxied connections follow.
     links: OnceLock<Arc<Links>>,
+    /// How a body a worker sends names its message (the embedded SQS endpoint's copies).
+    key_reader: OnceLock<Option<KeyReader>>,
+    /// The broker's numbers of the run's messages and of the copies workers sent.
+    lives: Mutex<Lives>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -124,12 +131,48 @@ impl LiveState {
             activity: tokio::sync::Notify::new(),
             unattributed: Mutex::new(Vec::new()),
             links: OnceLock::new(),
+            key_reader: OnceLock::new(),
+            lives: Mutex::new(Lives::default()),
         })
     }
 
     /// The run has `connection` faults: its proxies put each worker's connections on its link.
     pub fn set_links(&self, links: Arc<Links>) {
         let _ = self.links.set(links);
+    }
+
+    /// Bodies the workers send name their message as `reader` reads them: such a send is a
+    /// copy of that message (its retry).
+    pub fn follow_copies(&self, reader: Option<KeyReader>) {
+        let _ = self.key_reader.set(reader);
+    }
+
+    /// The broker stored the run's message `seq` as its message `broker`.
+    pub fn numbered(&self, broker: Seq, seq: Seq) {
+        lock(&self.lives).numbered(broker, seq);
+    }
+
+    /// A broker event in the run's terms (copies' numbers and deliveries mapped onto their
+    /// message's); `None` for the publish of a copy, recorded when it was sent.
+    pub fn in_run_terms(&self, kind: EventKind) -> Option<EventKind> {
+        lock(&self.lives).event(kind)
+    }
+
+    /// `worker` sent message `seq` again (a retry, on any of its connections): the delivery of
+    /// it the worker holds (its latest), whose ack then removes the copy the retry replaced;
+    /// 0 when it holds none (its framework moved a copy it kept elsewhere).
+    pub fn retiring(&self, worker: WorkerId, seq: Seq) -> u32 {
+        let delivery = lock(&self.workers)
+            .get((worker as usize).wrapping_sub(1))
+            .and_then(|s| s.holdings.latest_of(seq))
+            .unwrap_or(0);
+        lock(&self.lives).retire(seq, delivery);
+        delivery
+    }
+
+    /// Whether the ack of delivery `delivery` of `seq` removes a copy a retry replaced.
+    pub fn replaced(&self, seq: Seq, delivery: u32) -> bool {
+        lock(&self.lives).replaced(seq, delivery)
     }
 
     /// The workers' links, for a run with `connection` faults.
@@ -445,8 +488,13 @@ impl SqsHooks for Hooks {
         }
     }
 
-    fn sent(&self, queue: &str, seq: Seq, body: &str) {
+    fn sent(&self, queue: &str, worker: WorkerId, broker: Seq, body: &str) {
         if queue != self.0.queue {
+            return;
+        }
+        let seq = broker;
+        if self.0.published.get().is_none() && self.ours(queue, worker) {
+            self.0.copy_sent(worker, broker, body);
             return;
         }
         if let Some(p) = self.0.published.get() {
@@ -459,6 +507,7 @@ impl SqsHooks for Hooks {
     }
 
     fn delete(&self, queue: &str, worker: WorkerId, seq: Seq, delivery: u32) -> Delete {
+        let (seq, delivery) = lock(&self.0.lives).delivery(seq, delivery);
         match self.ours(queue, worker) {
             true => self.0.delete_fault(worker, seq, delivery),
             false => Delete::Now,
@@ -466,6 +515,7 @@ impl SqsHooks for Hooks {
     }
 
     fn delivery_dropped(&self, queue: &str, worker: WorkerId, seq: Seq, delivery: u32) -> bool {
+        let (seq, delivery) = lock(&self.0.lives).delivery(seq, delivery);
         self.ours(queue, worker) && self.0.delivery_dropped(worker, seq, delivery)
     }
 
@@ -473,6 +523,7 @@ impl SqsHooks for Hooks {
         if queue != self.0.queue || worker == 0 || worker as usize > lock(&self.0.workers).len() {
             return false;
         }
+        let (seq, delivery) = lock(&self.0.lives).delivered(seq, delivery);
         {
             let mut ws = lock(&self.0.workers);
             let s = &mut ws[(worker - 1) as usize];
@@ -481,6 +532,25 @@ impl SqsHooks for Hooks {
         }
         self.0
             .at_point(&KillPoint::Received, worker, Some(seq), delivery)
+    }
+}
+
+impl LiveState {
+    /// `worker` sent message `broker` to the run's queue: a copy of the message its body names
+    /// (a retry), if it names one of the run's.
+    fn copy_sent(&self, worker: WorkerId, broker: Seq, body: &str) {
+        let Some(Some(reader)) = self.key_reader.get() else {
+            return;
+        };
+        let Some(seq) = reader
+            .read(body.as_bytes())
+            .and_then(|k| self.seq_of_key(&k))
+        else {
+            return;
+        };
+        let delivery = self.retiring(worker, seq);
+        lock(&self.lives).copied(broker, seq, delivery);
+        self.observed_republish(worker, seq, delivery, crate::record::Republish::Queue);
     }
 }
 

@@ -71,6 +71,8 @@ pub struct Finished {
     pub notes: Vec<String>,
     /// What could not be removed from the broker, named (the run still reports its counts).
     pub left_behind: Vec<String>,
+    /// The queues removed that still held messages, with how many.
+    pub removed: Vec<crate::record::RemovedQueue>,
 }
 
 /// What a send to a FIFO queue carries besides its body: its `MessageGroupId` and its

@@ -127,6 +127,15 @@ impl Holdings {
             .map_or(Match::NotHeld, |e| Match::LetGo(e.seq, e.delivery))
     }
 
+    /// The latest delivery of `seq` the worker holds, if any.
+    pub fn latest_of(&self, seq: Seq) -> Option<u32> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| e.held && e.seq == seq)
+            .map(|e| e.delivery)
+    }
+
     /// Forgets the oldest deliveries let go of beyond [`LET_GO_KEPT`].
     fn prune(&mut self) {
         if self.let_go <= LET_GO_KEPT {

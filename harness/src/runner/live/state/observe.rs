@@ -5,7 +5,7 @@
 
 use super::{lock, LiveState};
 use crate::profile::KillPoint;
-use crate::record::{AckOutcome, EventKind, HandlerEnd, Nanos, Seq, WorkerId};
+use crate::record::{AckOutcome, EventKind, HandlerEnd, Nanos, Republish, Seq, WorkerId};
 
 impl LiveState {
     fn known_worker(&self, w: WorkerId) -> bool {
@@ -185,6 +185,20 @@ impl LiveState {
                 worker,
                 delivery,
                 how,
+            });
+        }
+    }
+
+    /// `worker` published message `seq` again itself, to `to` ([`EventKind::Republished`]):
+    /// from the handler of its delivery `delivery` (a retry), or, with `delivery` 0, moving it
+    /// between its framework's own places.
+    pub fn observed_republish(&self, worker: WorkerId, seq: Seq, delivery: u32, to: Republish) {
+        if self.known_worker(worker) {
+            self.record(EventKind::Republished {
+                seq,
+                worker,
+                delivery,
+                to,
             });
         }
     }

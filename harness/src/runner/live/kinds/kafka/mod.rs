@@ -243,6 +243,7 @@ impl LiveBroker for KafkaBroker {
                 events: timeline::rebalances(&log),
                 notes: observed.group.notes(),
                 left_behind,
+                ..Finished::default()
             }
         })
     }

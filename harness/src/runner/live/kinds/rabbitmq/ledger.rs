@@ -1,7 +1,9 @@
 //! What the run knows of its messages on RabbitMQ, from its own publishing, the proxies and the
 //! dead-letter queue's consumer: deliveries per message (RabbitMQ tells a classic queue's
 //! consumer only `redelivered`, so the proxies count them), the messages whose ack the broker
-//! took, the messages that reached the dead-letter queue, and the deliveries workers hold now.
+//! took, the messages that reached the dead-letter queue, the deliveries workers hold now, and
+//! the copies a consumer published again itself (a retry) that no worker has taken from the
+//! run's queue yet: in a delay queue, held by the framework, or waiting in the queue.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -24,6 +26,9 @@ struct Inner {
     held: u64,
     /// When each message last went back to the queue (profile time).
     returned_at: HashMap<Seq, Nanos>,
+    /// Copies of a message its consumer published again (to the queue or a delay queue) not yet
+    /// delivered from the run's queue, by seq.
+    elsewhere: HashMap<Seq, u32>,
     /// When the latest return happened (wall time): the server requeues a moment later.
     last_return: Option<Instant>,
     /// When the server confirmed the latest publish (wall time): a count of the queue read
@@ -90,6 +95,32 @@ impl Ledger {
         } else {
             AckOutcome::StaleRejected
         }
+    }
+
+    /// A consumer published `seq` again, to the run's queue or a delay queue: the message is
+    /// not settled until that copy is.
+    pub fn republished(&self, seq: Seq) {
+        let mut g = self.lock();
+        g.acked.remove(&seq);
+        *g.elsewhere.entry(seq).or_insert(0) += 1;
+    }
+
+    /// A copy a consumer published is gone from where it waited: delivered from the run's
+    /// queue, or acked where the framework held it (a delay queue's copy moved on).
+    pub fn copy_taken(&self, seq: Seq) {
+        let mut g = self.lock();
+        if let Some(n) = g.elsewhere.get_mut(&seq) {
+            *n -= 1;
+            if *n == 0 {
+                g.elsewhere.remove(&seq);
+            }
+        }
+    }
+
+    /// Copies consumers published that are still waiting somewhere (a delay queue, a
+    /// framework's hold, the run's queue).
+    pub fn copies_waiting(&self) -> u64 {
+        self.lock().elsewhere.values().map(|&n| u64::from(n)).sum()
     }
 
     /// `seq` reached the dead-letter queue: true the first time.

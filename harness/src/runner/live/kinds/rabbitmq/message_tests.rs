@@ -29,6 +29,7 @@ fn amqp(state: &Arc<LiveState>) -> Box<dyn Connection> {
         ledger: Arc::new(Ledger::default()),
         consumer_timeout: 1_000,
         wire: None,
+        places: Default::default(),
     }
     .connection(1)
 }

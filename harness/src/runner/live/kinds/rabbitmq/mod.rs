@@ -76,6 +76,35 @@ fn spec(s: &crate::profile::Scenario) -> &RabbitMqSpec {
     }
 }
 
+/// The run's queue `queue` and its framework's own queues, for the proxies to follow a message
+/// a consumer publishes again.
+fn places(
+    s: &crate::profile::Scenario,
+    spec: &RabbitMqSpec,
+    queue: &str,
+) -> proxy::republish::Places {
+    let fill = crate::profile::template::Fill {
+        queue,
+        ..Default::default()
+    };
+    let message = s.workload.message.as_ref();
+    let named = |ts: Option<&Vec<crate::profile::template::Template>>| -> Vec<String> {
+        ts.map(|v| v.iter().map(|t| t.render(&fill)).collect())
+            .unwrap_or_default()
+    };
+    proxy::republish::Places {
+        queue: queue.to_string(),
+        delay: named(message.map(|m| &m.delay_queues)),
+        dead_letter: named(message.map(|m| &m.dead_letter_queues)),
+        reader: crate::workload::key_reader::KeyReader::of(message),
+        rejects_dead_letter: !spec.dead_letter
+            && spec
+                .arguments
+                .iter()
+                .any(|(k, _)| k == "x-dead-letter-exchange"),
+    }
+}
+
 /// The server's host and port in `url` (AMQP's default port 5672).
 async fn upstream(url: &str) -> Result<SocketAddr, String> {
     let u = url::Url::parse(url).map_err(|e| e.to_string())?;
@@ -168,6 +197,7 @@ impl RabbitMq {
                     wire: cx
                         .wire_scaled
                         .then(|| wire_time::WireTime::new(s.run.time_scale)),
+                    places: Arc::new(places(s, spec, &names.queue)),
                 }),
                 cx.state.links(),
             )
@@ -352,8 +382,12 @@ impl RabbitMq {
             // an empty queue read then does not end the run with that message unaccounted for.
             // So does a message never seen delivered: the server may have sent it to a worker
             // whose proxy has not read it yet (out of the queue, not yet held).
+            // A copy a consumer published again (a retry) counts until a worker takes it from
+            // the queue: in a delay queue or a framework's hold the queue's count cannot see it.
             let ready = self.ready().await?.unwrap_or(1);
-            ready.max(self.ledger.never_delivered()) + self.ledger.held()
+            ready.max(self.ledger.never_delivered())
+                + self.ledger.held()
+                + self.ledger.copies_waiting()
         };
         Ok(Counts {
             unsettled,
@@ -412,31 +446,45 @@ impl LiveBroker for RabbitMq {
                 task.abort();
             }
             let dropped = RabbitMq::dropped(&me.admin, &me.names, &me.ledger, me.direct).await;
-            let mut left_behind = match me.connection.create_channel().await {
+            let not_removed = || resources::Removed {
+                left: me.names.all(),
+                held: Vec::new(),
+            };
+            let removed = match me.connection.create_channel().await {
                 Ok(ch) => resources::delete(&ch, &me.names).await,
                 Err(_) => match Connection::connect(&me.url, ConnectionProperties::default()).await
                 {
                     Ok(c) => match c.create_channel().await {
                         Ok(ch) => resources::delete(&ch, &me.names).await,
-                        Err(_) => me.names.all(),
+                        Err(_) => not_removed(),
                     },
-                    Err(_) => me.names.all(),
+                    Err(_) => not_removed(),
                 },
             };
+            let mut left_behind = removed.left;
             let _ = me
                 .connection
                 .close(200, "ackbench run finished".into())
                 .await;
             left_behind.sort();
+            let notes = vec![
+                "RabbitMQ: deliveries and acks are read by the AMQP proxy between each worker \
+                 and the server; dead-lettering when the entry reaches the dead-letter queue"
+                    .to_string(),
+            ];
+            let removed_queues = removed
+                .held
+                .into_iter()
+                .map(|(queue, n)| crate::record::RemovedQueue {
+                    queue,
+                    messages: u64::from(n),
+                })
+                .collect();
             Finished {
                 events: dropped,
-                notes: vec![
-                    "RabbitMQ: deliveries and acks are read by the AMQP proxy between each \
-                     worker and the server; dead-lettering when the entry reaches the \
-                     dead-letter queue"
-                        .to_string(),
-                ],
+                notes,
                 left_behind,
+                removed: removed_queues,
             }
         })
     }

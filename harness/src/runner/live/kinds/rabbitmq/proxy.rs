@@ -34,6 +34,8 @@ use crate::runner::live::proxy::{Connection, Flow, Protocol};
 use crate::runner::live::state::LiveState;
 use ack_faults::KeptAcks;
 use delivery_faults::KeptDeliveries;
+use identify::{Consumers, Unnamed};
+use republish::{Places, Publishing, QueueRole};
 
 /// Makes the reader of each worker connection.
 pub struct Amqp {
@@ -44,6 +46,8 @@ pub struct Amqp {
     pub consumer_timeout: Nanos,
     /// The worker runs on the scaled clock: its durations on the wire are in profile time.
     pub wire: Option<WireTime>,
+    /// The run's queue and its framework's queues, and how a body names its message.
+    pub places: Arc<Places>,
 }
 
 impl Protocol for Amqp {
@@ -62,6 +66,10 @@ impl Protocol for Amqp {
             kept: KeptAcks::default(),
             deliveries_faulted: self.state.message_faults_on_deliveries(),
             kept_deliveries: KeptDeliveries::default(),
+            places: self.places.clone(),
+            consumers: Consumers::default(),
+            unnamed: HashMap::new(),
+            publishing: Publishing::default(),
         })
     }
 }
@@ -75,6 +83,9 @@ struct ChannelView {
     closed: bool,
     held: Tags,
     stale: Tags,
+    /// Copies taken from a framework's delay queue, which it holds until their retry is due:
+    /// no delivery of the message (seq by delivery tag).
+    holds: BTreeMap<u64, Seq>,
 }
 
 /// A delivery method waiting for its content header: (channel, delivery tag, its bytes).
@@ -84,6 +95,8 @@ struct Pending {
     bytes: Vec<u8>,
     /// A `basic.get-ok` (the answer to the worker's `basic.get`), not a `basic.deliver`.
     get: bool,
+    /// The queue it comes from, as the worker's `basic.consume` or `basic.get` named it.
+    queue: Option<String>,
 }
 
 struct AmqpConnection {
@@ -102,6 +115,12 @@ struct AmqpConnection {
     /// Some `message` rule acts on deliveries: each is read whole before it goes on.
     deliveries_faulted: bool,
     kept_deliveries: KeptDeliveries,
+    places: Arc<Places>,
+    consumers: Consumers,
+    /// Deliveries held until their body names their message, by channel.
+    unnamed: HashMap<u16, Unnamed>,
+    /// The worker's own publishes in progress.
+    publishing: Publishing,
 }
 
 /// The length of the frame (or protocol header) at the start of `buf`, once it is all there.
@@ -145,8 +164,13 @@ impl AmqpConnection {
     fn close_channel(&mut self, ch: u16) {
         self.kept.channel_closed(ch);
         self.kept_deliveries.channel_closed(ch);
+        self.consumers.channel_closed(ch);
+        self.publishing.channel_closed(ch);
+        self.unnamed.remove(&ch);
         let view = self.channel(ch);
         view.closed = true;
+        // The server requeues a delay queue's copies there: they still wait.
+        view.holds.clear();
         let held = std::mem::take(&mut view.held);
         let now = self.state.clock.now();
         for (&tag, &(seq, delivery)) in &held {
@@ -191,6 +215,7 @@ impl AmqpConnection {
 
     /// An ack from the worker: `None` when its frame goes on as it is, else what goes on instead.
     fn ack(&mut self, ch: u16, tag: u64, multiple: bool) -> Option<Vec<u8>> {
+        self.holds_settled(ch, tag, multiple, false);
         let (closed, taken) = self.take_tags(ch, tag, multiple);
         if self.acks_faulted {
             return self.ack_under_rules(ch, closed, taken);
@@ -205,6 +230,10 @@ impl AmqpConnection {
     fn acked(&mut self, closed: bool, seq: Seq, delivery: u32) {
         let outcome = if closed {
             self.ledger.stale_outcome(seq)
+        } else if self.state.replaced(seq, delivery) {
+            // The handler published the message again: this removes the copy it replaced.
+            self.ledger.settled(seq, false);
+            AckOutcome::Superseded
         } else {
             self.ledger.settled(seq, true);
             AckOutcome::Deleted
@@ -213,28 +242,80 @@ impl AmqpConnection {
     }
 
     fn nack(&mut self, ch: u16, tag: u64, multiple: bool, requeue: bool) {
+        self.holds_settled(ch, tag, multiple, requeue);
         let (closed, taken) = self.take_tags(ch, tag, multiple);
         if closed {
             return;
         }
         let now: Nanos = self.state.clock.now();
         for (seq, delivery) in taken.into_values() {
+            let retired = self.state.replaced(seq, delivery);
             self.ledger.settled(seq, false);
             self.state.observed_release(self.worker, seq, delivery, now);
             if requeue {
                 self.ledger.returned(seq, now);
                 self.state.record(EventKind::LeaseExpired { seq, delivery });
+            } else if self.places.rejects_dead_letter && !retired && self.ledger.dead_lettered(seq)
+            {
+                // The queue's own dead-letter arguments move it to the framework's queue.
+                self.state.record(EventKind::DeadLettered { seq, delivery });
+            }
+        }
+    }
+
+    /// An ack (or a reject, `requeue` or not) of `tag` on channel `ch` settles the delay
+    /// queue's copies it covers: acked or dropped, they no longer wait there; requeued, they do.
+    fn holds_settled(&mut self, ch: u16, tag: u64, multiple: bool, requeue: bool) {
+        let view = self.channel(ch);
+        let taken: Vec<Seq> = if multiple {
+            let keep = if tag == 0 {
+                BTreeMap::new()
+            } else {
+                view.holds.split_off(&(tag + 1))
+            };
+            std::mem::replace(&mut view.holds, keep)
+                .into_values()
+                .collect()
+        } else {
+            view.holds.remove(&tag).into_iter().collect()
+        };
+        if !requeue {
+            for seq in taken {
+                self.ledger.copy_taken(seq);
             }
         }
     }
 
     /// One frame from the worker: `None` when it goes on as it is, else what goes on instead.
     fn worker_frame(&mut self, frame: &AMQPFrame) -> Option<Vec<u8>> {
-        let AMQPFrame::Method(ch, class) = frame else {
-            return None;
+        let (ch, class) = match frame {
+            AMQPFrame::Method(ch, class) => (*ch, class),
+            AMQPFrame::Header(ch, header) => {
+                if let Some(out) = self.publishing.header(*ch, header.body_size) {
+                    self.published(out);
+                }
+                return None;
+            }
+            AMQPFrame::Body(ch, data) => {
+                if let Some(out) = self.publishing.body(*ch, data) {
+                    self.published(out);
+                }
+                return None;
+            }
+            _ => return None,
         };
-        let ch = *ch;
         match class {
+            AMQPClass::Basic(basic::AMQPMethod::Publish(p)) => {
+                self.publishing
+                    .started(ch, p.exchange.as_str(), p.routing_key.as_str());
+            }
+            AMQPClass::Basic(basic::AMQPMethod::Consume(c)) => {
+                self.consumers
+                    .consume(ch, c.queue.as_str(), c.consumer_tag.as_str(), c.nowait);
+            }
+            AMQPClass::Basic(basic::AMQPMethod::Get(g)) => {
+                self.consumers.get(ch, g.queue.as_str());
+            }
             AMQPClass::Basic(basic::AMQPMethod::Ack(a)) => {
                 return self.ack(ch, a.delivery_tag, a.multiple)
             }
@@ -269,16 +350,44 @@ impl AmqpConnection {
         };
         match frame {
             Some(AMQPFrame::Method(ch, AMQPClass::Basic(basic::AMQPMethod::Deliver(d)))) => {
-                self.hold((ch, false), d.delivery_tag, bytes, forward);
+                let queue = self
+                    .consumers
+                    .delivering(ch, d.consumer_tag.as_str())
+                    .map(str::to_string);
+                self.hold((ch, false, queue), d.delivery_tag, bytes, forward);
             }
             Some(AMQPFrame::Method(ch, AMQPClass::Basic(basic::AMQPMethod::GetOk(g)))) => {
-                self.hold((ch, true), g.delivery_tag, bytes, forward);
+                let queue = self.consumers.got(ch);
+                self.hold((ch, true, queue), g.delivery_tag, bytes, forward);
+            }
+            Some(AMQPFrame::Method(ch, AMQPClass::Basic(basic::AMQPMethod::ConsumeOk(c)))) => {
+                self.consumers.consume_ok(ch, c.consumer_tag.as_str());
+                forward.extend_from_slice(&bytes);
+            }
+            Some(AMQPFrame::Body(ch, data)) if self.unnamed.contains_key(&ch) => {
+                let flow = self.unnamed_body(ch, &data, &bytes, forward);
+                return flow.is_none_or(|f| f == Flow::Go);
             }
             Some(AMQPFrame::Header(ch, header))
                 if self.pending.as_ref().is_some_and(|p| p.channel == ch) =>
             {
                 let p = self.pending.take().expect("a pending delivery");
-                if let Some(seq) = seq_of(&header.properties) {
+                let role = self.places.role(p.queue.as_deref());
+                let named = seq_of(&header.properties).filter(|_| role == QueueRole::Main);
+                if named.is_none() && role != QueueRole::Other {
+                    // A copy a consumer published, or a delay queue's: its body names it.
+                    let unnamed = Unnamed {
+                        channel: ch,
+                        tag: p.tag,
+                        get: p.get,
+                        role,
+                        bytes: [p.bytes.as_slice(), &bytes].concat(),
+                        body: Vec::new(),
+                        left: header.body_size,
+                    };
+                    return self.read_whole(unnamed, forward) == Flow::Go;
+                }
+                if let Some(seq) = named {
                     let delivery = self.ledger.delivered(seq);
                     self.channel(ch).held.insert(p.tag, (seq, delivery));
                     let lease_end = self.state.clock.now().saturating_add(self.consumer_timeout);
@@ -321,7 +430,13 @@ impl AmqpConnection {
     }
 
     /// Holds a delivery method until its content header says which message it is.
-    fn hold(&mut self, (channel, get): (u16, bool), tag: u64, bytes: Vec<u8>, out: &mut Vec<u8>) {
+    fn hold(
+        &mut self,
+        (channel, get, queue): (u16, bool, Option<String>),
+        tag: u64,
+        bytes: Vec<u8>,
+        out: &mut Vec<u8>,
+    ) {
         if let Some(p) = self.pending.take() {
             // A delivery without a header (cannot happen in AMQP): let it pass.
             out.extend_from_slice(&p.bytes);
@@ -331,6 +446,7 @@ impl AmqpConnection {
             tag,
             bytes,
             get,
+            queue,
         });
     }
 }
@@ -403,10 +519,17 @@ impl Connection for AmqpConnection {
 mod ack_faults;
 #[path = "delivery_faults.rs"]
 mod delivery_faults;
+#[path = "identify.rs"]
+mod identify;
+#[path = "republish.rs"]
+pub mod republish;
 
 #[cfg(test)]
 #[path = "message_tests.rs"]
 mod message_tests;
+#[cfg(test)]
+#[path = "republish_tests.rs"]
+mod republish_tests;
 #[cfg(test)]
 #[path = "proxy_tests.rs"]
 mod tests;

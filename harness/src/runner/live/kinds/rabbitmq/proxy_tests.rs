@@ -61,6 +61,7 @@ async fn deliveries_are_held_until_their_header_and_acks_of_a_closed_channel_are
         ledger: ledger.clone(),
         consumer_timeout: 1_000,
         wire: None,
+        places: Default::default(),
     }
     .connection(1);
     let mut out = Vec::new();
@@ -130,6 +131,7 @@ async fn a_scaled_workers_durations_are_converted_and_its_deliveries_still_obser
         ledger: Arc::new(Ledger::default()),
         consumer_timeout: 1_000,
         wire: Some(WireTime::new(0.05)),
+        places: Default::default(),
     }
     .connection(1);
     let mut out = Vec::new();

@@ -266,46 +266,61 @@ pub async fn ready(ch: &Channel, queue: &str) -> lapin::Result<u64> {
     Ok(u64::from(q.message_count()))
 }
 
-/// Deletes everything the run declared; what could not be deleted, named.
-pub async fn delete(ch: &Channel, names: &Names) -> Vec<String> {
-    let mut left = Vec::new();
+/// What removing the run's resources left behind, and the messages the removed queues held.
+#[derive(Debug, Default)]
+pub struct Removed {
+    /// What could not be removed, named with the reason.
+    pub left: Vec<String>,
+    /// Each queue removed that still held messages, with their number (they were counted by
+    /// the run before: its end waited for what was in flight, up to the drain limit).
+    pub held: Vec<(String, u32)>,
+}
+
+/// Deletes everything the run declared (and what its consumer's framework declared that was
+/// not there before): the queues, whose messages are counted as they go, then the exchanges.
+pub async fn delete(ch: &Channel, names: &Names) -> Removed {
+    let mut out = Removed::default();
+    let queue = |q: &str, deleted: Result<u32, lapin::Error>, out: &mut Removed| match deleted {
+        Ok(0) => {}
+        Ok(n) => out.held.push((q.to_string(), n)),
+        Err(e) => out.left.push(format!("queue {q} ({e})")),
+    };
     let own = names.own_queue.then_some(&names.queue);
     for q in own.into_iter().chain(&names.dead_seen) {
-        if let Err(e) = ch
+        let deleted = ch
             .queue_delete(q.as_str().into(), QueueDeleteOptions::default())
-            .await
-        {
-            left.push(format!("queue {q} ({e})"));
-        }
+            .await;
+        queue(q, deleted, &mut out);
     }
     for r in &names.framework {
-        let deleted = match r {
-            Framework::Queue(q) => ch
-                .queue_delete(q.as_str().into(), QueueDeleteOptions::default())
-                .await
-                .map(|_| ()),
-            Framework::Exchange(x) => {
-                ch.exchange_delete(x.as_str().into(), ExchangeDeleteOptions::default())
-                    .await
+        match r {
+            Framework::Queue(q) => {
+                let deleted = ch
+                    .queue_delete(q.as_str().into(), QueueDeleteOptions::default())
+                    .await;
+                queue(q, deleted, &mut out);
             }
-        };
-        if let Err(e) = deleted {
-            left.push(format!("{r} ({e})"));
+            Framework::Exchange(x) => {
+                if let Err(e) = ch
+                    .exchange_delete(x.as_str().into(), ExchangeDeleteOptions::default())
+                    .await
+                {
+                    out.left.push(format!("{r} ({e})"));
+                }
+            }
         }
     }
-    if let Some((exchange, queue)) = &names.dead_letter {
-        if let Err(e) = ch
-            .queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
-            .await
-        {
-            left.push(format!("queue {queue} ({e})"));
-        }
+    if let Some((exchange, dlq)) = &names.dead_letter {
+        let deleted = ch
+            .queue_delete(dlq.as_str().into(), QueueDeleteOptions::default())
+            .await;
+        queue(dlq, deleted, &mut out);
         if let Err(e) = ch
             .exchange_delete(exchange.as_str().into(), ExchangeDeleteOptions::default())
             .await
         {
-            left.push(format!("exchange {exchange} ({e})"));
+            out.left.push(format!("exchange {exchange} ({e})"));
         }
     }
-    left
+    out
 }

@@ -1,0 +1,105 @@
+//! The key read back from bodies shaped by each framework preset and by a profile's own shape,
+//! as a consumer publishing the task again would send them.
+
+use super::KeyReader;
+use crate::profile::message::MessageSpec;
+use crate::profile::template::Fill;
+use crate::workload::message::render;
+
+fn message_of(broker: &str, message: &str) -> MessageSpec {
+    crate::profile::load_str(
+        "m.yaml",
+        &format!(
+            "mode: live\nrun: {{ duration: 1m }}\nbroker: {broker}\nworkload: {{ arrival: {{ every: \
+             1s }}, count: 3, message: {message} }}\nconsumer: {{ command: [\"true\"] }}\n"
+        ),
+        &[],
+    )
+    .unwrap()
+    .workload
+    .message
+    .expect("a message")
+}
+
+/// The body of message 3 (`msg-3`) shaped as `m`.
+fn body_of(m: &MessageSpec) -> String {
+    render(
+        m,
+        &Fill {
+            key: "msg-3",
+            seq: 3,
+            body: r#"{"key":"msg-3","seq":3,"email":"msg-3@example.test"}"#,
+            email: "msg-3@example.test",
+            id: "ID",
+            queue: "orders",
+            now_ms: 1_700_000_000_000,
+            port: 0,
+        },
+    )
+    .body
+}
+
+fn read(broker: &str, message: &str) -> Option<String> {
+    let m = message_of(broker, message);
+    KeyReader::of(Some(&m))?.read(body_of(&m).as_bytes())
+}
+
+#[test]
+fn each_preset_body_gives_its_key_back() {
+    let celery = "{ format: celery, task: tasks.send_email }";
+    // Celery on RabbitMQ: args[0] of the JSON triple; on SQS inside kombu's base64 envelope,
+    // whose `body` is base64 of the triple.
+    assert_eq!(read("{ kind: rabbitmq }", celery).as_deref(), Some("msg-3"));
+    assert_eq!(read("{ kind: sqs }", celery).as_deref(), Some("msg-3"));
+    // Dramatiq: args[0] of its JSON message.
+    let dramatiq = "{ format: dramatiq, task: send_email }";
+    assert_eq!(
+        read("{ kind: rabbitmq }", dramatiq).as_deref(),
+        Some("msg-3")
+    );
+    // FastStream on Kafka: the order's JSON itself ({body}), its `key`.
+    let fs = "{ format: faststream }";
+    assert_eq!(
+        read("{ kind: kafka, partitions: 1 }", fs).as_deref(),
+        Some("msg-3")
+    );
+}
+
+#[test]
+fn the_plain_order_and_a_shape_of_the_profiles_own_give_their_key_back() {
+    let plain = KeyReader::of(None).unwrap();
+    assert_eq!(
+        plain
+            .read(br#"{"key":"msg-9","seq":9,"email":"e"}"#)
+            .as_deref(),
+        Some("msg-9")
+    );
+    // A key inside text, inside $json inside $base64.
+    let shape =
+        "{ body: { n: \"{seq}\", job: { $base64: { $json: { ref: \"order-{key}!\" } } } } }";
+    assert_eq!(read("{ kind: rabbitmq }", shape).as_deref(), Some("msg-3"));
+}
+
+#[test]
+fn a_body_off_the_path_or_a_shape_without_the_key_in_its_body_reads_nothing() {
+    let m = message_of(
+        "{ kind: rabbitmq }",
+        "{ format: dramatiq, task: send_email }",
+    );
+    let r = KeyReader::of(Some(&m)).unwrap();
+    // Not JSON; args missing; args[0] not text; not UTF-8.
+    for body in [
+        &b"hello"[..],
+        br#"{"queue_name":"q"}"#,
+        br#"{"args":[17]}"#,
+        &[0xff, 0xfe],
+    ] {
+        assert_eq!(r.read(body), None, "{body:?}");
+    }
+    // The key only in a header: the body cannot tell.
+    let m = message_of(
+        "{ kind: rabbitmq }",
+        "{ body: \"{seq}\", headers: { x-key: \"{key}\" } }",
+    );
+    assert_eq!(KeyReader::of(Some(&m)), None);
+}
