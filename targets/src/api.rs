@@ -63,12 +63,39 @@ pub trait QueueClient {
     ) -> impl Future<Output = Result<(), QueueError>> {
         self.change_visibility(receipt, lease)
     }
+    /// A framework's retry (Dramatiq's Retries middleware, Celery's `retry`): publishes the
+    /// message of `receipt` again, to be handed out `delay` from now as the same message's next
+    /// life, and lets this delivery go. Only the sim's client does it (live, the consumer's
+    /// own framework does).
+    fn republish(
+        &self,
+        receipt: &Self::Receipt,
+        delay: Duration,
+    ) -> impl Future<Output = Result<(), QueueError>> {
+        let _ = (receipt, delay);
+        async { Err(QueueError::Unavailable(NO_REPUBLISH.to_string())) }
+    }
+    /// A framework giving up on a message: moves the message of `receipt` to its own
+    /// dead-letter queue and lets this delivery go. Only the sim's client does it.
+    fn dead_letter(&self, receipt: &Self::Receipt) -> impl Future<Output = Result<(), QueueError>> {
+        let _ = receipt;
+        async { Err(QueueError::Unavailable(NO_REPUBLISH.to_string())) }
+    }
+    /// How many times the message of `receipt` was published again by [`QueueClient::republish`].
+    fn retries(&self, receipt: &Self::Receipt) -> u32 {
+        let _ = receipt;
+        0
+    }
     /// Records the last poll returned that this worker has not received yet (Kafka: the rest
     /// of the batch); 0 on a broker that hands out one message at a time.
     fn held_from_poll(&self) -> u32 {
         0
     }
 }
+
+/// What a queue client that cannot publish a message again answers.
+const NO_REPUBLISH: &str =
+    "this queue client does not publish messages again (a framework's retry runs in sim only)";
 
 /// The provider call a reference target makes: `POST /send {"key", "to"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

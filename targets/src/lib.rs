@@ -34,6 +34,6 @@ pub use api::{
     Crash, Delivery, Env, ProviderClient, ProviderError, QueueClient, QueueError, ReplyId, Runtime,
     SendRequest,
 };
-pub use options::{OnPoison, RetrySpec, TargetOptions, TARGETS};
+pub use options::{Exhausted, OnPoison, RepublishSpec, RetrySpec, TargetOptions, TARGETS};
 pub use store::{Store, Tables};
 pub use worker::{BuiltinTarget, TargetInfo};

@@ -37,6 +37,27 @@ impl RetrySpec {
     }
 }
 
+/// What a target does with a message whose provider call failed, as a framework's retry does:
+/// publish it again for a later try, `delay(n)` after the n-th failure (the in-handler
+/// [`RetrySpec`]'s rule), up to `max_retries` times; then give up as `exhausted` says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepublishSpec {
+    /// Retries in all (0: give up at the first failure).
+    pub max_retries: u32,
+    /// The delay after failure n: `min(cap, base * 2^(n-1))`, a share `jitter` randomised.
+    pub backoff: RetrySpec,
+    pub exhausted: Exhausted,
+}
+
+/// What a framework does with a message out of retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exhausted {
+    /// Moves it to its dead-letter queue (Dramatiq's `.XQ`).
+    DeadLetter,
+    /// Acks it: the task failed, nothing is re-queued (Celery with `task_acks_late`).
+    Ack,
+}
+
 /// Resolved options of a built-in target; a field the target does not take is `None`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TargetOptions {
@@ -50,6 +71,8 @@ pub struct TargetOptions {
     /// Client-side timeout of the provider call.
     pub http_timeout: Option<Duration>,
     pub retry: Option<RetrySpec>,
+    /// Publish a failed message again, as a framework's retry does (sim only).
+    pub republish: Option<RepublishSpec>,
     /// The queue's visibility timeout as the consumer is configured with it (the profile's
     /// `broker.visibility_timeout`; not a target option). `heartbeat` extends by it.
     pub visibility_timeout: Duration,
@@ -64,6 +87,7 @@ impl Default for TargetOptions {
             max_extension: None,
             http_timeout: None,
             retry: None,
+            republish: None,
             visibility_timeout: Duration::from_secs(30),
         }
     }
@@ -87,7 +111,7 @@ pub const TARGETS: &[TargetInfo] = &[
     TargetInfo {
         name: "ack-after-work",
         summary: "at-least-once: call the provider, then ack (duplicates when the lease runs out)",
-        options: COMMON,
+        options: &["on_poison", "http_timeout", "retry", "republish"],
         checkpoints: &[],
     },
     TargetInfo {

@@ -118,6 +118,26 @@ async fn on_poison<E: Env>(
     }
 }
 
+/// A framework's retry of a delivery whose work failed: the message published again after its
+/// backoff while retries are left, else dead-lettered or acked as `r.exhausted` says. A refused
+/// step (a stale receipt) leaves the message to the broker.
+pub(crate) async fn retry_or_give_up<E: Env>(
+    r: &crate::options::RepublishSpec,
+    env: &E,
+    delivery: &Delivery<E::Receipt>,
+) {
+    let done = env.retries(&delivery.receipt);
+    let _ = if done < r.max_retries {
+        let delay = r.backoff.delay(done + 1, env.random());
+        env.republish(&delivery.receipt, delay).await
+    } else {
+        match r.exhausted {
+            crate::options::Exhausted::DeadLetter => env.dead_letter(&delivery.receipt).await,
+            crate::options::Exhausted::Ack => env.ack(&delivery.receipt).await,
+        }
+    };
+}
+
 /// Calls the provider for `order`, retrying transient errors as `options.retry` says.
 pub(crate) async fn send_with_retries<E: Env>(
     options: &TargetOptions,

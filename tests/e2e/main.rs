@@ -21,6 +21,7 @@ mod frameworks;
 mod frameworks_deploy;
 #[cfg(feature = "live")]
 mod frameworks_kafka;
+mod frameworks_retries;
 #[cfg(feature = "live")]
 mod interrupt;
 #[cfg(feature = "live")]

@@ -877,3 +877,28 @@ fn a_message_that_cannot_reach_its_consumer_is_refused() {
         "broker.queue: a queue name is 1 to 80 characters",
     );
 }
+
+#[test]
+fn a_republish_option_is_checked_and_refused_live() {
+    let republish = |options: &str| {
+        BASE.replace(
+            "target: ack-after-work",
+            &format!("target: ack-after-work, options: {{ republish: {options} }}"),
+        )
+    };
+    expect_error(
+        &republish("{ exhausted: requeue }"),
+        &[],
+        "consumer.options.republish.exhausted",
+    );
+    expect_error(
+        &republish("{ max_retries: -1 }"),
+        &[],
+        "consumer.options.republish.max_retries",
+    );
+    expect_error(
+        &republish("{}"),
+        &["mode=live"],
+        "consumer.options.republish: a built-in target republishes only in sim mode",
+    );
+}

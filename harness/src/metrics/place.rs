@@ -96,7 +96,11 @@ pub fn destination(kind: &EventKind) -> Option<(Seq, Place)> {
 pub fn moves(kind: &EventKind, from: Place, to: Place) -> bool {
     let allowed = match (kind, from) {
         (EventKind::Published { .. }, Place::Unpublished) => true,
-        (EventKind::LeaseExpired { .. }, Place::InFlight) => true,
+        // A delayed retry comes due as a hand-back's lease ends (the sim's stand-in for a
+        // framework's delay).
+        (EventKind::LeaseExpired { .. }, Place::InFlight | Place::Delayed) => true,
+        // A copy taken from wherever the framework kept it.
+        (EventKind::Delivered { .. }, Place::Delayed) => true,
         (EventKind::Redriven { .. }, Place::DeadLettered) => true,
         (EventKind::VisibilityChanged { .. }, Place::Visible) => true,
         // The consumer's copy is the message's next life, wherever its last one ended.
@@ -164,6 +168,71 @@ impl Places {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_consumers_retry_is_the_messages_next_life_wherever_it_waits() {
+        use crate::record::Republish;
+        let mut p = Places::new(1);
+        let ack = |delivery, outcome| EventKind::Acked {
+            seq: 1,
+            worker: 1,
+            delivery,
+            outcome,
+        };
+        let delivered = |delivery| EventKind::Delivered {
+            seq: 1,
+            worker: 1,
+            delivery,
+            lease_end: 90,
+        };
+        let republished = |delivery, to| EventKind::Republished {
+            seq: 1,
+            worker: 1,
+            delivery,
+            to,
+        };
+        let moves: Vec<_> = [
+            EventKind::Published { seq: 1 },
+            delivered(1),
+            // Live: published to a delay queue, the replaced copy acked (no move), moved to the
+            // queue when due, delivered again and acked.
+            republished(1, Republish::Delayed),
+            ack(1, AckOutcome::Superseded),
+            republished(0, Republish::Queue),
+            delivered(2),
+            // An ack-first consumer's retry: deleted, then its copy lives on; the sim's delayed
+            // retry comes due as its hand-back ends.
+            ack(2, AckOutcome::Deleted),
+            republished(2, Republish::Delayed),
+            EventKind::LeaseExpired {
+                seq: 1,
+                delivery: 2,
+            },
+            delivered(3),
+            // Out of retries: the framework's dead-letter queue.
+            republished(3, Republish::DeadLetter),
+            ack(3, AckOutcome::Superseded),
+        ]
+        .iter()
+        .filter_map(|k| p.apply(k).map(|m| m.to))
+        .collect();
+        use Place::*;
+        assert_eq!(
+            moves,
+            vec![
+                Visible,
+                InFlight,
+                Delayed,
+                Visible,
+                InFlight,
+                Deleted,
+                Delayed,
+                Visible,
+                InFlight,
+                DeadLettered,
+            ]
+        );
+    }
 
     #[test]
     fn a_lease_that_expires_returns_the_message_and_a_redrive_brings_it_back() {

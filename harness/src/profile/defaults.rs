@@ -56,6 +56,8 @@ pub const RETRY_MAX_ATTEMPTS: u32 = 3;
 pub const RETRY_BASE: Duration = Duration::from_secs(1);
 pub const RETRY_CAP: Duration = Duration::from_secs(30);
 pub const RETRY_JITTER: f64 = 0.5;
+/// `consumer.options.republish.max_retries`: Celery's default `max_retries`.
+pub const REPUBLISH_MAX_RETRIES: u32 = 3;
 /// `chaos[].kill_worker.probability`.
 pub const KILL_PROBABILITY: f64 = 1.0;
 /// `chaos[].deploy.grace`: Kubernetes' `terminationGracePeriodSeconds`.

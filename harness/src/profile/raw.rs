@@ -447,6 +447,27 @@ pub struct RawRetry {
     pub jitter: Option<f64>,
 }
 
+/// `consumer.options.republish`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys max_retries, base, cap, jitter, exhausted"
+)]
+pub struct RawRepublish {
+    pub max_retries: Option<u32>,
+    pub base: Option<DurationText>,
+    pub cap: Option<DurationText>,
+    pub jitter: Option<f64>,
+    pub exhausted: Option<ExhaustedName>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExhaustedName {
+    DeadLetter,
+    Ack,
+}
+
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OnPoisonName {

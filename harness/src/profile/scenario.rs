@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-pub use ackbench_targets::{OnPoison, RetrySpec, TargetOptions};
+pub use ackbench_targets::{Exhausted, OnPoison, RepublishSpec, RetrySpec, TargetOptions};
 
 /// A validated, fully defaulted profile.
 #[derive(Debug, Clone, PartialEq)]

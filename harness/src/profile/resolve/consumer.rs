@@ -11,10 +11,13 @@ use crate::profile::defaults;
 use crate::profile::duration::format_duration;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::{read_value, Problem};
-use crate::profile::raw::{ClockName, OnPoisonName, RawConsumer, RawRetry};
+use crate::profile::raw::{
+    ClockName, ExhaustedName, OnPoisonName, RawConsumer, RawRepublish, RawRetry,
+};
 use crate::profile::scalar::{DurationText, Text};
 use crate::profile::scenario::{
-    BrokerSpec, ConsumerClock, ConsumerSpec, OnPoison, RetrySpec, TargetOptions,
+    BrokerSpec, ConsumerClock, ConsumerSpec, Exhausted, OnPoison, RepublishSpec, RetrySpec,
+    TargetOptions,
 };
 
 use super::checks::{at_least_one, positive, required, unit_interval};
@@ -174,6 +177,25 @@ pub fn check_mode(
     }
 }
 
+/// `consumer.options.republish` stands in for a framework's retry on virtual time; live, the
+/// consumer's own framework retries (its republishes are followed by key: docs/retries.md).
+pub fn check_republish(
+    consumer: &ConsumerSpec,
+    mode: crate::profile::scenario::Mode,
+    path: &FieldPath,
+) -> Result<(), Problem> {
+    use crate::profile::scenario::Mode;
+    if mode == Mode::Live && consumer.command.is_none() && consumer.options.republish.is_some() {
+        return Err(Problem::new(
+            path.key("options").key("republish"),
+            "a built-in target republishes only in sim mode, where it stands in for a \
+             framework's retry; live, run the framework itself (consumer.command): its retries \
+             are followed by their key",
+        ));
+    }
+    Ok(())
+}
+
 /// Why a consumer on `broker` cannot run on the scaled clock, or `None` when it can: a scaled
 /// consumer's durations on the wire (leases, waits, delays) are in profile time, so the broker
 /// side must convert them. The embedded SQS endpoint does; each real broker kind's proxy says
@@ -260,6 +282,7 @@ fn options(
             }
             "http_timeout" => o.http_timeout = Some(duration(&value, &at)?),
             "retry" => o.retry = Some(retry(read_value(&value, &at)?, &at)?),
+            "republish" => o.republish = Some(republish(read_value(&value, &at)?, &at)?),
             "claim_window" => o.claim_window = Some(duration(&value, &at)?),
             "extend_every" => o.extend_every = Some(duration(&value, &at)?),
             "max_extension" => o.max_extension = Some(duration(&value, &at)?),
@@ -355,6 +378,27 @@ pub(super) fn retry(raw: RawRetry, path: &FieldPath) -> Result<RetrySpec, Proble
     })
 }
 
+/// `consumer.options.republish`: retries, their backoff (as `retry`'s), what comes after.
+fn republish(raw: RawRepublish, path: &FieldPath) -> Result<RepublishSpec, Problem> {
+    let backoff = retry(
+        RawRetry {
+            max_attempts: Some(1),
+            base: raw.base,
+            cap: raw.cap,
+            jitter: raw.jitter,
+        },
+        path,
+    )?;
+    Ok(RepublishSpec {
+        max_retries: raw.max_retries.unwrap_or(defaults::REPUBLISH_MAX_RETRIES),
+        backoff,
+        exhausted: match raw.exhausted.unwrap_or(ExhaustedName::DeadLetter) {
+            ExhaustedName::DeadLetter => Exhausted::DeadLetter,
+            ExhaustedName::Ack => Exhausted::Ack,
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -413,7 +457,8 @@ mod tests {
     #[test]
     fn an_option_the_target_does_not_take_is_named_with_the_ones_it_does() {
         let mut expected = "p.yaml:6:5: consumer.options.claim_window: target ack-after-work has \
-                            no option `claim_window`; it accepts on_poison, http_timeout, retry"
+                            no option `claim_window`; it accepts on_poison, http_timeout, retry, \
+                            republish"
             .to_string();
         let takers: Vec<&str> = TARGETS
             .iter()
@@ -431,6 +476,48 @@ mod tests {
                 "  target: ack-after-work\n  options:\n    claim_window: 2m\n"
             )),
             expected
+        );
+    }
+
+    #[test]
+    fn republish_is_read_with_its_defaults_and_refused_live_or_malformed() {
+        // Defaults: 3 retries (Celery's), retry's backoff, then the dead-letter queue.
+        let s = scenario(&profile(
+            "  target: ack-after-work\n  options: { republish: { base: 2s } }\n",
+        ));
+        let r = s.consumer.options.republish.expect("republish");
+        assert_eq!(r.max_retries, 3);
+        assert_eq!(r.backoff.base, Duration::from_secs(2));
+        assert_eq!(r.exhausted, ackbench_targets::Exhausted::DeadLetter);
+        let err = |options: &str| {
+            error(&profile(&format!(
+                "  target: ack-after-work\n  options: {options}\n"
+            )))
+        };
+        assert!(
+            err("{ republish: { exhausted: retry } }")
+                .contains("consumer.options.republish.exhausted"),
+            "{}",
+            err("{ republish: { exhausted: retry } }")
+        );
+        assert!(err("{ republish: { base: 0s } }").contains("consumer.options.republish.base"));
+        assert!(err("{ republish: { tries: 2 } }").contains("consumer.options.republish"));
+        // Another target does not take it.
+        assert!(error(&profile(
+            "  target: ack-before-work\n  options: { republish: {} }\n"
+        ))
+        .contains("target ack-before-work has no option `republish`"));
+        // Live, a built-in target does not republish: the framework does.
+        let live = format!(
+            "mode: live\n{}",
+            profile("  target: ack-after-work\n  options: { republish: {} }\n")
+        );
+        assert!(
+            error(&live).contains(
+                "consumer.options.republish: a built-in target republishes only in sim mode"
+            ),
+            "{}",
+            error(&live)
         );
     }
 

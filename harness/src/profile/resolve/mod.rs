@@ -136,6 +136,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     message_rule::check_live(&chaos, &broker, mode, &top.key("chaos"))?;
     connection::check_mode(&chaos, &broker, mode, &top.key("chaos"))?;
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
+    consumer::check_republish(&consumer, mode, &top.key("consumer"))?;
     consumer::check_clock(&consumer, &broker, &top.key("consumer"))?;
     ingress::check_mode(&workload, mode, &top.key("workload").key("ingress"))?;
     Ok(Scenario {

@@ -19,7 +19,9 @@ use super::world::{Doom, Handling, OpId, OpResult, TimerKind, World, CLASS_HANDL
 use crate::broker::Receipt;
 use crate::profile::KillPoint;
 use crate::provider::ledger::CallStart;
-use crate::record::{nanos, EffectSource, Event, EventKind, HandlerEnd, WorkerId};
+use crate::record::{
+    nanos, AckOutcome, EffectSource, Event, EventKind, HandlerEnd, Republish, WorkerId,
+};
 
 /// One worker's view of the sim world: its queue client ([`ackbench_targets::QueueClient`]),
 /// provider client ([`ackbench_targets::ProviderClient`]), runtime and store, on virtual time.
@@ -165,6 +167,79 @@ impl QueueClient for SimClient {
 
     fn held_from_poll(&self) -> u32 {
         self.world.borrow().broker.held_from_poll(self.worker)
+    }
+
+    /// The message goes back to the broker, handed out again `delay` from now (a release, its
+    /// delivery count going on as a republished copy's does live), recorded as republished
+    /// by this delivery's handler: to a delay queue, or with no delay to the queue.
+    async fn republish(&self, receipt: &Receipt, delay: Duration) -> Result<(), QueueError> {
+        let delivery = {
+            let w = self.world.borrow();
+            w.broker.receive_count(receipt.seq).unwrap_or(0)
+        };
+        self.release(receipt, delay).await?;
+        let mut w = self.world.borrow_mut();
+        let w = &mut *w;
+        *w.retries.entry(receipt.seq).or_insert(0) += 1;
+        let to = if delay.is_zero() {
+            Republish::Queue
+        } else {
+            Republish::Delayed
+        };
+        w.events.push(Event {
+            at: w.now,
+            kind: EventKind::Republished {
+                seq: receipt.seq,
+                worker: self.worker,
+                delivery,
+                to,
+            },
+        });
+        Ok(())
+    }
+
+    /// The framework's dead-letter queue takes a copy, and the delivery's ack removes the one
+    /// it replaced (recorded as such), as a framework giving up does live.
+    async fn dead_letter(&self, receipt: &Receipt) -> Result<(), QueueError> {
+        let at = {
+            let mut w = self.world.borrow_mut();
+            let w = &mut *w;
+            let delivery = w.broker.receive_count(receipt.seq).unwrap_or(0);
+            w.events.push(Event {
+                at: w.now,
+                kind: EventKind::Republished {
+                    seq: receipt.seq,
+                    worker: self.worker,
+                    delivery,
+                    to: Republish::DeadLetter,
+                },
+            });
+            w.events.len()
+        };
+        let acked = self.ack(receipt).await;
+        let mut w = self.world.borrow_mut();
+        for e in w.events.iter_mut().skip(at) {
+            if let EventKind::Acked {
+                seq,
+                outcome: outcome @ AckOutcome::Deleted,
+                ..
+            } = &mut e.kind
+            {
+                if *seq == receipt.seq {
+                    *outcome = AckOutcome::Superseded;
+                }
+            }
+        }
+        acked
+    }
+
+    fn retries(&self, receipt: &Receipt) -> u32 {
+        self.world
+            .borrow()
+            .retries
+            .get(&receipt.seq)
+            .copied()
+            .unwrap_or(0)
     }
 
     async fn extend(&self, receipt: &Receipt, lease: Duration) -> Result<(), QueueError> {

@@ -107,6 +107,8 @@ pub(super) struct World {
     pub redrive_pending: bool,
     /// What the broker does with a silent connection.
     pub silence: Silence,
+    /// How many times each message was published again by a target's retry (`republish`).
+    pub retries: HashMap<Seq, u32>,
 }
 
 impl World {
@@ -168,6 +170,7 @@ impl World {
             http_timeout,
             redrive_pending: false,
             silence: Silence::Nothing,
+            retries: HashMap::new(),
         }
     }
 
