@@ -459,6 +459,8 @@ pub enum CallOutcome {
     Accepted,
     /// The provider answered with an injected error status.
     Error(u16),
+    /// The provider closed the call's connection without an answer.
+    Reset,
     /// The worker died while the call was open.
     Abandoned,
     /// The caller gave up (its client timeout) before the answer.

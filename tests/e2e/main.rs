@@ -55,6 +55,8 @@ mod live_nats;
 #[cfg(feature = "live")]
 mod live_nats_clock;
 #[cfg(feature = "live")]
+mod live_provider_faults;
+#[cfg(feature = "live")]
 mod live_rabbitmq;
 #[cfg(feature = "live")]
 mod live_redis_streams;
@@ -66,6 +68,7 @@ mod message_errors;
 mod pipes;
 mod producer_retries;
 mod profile_errors;
+mod provider_faults;
 mod record_modes;
 mod report_folder;
 mod report_html;

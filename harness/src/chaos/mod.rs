@@ -8,8 +8,9 @@
 //!
 //! [`Faults`] holds every schedule of a run; a runner asks it, not one fault's type. Each firing
 //! is recorded as `EventKind::FaultFired` with the rule's index (counted per rule by
-//! `metrics::chaos`). Provider faults (slowness, errors) are the provider's timed phases
-//! (`provider::model`).
+//! `metrics::chaos`). Provider faults (slowness, errors, resets, hangs, before or after the
+//! effect) are the provider's phases, by time window, key, attempt and delivery
+//! (`provider::model`, `provider::select`).
 
 pub mod connection;
 pub mod deploy;

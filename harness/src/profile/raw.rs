@@ -531,27 +531,49 @@ pub enum DistName {
     Mix,
 }
 
-/// `provider.phases[]`: a time window with its own latency, errors and/or hangs.
+/// `provider.phases[]`: a time window and selectors, with its own latency, errors and/or hangs.
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys from, to, latency, errors, hang"
+    expecting = "a mapping with keys from, to, keys, attempt, delivery, latency, errors, hang"
 )]
 pub struct RawPhase {
     pub from: Option<DurationText>,
     pub to: Option<DurationText>,
+    pub keys: Option<Vec<Text>>,
+    /// A count or a list of counts: read in [`super::resolve`].
+    pub attempt: Option<yaml_serde::Value>,
+    pub delivery: Option<u32>,
     pub latency: Option<RawLatency>,
     pub errors: Option<RawErrors>,
-    /// Probability that a call never gets an answer.
-    pub hang: Option<f64>,
+    /// A probability, or a mapping [`RawHang`]: read in [`super::resolve`].
+    pub hang: Option<yaml_serde::Value>,
+    /// Belongs inside `errors` or `hang`: read only to say so.
+    pub after_effect: Option<bool>,
 }
 
 /// `provider.phases[].errors`.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a mapping with keys status, rate")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys status, rate, after_effect"
+)]
 pub struct RawErrors {
-    pub status: Option<u16>,
+    /// An HTTP status or `reset`: read in [`super::resolve`].
+    pub status: Option<yaml_serde::Value>,
     pub rate: Option<f64>,
+    pub after_effect: Option<bool>,
+}
+
+/// `provider.phases[].hang` written as a mapping.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys rate, after_effect"
+)]
+pub struct RawHang {
+    pub rate: Option<f64>,
+    pub after_effect: Option<bool>,
 }
 
 /// `chaos[]`: one fault rule.

@@ -113,13 +113,14 @@ budgets: { duplicate_rate: 0, lost: 0, dlq: 0, p99_over_visibility: 0.5 }
         s.provider.phases,
         vec![Phase {
             from: secs(0),
-            to: secs(5400),
+            to: Some(secs(5400)),
             latency: Some(LatencyDist::Uniform {
                 min: secs(31),
                 max: secs(40)
             }),
             errors: None,
             hang: None,
+            ..Phase::default()
         }]
     );
     assert_eq!(s.budgets.dlq, Some(0));
@@ -350,7 +351,7 @@ fn an_override_indexes_lists() {
         "provider:\n  phases:\n    - { from: 0s, to: 90m, errors: { status: 503, rate: 1 } }\n",
     );
     let s = load_str("p.yaml", &text, &["provider.phases.0.to=45m".to_string()]).unwrap();
-    assert_eq!(s.provider.phases[0].to, secs(45 * 60));
+    assert_eq!(s.provider.phases[0].to, Some(secs(45 * 60)));
 }
 
 #[test]

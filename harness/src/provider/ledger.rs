@@ -1,9 +1,16 @@
 //! The effect ledger: every provider call (key, delivery, worker, start, end, outcome) and every
 //! effect. Effect counts come from here and nowhere else.
 //!
+//! A call has its effect when the provider does its work ([`CallStart::works`]: an accepted
+//! call, or an error or hang after the effect), at the instant `effect_at` says: as it arrives
+//! (`request`), or as its answer leaves (`response`; for a hang after the effect, when its
+//! answer would have left). A call abandoned or timed out before that instant never has it.
+//!
 //! A streamed sim run ([`EffectLedger::streaming`]) keeps only the calls still open; what
 //! happened since it was last taken ([`EffectLedger::recorded`]: calls started, effects, calls
 //! that can no longer have an effect) is handed to the run's streaming accounting.
+
+use std::collections::HashSet;
 
 use crate::profile::EffectAt;
 use crate::record::{
@@ -26,6 +33,8 @@ pub struct EffectLedger {
     effects: u64,
     /// A streamed ledger's open calls and what it has not handed over yet.
     open: Option<OpenCalls>,
+    /// Open calls whose effect is still to come (`effect_at: response`, the work done).
+    pending: HashSet<CallId>,
 }
 
 /// What a streamed ledger keeps.
@@ -56,8 +65,10 @@ pub struct CallStart {
     pub worker: WorkerId,
     pub delivery: u32,
     pub at: Nanos,
-    /// What the provider will answer (`Accepted` or `Error`).
+    /// What the provider will answer (`Accepted`, `Error` or `Reset`).
     pub outcome: CallOutcome,
+    /// Whether the provider does the call's work ([`crate::provider::CallPlan::works`]).
+    pub works: bool,
 }
 
 impl EffectLedger {
@@ -69,6 +80,7 @@ impl EffectLedger {
             messages_with_effect: 0,
             effects: 0,
             open: None,
+            pending: HashSet::new(),
         }
     }
 
@@ -89,11 +101,13 @@ impl EffectLedger {
         }
     }
 
-    /// A call arrived. With `effect_at: request` an accepted call's effect happens now.
+    /// A call arrived. With `effect_at: request` a call the provider works on has its effect
+    /// now; with `response` it has it later ([`EffectLedger::answer`], [`EffectLedger::work_done`]).
     pub fn start_call(&mut self, c: CallStart) -> CallId {
-        if self.effect_at == EffectAt::Request && c.outcome == CallOutcome::Accepted {
+        if self.effect_at == EffectAt::Request && c.works {
             self.effect(c.seq, c.at, c.worker, c.delivery, EffectSource::Provider);
         }
+        let may_have_effect = self.effect_at == EffectAt::Response && c.works;
         let record = CallRecord {
             seq: c.seq,
             key: c.key,
@@ -103,66 +117,81 @@ impl EffectLedger {
             ended: None,
             outcome: c.outcome,
         };
-        let may_have_effect = self.may_have_effect(&record);
-        if let Some(open) = &mut self.open {
+        let id = if let Some(open) = &mut self.open {
             open.started.push(StartedCall {
                 seq: record.seq,
                 delivery: record.delivery,
                 may_have_effect,
             });
-            return open.calls.push(record) as CallId - 1;
-        }
-        self.ledger.calls.push(record);
-        self.ledger.calls.len() - 1
-    }
-
-    /// An open call can still have an effect: an accepted call whose effect comes with its
-    /// answer.
-    fn may_have_effect(&self, c: &CallRecord) -> bool {
-        self.effect_at == EffectAt::Response
-            && c.ended.is_none()
-            && c.outcome == CallOutcome::Accepted
-    }
-
-    /// The provider's answer reached the caller. With `effect_at: response` an accepted call's
-    /// effect happens now. Returns the call's message and delivery (`None` for a call a streamed
-    /// ledger no longer holds).
-    pub fn answer(&mut self, id: CallId, at: Nanos) -> Option<(Option<Seq>, u32)> {
-        let (seq, worker, delivery, effect) = match &mut self.open {
-            Some(open) => {
-                let c = open.calls.take(number(id)?)?;
-                let effect = self.may_have_effect(&c);
-                (c.seq, c.worker, c.delivery, effect)
-            }
-            None => {
-                let effect = self.may_have_effect(&self.ledger.calls[id]);
-                let c = &mut self.ledger.calls[id];
-                c.ended = Some(at);
-                (c.seq, c.worker, c.delivery, effect)
-            }
+            open.calls.push(record) as CallId - 1
+        } else {
+            self.ledger.calls.push(record);
+            self.ledger.calls.len() - 1
         };
-        if effect {
+        if may_have_effect {
+            self.pending.insert(id);
+        }
+        id
+    }
+
+    /// The call's message, worker and delivery (`None` for a call a streamed ledger no longer
+    /// holds).
+    fn call_of(&self, id: CallId) -> Option<(Option<Seq>, WorkerId, u32)> {
+        let c = match &self.open {
+            Some(open) => open.calls.get(number(id)?)?,
+            None => self.ledger.calls.get(id)?,
+        };
+        Some((c.seq, c.worker, c.delivery))
+    }
+
+    /// The call's effect, if it is still to come: it happens at `at`.
+    fn settle(&mut self, id: CallId, at: Nanos) {
+        if !self.pending.remove(&id) {
+            return;
+        }
+        if let Some((seq, worker, delivery)) = self.call_of(id) {
             self.effect(seq, at, worker, delivery, EffectSource::Provider);
             if let Some(open) = &mut self.open {
                 open.closed.push(seq);
             }
         }
-        Some((seq, delivery))
+    }
+
+    /// The provider's answer reached the caller (its status, or its connection closed). With
+    /// `effect_at: response` a call the provider works on has its effect now. Returns the
+    /// call's message and delivery (`None` for a call a streamed ledger no longer holds).
+    pub fn answer(&mut self, id: CallId, at: Nanos) -> Option<(Option<Seq>, u32)> {
+        self.settle(id, at);
+        match &mut self.open {
+            Some(open) => {
+                let c = open.calls.take(number(id)?)?;
+                Some((c.seq, c.delivery))
+            }
+            None => {
+                let c = &mut self.ledger.calls[id];
+                c.ended = Some(at);
+                Some((c.seq, c.delivery))
+            }
+        }
+    }
+
+    /// A hung call's answer would have left now, its work done: with `effect_at: response` it
+    /// has its effect now (if its caller still waits). It stays open, never answered.
+    pub fn work_done(&mut self, id: CallId, at: Nanos) {
+        self.settle(id, at);
     }
 
     /// The caller died (or gave up) before the answer: the call is marked and, with
     /// `effect_at: response`, never has an effect. A streamed ledger lets the call go: an
     /// abandoned or timed-out call is never answered.
     pub fn abandon(&mut self, id: CallId, how: CallOutcome) {
-        if self.open.is_some() {
-            let open = self.open.as_mut();
-            let Some(c) = open.and_then(|o| o.calls.take(number(id)?)) else {
+        let pending = self.pending.remove(&id);
+        if let Some(open) = &mut self.open {
+            let Some(c) = number(id).and_then(|n| open.calls.take(n)) else {
                 return;
             };
-            if self.may_have_effect(&c) {
-                if let Some(open) = &mut self.open {
-                    open.closed.push(c.seq);
-                }
+            if pending {
+                open.closed.push(c.seq);
             }
             return;
         }
@@ -219,7 +248,10 @@ impl EffectLedger {
     pub fn abandon_open(&mut self) {
         for c in &mut self.ledger.calls {
             if c.ended.is_none()
-                && matches!(c.outcome, CallOutcome::Accepted | CallOutcome::Error(_))
+                && matches!(
+                    c.outcome,
+                    CallOutcome::Accepted | CallOutcome::Error(_) | CallOutcome::Reset
+                )
             {
                 c.outcome = CallOutcome::Abandoned;
             }
@@ -260,6 +292,7 @@ mod tests {
             delivery: 1,
             at: 5,
             outcome,
+            works: outcome == CallOutcome::Accepted,
         })
     }
 
@@ -285,5 +318,71 @@ mod tests {
         l.answer(e, 9);
         assert_eq!(l.ledger().effects.len(), 1);
         assert_eq!(l.ledger().effects[0].at, 9);
+    }
+
+    fn start_working(l: &mut EffectLedger, outcome: CallOutcome, at: Nanos) -> CallId {
+        l.start_call(CallStart {
+            seq: Some(1),
+            key: None,
+            worker: 1,
+            delivery: 1,
+            at,
+            outcome,
+            works: true,
+        })
+    }
+
+    #[test]
+    fn an_error_after_the_effect_has_it_where_effect_at_says() {
+        // request: a 503 and a reset after the effect, each its effect on arrival (5 s, 6 s);
+        // a 503 instead of the work (works: false), none. 2 effects, both before any answer.
+        let mut l = EffectLedger::new(EffectAt::Request);
+        let a = start_working(&mut l, CallOutcome::Error(503), 5);
+        let b = start_working(&mut l, CallOutcome::Reset, 6);
+        let c = start(&mut l, CallOutcome::Error(503));
+        let at: Vec<Nanos> = l.ledger().effects.iter().map(|e| e.at).collect();
+        assert_eq!(at, vec![5, 6]);
+        l.answer(a, 9);
+        l.answer(b, 9);
+        l.answer(c, 9);
+        assert_eq!(l.ledger().effects.len(), 2);
+        assert_eq!(l.ledger().calls[1].outcome, CallOutcome::Reset);
+        // response: the 503 after the effect has it as its answer leaves (9 s); the reset
+        // after the effect is abandoned first (its caller died): none. 1 effect.
+        let mut l = EffectLedger::new(EffectAt::Response);
+        let a = start_working(&mut l, CallOutcome::Error(503), 5);
+        let b = start_working(&mut l, CallOutcome::Reset, 6);
+        assert!(l.ledger().effects.is_empty());
+        l.abandon(b, CallOutcome::Abandoned);
+        l.answer(b, 9);
+        l.answer(a, 9);
+        let at: Vec<Nanos> = l.ledger().effects.iter().map(|e| e.at).collect();
+        assert_eq!(at, vec![9]);
+    }
+
+    #[test]
+    fn a_hang_after_the_effect_has_it_when_its_answer_would_have_left() {
+        // response: hung call a's work done at 8 s (its effect then, the call still open, then
+        // timed out at 20 s: still 1 effect); hung call b times out at 7 s, before its work
+        // would be done at 8 s: none. 1 effect, at 8 s.
+        let mut l = EffectLedger::new(EffectAt::Response);
+        let a = start_working(&mut l, CallOutcome::Accepted, 5);
+        let b = start_working(&mut l, CallOutcome::Accepted, 5);
+        l.abandon(b, CallOutcome::TimedOut);
+        l.work_done(a, 8);
+        l.work_done(b, 8);
+        l.abandon(a, CallOutcome::TimedOut);
+        let at: Vec<Nanos> = l.ledger().effects.iter().map(|e| e.at).collect();
+        assert_eq!(at, vec![8]);
+        assert_eq!(l.ledger().calls[0].ended, None, "never answered");
+        // The same streamed: call a's effect handed over once, and its message closed once.
+        let mut l = EffectLedger::streaming(EffectAt::Response);
+        let a = start_working(&mut l, CallOutcome::Accepted, 5);
+        l.work_done(a, 8);
+        l.abandon(a, CallOutcome::TimedOut);
+        let mut batched = Vec::new();
+        let r = l.recorded(&mut batched).expect("streamed");
+        assert_eq!((r.effects.len(), r.closed.len()), (1, 1));
+        assert!(r.started[0].may_have_effect);
     }
 }

@@ -2,7 +2,9 @@
 //! phases, and the effect ledger that counts what it did.
 //!
 //! - [`latency`]: sampling of `fixed`, `uniform`, `lognormal`, `per_message` and `mix`.
-//! - [`model`]: which latency and error a call gets at a given instant (phases).
+//! - [`model`]: which latency and error a call gets, and whether the provider does its work
+//!   (phases).
+//! - [`select`]: which calls a phase selects (time window, key, attempt, delivery).
 //! - [`ledger`]: every call and every effect, keyed by message; the single source of effect
 //!   counts.
 //! - [`http`]: the same model and ledger served over HTTP for live runs.
@@ -11,6 +13,8 @@ pub mod http;
 pub(crate) mod latency;
 pub(crate) mod ledger;
 pub(crate) mod model;
+pub(crate) mod select;
 
 pub use ledger::{CallId, EffectLedger};
 pub use model::{CallPlan, ProviderModel};
+pub use select::CallFacts;

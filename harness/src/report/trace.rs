@@ -41,6 +41,7 @@ pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
         let what = match c.outcome {
             CallOutcome::Accepted => "accepted".to_string(),
             CallOutcome::Error(s) => format!("error {s}"),
+            CallOutcome::Reset => "connection closed without an answer".to_string(),
             CallOutcome::Abandoned => "abandoned (worker died)".to_string(),
             CallOutcome::TimedOut => "timed out (client gave up)".to_string(),
         };

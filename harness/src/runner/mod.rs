@@ -16,7 +16,7 @@ pub use recorder::Recorder;
 
 use crate::metrics::Recording;
 use crate::profile::{Mode, Scenario};
-use crate::record::Sink;
+use crate::record::{nanos, Nanos, Sink};
 
 /// Why a run could not complete (exit code 3).
 #[derive(Debug, thiserror::Error)]
@@ -95,12 +95,33 @@ pub fn phase_label(p: &crate::profile::Phase) -> String {
         parts.push("latency".to_string());
     }
     if let Some(e) = &p.errors {
-        parts.push(format!("errors {} x{}", e.status, e.rate));
+        let after = if e.after_effect { " after effect" } else { "" };
+        parts.push(format!("errors {} x{}{after}", e.answer, e.rate));
     }
-    if let Some(h) = p.hang {
-        parts.push(format!("hangs x{h}"));
+    if let Some(h) = &p.hang {
+        parts.push(format!("hangs x{}", h.rate));
+    }
+    if let Some(keys) = &p.keys {
+        parts.push(format!("keys {}", keys.join(" ")));
+    }
+    if let Some(a) = &p.attempts {
+        let a: Vec<String> = a.iter().map(u32::to_string).collect();
+        parts.push(format!("attempt {}", a.join(" ")));
+    }
+    if let Some(d) = p.delivery {
+        parts.push(format!("delivery {d}"));
     }
     parts.join(", ")
+}
+
+/// A provider phase as the record keeps it: its window (to the end of the run, `run.duration +
+/// run.drain`, when it has no `to`) and its label.
+pub fn phase_record(
+    p: &crate::profile::Phase,
+    run: &crate::profile::RunSpec,
+) -> (Nanos, Nanos, String) {
+    let to = p.to.unwrap_or(run.duration + run.drain);
+    (nanos(p.from), nanos(to), phase_label(p))
 }
 
 /// The ramp a run records for its capacity metric (`workload.arrival: ramp`), if it has one.

@@ -8,6 +8,9 @@
 //! 16 KiB on the first request. Here a connection is one task holding hyper's buffers, a clone
 //! of the router (a reference count), its activity and the request in flight. Both servers
 //! speak HTTP/1.1, what SDKs and HTTP clients speak to a plain `http://` URL.
+//!
+//! A handler that answers [`Unanswered`] has its connection closed at once, nothing written:
+//! the provider's injected reset.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -98,6 +101,8 @@ async fn connection(
         tokio::select! {
             // A failed connection (the client went away) has no one left to tell.
             _ = conn.as_mut() => return,
+            // A request answered `Unanswered`: the socket goes, nothing written.
+            () = activity.close.notified() => return,
             _ = closing.wait_for(|&c| c) => break,
             () = activity.wake.notified() => {}
             () = tokio::time::sleep_until(at.into()) => {
@@ -111,6 +116,20 @@ async fn connection(
     }
     conn.as_mut().graceful_shutdown();
     let _ = conn.await;
+}
+
+/// A response marked so is never written: its connection is closed instead, as a server that
+/// dropped the connection does (the client sees the connection closed before an answer).
+#[derive(Debug, Clone, Copy)]
+pub struct Unanswered;
+
+impl Unanswered {
+    /// A response its connection closes instead of writing.
+    pub fn response() -> axum::response::Response {
+        let mut r = axum::response::Response::new(Body::empty());
+        r.extensions_mut().insert(Unanswered);
+        r
+    }
 }
 
 /// The router, telling the connection's activity when each request starts and ends, and
@@ -142,8 +161,16 @@ impl hyper::service::Service<http::Request<Incoming>> for Tracked {
         let by = Instant::now() + self.limits.header_read_timeout;
         let req = req.map(|b| Body::new(DeadlineBody::new(b, by)));
         let app = self.app.clone();
+        let activity = self.activity.clone();
         Box::pin(async move {
             let answer = app.oneshot(req).await;
+            if let Ok(r) = &answer {
+                if r.extensions().get::<Unanswered>().is_some() {
+                    activity.close.notify_one();
+                    // The connection drops this request with its socket.
+                    return std::future::pending().await;
+                }
+            }
             drop(in_flight);
             answer
         })

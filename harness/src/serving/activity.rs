@@ -29,6 +29,8 @@ pub struct Activity {
     idle_from: AtomicU64,
     /// Wakes the watchdog when a head starts to arrive (its deadline came earlier).
     pub wake: Notify,
+    /// Tells the connection to close at once, its request unanswered ([`super::Unanswered`]).
+    pub close: Notify,
 }
 
 impl Activity {
@@ -39,6 +41,7 @@ impl Activity {
             head_from: AtomicU64::new(0),
             idle_from: AtomicU64::new(0),
             wake: Notify::new(),
+            close: Notify::new(),
         }
     }
 

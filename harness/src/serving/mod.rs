@@ -12,6 +12,9 @@
 //! of 20 s, or a provider call a slow phase holds for 40 s (or a hang, which only the client
 //! ends). See [`ServeLimits`] for the defaults.
 //!
+//! A handler can answer [`Unanswered`]: its connection is closed at once, nothing written (the
+//! provider's injected reset).
+//!
 //! [`trim`] gives memory freed by closed connections and purged queues back to the system.
 
 mod accept;
@@ -23,7 +26,7 @@ mod listen;
 pub mod stop;
 pub mod trim;
 
-pub use accept::serve;
+pub use accept::{serve, Unanswered};
 pub use bind::listen;
 pub use limits::ServeLimits;
 pub use listen::parse_listen;

@@ -109,7 +109,11 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         &top.key("workload"),
         &top.key("consumer"),
     )?;
-    let provider = provider::resolve(raw.provider.unwrap_or_default(), &top.key("provider"))?;
+    let provider = provider::resolve(
+        raw.provider.unwrap_or_default(),
+        &workload,
+        &top.key("provider"),
+    )?;
     let chaos = chaos::resolve(
         raw.chaos.unwrap_or_default(),
         &run,

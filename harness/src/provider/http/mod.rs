@@ -7,6 +7,10 @@
 //! a JSON pointer into the body (default `/key`), a header such as `Idempotency-Key`, or a path
 //! segment ([`KeySource`]).
 //!
+//! An injected reset (`errors: { status: reset }`) is answered [`crate::serving::Unanswered`]:
+//! the connection is closed with nothing written, after the effect if the phase says
+//! `after_effect`.
+//!
 //! Kills before the reply leaves: at `call_started` (the request arrived) and `call_answered`
 //! (the answer is ready, not yet written), the server asks its [`LiveHooks`] whether the worker
 //! dies; if so it never answers, so no ack can race the kill and counts stay exact.

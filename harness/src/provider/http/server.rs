@@ -14,11 +14,11 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 
 use super::{KeySource, LiveClock};
-use crate::profile::KillPoint;
+use crate::profile::{EffectAt, KillPoint};
 use crate::provider::ledger::CallStart;
-use crate::provider::{CallId, EffectLedger, ProviderModel};
+use crate::provider::{CallFacts, CallId, EffectLedger, ProviderModel};
 use crate::record::{CallOutcome, Ledger, Seq, WorkerId};
-use crate::serving::ServeLimits;
+use crate::serving::{ServeLimits, Unanswered};
 
 /// What the live runner tells the provider about workers, and how it kills them.
 pub trait LiveHooks: Send + Sync + 'static {
@@ -255,8 +255,17 @@ async fn handle(
     drop((headers, body));
     let now = shared.clock.now();
     let seq = lock(&shared.keys).get(&key).copied();
-    let plan = lock(&shared.model).plan(now, seq);
     let delivery = shared.hooks.attribute(worker, &key, seq);
+    let (plan, effect_at) = {
+        let mut model = lock(&shared.model);
+        let facts = CallFacts {
+            at: now,
+            seq,
+            key: &key,
+            delivery,
+        };
+        (model.plan(&facts), model.effect_at)
+    };
     let call = lock(&shared.ledger).start_call(CallStart {
         seq,
         key: Some(key),
@@ -264,6 +273,7 @@ async fn handle(
         delivery,
         at: now,
         outcome: plan.outcome,
+        works: plan.works,
     });
     shared
         .in_flight
@@ -281,8 +291,15 @@ async fn handle(
     }
     match plan.latency {
         Some(l) => tokio::time::sleep(shared.clock.wall(l)).await,
-        // A hang: only the client's own timeout (or its death) ends this request.
-        None => std::future::pending::<()>().await,
+        // A hang: only the client's own timeout (or its death) ends this request. One after
+        // its effect, the effect with its answer, has it when the answer would have left.
+        None => {
+            if plan.works && effect_at == EffectAt::Response {
+                tokio::time::sleep(shared.clock.wall(plan.ready)).await;
+                lock(&shared.ledger).work_done(call, shared.clock.now());
+            }
+            std::future::pending::<()>().await
+        }
     }
     lock(&shared.ledger).answer(call, shared.clock.now());
     open.open = false;
@@ -293,6 +310,8 @@ async fn handle(
         std::future::pending::<()>().await;
     }
     match plan.outcome {
+        // Closed without an answer: the caller sees its connection closed.
+        CallOutcome::Reset => Unanswered::response(),
         CallOutcome::Error(status) => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             error(status, "injected provider error")

@@ -71,6 +71,7 @@ fn write_csv(ledger: &Ledger, path: &Path) -> std::io::Result<()> {
         let outcome = match c.outcome {
             CallOutcome::Accepted => "accepted".to_string(),
             CallOutcome::Error(s) => format!("error {s}"),
+            CallOutcome::Reset => "reset".to_string(),
             CallOutcome::Abandoned => "abandoned".to_string(),
             CallOutcome::TimedOut => "timed out".to_string(),
         };

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::profile::{EffectAt, ErrorSpec, KillPoint, LatencyDist, Phase, ProviderSpec};
+use crate::profile::{
+    EffectAt, ErrorAnswer, ErrorSpec, KillPoint, LatencyDist, Phase, ProviderSpec,
+};
 use crate::provider::ProviderModel;
 use crate::record::{CallOutcome, Seq, WorkerId};
 
@@ -124,13 +126,15 @@ async fn keys_come_from_a_header_or_a_path_segment_and_unknown_keys_are_kept() {
 async fn injected_errors_are_answered_and_never_an_effect() {
     let phase = Phase {
         from: Duration::ZERO,
-        to: Duration::from_secs(3600),
+        to: Some(Duration::from_secs(3600)),
         latency: None,
         errors: Some(ErrorSpec {
-            status: 503,
+            answer: ErrorAnswer::Status(503),
             rate: 1.0,
+            after_effect: false,
         }),
         hang: None,
+        ..Phase::default()
     };
     let p = provider(
         spec(0, EffectAt::Response, vec![phase]),

@@ -168,7 +168,7 @@ async fn run_live(
             .provider
             .phases
             .iter()
-            .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
+            .map(|p| crate::runner::phase_record(p, &s.run))
             .collect(),
         ingress: ran.ingress,
         incomplete: ran.interrupted.then(|| interrupt::REASON.to_string()),

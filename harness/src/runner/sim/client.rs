@@ -17,8 +17,9 @@ use rand::RngExt;
 use super::connection::Request;
 use super::world::{Doom, Handling, OpId, OpResult, TimerKind, World, CLASS_HANDLER};
 use crate::broker::Receipt;
-use crate::profile::KillPoint;
+use crate::profile::{EffectAt, KillPoint};
 use crate::provider::ledger::CallStart;
+use crate::provider::CallFacts;
 use crate::record::{
     nanos, AckOutcome, EffectSource, Event, EventKind, HandlerEnd, Republish, WorkerId,
 };
@@ -264,7 +265,12 @@ impl ProviderClient for SimClient {
             let slot = w.slot(self.worker);
             let (incarnation, delivery) =
                 (slot.incarnation, slot.handling.map_or(0, |h| h.delivery));
-            let plan = w.provider.plan(now, seq);
+            let plan = w.provider.plan(&CallFacts {
+                at: now,
+                seq,
+                key: req.key,
+                delivery,
+            });
             let call = w.ledger.start_call(CallStart {
                 seq,
                 // The message's own key is not copied: the record reads it from the message.
@@ -273,6 +279,7 @@ impl ProviderClient for SimClient {
                 delivery,
                 at: now,
                 outcome: plan.outcome,
+                works: plan.works,
             });
             w.slot(self.worker).open_calls.push(call);
             if w.kill_point(self.worker, &KillPoint::CallStarted, seq, delivery) {
@@ -280,6 +287,19 @@ impl ProviderClient for SimClient {
             } else {
                 let op = w.new_op();
                 let worker = self.worker;
+                // A hang after the effect, its effect with its answer: the work is done when the
+                // answer would have left, unless the client gave up before.
+                if plan.latency.is_none()
+                    && plan.works
+                    && w.provider.effect_at == EffectAt::Response
+                    && w.http_timeout.is_none_or(|t| plan.ready <= t)
+                {
+                    w.schedule(
+                        now + plan.ready,
+                        CLASS_HANDLER,
+                        TimerKind::WorkDone { call },
+                    );
+                }
                 // The client's own timeout ends the wait first if it is shorter than the answer
                 // (or the answer never comes); without one, a hung call waits for ever.
                 match (w.http_timeout, plan.latency) {

@@ -129,7 +129,7 @@ pub(crate) fn run_consumer(
             .provider
             .phases
             .iter()
-            .map(|p| (nanos(p.from), nanos(p.to), crate::runner::phase_label(p)))
+            .map(|p| crate::runner::phase_record(p, &scenario.run))
             .collect(),
         ingress: None,
         incomplete: stopped,
@@ -485,6 +485,11 @@ impl Executor {
                     .push((op, OpResult::Call(Err(ProviderError::Timeout))));
                 worker
             }
+            TimerKind::WorkDone { call } => {
+                let now = w.now;
+                w.ledger.work_done(call, now);
+                return;
+            }
             TimerKind::Answer {
                 worker,
                 incarnation,
@@ -503,6 +508,9 @@ impl Executor {
                 if !w.kill_point(worker, &KillPoint::CallAnswered, seq, delivery) {
                     let result = match outcome {
                         CallOutcome::Error(status) => Err(ProviderError::Status(status)),
+                        CallOutcome::Reset => Err(ProviderError::Unavailable(
+                            "connection closed without an answer".into(),
+                        )),
                         _ => Ok(()),
                     };
                     w.slot(worker).results.push((op, OpResult::Call(result)));

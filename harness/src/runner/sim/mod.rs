@@ -64,6 +64,8 @@ mod tests_message;
 #[cfg(test)]
 mod tests_producer;
 #[cfg(test)]
+mod tests_provider_faults;
+#[cfg(test)]
 mod tests_republish;
 #[cfg(test)]
 mod tests_sqs_policy;

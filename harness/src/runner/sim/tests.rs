@@ -329,10 +329,11 @@ fn redrive_moves_the_dlq_back_and_each_entry_runs_again() {
     let mut s = base();
     s.provider.phases = vec![Phase {
         from: secs(0),
-        to: secs(60),
+        to: Some(secs(60)),
         latency: Some(LatencyDist::Fixed(secs(40))),
         errors: None,
         hang: None,
+        ..Phase::default()
     }];
     s.broker.max_deliveries = 1;
     s.redrive = Some(secs(100));
@@ -364,10 +365,14 @@ fn a_hung_call_ends_only_by_the_clients_own_timeout() {
     s.consumer.options.http_timeout = Some(secs(15));
     s.provider.phases = vec![Phase {
         from: secs(0),
-        to: secs(10),
+        to: Some(secs(10)),
         latency: None,
         errors: None,
-        hang: Some(1.0),
+        hang: Some(HangSpec {
+            rate: 1.0,
+            after_effect: true,
+        }),
+        ..Phase::default()
     }];
     let r = run(&s);
     assert_eq!(r.ledger.calls[0].outcome, CallOutcome::TimedOut);

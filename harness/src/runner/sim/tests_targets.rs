@@ -205,13 +205,15 @@ fn retries_in_the_handler_back_off_and_multiply_with_redeliveries() {
     s.provider.latency = LatencyDist::Fixed(secs(1));
     s.provider.phases = vec![Phase {
         from: secs(0),
-        to: secs(10),
+        to: Some(secs(10)),
         latency: None,
         errors: Some(ErrorSpec {
-            status: 503,
+            answer: ErrorAnswer::Status(503),
             rate: 1.0,
+            after_effect: false,
         }),
         hang: None,
+        ..Phase::default()
     }];
     s.consumer.options.retry = Some(RetrySpec {
         max_attempts: 3,
@@ -227,8 +229,9 @@ fn retries_in_the_handler_back_off_and_multiply_with_redeliveries() {
     assert_eq!(m.handler_retries, 2);
     // A 4xx is permanent: no retry in the handler.
     s.provider.phases[0].errors = Some(ErrorSpec {
-        status: 400,
+        answer: ErrorAnswer::Status(400),
         rate: 1.0,
+        after_effect: false,
     });
     let r = run(&s);
     assert_eq!(

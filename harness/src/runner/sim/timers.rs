@@ -57,6 +57,11 @@ pub(super) enum TimerKind {
         op: OpId,
         call: CallId,
     },
+    /// A hung call after its effect, with `effect_at: response`: the instant its answer would
+    /// have left, when the provider's work is done (no one is woken).
+    WorkDone {
+        call: CallId,
+    },
     DelayedKill {
         worker: WorkerId,
         incarnation: u32,
