@@ -32,6 +32,7 @@ pub(crate) mod run_variables;
 mod scalar;
 pub(crate) mod scenario;
 pub(crate) mod template;
+mod unknown_broker_key;
 
 use std::path::Path;
 
