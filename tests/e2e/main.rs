@@ -12,6 +12,8 @@ mod common;
 mod connection_errors;
 mod consumer_env;
 #[cfg(feature = "live")]
+mod consumer_program;
+#[cfg(feature = "live")]
 mod crashes;
 mod deploy_profiles;
 mod engine;
@@ -21,6 +23,7 @@ mod frameworks;
 mod frameworks_deploy;
 #[cfg(feature = "live")]
 mod frameworks_kafka;
+mod frameworks_sim;
 #[cfg(feature = "live")]
 mod interrupt;
 #[cfg(feature = "live")]
