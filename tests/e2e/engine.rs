@@ -260,11 +260,22 @@ fn a_live_profile_needs_the_live_feature() {
 #[cfg(feature = "live")]
 #[test]
 fn a_live_consumer_that_cannot_start_ends_the_run_with_exit_3() {
-    let (_dir, path) = crate::common::temp_profile(
-        "name: no-such-consumer\nmode: live\nrun: { duration: 10s, time_scale: 0.1 }\n\
-         workload: { arrival: { every: 1s } }\n\
-         consumer: { command: [/nonexistent/consumer], workers: 2 }\n",
-    );
+    // The program is there and executable (the check before the run passes), but its
+    // interpreter is not: starting it fails.
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("consumer");
+    std::fs::write(&program, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let (_dir, path) = crate::common::temp_profile(&format!(
+        "name: no-such-consumer\nmode: live\nrun: {{ duration: 10s, time_scale: 0.1 }}\n\
+         workload: {{ arrival: {{ every: 1s }} }}\n\
+         consumer: {{ command: [{}], workers: 2 }}\n",
+        program.display()
+    ));
     let o = ackbench(&[
         "run",
         path.to_str().unwrap(),
@@ -274,7 +285,24 @@ fn a_live_consumer_that_cannot_start_ends_the_run_with_exit_3() {
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("cannot start worker"), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("/nonexistent/consumer"),
+        stderr(&o).contains(&program.display().to_string()),
+        "{}",
+        stderr(&o)
+    );
+    // A program that is not there at all is refused before the run (exit 2).
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(&program.display().to_string(), "/nonexistent/consumer");
+    std::fs::write(&path, text).unwrap();
+    let o = ackbench(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        _dir.path().join("r2").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("consumer.command: the program `/nonexistent/consumer` does not exist"),
         "{}",
         stderr(&o)
     );
