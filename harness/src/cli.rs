@@ -160,7 +160,17 @@ Your own consumer, unmodified (mode: live):
   $${ writes a literal ${, and anything else is passed as written; a run variable the profile's
   broker kind does not give is refused (exit 2). The workers' stdout and stderr stay in the
   folder the report's WORKER LOGS note names; CRASHES and NEVER RAN notes quote the end of
-  their stderr.";
+  their stderr.
+
+The same profile as its sim model (no broker, no program, deterministic by seed): give
+  consumer.sim, the built-in target that stands in for consumer.command in sim mode, and run
+  with --mode sim, which also leaves out the other live-only keys (consumer.env, broker.url):
+
+    consumer:
+      command: [python3, worker.py]
+      sim: { target: ack-after-work }
+
+    ackbench run profiles/frameworks/celery-rabbitmq.yaml --mode sim";
 
 const SWEEP_EXAMPLES: &str = "\
 Examples:
@@ -220,10 +230,49 @@ pub struct ProfileArgs {
     pub sets: Vec<String>,
 }
 
+/// `--mode`: a live profile run as its sim model, or a sim profile run live.
+#[derive(Debug, Args)]
+pub struct ModeArgs {
+    /// Run in this mode whatever the profile says. `sim` also leaves out what only a live run
+    /// reads (consumer.command, consumer.env, consumer.clock, broker.url, broker.endpoint,
+    /// broker.observe, workload.ingress): a profile's consumer.command is replaced by its
+    /// consumer.sim, the built-in target that stands in for it in sim mode.
+    ///
+    /// Example: --mode sim  (profiles/frameworks/celery-rabbitmq.yaml as its sim model, no
+    /// RabbitMQ, no Celery)
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<ModeArg>,
+}
+
+/// `--mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    Sim,
+    Live,
+}
+
+impl ModeArg {
+    pub fn mode(self) -> crate::profile::Mode {
+        match self {
+            ModeArg::Sim => crate::profile::Mode::Sim,
+            ModeArg::Live => crate::profile::Mode::Live,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ModeArg::Sim => "sim",
+            ModeArg::Live => "live",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
+    #[command(flatten)]
+    pub mode: ModeArgs,
     /// Report folder [default: reports/<profile name>/, or, with --set overrides or a --seed
     /// other than the profile's, reports/<profile name>+<overrides>/, e.g.
     /// reports/marlow-thursday+consumer.target=ack-before-work/; long or unusual overrides are
@@ -277,12 +326,16 @@ pub struct ReportArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
+    #[command(flatten)]
+    pub mode: ModeArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
+    #[command(flatten)]
+    pub mode: ModeArgs,
     /// A field and the values it takes, comma-separated; repeatable (the grid is every
     /// combination).
     ///
@@ -311,6 +364,8 @@ pub struct SweepArgs {
 pub struct SizeArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
+    #[command(flatten)]
+    pub mode: ModeArgs,
     /// Size from this handler latency instead of a sim run of the profile: an HDR histogram
     /// interval log (.hlog, values in microseconds), e.g. a report's handler-latency.hlog.
     #[arg(long, value_name = "FILE")]

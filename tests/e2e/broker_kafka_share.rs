@@ -43,7 +43,7 @@ fn a_share_groups_bad_values_are_refused_naming_the_key() {
     refused(
         &format!("{BASE}broker: {{ kind: kafka-share, visibility_timeout: 30s }}\n"),
         "broker.visibility_timeout: `visibility_timeout` is a key of broker kind sqs, not of \
-         kafka-share; the keys of kafka-share are: url, partitions, record_lock_duration, \
+         kafka-share; the keys of kafka-share are: kind, url, partitions, record_lock_duration, \
          delivery_count_limit",
     );
 }

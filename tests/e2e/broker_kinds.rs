@@ -81,18 +81,19 @@ fn a_key_of_another_kind_is_refused_naming_the_kinds_keys() {
     refused(
         &format!("{BASE}broker:\n  kind: nats\n  visibility_timeout: 30s\n"),
         "{path}:7:3: broker.visibility_timeout: `visibility_timeout` is a key of broker kind sqs, \
-         not of nats; the keys of nats are: url, ack_wait, max_deliver, backoff, max_ack_pending",
+         not of nats; the keys of nats are: kind, url, ack_wait, max_deliver, backoff, max_ack_pending, \
+         observe, queue\n",
     );
     refused(
         &format!("{BASE}broker: {{ kind: rabbitmq, min_idle: 30s }}\n"),
         "{path}:5:27: broker.min_idle: `min_idle` is a key of broker kind redis-streams, not of \
-         rabbitmq; the keys of rabbitmq are: url, queue_type, consumer_timeout, \
+         rabbitmq; the keys of rabbitmq are: kind, url, queue_type, consumer_timeout, \
          timeout_check_every, delivery_limit, prefetch, dead_letter",
     );
     refused(
         &format!("{BASE}broker: {{ kind: sqs, url: \"redis://127.0.0.1\" }}\n"),
         "broker.url: `url` is a key of broker kinds rabbitmq, nats, redis-streams, kafka, kafka-share, \
-         not of sqs; the keys of sqs are: endpoint, visibility_timeout, max_receives, stale_ack",
+         not of sqs; the keys of sqs are: kind, endpoint, visibility_timeout, max_receives, stale_ack",
     );
     refused(
         &format!("{BASE}broker: {{ stale_ack: delete, kind: redis-streams }}\n"),

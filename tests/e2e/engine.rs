@@ -60,7 +60,15 @@ fn marlow_thursday_duplicates_everything_and_dead_letters_every_order() {
         .find_map(|l| l.strip_prefix("reproduce: "))
         .unwrap_or_else(|| panic!("no reproduce line: {out}"));
     let (program, rest) = line.split_once(' ').unwrap();
-    assert_eq!(rest, "run profiles/marlow-thursday.yaml --seed 1", "{out}");
+    // The folder the run wrote to is kept (`--out`): the line reruns into the same folder.
+    let folder = rest
+        .strip_prefix("run profiles/marlow-thursday.yaml --seed 1 --out ")
+        .unwrap_or_else(|| panic!("the profile, seed and --out: {out}"));
+    // (the temporary folder run_profile gave, removed since)
+    assert!(
+        std::path::Path::new(folder).starts_with(std::env::temp_dir()),
+        "{out}"
+    );
     let exe = std::path::Path::new(env!("CARGO_BIN_EXE_ackbench"));
     if program != "ackbench" {
         let named = crate::common::root().join(program).canonicalize().unwrap();
@@ -252,11 +260,22 @@ fn a_live_profile_needs_the_live_feature() {
 #[cfg(feature = "live")]
 #[test]
 fn a_live_consumer_that_cannot_start_ends_the_run_with_exit_3() {
-    let (_dir, path) = crate::common::temp_profile(
-        "name: no-such-consumer\nmode: live\nrun: { duration: 10s, time_scale: 0.1 }\n\
-         workload: { arrival: { every: 1s } }\n\
-         consumer: { command: [/nonexistent/consumer], workers: 2 }\n",
-    );
+    // The program is there and executable (the check before the run passes), but its
+    // interpreter is not: starting it fails.
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("consumer");
+    std::fs::write(&program, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let (_dir, path) = crate::common::temp_profile(&format!(
+        "name: no-such-consumer\nmode: live\nrun: {{ duration: 10s, time_scale: 0.1 }}\n\
+         workload: {{ arrival: {{ every: 1s }} }}\n\
+         consumer: {{ command: [{}], workers: 2 }}\n",
+        program.display()
+    ));
     let o = ackbench(&[
         "run",
         path.to_str().unwrap(),
@@ -266,7 +285,24 @@ fn a_live_consumer_that_cannot_start_ends_the_run_with_exit_3() {
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("cannot start worker"), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("/nonexistent/consumer"),
+        stderr(&o).contains(&program.display().to_string()),
+        "{}",
+        stderr(&o)
+    );
+    // A program that is not there at all is refused before the run (exit 2).
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(&program.display().to_string(), "/nonexistent/consumer");
+    std::fs::write(&path, text).unwrap();
+    let o = ackbench(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        _dir.path().join("r2").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("consumer.command: the program `/nonexistent/consumer` does not exist"),
         "{}",
         stderr(&o)
     );

@@ -121,6 +121,26 @@ fn celery_prefork_finishes_the_tasks_its_pool_children_run_within_the_grace() {
 }
 
 #[test]
+fn celery_prefork_short_grace_duplicates_each_task_it_cuts() {
+    if !celery_here() {
+        return;
+    }
+    // Grace 3 s, two orders, tasks of 25 s, the email sent at the request. Worker 1 is told at
+    // 15 s inside order 1 or 2 (to 28.5 s or later): its main process stops consuming, its pool
+    // child (not signalled) goes on with the task; at 18 s the grace ends and the SIGKILL takes
+    // the worker's whole process group, the child with it, before the task ends: no ack, and
+    // RabbitMQ requeues the order on the connection's close. Worker 1 is back at 19 s and worker
+    // 2 is told then, inside the other order: killed at 22 s the same way. Each cut order runs
+    // again on a restarted worker, as with the threads pool: 2 messages, 4 effects, 2
+    // duplicates, 0 lost; the rollout: 2 told, 0 stopped, 2 killed, 2 cut, 2 duplicates.
+    let prefork = celery_pool("prefork");
+    let two = "workload.count=2";
+    let s = deploy_run("celery-rabbitmq", "25s", "request", "3s", &[&prefork, two]);
+    assert_eq!(counts(&s), [2, 4, 2, 0], "{s}");
+    assert_eq!(cost(&s), [2, 0, 2, 2, 2, 0, 0], "{s}");
+}
+
+#[test]
 fn dramatiq_finishes_the_message_in_flight_within_the_grace() {
     if !service_up("RabbitMQ", 5672) || !python_with("dramatiq", "dramatiq[rabbitmq]>=1.15") {
         return;

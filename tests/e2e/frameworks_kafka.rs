@@ -4,7 +4,7 @@
 //! (`profiles/frameworks/faststream/kafka_app.py`, its broker chosen by `KAFKA_CLIENT`) by
 //! `profiles/frameworks/faststream-kafka.yaml` against the Kafka-protocol broker on this machine
 //! (Tansu on 127.0.0.1:9092, docs/kafka-live.md), the two side by side. Each live run is
-//! compared with `--set mode=sim` of the same profile and the built-in target that commits as
+//! compared with `--mode sim` of the same profile and the built-in target that commits as
 //! FastStream does; the run's topic and consumer group are gone afterwards and no worker is left.
 //!
 //! Measured, not loosened: a live delivery is a fetch, and both clients fetch a partition's
@@ -80,17 +80,11 @@ fn live(tag: &str, args: &[&str]) -> Vec<(&'static str, Value)> {
         .collect()
 }
 
-/// The shipped profile in sim mode with `args`, the built-in `target` in place of FastStream.
+/// The shipped profile as its sim model (`--mode sim`) with `args`, the built-in `target`
+/// standing in for FastStream (`consumer.sim`; the profile's own is ack-after-work).
 fn sim(target: &str, args: &[&str]) -> Value {
-    let target = format!("consumer.target={target}");
-    let mut all = vec![
-        "--set",
-        "mode=sim",
-        "--set",
-        "consumer.command=~",
-        "--set",
-        target.as_str(),
-    ];
+    let target = format!("consumer.sim.target={target}");
+    let mut all = vec!["--mode", "sim", "--set", target.as_str()];
     all.extend_from_slice(args);
     let (_, code, err, s) = run_to_end(&root().join(PROFILE), &all);
     assert!(code.is_some_and(|c| c <= 1), "sim: exit {code:?}: {err}");

@@ -12,6 +12,8 @@ mod common;
 mod connection_errors;
 mod consumer_env;
 #[cfg(feature = "live")]
+mod consumer_program;
+#[cfg(feature = "live")]
 mod crashes;
 mod deploy_profiles;
 mod engine;
@@ -21,7 +23,9 @@ mod frameworks;
 mod frameworks_deploy;
 #[cfg(feature = "live")]
 mod frameworks_kafka;
+#[cfg(feature = "live")]
 mod frameworks_retries;
+mod frameworks_sim;
 #[cfg(feature = "live")]
 mod interrupt;
 #[cfg(feature = "live")]

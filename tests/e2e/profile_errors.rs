@@ -70,8 +70,25 @@ fn an_unknown_key_lists_the_allowed_keys() {
     expect_error(
         &with("broker:\n  visibilty_timeout: 30s\n"),
         &[],
-        "{path}:7:3: broker.visibilty_timeout: unknown field `visibilty_timeout`, expected one of \
-         `kind`, `url`, `endpoint`, `visibility_timeout`, `max_receives`, `stale_ack`",
+        "{path}:7:3: broker.visibilty_timeout: unknown key `visibilty_timeout` for broker kind \
+         sqs; the keys of sqs are: kind, endpoint, visibility_timeout, max_receives, stale_ack, \
+         fifo, dedup_window, observe, queue\n",
+    );
+    // The kind the profile names: its keys only, all of them (a key of another kind is named
+    // as such).
+    expect_error(
+        &with("broker:\n  kind: kafka\n  max_poll_record: 5\n"),
+        &[],
+        "{path}:8:3: broker.max_poll_record: unknown key `max_poll_record` for broker kind kafka; \
+         the keys of kafka are: kind, url, partitions, max_poll_interval, session_timeout, \
+         heartbeat_interval, max_poll_records, enable_auto_commit, auto_commit_interval, \
+         assignment, static_membership, observe, queue\n",
+    );
+    expect_error(
+        &with("broker:\n  kind: rabbitmq\n  reuse_queue: true\n"),
+        &[],
+        "the keys of rabbitmq are: kind, url, queue_type, consumer_timeout, timeout_check_every, \
+         delivery_limit, prefetch, dead_letter, heartbeat, arguments, observe, queue, reuse\n",
     );
 }
 
@@ -649,7 +666,7 @@ fn fifo_and_dedup_window_are_sqs_keys_only() {
         &with("broker: { kind: nats, dedup_window: 2m }\n"),
         &[],
         "{path}:6:23: broker.dedup_window: `dedup_window` is a key of broker kind sqs, not of \
-         nats; the keys of nats are: url, ack_wait, max_deliver, backoff, max_ack_pending",
+         nats; the keys of nats are: kind, url, ack_wait, max_deliver, backoff, max_ack_pending",
     );
     expect_error(
         &with("broker: { kind: rabbitmq, fifo: true }\n"),

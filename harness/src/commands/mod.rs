@@ -4,6 +4,7 @@
 
 mod broker;
 mod check;
+mod consumer_program;
 mod default_folder;
 mod error;
 mod program;
@@ -41,6 +42,22 @@ pub(crate) fn serve_limits(args: &crate::cli::ServeArgs) -> Result<ServeLimits, 
     }
     .validate()
     .map_err(|e| bad(e.to_string()))
+}
+
+/// The `--set` overrides of a command line, with `--mode`'s after them (`mode=...`, and in
+/// sim mode the live-only keys left out), or why the profile cannot be read (exit 2).
+pub(crate) fn sets_with_mode(
+    path: &Path,
+    sets: &[String],
+    mode: &crate::cli::ModeArgs,
+) -> Result<Vec<String>, CommandError> {
+    let mut all = sets.to_vec();
+    if let Some(m) = mode.mode {
+        let more = profile::mode_overrides(path, sets, m.mode())
+            .map_err(|e| CommandError::bad_input(e.to_string()))?;
+        all.extend(more);
+    }
+    Ok(all)
 }
 
 /// Loads and validates a profile, or says why not (exit 2).

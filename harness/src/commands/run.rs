@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::default_folder::default_folder;
-use super::{exit_code, load, mode_name, shell_word, CommandError, Outcome};
+use super::{exit_code, load, mode_name, sets_with_mode, shell_word, CommandError, Outcome};
 use crate::cli::{RecordArg, RunArgs};
 use crate::metrics::Recording;
 use crate::profile::{self, Scenario};
@@ -47,7 +47,9 @@ struct Ready {
 /// Parse and validate: the profile, the flags against it, and the report folder.
 fn prepare(args: &RunArgs) -> Result<Ready, CommandError> {
     let bad = CommandError::bad_input;
-    let mut scenario = load(&args.profile.profile, &args.profile.sets)?;
+    let sets = sets_with_mode(&args.profile.profile, &args.profile.sets, &args.mode)?;
+    let mut scenario = load(&args.profile.profile, &sets)?;
+    super::consumer_program::check(&args.profile.profile, &scenario)?;
     let profile_seed = scenario.seed;
     if let Some(seed) = args.seed {
         scenario.seed = seed;
@@ -65,12 +67,14 @@ fn prepare(args: &RunArgs) -> Result<Ready, CommandError> {
             bad(format!("{why}: {e}"))
         })?;
     }
-    let profile_text = profile::effective_yaml(&args.profile.profile, &args.profile.sets)
-        .map_err(|e| bad(e.to_string()))?;
+    let profile_text =
+        profile::effective_yaml(&args.profile.profile, &sets).map_err(|e| bad(e.to_string()))?;
     let reproduce = reproduce_command(args, scenario.seed);
     let out = args.out.clone().unwrap_or_else(|| {
         let seed = args.seed.filter(|s| *s != profile_seed);
-        default_folder(&scenario.name, &args.profile.sets, seed)
+        let mut named = args.profile.sets.clone();
+        named.extend(args.mode.mode.map(|m| format!("mode={}", m.name())));
+        default_folder(&scenario.name, &named, seed)
     });
     let prepared = folder::prepare(&out, "report", args.force).map_err(|e| {
         let flag = if args.out.is_some() { "--out " } else { "" };
@@ -281,12 +285,91 @@ fn check_trace_keys(scenario: &Scenario, keys: &[String]) -> Result<(), String> 
     Ok(())
 }
 
-/// The command that reproduces this run exactly (the seed made explicit).
+/// The command that reproduces this run exactly: the seed made explicit, and every flag that
+/// changes what the run does or writes where (`--mode`, `--set`, `--out`, `--record`,
+/// `--trace`, `--format`); not `--force`, `--quiet`, which change neither.
 fn reproduce_command(args: &RunArgs, seed: u64) -> String {
     let path = args.profile.profile.display().to_string();
     let mut cmd = format!("ackbench run {} --seed {seed}", shell_word(&path));
+    if let Some(m) = args.mode.mode {
+        cmd.push_str(&format!(" --mode {}", m.name()));
+    }
     for s in &args.profile.sets {
         cmd.push_str(&format!(" --set {}", shell_word(s)));
     }
+    if let Some(out) = &args.out {
+        cmd.push_str(&format!(
+            " --out {}",
+            shell_word(&out.display().to_string())
+        ));
+    }
+    match args.record {
+        RecordArg::Auto => {}
+        RecordArg::Full => cmd.push_str(" --record full"),
+        RecordArg::Stream => cmd.push_str(" --record stream"),
+    }
+    for key in &args.trace {
+        cmd.push_str(&format!(" --trace {}", shell_word(key)));
+    }
+    if args.formats != report::Format::ALL {
+        let names: Vec<String> = args
+            .formats
+            .iter()
+            .filter_map(clap::ValueEnum::to_possible_value)
+            .map(|v| v.get_name().to_string())
+            .collect();
+        cmd.push_str(&format!(" --format {}", names.join(",")));
+    }
     cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::reproduce_command;
+    use crate::cli::{Cli, Command};
+
+    /// The reproduce line of `ackbench ARGS...` (a `run`), seed 1.
+    fn reproduce(args: &[&str]) -> String {
+        let all = [&["ackbench", "run"], args].concat();
+        match Cli::parse_from(all).command {
+            Command::Run(r) => reproduce_command(&r, 1),
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_reproduce_line_keeps_every_flag_that_changes_the_run_or_where_it_is_written() {
+        assert_eq!(reproduce(&["p.yaml"]), "ackbench run p.yaml --seed 1");
+        assert_eq!(
+            reproduce(&[
+                "p.yaml",
+                "--quiet",
+                "--out",
+                "my reports/x",
+                "--set",
+                "consumer.workers=2",
+                "--mode",
+                "sim",
+                "--force",
+                "--record",
+                "full",
+                "--trace",
+                "msg-1",
+                "--format",
+                "json,md",
+                "--seed",
+                "9",
+            ]),
+            "ackbench run p.yaml --seed 1 --mode sim --set consumer.workers=2 --out 'my \
+             reports/x' --record full --trace msg-1 --format json,md"
+        );
+        // Every format, in any order, is the default: not repeated.
+        let all = "json,csv,png,svg,html,junit,md";
+        assert_eq!(
+            reproduce(&["p.yaml", "--format", all, "--record", "auto"]),
+            "ackbench run p.yaml --seed 1"
+        );
+    }
 }

@@ -8,9 +8,10 @@ use crate::verdict::exit;
 
 pub fn size(args: SizeArgs) -> Outcome {
     exit_on_signals("ackbench size:");
+    let sets = super::sets_with_mode(&args.profile.profile, &args.profile.sets, &args.mode)?;
     let request = SizeRequest {
         profile: args.profile.profile,
-        sets: args.profile.sets,
+        sets,
         latency_from: args.latency_from,
         target_risk: args.target_risk,
         margin: args.margin,

@@ -8,9 +8,10 @@ use crate::verdict::exit;
 
 pub fn sweep(args: SweepArgs) -> Outcome {
     exit_on_signals("ackbench sweep:");
+    let sets = super::sets_with_mode(&args.profile.profile, &args.profile.sets, &args.mode)?;
     let request = SweepRequest {
         profile: args.profile.profile,
-        sets: args.profile.sets,
+        sets,
         vary: args.vary,
         metrics: args.metrics,
         out: args.out,

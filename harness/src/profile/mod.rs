@@ -21,6 +21,7 @@ pub(crate) mod kinds;
 mod locate;
 pub(crate) mod message;
 pub(crate) mod message_rule;
+mod mode_flag;
 pub(crate) mod overrides;
 pub(crate) mod path;
 pub(crate) mod presets;
@@ -32,6 +33,7 @@ pub(crate) mod run_variables;
 mod scalar;
 pub(crate) mod scenario;
 pub(crate) mod template;
+mod unknown_broker_key;
 
 use std::path::Path;
 
@@ -62,6 +64,18 @@ pub fn load_str(origin: &str, text: &str, overrides: &[String]) -> Result<Scenar
     let doc = Document::parse(origin, text, overrides)?;
     let raw = doc.read_raw()?;
     resolve::resolve(raw, &default_name(origin)).map_err(|p| doc.error(p))
+}
+
+/// The overrides `--mode mode` adds to the profile at `path` after `overrides`: `mode=...`,
+/// and in sim mode the live-only keys it has, left out ([`mode_flag`]).
+pub fn mode_overrides(
+    path: &Path,
+    overrides: &[String],
+    mode: Mode,
+) -> Result<Vec<String>, ProfileError> {
+    let origin = path.display().to_string();
+    let doc = Document::parse(&origin, &read(path)?, overrides)?;
+    Ok(mode_flag::overrides(&doc.value, mode))
 }
 
 /// The profile at `path` after `overrides`, as YAML: what a report shows as "profile as run".

@@ -410,7 +410,8 @@ pub struct RawPoison {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys target, command, env, clock, workers, restart_after, options"
+    expecting = "a mapping with keys target, command, env, clock, sim, workers, restart_after, \
+                 options"
 )]
 pub struct RawConsumer {
     pub target: Option<Text>,
@@ -423,6 +424,17 @@ pub struct RawConsumer {
     pub workers: Option<u32>,
     pub restart_after: Option<DurationText>,
     /// Per-target options, checked against what the chosen target accepts.
+    pub options: Option<yaml_serde::Mapping>,
+    /// The built-in target that stands in for `command` in sim mode.
+    pub sim: Option<RawConsumerSim>,
+}
+
+/// `consumer.sim`: a built-in target and its options, run in sim mode in place of a
+/// `consumer.command` (which runs only live).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping with keys target, options")]
+pub struct RawConsumerSim {
+    pub target: Option<Text>,
     pub options: Option<yaml_serde::Mapping>,
 }
 

@@ -29,6 +29,10 @@ pub struct StderrTail {
     pub before_last_crash: bool,
     /// At most 5 lines, blank ones left out, each at most 240 characters.
     pub lines: Vec<String>,
+    /// The line of the same stderr that names the error (`TypeError: ...`, Python's last
+    /// `XxxError: ...`), when it is not among `lines`: a long stack trace ends far below it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_line: Option<String>,
 }
 
 impl WorkerLogsRecord {

@@ -430,6 +430,7 @@ fn worker_logs_are_kept_in_summary_json_and_quoted_in_every_report() {
             file: "worker-2.err".into(),
             before_last_crash: true,
             lines: vec!["Traceback (most recent call last):".into(), last.into()],
+            error_line: None,
         }],
     });
     let run = Run::from_record(sim.scenario.clone(), record, THURSDAY);

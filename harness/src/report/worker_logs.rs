@@ -1,6 +1,7 @@
 //! What the reports say of a live run's worker logs, from the record alone: the folder they
 //! are in (a `WORKER LOGS` note), and the last lines of the stderr of the workers a `CRASHES`
-//! or `NEVER RAN` note is about, quoted under that note.
+//! or `NEVER RAN` note is about, quoted under that note: with the line naming the error above
+//! them, and `…` between, when that line is further up (a Node stack trace's reason).
 
 use super::note::Quote;
 use super::summary::Summary;
@@ -47,28 +48,41 @@ pub(crate) fn never_ran_quotes(s: &Summary) -> Vec<Quote> {
 /// The tails of `workers` that wrote to stderr, the same lines quoted once (naming every file
 /// that ends so), at most [`QUOTED`] of them.
 fn quotes(logs: &WorkerLogsRecord, workers: &[WorkerId]) -> Vec<Quote> {
-    let mut groups: Vec<(Vec<&str>, &[String], bool)> = Vec::new();
+    let mut groups: Vec<(Vec<&str>, Vec<String>, bool, bool)> = Vec::new();
     for tail in workers.iter().filter_map(|&w| logs.stderr_of(w)) {
-        match groups.iter_mut().find(|(_, lines, _)| *lines == tail.lines) {
-            Some((files, _, _)) => files.push(&tail.file),
-            None => groups.push((vec![&tail.file], &tail.lines, tail.before_last_crash)),
+        let mut lines = Vec::new();
+        if let Some(error) = &tail.error_line {
+            lines.push(error.clone());
+            lines.push("…".to_string());
+        }
+        lines.extend(tail.lines.iter().cloned());
+        match groups.iter_mut().find(|(_, l, _, _)| *l == lines) {
+            Some((files, _, _, _)) => files.push(&tail.file),
+            None => groups.push((
+                vec![&tail.file],
+                lines,
+                tail.before_last_crash,
+                tail.error_line.is_some(),
+            )),
         }
     }
     groups
         .into_iter()
         .take(QUOTED)
-        .map(|(files, lines, before_crash)| {
-            let mut source = format!("the last lines of {}", files[0]);
+        .map(|(files, lines, before_crash, error)| {
+            let what = if error {
+                "the error's line and the last lines"
+            } else {
+                "the last lines"
+            };
+            let mut source = format!("{what} of {}", files[0]);
             if before_crash {
                 source.push_str(", before its last crash");
             }
             if files.len() > 1 {
                 source.push_str(&format!(" (the same in {})", files[1..].join(", ")));
             }
-            Quote {
-                source,
-                lines: lines.to_vec(),
-            }
+            Quote { source, lines }
         })
         .collect()
 }
@@ -85,6 +99,7 @@ mod tests {
             file: format!("worker-{worker}.err"),
             before_last_crash,
             lines: lines.iter().map(|l| l.to_string()).collect(),
+            error_line: None,
         }
     }
 
@@ -159,6 +174,47 @@ mod tests {
         );
         // The consumer crashed: the NEVER RAN note leaves the quoting to CRASHES.
         assert!(never_ran_quotes(&s).is_empty());
+    }
+
+    #[test]
+    fn the_errors_line_is_quoted_above_the_last_lines_when_they_miss_it() {
+        // Node: the reason is 8 lines above the last 5 (frames and the version).
+        let mut node = tail(
+            2,
+            &[
+                "    at Module.load (node:internal/modules/cjs/loader:1203:32)",
+                "Node.js v20.20.0",
+            ],
+            true,
+        );
+        node.error_line = Some("TypeError: Cannot read properties of undefined".into());
+        let s = summary(vec![node], vec![crash(2, 0.5)]);
+        let q = crash_quotes(&s);
+        assert_eq!(
+            q[0].source,
+            "the error's line and the last lines of worker-2.err, before its last crash"
+        );
+        assert_eq!(
+            q[0].lines,
+            [
+                "TypeError: Cannot read properties of undefined",
+                "…",
+                "    at Module.load (node:internal/modules/cjs/loader:1203:32)",
+                "Node.js v20.20.0"
+            ]
+        );
+        let note = crate::report::notes::notes(&s)
+            .into_iter()
+            .find(|n| n.text.starts_with("CRASHES"))
+            .unwrap();
+        assert!(
+            note.plain().contains(
+                "\n  the error's line and the last lines of worker-2.err, before its last crash:\n    \
+                 | TypeError: Cannot read properties of undefined\n    | …\n    |     at Module.load"
+            ),
+            "{}",
+            note.plain()
+        );
     }
 
     #[test]

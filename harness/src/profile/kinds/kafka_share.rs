@@ -290,7 +290,7 @@ mod tests {
             (
                 "{ kind: kafka-share, ack_wait: 30s }",
                 "broker.ack_wait: `ack_wait` is a key of broker kind nats, not of kafka-share; \
-                 the keys of kafka-share are: url, partitions, record_lock_duration, \
+                 the keys of kafka-share are: kind, url, partitions, record_lock_duration, \
                  delivery_count_limit",
             ),
         ] {

@@ -91,7 +91,24 @@ impl PartialEq for KindDescriptor {
 
 impl Eq for KindDescriptor {}
 
+/// The keys under `broker` of every kind, besides a kind's own: `kind` first, then these
+/// (`reuse` only where the kind can take an existing queue, [`Capabilities::reuse_queue`]).
+pub const EVERY_KIND_KEYS: &[&str] = &["observe", "queue"];
+
 impl KindDescriptor {
+    /// Every key a profile of this kind may write under `broker`, in the order messages list
+    /// them: `kind`, the kind's own keys, then every kind's (`observe`, `queue`, and `reuse`
+    /// where the kind takes it).
+    pub fn every_key(&self) -> Vec<&'static str> {
+        let mut keys = vec!["kind"];
+        keys.extend_from_slice(self.keys);
+        keys.extend_from_slice(EVERY_KIND_KEYS);
+        if self.can.reuse_queue {
+            keys.push("reuse");
+        }
+        keys
+    }
+
     /// The value of the kind's delivery-limit key that allows `deliveries` deliveries (0 = no
     /// limit, which stays 0; always 0 for a kind with no limit).
     pub fn limit_value(&self, deliveries: u32) -> u32 {

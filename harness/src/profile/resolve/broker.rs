@@ -161,7 +161,7 @@ fn check_keys(raw: &RawBroker, kind: &KindDescriptor, path: &FieldPath) -> Resul
         path.key(foreign),
         format!(
             "`{foreign}` is a key of {owner}, not of {name}; the keys of {name} are: {}",
-            own.join(", ")
+            kind.every_key().join(", ")
         ),
     ))
 }

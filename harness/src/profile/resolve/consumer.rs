@@ -12,11 +12,11 @@ use crate::profile::duration::format_duration;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::{read_value, Problem};
 use crate::profile::raw::{
-    ClockName, ExhaustedName, OnPoisonName, RawConsumer, RawRepublish, RawRetry,
+    ClockName, ExhaustedName, OnPoisonName, RawConsumer, RawConsumerSim, RawRepublish, RawRetry,
 };
 use crate::profile::scalar::{DurationText, Text};
 use crate::profile::scenario::{
-    BrokerSpec, ConsumerClock, ConsumerSpec, Exhausted, OnPoison, RepublishSpec, RetrySpec,
+    BrokerSpec, ConsumerClock, ConsumerSpec, Exhausted, Mode, OnPoison, RepublishSpec, RetrySpec,
     TargetOptions,
 };
 
@@ -25,9 +25,22 @@ use super::checks::{at_least_one, positive, required, unit_interval};
 pub fn resolve(
     raw: Option<RawConsumer>,
     broker: &BrokerSpec,
+    mode: Mode,
     path: &FieldPath,
 ) -> Result<ConsumerSpec, Problem> {
-    let raw = raw.unwrap_or_default();
+    let mut raw = raw.unwrap_or_default();
+    // `sim`: validated in either mode, run only in sim mode.
+    let stand_in = match raw.sim.take() {
+        Some(_) if raw.command.is_none() => {
+            return Err(Problem::at_key(
+                path.key("sim"),
+                "the built-in target that stands in for consumer.command in sim mode: give \
+                 consumer.command too (a consumer.target runs in both modes)",
+            ))
+        }
+        Some(sim) => Some(stand_in(sim, broker, &path.key("sim"))?),
+        None => None,
+    };
     let command = match raw.command {
         Some(argv) => Some(command(
             argv,
@@ -59,17 +72,29 @@ pub fn resolve(
              the run's own clock): give consumer.command too",
         ));
     }
-    let workers_path = path.key("workers");
+    let workers = at_least_one(
+        raw.workers.unwrap_or(defaults::WORKERS),
+        &path.key("workers"),
+        "a consumer needs a worker",
+    )?;
+    let restart_after = raw.restart_after.map_or(defaults::RESTART_AFTER, |d| d.0);
     if let Some(argv) = command {
-        let workers = at_least_one(
-            raw.workers.unwrap_or(defaults::WORKERS),
-            &workers_path,
-            "a consumer needs a worker",
-        )?;
+        // In sim mode the stand-in runs; the command, its env and clock are live mode's.
+        if let (Mode::Sim, Some((target, options))) = (mode, stand_in) {
+            return Ok(ConsumerSpec {
+                target,
+                workers,
+                restart_after,
+                options,
+                command: None,
+                env: Vec::new(),
+                clock: None,
+            });
+        }
         return Ok(ConsumerSpec {
             target: "command".to_string(),
             workers,
-            restart_after: raw.restart_after.map_or(defaults::RESTART_AFTER, |d| d.0),
+            restart_after,
             options: TargetOptions {
                 visibility_timeout: broker.lease,
                 ..TargetOptions::default()
@@ -79,27 +104,78 @@ pub fn resolve(
             clock,
         });
     }
-    let target_path = path.key("target");
-    let names = TARGETS
+    let (target, options) = builtin(
+        raw.target,
+        raw.options,
+        broker,
+        &path.key("target"),
+        &path.key("options"),
+        &format!(
+            "the consumer under test, one of {}, or a command: [program, args...] in live mode",
+            target_names()
+        ),
+    )?;
+    Ok(ConsumerSpec {
+        target,
+        workers,
+        restart_after,
+        options,
+        command: None,
+        env: Vec::new(),
+        clock: None,
+    })
+}
+
+/// The built-in targets, as messages list them.
+fn target_names() -> String {
+    TARGETS
         .iter()
         .map(|t| t.name)
         .collect::<Vec<_>>()
-        .join(", ");
-    let target = required(
+        .join(", ")
+}
+
+/// `consumer.sim`: the stand-in's target and options, read as `consumer.target` and
+/// `consumer.options` are.
+fn stand_in(
+    raw: RawConsumerSim,
+    broker: &BrokerSpec,
+    path: &FieldPath,
+) -> Result<(String, TargetOptions), Problem> {
+    builtin(
         raw.target,
-        &target_path,
-        &format!("the consumer under test, one of {names}, or a command: [program, args...] in live mode"),
-    )?
-    .0;
+        raw.options,
+        broker,
+        &path.key("target"),
+        &path.key("options"),
+        &format!(
+            "the built-in target that stands in for consumer.command in sim mode, one of {}",
+            target_names()
+        ),
+    )
+}
+
+/// A built-in target (`target`, required: `what` says what it is for, when it is missing)
+/// and its options.
+fn builtin(
+    target: Option<Text>,
+    options: Option<Mapping>,
+    broker: &BrokerSpec,
+    target_path: &FieldPath,
+    options_path: &FieldPath,
+    what: &str,
+) -> Result<(String, TargetOptions), Problem> {
+    let names = target_names();
+    let target = required(target, target_path, what)?.0;
     let Some(info) = target_info(&target) else {
         return Err(Problem::new(
-            target_path,
+            target_path.clone(),
             format!("unknown target `{target}`; built-in targets: {names}"),
         ));
     };
     if target == "auto-commit" && !broker.auto_commits() {
         return Err(Problem::new(
-            target_path,
+            target_path.clone(),
             format!(
                 "auto-commit never commits itself: it needs a consumer that auto-commits \
                  (broker.kind: kafka with broker.enable_auto_commit: true); broker.kind: {} {}",
@@ -112,26 +188,8 @@ pub fn resolve(
             ),
         ));
     }
-    let workers = at_least_one(
-        raw.workers.unwrap_or(defaults::WORKERS),
-        &path.key("workers"),
-        "a consumer needs a worker",
-    )?;
-    let options = options(
-        raw.options.unwrap_or_default(),
-        info,
-        broker,
-        &path.key("options"),
-    )?;
-    Ok(ConsumerSpec {
-        target,
-        workers,
-        restart_after: raw.restart_after.map_or(defaults::RESTART_AFTER, |d| d.0),
-        options,
-        command: None,
-        env: Vec::new(),
-        clock: None,
-    })
+    let options = self::options(options.unwrap_or_default(), info, broker, options_path)?;
+    Ok((target, options))
 }
 
 /// `consumer.command`: a program and its arguments, instead of a built-in target.
@@ -161,17 +219,19 @@ fn command(
     Ok(argv)
 }
 
-/// A command runs only in live mode; sim mode runs built-in targets on virtual time.
-pub fn check_mode(
-    consumer: &ConsumerSpec,
-    mode: crate::profile::scenario::Mode,
-    path: &FieldPath,
-) -> Result<(), Problem> {
-    use crate::profile::scenario::Mode;
+/// A command runs only in live mode; sim mode runs built-in targets on virtual time, the
+/// command's stand-in (`consumer.sim`) when the profile gives one.
+pub fn check_mode(consumer: &ConsumerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
     match (mode, &consumer.command) {
         (Mode::Sim, Some(_)) => Err(Problem::new(
             path.key("command"),
-            "a consumer command runs only in live mode (mode: live); sim mode runs a built-in target",
+            format!(
+                "a consumer command runs only in live mode (mode: live); to run this profile in \
+                 sim mode, give consumer.sim: the built-in target that stands in for the \
+                 command there, e.g. `sim: {{ target: ack-after-work }}` under consumer (built-in \
+                 targets: {})",
+                target_names()
+            ),
         )),
         _ => Ok(()),
     }
@@ -740,6 +800,106 @@ mod tests {
     /// A live profile whose consumer section (from line 4) is `consumer`.
     fn live(consumer: &str) -> String {
         format!("mode: live\n{}", profile(consumer))
+    }
+
+    /// A live profile whose consumer is a command with `more` after it (from line 5), run in
+    /// `mode`.
+    fn command_with(more: &str, mode: &str) -> String {
+        format!(
+            "mode: {mode}\n{}",
+            profile(&format!(
+                "  command: [python3, c.py]\n  env: {{ Q: \"${{ACKBENCH_QUEUE_URL}}\" }}\n{more}"
+            ))
+        )
+    }
+
+    #[test]
+    fn in_sim_mode_consumer_sim_stands_in_for_the_command() {
+        let sim = "  workers: 3\n  sim: { target: heartbeat, options: { extend_every: 10s } }\n";
+        // Sim mode: the stand-in with its options, the command's workers; no command, no env.
+        let s = scenario(&command_with(sim, "sim"));
+        assert_eq!(s.consumer.target, "heartbeat");
+        assert_eq!(s.consumer.workers, 3);
+        assert_eq!(
+            s.consumer.options.extend_every,
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!((s.consumer.command, s.consumer.env.len()), (None, 0));
+        // Live mode: the command and its env; the stand-in is not run.
+        let s = scenario(&command_with(sim, "live"));
+        assert_eq!(s.consumer.target, "command");
+        assert_eq!(s.consumer.command.map(|c| c.len()), Some(2));
+        assert_eq!(s.consumer.env.len(), 1);
+    }
+
+    #[test]
+    fn consumer_sim_is_checked_in_either_mode_as_a_target_and_its_options_are() {
+        for mode in ["sim", "live"] {
+            // Line 7: `sim` under consumer, after command and env.
+            assert_eq!(
+                error(&command_with("  sim: { target: ack-maybe }\n", mode)),
+                format!(
+                    "p.yaml:7:18: consumer.sim.target: unknown target `ack-maybe`; built-in \
+                     targets: {}",
+                    target_names()
+                ),
+                "{mode}"
+            );
+            let e = error(&command_with(
+                "  sim: { target: ack-after-work, options: { claim_window: 2m } }\n",
+                mode,
+            ));
+            assert!(
+                e.starts_with(
+                    "p.yaml:7:45: consumer.sim.options.claim_window: target ack-after-work has no \
+                     option `claim_window`; it accepts on_poison, http_timeout, retry"
+                ),
+                "{mode}: {e}"
+            );
+            assert_eq!(
+                error(&command_with("  sim: { options: {} }\n", mode)),
+                format!(
+                    "p.yaml:7:3: consumer.sim.target: required: the built-in target that stands \
+                     in for consumer.command in sim mode, one of {}",
+                    target_names()
+                ),
+                "{mode}"
+            );
+            assert_eq!(
+                error(&command_with(
+                    "  sim: { target: ack-after-work, when: always }\n",
+                    mode
+                )),
+                "p.yaml:7:34: consumer.sim.when: unknown field `when`, expected `target` or \
+                 `options`",
+                "{mode}"
+            );
+        }
+    }
+
+    #[test]
+    fn consumer_sim_goes_with_a_command() {
+        assert_eq!(
+            error(&profile(
+                "  target: ack-after-work\n  sim: { target: ack-before-work }\n"
+            )),
+            "p.yaml:5:3: consumer.sim: the built-in target that stands in for consumer.command \
+             in sim mode: give consumer.command too (a consumer.target runs in both modes)"
+        );
+    }
+
+    #[test]
+    fn a_command_without_a_stand_in_is_refused_in_sim_mode_naming_consumer_sim() {
+        assert_eq!(
+            error(&command_with("", "sim")),
+            format!(
+                "p.yaml:5:3: consumer.command: a consumer command runs only in live mode (mode: \
+                 live); to run this profile in sim mode, give consumer.sim: the built-in target \
+                 that stands in for the command there, e.g. `sim: {{ target: ack-after-work }}` \
+                 under consumer (built-in targets: {})",
+                target_names()
+            )
+        );
     }
 
     #[test]

@@ -98,7 +98,11 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
              no message groups)",
         ));
     }
-    let consumer = consumer::resolve(raw.consumer, &broker, &top.key("consumer"))?;
+    let mode = match raw.mode {
+        None | Some(ModeName::Sim) => Mode::Sim,
+        Some(ModeName::Live) => Mode::Live,
+    };
+    let consumer = consumer::resolve(raw.consumer, &broker, mode, &top.key("consumer"))?;
     // A sim run streams its accounting (`--record auto`) unless it models the producer's sends
     // or has a deploy.
     let sim = !matches!(raw.mode, Some(ModeName::Live));
@@ -126,10 +130,6 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         None => None,
     };
     let budgets = budgets::resolve(raw.budgets.unwrap_or_default(), &top.key("budgets"))?;
-    let mode = match raw.mode {
-        None | Some(ModeName::Sim) => Mode::Sim,
-        Some(ModeName::Live) => Mode::Live,
-    };
     broker::check_mode(
         &broker,
         mode,

@@ -27,6 +27,7 @@ mod clock;
 mod clock_probe;
 mod connection_faults;
 mod drive;
+mod error_line;
 mod harness_cpu;
 mod ingress;
 pub mod kinds;

@@ -4,7 +4,8 @@
 //! report can quote why a worker crashed or never ran without reading any file itself. The
 //! lines are those of one incarnation: the one that crashed last, if the worker crashed (its
 //! restarts may have written more since), else the one the run ended; of the whole file when
-//! that incarnation wrote nothing.
+//! that incarnation wrote nothing. Beside them, the line naming the error it died of when it is
+//! further up ([`super::error_line`]: a Node stack trace's reason is at its top).
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -18,6 +19,8 @@ pub const TAIL_LINES: usize = 5;
 const LINE_CHARS: usize = 240;
 /// How far back from its end a tail is looked for: more than enough for 5 lines of 240.
 const TAIL_BYTES: u64 = 16 * 1024;
+/// How far back from its end the error's line is looked for: a deep stack trace or two.
+const ERROR_BYTES: u64 = 256 * 1024;
 
 /// The workers' log files, and which part of each worker's stderr each incarnation wrote.
 #[derive(Debug)]
@@ -88,16 +91,22 @@ impl WorkerLogs {
             .zip(marks)
             .filter_map(|(w, m)| {
                 let path = self.stderr(w);
-                let (from, to) = m.last_crash.unwrap_or((m.started, u64::MAX));
+                let (mut from, to) = m.last_crash.unwrap_or((m.started, u64::MAX));
                 let mut lines = tail(&path, from, to).unwrap_or_default();
                 if lines.is_empty() {
+                    from = 0;
                     lines = tail(&path, 0, to).unwrap_or_default();
                 }
+                let error_line = error_line(&path, from, to)
+                    .ok()
+                    .flatten()
+                    .filter(|l| !lines.contains(l));
                 (!lines.is_empty()).then(|| StderrTail {
                     worker: w,
                     file: stderr_name(w),
                     before_last_crash: m.last_crash.is_some(),
                     lines,
+                    error_line,
                 })
             })
             .collect();
@@ -137,6 +146,31 @@ fn tail(path: &Path, from: u64, to: u64) -> std::io::Result<Vec<String>> {
         .collect();
     kept.reverse();
     Ok(kept)
+}
+
+/// The line naming the error in the bytes `from..to` of the file at `path` (at most the last
+/// [`ERROR_BYTES`] of them), made printable as the tail's lines are.
+fn error_line(path: &Path, from: u64, to: u64) -> std::io::Result<Option<String>> {
+    let text = read_range(path, from, to, ERROR_BYTES)?;
+    Ok(super::error_line::error_line(&text).map(printable))
+}
+
+/// The bytes `from..to` of the file at `path` (`to` past its end: to its end), at most the last
+/// `most` of them, as text; a first line cut by `most` left out.
+fn read_range(path: &Path, from: u64, to: u64, most: u64) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let end = to.min(file.metadata()?.len());
+    let start = end.saturating_sub(most).max(from.min(end));
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.take(end - start).read_to_end(&mut bytes)?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if start > from {
+        return Ok(text
+            .split_once('\n')
+            .map_or(String::new(), |(_, rest)| rest.to_string()));
+    }
+    Ok(text)
 }
 
 /// A line as a report can show it: tabs as spaces, other control characters (colour codes,
@@ -201,12 +235,14 @@ mod tests {
                     file: "worker-1.err".into(),
                     before_last_crash: false,
                     lines: (4..=8).map(|i| format!("line {i}")).collect(),
+                    error_line: None,
                 },
                 StderrTail {
                     worker: 2,
                     file: "worker-2.err".into(),
                     before_last_crash: false,
                     lines: vec!["connecting".into()],
+                    error_line: None,
                 },
                 StderrTail {
                     worker: 3,
@@ -217,9 +253,51 @@ mod tests {
                         "  File x".into(),
                         "KeyError: 'EMAIL'".into()
                     ],
+                    error_line: None,
                 },
             ]
         );
+    }
+
+    #[test]
+    fn the_error_line_above_the_tail_is_kept_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = WorkerLogs::new(dir.path(), 2);
+        // Worker 1: Node's report of an uncaught TypeError (as Node 20 prints it), 12 lines:
+        // the last 5 are frames and the version, the reason 8 lines up.
+        let node = "/srv/consumer/worker.js:27\n  const queue = process.env.ACKBENCH_QUEUE.trim();\n                                           ^\n\nTypeError: Cannot read properties of undefined (reading 'trim')\n    at Object.<anonymous> (/srv/consumer/worker.js:27:44)\n    at Module._compile (node:internal/modules/cjs/loader:1364:14)\n    at Module._extensions..js (node:internal/modules/cjs/loader:1422:10)\n    at Module.load (node:internal/modules/cjs/loader:1203:32)\n    at Module._load (node:internal/modules/cjs/loader:1019:12)\n    at node:internal/main/run_main_module:28:49\n\nNode.js v20.20.0\n";
+        logs.started(1);
+        std::fs::write(logs.stderr(1), node).unwrap();
+        logs.crashed(1);
+        // Worker 2: a Python traceback ends with its error: nothing more to keep.
+        logs.started(2);
+        std::fs::write(
+            logs.stderr(2),
+            "Traceback (most recent call last):\n  File \"w.py\", line 3, in <module>\nKeyError: 'EMAIL'\n",
+        )
+        .unwrap();
+        logs.crashed(2);
+        let r = logs.record();
+        // The last 5 lines that are not blank: 4 frames and the version.
+        assert_eq!(
+            r.stderr_tails[0].lines,
+            [
+                "    at Module._extensions..js (node:internal/modules/cjs/loader:1422:10)",
+                "    at Module.load (node:internal/modules/cjs/loader:1203:32)",
+                "    at Module._load (node:internal/modules/cjs/loader:1019:12)",
+                "    at node:internal/main/run_main_module:28:49",
+                "Node.js v20.20.0",
+            ]
+        );
+        assert_eq!(
+            r.stderr_tails[0].error_line.as_deref(),
+            Some("TypeError: Cannot read properties of undefined (reading 'trim')")
+        );
+        assert_eq!(
+            r.stderr_tails[1].lines.last().map(String::as_str),
+            Some("KeyError: 'EMAIL'")
+        );
+        assert_eq!(r.stderr_tails[1].error_line, None);
     }
 
     #[test]
