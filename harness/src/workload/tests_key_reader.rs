@@ -2,46 +2,11 @@
 //! as a consumer publishing the task again would send them.
 
 use super::KeyReader;
-use crate::profile::message::MessageSpec;
-use crate::profile::template::Fill;
-use crate::workload::message::render;
-
-fn message_of(broker: &str, message: &str) -> MessageSpec {
-    crate::profile::load_str(
-        "m.yaml",
-        &format!(
-            "mode: live\nrun: {{ duration: 1m }}\nbroker: {broker}\nworkload: {{ arrival: {{ every: \
-             1s }}, count: 3, message: {message} }}\nconsumer: {{ command: [\"true\"] }}\n"
-        ),
-        &[],
-    )
-    .unwrap()
-    .workload
-    .message
-    .expect("a message")
-}
-
-/// The body of message 3 (`msg-3`) shaped as `m`.
-fn body_of(m: &MessageSpec) -> String {
-    render(
-        m,
-        &Fill {
-            key: "msg-3",
-            seq: 3,
-            body: r#"{"key":"msg-3","seq":3,"email":"msg-3@example.test"}"#,
-            email: "msg-3@example.test",
-            id: "ID",
-            queue: "orders",
-            now_ms: 1_700_000_000_000,
-            port: 0,
-        },
-    )
-    .body
-}
+use crate::workload::tests_message::{message_of, third};
 
 fn read(broker: &str, message: &str) -> Option<String> {
     let m = message_of(broker, message);
-    KeyReader::of(Some(&m))?.read(body_of(&m).as_bytes())
+    KeyReader::of(Some(&m))?.read(third(&m).body.as_bytes())
 }
 
 #[test]

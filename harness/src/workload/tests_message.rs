@@ -9,7 +9,7 @@ use crate::profile::message::MessageSpec;
 use crate::profile::template::Fill;
 
 /// The message of a profile whose broker section is `broker` and message section `message`.
-fn spec(broker: &str, message: &str) -> Result<crate::profile::Scenario, String> {
+pub(super) fn spec(broker: &str, message: &str) -> Result<crate::profile::Scenario, String> {
     crate::profile::load_str(
         "m.yaml",
         &format!(
@@ -21,7 +21,7 @@ fn spec(broker: &str, message: &str) -> Result<crate::profile::Scenario, String>
     .map_err(|e| e.to_string())
 }
 
-fn message_of(broker: &str, message: &str) -> MessageSpec {
+pub(super) fn message_of(broker: &str, message: &str) -> MessageSpec {
     spec(broker, message)
         .unwrap()
         .workload
@@ -30,7 +30,7 @@ fn message_of(broker: &str, message: &str) -> MessageSpec {
 }
 
 /// Message 3 (`msg-3`) of queue `orders`, id `ID`.
-fn third(m: &MessageSpec) -> Outgoing {
+pub(super) fn third(m: &MessageSpec) -> Outgoing {
     render(
         m,
         &Fill {

@@ -147,21 +147,20 @@ impl LiveState {
         let _ = self.key_reader.set(reader);
     }
 
-    /// The broker stored the run's message `seq` as its message `broker`.
-    pub fn numbered(&self, broker: Seq, seq: Seq) {
-        lock(&self.lives).numbered(broker, seq);
-    }
-
     /// A broker event in the run's terms (copies' numbers and deliveries mapped onto their
     /// message's); `None` for the publish of a copy, recorded when it was sent.
     pub fn in_run_terms(&self, kind: EventKind) -> Option<EventKind> {
         lock(&self.lives).event(kind)
     }
 
-    /// `worker` sent message `seq` again (a retry, on any of its connections): the delivery of
-    /// it the worker holds (its latest), whose ack then removes the copy the retry replaced;
-    /// 0 when it holds none (its framework moved a copy it kept elsewhere).
-    pub fn retiring(&self, worker: WorkerId, seq: Seq) -> u32 {
+    /// `worker` sent message `seq` again to `to`, on any of its connections: 0 when it is its
+    /// framework moving the copy it delayed to the queue; else a retry, from the worker's latest
+    /// delivery of it (held, or let go of a moment ago: its ack may reach the broker first,
+    /// on another connection), whose ack then removes the copy the retry replaced.
+    pub fn retiring(&self, worker: WorkerId, seq: Seq, to: crate::record::Republish) -> u32 {
+        if lock(&self.lives).moved(seq, to) {
+            return 0;
+        }
         let delivery = lock(&self.workers)
             .get((worker as usize).wrapping_sub(1))
             .and_then(|s| s.holdings.latest_of(seq))
@@ -548,7 +547,7 @@ impl LiveState {
         else {
             return;
         };
-        let delivery = self.retiring(worker, seq);
+        let delivery = self.retiring(worker, seq, crate::record::Republish::Queue);
         lock(&self.lives).copied(broker, seq, delivery);
         self.observed_republish(worker, seq, delivery, crate::record::Republish::Queue);
     }

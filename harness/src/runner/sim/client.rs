@@ -33,6 +33,23 @@ pub struct SimClient {
 }
 
 impl SimClient {
+    /// Records that this worker's handler of delivery `delivery` of `seq` published it again to
+    /// `to`; returns how many events the run holds then.
+    fn republished(&self, seq: crate::record::Seq, delivery: Option<u32>, to: Republish) -> usize {
+        let mut w = self.world.borrow_mut();
+        let at = w.now;
+        w.events.push(Event {
+            at,
+            kind: EventKind::Republished {
+                seq,
+                worker: self.worker,
+                delivery: delivery.unwrap_or(0),
+                to,
+            },
+        });
+        w.events.len()
+    }
+
     /// The worker this client belongs to (1-based).
     pub fn worker(&self) -> WorkerId {
         self.worker
@@ -174,49 +191,28 @@ impl QueueClient for SimClient {
     /// delivery count going on as a republished copy's does live), recorded as republished
     /// by this delivery's handler: to a delay queue, or with no delay to the queue.
     async fn republish(&self, receipt: &Receipt, delay: Duration) -> Result<(), QueueError> {
-        let delivery = {
-            let w = self.world.borrow();
-            w.broker.receive_count(receipt.seq).unwrap_or(0)
-        };
+        let delivery = self.world.borrow().broker.receive_count(receipt.seq);
         self.release(receipt, delay).await?;
-        let mut w = self.world.borrow_mut();
-        let w = &mut *w;
-        *w.retries.entry(receipt.seq).or_insert(0) += 1;
+        *self
+            .world
+            .borrow_mut()
+            .retries
+            .entry(receipt.seq)
+            .or_insert(0) += 1;
         let to = if delay.is_zero() {
             Republish::Queue
         } else {
             Republish::Delayed
         };
-        w.events.push(Event {
-            at: w.now,
-            kind: EventKind::Republished {
-                seq: receipt.seq,
-                worker: self.worker,
-                delivery,
-                to,
-            },
-        });
+        self.republished(receipt.seq, delivery, to);
         Ok(())
     }
 
     /// The framework's dead-letter queue takes a copy, and the delivery's ack removes the one
     /// it replaced (recorded as such), as a framework giving up does live.
     async fn dead_letter(&self, receipt: &Receipt) -> Result<(), QueueError> {
-        let at = {
-            let mut w = self.world.borrow_mut();
-            let w = &mut *w;
-            let delivery = w.broker.receive_count(receipt.seq).unwrap_or(0);
-            w.events.push(Event {
-                at: w.now,
-                kind: EventKind::Republished {
-                    seq: receipt.seq,
-                    worker: self.worker,
-                    delivery,
-                    to: Republish::DeadLetter,
-                },
-            });
-            w.events.len()
-        };
+        let delivery = self.world.borrow().broker.receive_count(receipt.seq);
+        let at = self.republished(receipt.seq, delivery, Republish::DeadLetter);
         let acked = self.ack(receipt).await;
         let mut w = self.world.borrow_mut();
         for e in w.events.iter_mut().skip(at) {

@@ -27,7 +27,7 @@ use crate::broker::setup;
 use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer, WireTime};
 use crate::profile::Scenario;
 use crate::provider::http::LiveClock;
-use crate::record::{nanos, Seq, WorkerId};
+use crate::record::{nanos, EventKind, Seq, WorkerId};
 use crate::runner::live::assemble::Timebase;
 use crate::runner::live::proxy::{Proxy, Unread};
 use crate::runner::live::state::Hooks;
@@ -152,10 +152,7 @@ impl LiveBroker for EmbeddedSqs {
         let sent = self
             .server
             .send_with_attributes(&self.queue, message.body, attributes)
-            .map(|broker| {
-                self.state.numbered(broker, seq);
-                confirmed()
-            })
+            .map(|_| confirmed())
             .map_err(|e| format!("cannot publish message {seq}: {e}"));
         Box::pin(std::future::ready(sent))
     }
@@ -172,11 +169,17 @@ impl LiveBroker for EmbeddedSqs {
             &send.group_id,
             &send.dedup_id,
         ) {
-            // After a copy a worker sent (a retry), the queue's numbers run ahead of the run's.
-            Ok(Some(got)) => {
-                self.state.numbered(got, seq);
+            // After a copy a worker sent (a retry), the queue's numbers run ahead of the run's
+            // (the run's state maps them back).
+            Ok(Some(got))
+                if self.state.in_run_terms(EventKind::Published { seq: got })
+                    == Some(EventKind::Published { seq }) =>
+            {
                 Ok(true)
             }
+            Ok(Some(got)) => Err(format!(
+                "the queue numbered message {seq} {got}: something else sends to it"
+            )),
             Ok(None) => Ok(false),
             Err(e) => Err(format!("cannot publish message {seq}: {e}")),
         };

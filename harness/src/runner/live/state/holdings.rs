@@ -127,12 +127,12 @@ impl Holdings {
             .map_or(Match::NotHeld, |e| Match::LetGo(e.seq, e.delivery))
     }
 
-    /// The latest delivery of `seq` the worker holds, if any.
+    /// The latest delivery of `seq` the worker received, held or lately let go of, if any.
     pub fn latest_of(&self, seq: Seq) -> Option<u32> {
         self.entries
             .iter()
             .rev()
-            .find(|e| e.held && e.seq == seq)
+            .find(|e| e.seq == seq)
             .map(|e| e.delivery)
     }
 

@@ -5,20 +5,19 @@
 //! messages, and each copy's deliveries onto its message's: a copy's first delivery is its
 //! message's next one.
 //!
-//! The broker's numbers are identical to the run's until a consumer sends a copy, so a run
-//! without one is recorded as before.
+//! A copy is known when it is sent (the endpoint tells the run under its lock, before anything
+//! later is stored), so the run's message behind any other number is that number less the copies
+//! stored before it: known as soon as the message can be handed out. The broker's numbers are
+//! the run's until a consumer sends a copy, so a run without one is recorded as before.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::record::{AckOutcome, EventKind, Seq};
 
 #[derive(Debug, Default)]
 pub struct Lives {
-    /// Broker number -> the run's message, where the two differ (copies, and the run's own
-    /// messages numbered after a copy).
-    run_seq: HashMap<Seq, Seq>,
-    /// The broker numbers that are copies a consumer sent.
-    copies: HashSet<Seq>,
+    /// The broker numbers of the copies consumers sent -> the run's message of each.
+    copies: BTreeMap<Seq, Seq>,
     /// (broker number, its delivery) -> the message's delivery, for a copy's deliveries.
     deliveries: HashMap<(Seq, u32), u32>,
     /// Deliveries so far of each message, over all its copies.
@@ -26,21 +25,16 @@ pub struct Lives {
     /// Deliveries (run seq, delivery) whose handler sent the message again: their ack removes
     /// the copy the retry replaced.
     retired: HashSet<(Seq, u32)>,
+    /// Messages whose latest copy went to a delay queue: the next copy to the queue is the
+    /// framework's move of it, not another retry.
+    delayed: HashSet<Seq>,
 }
 
 impl Lives {
-    /// The broker numbered the run's message `seq` as `broker`.
-    pub fn numbered(&mut self, broker: Seq, seq: Seq) {
-        if broker != seq {
-            self.run_seq.insert(broker, seq);
-        }
-    }
-
     /// Broker message `broker` is a copy of the run's message `seq`, sent by the handler of its
     /// delivery `delivery` (0: none).
     pub fn copied(&mut self, broker: Seq, seq: Seq, delivery: u32) {
-        self.run_seq.insert(broker, seq);
-        self.copies.insert(broker);
+        self.copies.insert(broker, seq);
         self.retire(seq, delivery);
     }
 
@@ -52,14 +46,35 @@ impl Lives {
         }
     }
 
+    /// A copy of `seq` went to `to`: true when it is the framework moving the delayed copy to
+    /// the queue (no retry of a handler's).
+    pub fn moved(&mut self, seq: Seq, to: crate::record::Republish) -> bool {
+        use crate::record::Republish;
+        match to {
+            Republish::Delayed => {
+                self.delayed.insert(seq);
+                false
+            }
+            Republish::Queue => self.delayed.remove(&seq),
+            Republish::DeadLetter => {
+                self.delayed.remove(&seq);
+                false
+            }
+        }
+    }
+
     /// Whether delivery `delivery` of `seq` is one a retry replaced (asked once, by its ack).
     pub fn replaced(&mut self, seq: Seq, delivery: u32) -> bool {
         self.retired.remove(&(seq, delivery))
     }
 
-    /// The run's message of broker message `broker`.
+    /// The run's message of broker message `broker`: a copy's message, else the run's message
+    /// numbered `broker` less the copies before it.
     pub fn seq(&self, broker: Seq) -> Seq {
-        self.run_seq.get(&broker).copied().unwrap_or(broker)
+        match self.copies.get(&broker) {
+            Some(&seq) => seq,
+            None => broker - self.copies.range(..broker).count() as Seq,
+        }
     }
 
     /// Broker message `broker` was handed out as its delivery `delivery`: the run's message and
@@ -67,7 +82,7 @@ impl Lives {
     pub fn delivered(&mut self, broker: Seq, delivery: u32) -> (Seq, u32) {
         let seq = self.seq(broker);
         let n = self.delivered.entry(seq).or_insert(0);
-        if self.copies.contains(&broker) {
+        if self.copies.contains_key(&broker) {
             *n += 1;
             self.deliveries.insert((broker, delivery), *n);
             (seq, *n)
@@ -90,11 +105,11 @@ impl Lives {
     /// A broker event in the run's terms: `None` for the publish of a copy (the run recorded
     /// the copy when it was sent).
     pub fn event(&self, kind: EventKind) -> Option<EventKind> {
-        if self.run_seq.is_empty() {
+        if self.copies.is_empty() {
             return Some(kind);
         }
         Some(match kind {
-            EventKind::Published { seq } if self.copies.contains(&seq) => return None,
+            EventKind::Published { seq } if self.copies.contains_key(&seq) => return None,
             EventKind::Published { seq } => EventKind::Published { seq: self.seq(seq) },
             EventKind::Delivered {
                 seq,
@@ -177,7 +192,6 @@ mod tests {
         // its handler sends a copy: broker number 3. The run's message 3 becomes broker 4.
         assert_eq!(l.delivered(1, 1), (1, 1));
         l.copied(3, 1, 1);
-        l.numbered(4, 3);
         // The copy's first delivery is message 1's second; message 3's is its first.
         assert_eq!(l.delivered(3, 1), (1, 2));
         assert_eq!(l.delivered(4, 1), (3, 1));
@@ -211,7 +225,6 @@ mod tests {
     #[test]
     fn without_a_copy_every_number_is_the_runs() {
         let mut l = Lives::default();
-        l.numbered(5, 5);
         assert_eq!(l.delivered(5, 2), (5, 2));
         let e = EventKind::LeaseExpired {
             seq: 5,

@@ -159,7 +159,7 @@ impl AmqpConnection {
         // The delivery of the message the worker holds, on whichever of its connections: the
         // retry replaces it. Without one (a delay queue's copy coming due) it is the
         // framework's move.
-        let delivery = self.state.retiring(self.worker, seq);
+        let delivery = self.state.retiring(self.worker, seq, to);
         match to {
             Republish::DeadLetter => {
                 self.ledger.dead_lettered(seq);

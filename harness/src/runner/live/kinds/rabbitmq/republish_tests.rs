@@ -204,3 +204,52 @@ async fn a_publish_of_no_message_of_the_run_or_to_no_queue_of_the_run_changes_no
     assert_eq!(seen(&state), Vec::<String>::new());
     assert_eq!(ledger.copies_waiting(), 0);
 }
+
+#[tokio::test]
+async fn a_retry_published_on_another_connection_after_its_ack_is_still_that_deliverys_retry() {
+    let (state, ledger, mut consumer) = connection(true);
+    // The same worker's second connection, its publisher's (Dramatiq's worker thread).
+    let mut publisher = Amqp {
+        state: state.clone(),
+        ledger: ledger.clone(),
+        consumer_timeout: 1_000,
+        wire: None,
+        places: Arc::new(Places {
+            queue: "q".into(),
+            delay: vec!["q.DQ".into()],
+            dead_letter: vec!["q.XQ".into()],
+            reader: KeyReader::of(None),
+            rejects_dead_letter: true,
+        }),
+    }
+    .connection(1);
+    let mut out = Vec::new();
+    consumer.from_worker(&consume(1, "q"), &mut out);
+    consumer.from_server(&consume_ok(1, "t1"), &mut out);
+    consumer.from_worker(&consume(2, "q.DQ"), &mut out);
+    consumer.from_server(&consume_ok(2, "t2"), &mut out);
+    // Delivery 1 fails; its ack reaches the proxy before the retry's publish does (two
+    // connections, no publisher confirms): the ack deletes, the publish is still delivery 1's
+    // retry, and the message lives on.
+    consumer.from_server(&delivery(1, 1, "1"), &mut out);
+    consumer.from_worker(&ack(1, 1, false), &mut out);
+    publisher.from_worker(&publish(1, "q.DQ", ORDER), &mut out);
+    // The delay queue's copy, moved to the queue when due: the framework's move, no retry.
+    consumer.from_server(&unnamed_delivery(2, 1, "t2", ORDER), &mut out);
+    consumer.from_worker(&publish(2, "q", ORDER), &mut out);
+    consumer.from_worker(&ack(2, 1, false), &mut out);
+    consumer.from_server(&unnamed_delivery(1, 2, "t1", ORDER), &mut out);
+    consumer.from_worker(&ack(1, 2, false), &mut out);
+    assert_eq!(
+        seen(&state),
+        [
+            "deliver 1/1",
+            "ack 1/1 Deleted",
+            "republish 1/1 Delayed",
+            "republish 1/0 Queue",
+            "deliver 1/2",
+            "ack 1/2 Deleted",
+        ]
+    );
+    assert_eq!((ledger.copies_waiting(), ledger.unsettled()), (0, 0));
+}
