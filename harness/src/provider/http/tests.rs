@@ -154,6 +154,111 @@ async fn injected_errors_are_answered_and_never_an_effect() {
     assert!(l.effects.is_empty());
 }
 
+/// A phase on key `k`'s calls in `attempts`, answering `answer` after the effect.
+fn after_effect(attempts: Vec<u32>, answer: ErrorAnswer) -> Phase {
+    Phase {
+        keys: Some(vec!["k".into()]),
+        attempts: Some(attempts),
+        errors: Some(ErrorSpec {
+            answer,
+            rate: 1.0,
+            after_effect: true,
+        }),
+        ..Phase::default()
+    }
+}
+
+#[tokio::test]
+async fn an_error_or_a_reset_after_the_effect_is_answered_and_is_an_effect() {
+    // effect_at: response. Key k's call 1: 503 after the effect; call 2: the connection closed
+    // after the effect; call 3: accepted. 3 effects, one per call, each as its answer left.
+    let p = provider(
+        spec(
+            20,
+            EffectAt::Response,
+            vec![
+                after_effect(vec![1], ErrorAnswer::Status(503)),
+                after_effect(vec![2], ErrorAnswer::Reset),
+            ],
+        ),
+        KeySource::default(),
+        Arc::new(NoHooks),
+    )
+    .await;
+    let send = || {
+        client()
+            .post(format!("{}send", p.base_url(1)))
+            .json(&serde_json::json!({"key": "k"}))
+            .send()
+    };
+    assert_eq!(send().await.unwrap().status(), 503);
+    let reset = send()
+        .await
+        .expect_err("the connection closes without an answer");
+    assert!(
+        !reset.is_timeout(),
+        "a closed connection, not a timeout: {reset}"
+    );
+    assert_eq!(send().await.unwrap().status(), 202);
+    let l = p.shutdown().await;
+    let outcomes: Vec<CallOutcome> = l.calls.iter().map(|c| c.outcome).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            CallOutcome::Error(503),
+            CallOutcome::Reset,
+            CallOutcome::Accepted
+        ]
+    );
+    assert_eq!(l.effects.len(), 3);
+    assert!(
+        l.calls
+            .iter()
+            .zip(&l.effects)
+            .all(|(c, e)| Some(e.at) == c.ended),
+        "each effect as its call's answer left"
+    );
+}
+
+#[tokio::test]
+async fn a_hang_after_the_effect_has_it_when_its_answer_would_have_left() {
+    // effect_at: response, a 20 ms provider; key k's first call hangs after the effect: its
+    // effect 20 ms after it arrived, no answer; the client's 300 ms timeout ends the wait.
+    let phase = Phase {
+        keys: Some(vec!["k".into()]),
+        attempts: Some(vec![1]),
+        hang: Some(crate::profile::HangSpec {
+            rate: 1.0,
+            after_effect: true,
+        }),
+        ..Phase::default()
+    };
+    let p = provider(
+        spec(20, EffectAt::Response, vec![phase]),
+        KeySource::default(),
+        Arc::new(NoHooks),
+    )
+    .await;
+    let c = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let r = c
+        .post(format!("{}send", p.base_url(1)))
+        .json(&serde_json::json!({"key": "k"}))
+        .send()
+        .await;
+    assert!(r.expect_err("never answered").is_timeout());
+    let l = p.shutdown().await;
+    assert_eq!(l.effects.len(), 1);
+    let after = l.effects[0].at - l.calls[0].started;
+    assert!(
+        (20_000_000..300_000_000).contains(&after),
+        "its effect at its latency, before the timeout: {after} ns"
+    );
+    assert_eq!(l.calls[0].ended, None);
+}
+
 #[tokio::test]
 async fn bad_worker_and_bad_path_are_refused() {
     let p = provider(

@@ -10,10 +10,7 @@ const PROFILE: &str = include_str!("../../../../profiles/chaos/work-done-then-5x
 /// The shipped profile with `sets` applied, run with its full record.
 fn run_with(sets: &[&str]) -> RunRecord {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let s = load_str("work-done-then-5xx.yaml", PROFILE, &sets).expect("a valid profile");
-    let mut s = s;
-    s.run.record = crate::profile::Record::Full;
-    run(&s)
+    run(&load_str("work-done-then-5xx.yaml", PROFILE, &sets).expect("a valid profile"))
 }
 
 /// (messages, deliveries, effects, duplicate effects, lost, dlq, handler retries).
@@ -31,7 +28,7 @@ fn counts(r: &RunRecord) -> (u64, u64, u64, u64, u64, u64, u64) {
     )
 }
 
-/// msg-2's calls: (start s, end in ms or None, outcome).
+/// msg-2's calls: (start in s, end in ms or `None`, outcome).
 fn calls_of_msg_2(r: &RunRecord) -> Vec<(Nanos, Option<Nanos>, CallOutcome)> {
     r.ledger
         .calls
