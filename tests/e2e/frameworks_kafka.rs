@@ -166,3 +166,45 @@ fn faststream_on_kafka_auto_committing_hands_out_one_record_at_a_time_and_loses_
         "{sim_batch}"
     );
 }
+
+#[test]
+fn a_group_that_starts_at_the_logs_end_reads_nothing_and_the_report_says_why() {
+    if !ready() {
+        return;
+    }
+    // The shipped app with aiokafka's and librdkafka's default, auto_offset_reset="latest":
+    // the group forms (about 3 s after the workers start, Tansu's join pause) after all 6
+    // records were published (every 100 ms from the start), so its consumers start past them
+    // and read none: 6 messages, 0 effects, 6 unfinished; late_group names the 6 unread, and
+    // the reports say which setting reads them (the OFFSET RESET note: report/late_group.rs).
+    let app = tempfile::tempdir().unwrap();
+    let shipped =
+        std::fs::read_to_string(root().join("profiles/frameworks/faststream/kafka_app.py"))
+            .unwrap();
+    let latest = shipped.replace(
+        "auto_offset_reset=\"earliest\"",
+        "auto_offset_reset=\"latest\"",
+    );
+    assert_ne!(
+        latest, shipped,
+        "the shipped app reads from the earliest offset"
+    );
+    std::fs::write(app.path().join("kafka_app.py"), latest).unwrap();
+    let command = format!(
+        "consumer.command=[python3, -m, faststream, run, --app-dir, {}, \"kafka_app:app\"]",
+        app.path().display()
+    );
+    for (client, s) in live("latest", &["--set", &command]) {
+        assert_eq!(
+            crate::common::counts(&s, &["messages", "effects", "unfinished", "deliveries"]),
+            [6, 0, 6, 0],
+            "{client}: {s}"
+        );
+        assert_eq!(s["late_group"]["unread"], 6, "{client}: {s}");
+        let formed = s["late_group"]["formed_s"].as_f64().unwrap();
+        assert!(
+            formed > s["late_group"]["first_publish_s"].as_f64().unwrap(),
+            "{client}: {s}"
+        );
+    }
+}

@@ -50,6 +50,9 @@ fn missing(program: &str, path: Option<&std::ffi::OsStr>, cwd: &Path) -> Option<
         let file = cwd.join(program);
         return match runnable(&file) {
             Ok(()) => None,
+            Err(why) if Path::new(program).is_absolute() => {
+                Some(format!("the program `{program}` {why}"))
+            }
             Err(why) => Some(format!(
                 "the program `{program}` {why} (a path with / is taken from the folder ackbench \
                  runs in, {})",
@@ -152,5 +155,9 @@ mod tests {
             .contains("`./bin` is not a file"));
         // An absolute path.
         assert_eq!(missing(&exe.display().to_string(), None, cwd), None);
+        assert_eq!(
+            missing("/nonexistent/consumer", None, cwd).unwrap(),
+            "the program `/nonexistent/consumer` does not exist"
+        );
     }
 }

@@ -37,6 +37,7 @@ pub(crate) mod groups;
 pub(crate) mod handlers;
 pub(crate) mod harness_cpu;
 pub(crate) mod ingress;
+pub(crate) mod late_group;
 pub(crate) mod latency;
 pub(crate) mod leases;
 pub(crate) mod place;
@@ -105,6 +106,10 @@ pub struct Metrics {
     pub crashes: Vec<Crash>,
     /// A consumer group's rebalances over time (Kafka; `rebalances` counts them).
     pub rebalance_log: Vec<rebalances::Rebalance>,
+    /// A consumer group that formed after records were published and never read one of them
+    /// (Kafka; [`late_group`]); `None` for a streamed run (sim mode, which reads its log from
+    /// the start).
+    pub late_group: Option<late_group::LateGroup>,
     /// Why the run stopped before its end, if it did ([`RunRecord::incomplete`]).
     pub incomplete: Option<String>,
     /// The broker kind of the run ([`RunRecord::broker_kind`]; `sqs` when the record has none).
@@ -248,6 +253,10 @@ fn assemble(run: View<'_>, f: stream::Folded) -> Metrics {
         publisher: publisher::summarise(record),
         crashes: f.crashes,
         rebalance_log: f.rebalances,
+        late_group: match run.folded {
+            Some(_) => None,
+            None => late_group::late_group(record),
+        },
         incomplete: record.incomplete.clone(),
         groups: groups::groups(record),
         broker_kind: match record.broker_kind.as_str() {

@@ -39,6 +39,7 @@ pub(crate) mod hlog;
 pub(crate) mod html;
 pub(crate) mod ingress;
 pub(crate) mod junit;
+pub(crate) mod late_group;
 pub(crate) mod markdown;
 pub(crate) mod note;
 pub(crate) mod notes;

@@ -51,6 +51,7 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
             quotes: worker_logs::never_ran_quotes(s),
         });
     }
+    notes.extend(super::late_group::note(s).map(Note::from));
     notes.extend(super::capacity::harness_note(s).map(Note::from));
     notes.extend(chaos_notes(s).into_iter().map(Note::from));
     notes.extend(super::faults::notes(s).into_iter().map(Note::from));

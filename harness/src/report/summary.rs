@@ -139,6 +139,11 @@ pub struct Summary {
     /// absent as `rebalances`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rebalance_log: Vec<crate::metrics::rebalances::Rebalance>,
+    /// Kafka, live: the consumer group formed (`formed_s`) after the first record was published
+    /// (`first_publish_s`) and never read one of the `unread` records published before it:
+    /// its consumers started at the log's end (`auto.offset.reset=latest`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_group: Option<crate::metrics::late_group::LateGroup>,
     /// Sends a FIFO queue dropped inside its deduplication window; absent as above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publishes_deduplicated: Option<u64>,
@@ -281,6 +286,8 @@ impl Summary {
             duplicates_per_rebalance: (m.rebalances > 0)
                 .then(|| m.duplicate_effects as f64 / m.rebalances as f64),
             rebalance_log: m.rebalance_log.clone(),
+            // A sim model reads its log from the start: only a live client starts at its end.
+            late_group: m.late_group.clone().filter(|_| info.mode == "live"),
             publishes_deduplicated: m.publishes_deduplicated,
             message_groups: m.groups.iter().map(Into::into).collect(),
             broker_anomalies: m.anomalies.len() as u64,
