@@ -16,6 +16,7 @@ pub mod broker;
 pub mod ingress;
 pub mod key;
 pub mod publisher;
+pub mod returned;
 pub mod sink;
 pub mod worker_logs;
 
@@ -24,6 +25,7 @@ pub use broker::{BrokerSample, BrokerSamples, Unavailable};
 pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
 pub use key::Key;
 pub use publisher::PublisherRecord;
+pub use returned::{ReturnCounts, ReturnWhy};
 pub use sink::{Batched, FullRecord, GaveUp, Recorded, RunStart, Sink};
 pub use worker_logs::{StderrTail, WorkerLogsRecord};
 
@@ -296,6 +298,15 @@ pub enum EventKind {
     },
     /// A lease ran out (or was released) and the message is visible again.
     LeaseExpired { seq: Seq, delivery: u32 },
+    /// The broker took delivery `delivery` back from `worker`, for `why` (a RabbitMQ channel or
+    /// connection that closed): recorded just before the `LeaseExpired` it explains. A
+    /// `LeaseExpired` without one is the broker's timer (or a release before it).
+    Returned {
+        seq: Seq,
+        worker: WorkerId,
+        delivery: u32,
+        why: ReturnWhy,
+    },
     /// The broker moved the message to the DLQ.
     DeadLettered { seq: Seq, delivery: u32 },
     /// The target acked a message it refused to process (`on_poison: dead_letter`).
@@ -377,6 +388,7 @@ impl EventKind {
             | EventKind::Acked { seq, .. }
             | EventKind::VisibilityChanged { seq, .. }
             | EventKind::LeaseExpired { seq, .. }
+            | EventKind::Returned { seq, .. }
             | EventKind::DeadLettered { seq, .. }
             | EventKind::Rejected { seq, .. }
             | EventKind::HandlerEnded { seq, .. }

@@ -222,6 +222,8 @@ mod tests;
 #[cfg(test)]
 mod tests_kind_words;
 #[cfg(test)]
+mod tests_returned;
+#[cfg(test)]
 mod tests_schema;
 
 #[cfg(test)]
