@@ -56,6 +56,8 @@ mod live_nats_clock;
 #[cfg(feature = "live")]
 mod live_rabbitmq;
 #[cfg(feature = "live")]
+mod live_rabbitmq_returns;
+#[cfg(feature = "live")]
 mod live_redis_streams;
 #[cfg(feature = "live")]
 mod live_sqs_endpoint;
