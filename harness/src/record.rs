@@ -13,6 +13,7 @@ use std::time::Duration;
 
 pub mod attribution;
 pub mod broker;
+pub mod commit_handlers;
 pub mod ingress;
 pub mod key;
 pub mod publisher;
@@ -22,6 +23,7 @@ pub mod worker_logs;
 
 pub use attribution::{Unattributed, UnattributedCall};
 pub use broker::{BrokerSample, BrokerSamples, Unavailable};
+pub use commit_handlers::CommitHandlers;
 pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
 pub use key::Key;
 pub use publisher::PublisherRecord;
@@ -108,6 +110,10 @@ pub struct RunRecord {
     /// How much CPU ackbench's own process used over a live run (step by step on a ramp);
     /// `None` for a sim run, or where the system does not tell (no `/proc`).
     pub harness_cpu: Option<HarnessCpu>,
+    /// A live Kafka run's handlers as its commits tell them (its handler spans follow the
+    /// fetches, not the handlers); `None` for every other run, whose handler spans are its
+    /// handlers.
+    pub commit_handlers: Option<CommitHandlers>,
 }
 
 /// A capacity run's ramp: step `k` publishes at `rates[k]` messages per second from

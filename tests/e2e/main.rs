@@ -48,6 +48,8 @@ mod live_ingress;
 #[cfg(feature = "live")]
 mod live_kafka;
 #[cfg(feature = "live")]
+mod live_kafka_handlers;
+#[cfg(feature = "live")]
 mod live_message;
 #[cfg(feature = "live")]
 mod live_nats;

@@ -59,6 +59,13 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
     lost_and_dead_lettered(s, &mut notes);
     notes.extend(lease_note(s).map(Note::from));
     notes.extend(returned_note(s).map(Note::from));
+    if let Some(why) = &s.handler_latency_unmeasured {
+        notes.push(Note::from(format!(
+            "HANDLER LATENCY: cannot be measured on this run: {why}. The handler row is left \
+             empty (0 in summary.json) rather than filled with the time from one fetch to the \
+             next."
+        )));
+    }
     if s.unfinished > 0 {
         let w = s.words();
         notes.push(Note::from(format!(
@@ -353,13 +360,16 @@ fn lease_note(s: &Summary) -> Option<String> {
         if neither > 0 {
             what.push(format!("{neither} neither"));
         }
+        let p99 = match s.handler_latency_unmeasured {
+            Some(_) => String::new(),
+            None => format!(", handler p99 {:.3} ms", s.handler_latency_ms.p99),
+        };
         return Some(format!(
-            "TIMEOUT: {} of {} handlers {} ({} {timeout_ms:.3} ms, handler p99 {:.3} ms): {}{}.",
+            "TIMEOUT: {} of {} handlers {} ({} {timeout_ms:.3} ms{p99}): {}{}.",
             l.outlived,
             l.handlers,
             t.outlived,
             s.lease_words(),
-            s.handler_latency_ms.p99,
             t.then,
             what.join(", ")
         ));

@@ -114,6 +114,7 @@ pub(crate) fn run_consumer(
         unattributed_calls: Vec::new(),
         ramp: crate::runner::ramp_record(&scenario.workload),
         harness_cpu: None,
+        commit_handlers: None,
         publishes,
         messages: world.messages,
         events: world.events,

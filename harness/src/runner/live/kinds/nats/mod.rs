@@ -416,6 +416,7 @@ impl LiveBroker for NatsBroker {
                         .to_string(),
                 ],
                 left_behind,
+                commit_handlers: None,
             }
         })
     }

@@ -437,6 +437,7 @@ impl LiveBroker for RabbitMq {
                         .to_string(),
                 ],
                 left_behind,
+                commit_handlers: None,
             }
         })
     }

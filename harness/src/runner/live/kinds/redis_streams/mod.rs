@@ -408,6 +408,7 @@ impl LiveBroker for RedisStreams {
                 events: entries.expiries(clock.now()),
                 notes: Vec::new(),
                 left_behind,
+                commit_handlers: None,
             }
         })
     }
