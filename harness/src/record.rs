@@ -13,17 +13,21 @@ use std::time::Duration;
 
 pub mod attribution;
 pub mod broker;
+pub mod commit_handlers;
 pub mod ingress;
 pub mod key;
 pub mod publisher;
+pub mod returned;
 pub mod sink;
 pub mod worker_logs;
 
 pub use attribution::{Unattributed, UnattributedCall};
 pub use broker::{BrokerSample, BrokerSamples, Unavailable};
+pub use commit_handlers::CommitHandlers;
 pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
 pub use key::Key;
 pub use publisher::PublisherRecord;
+pub use returned::{ReturnCounts, ReturnWhy};
 pub use sink::{Batched, FullRecord, GaveUp, Recorded, RunStart, Sink};
 pub use worker_logs::{StderrTail, WorkerLogsRecord};
 
@@ -106,6 +110,10 @@ pub struct RunRecord {
     /// How much CPU ackbench's own process used over a live run (step by step on a ramp);
     /// `None` for a sim run, or where the system does not tell (no `/proc`).
     pub harness_cpu: Option<HarnessCpu>,
+    /// A live Kafka run's handlers as its commits tell them (its handler spans follow the
+    /// fetches, not the handlers); `None` for every other run, whose handler spans are its
+    /// handlers.
+    pub commit_handlers: Option<CommitHandlers>,
     /// A live run: the queues removed at its end that still held messages, and how many (each
     /// message was counted first: unfinished, or in the DLQ).
     pub removed: Vec<RemovedQueue>,
@@ -312,6 +320,15 @@ pub enum EventKind {
     },
     /// A lease ran out (or was released) and the message is visible again.
     LeaseExpired { seq: Seq, delivery: u32 },
+    /// The broker took delivery `delivery` back from `worker`, for `why` (a RabbitMQ channel or
+    /// connection that closed): recorded just before the `LeaseExpired` it explains. A
+    /// `LeaseExpired` without one is the broker's timer (or a release before it).
+    Returned {
+        seq: Seq,
+        worker: WorkerId,
+        delivery: u32,
+        why: ReturnWhy,
+    },
     /// The broker moved the message to the DLQ.
     DeadLettered { seq: Seq, delivery: u32 },
     /// The target acked a message it refused to process (`on_poison: dead_letter`).
@@ -427,6 +444,7 @@ impl EventKind {
             | EventKind::Acked { seq, .. }
             | EventKind::VisibilityChanged { seq, .. }
             | EventKind::LeaseExpired { seq, .. }
+            | EventKind::Returned { seq, .. }
             | EventKind::DeadLettered { seq, .. }
             | EventKind::Rejected { seq, .. }
             | EventKind::HandlerEnded { seq, .. }

@@ -34,7 +34,7 @@ pub(crate) fn have_libfaketime() -> bool {
     ok
 }
 
-fn skip_or_fail(why: &str) {
+pub(crate) fn skip_or_fail(why: &str) {
     assert!(
         std::env::var("ACKBENCH_REQUIRE_SERVICES").as_deref() != Ok("1"),
         "required (ACKBENCH_REQUIRE_SERVICES=1): {why}"

@@ -53,6 +53,8 @@ mod live_ingress;
 #[cfg(feature = "live")]
 mod live_kafka;
 #[cfg(feature = "live")]
+mod live_kafka_handlers;
+#[cfg(feature = "live")]
 mod live_message;
 #[cfg(feature = "live")]
 mod live_nats;
@@ -62,6 +64,8 @@ mod live_nats_clock;
 mod live_provider_faults;
 #[cfg(feature = "live")]
 mod live_rabbitmq;
+#[cfg(feature = "live")]
+mod live_rabbitmq_returns;
 #[cfg(feature = "live")]
 mod live_redis_streams;
 #[cfg(feature = "live")]

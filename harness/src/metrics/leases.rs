@@ -12,6 +12,11 @@
 //! when their lease ran out. An ack-before-work handler settles at once (ratio 0); a heartbeat
 //! handler's lease grows with it.
 //!
+//! A delivery the broker took back for another reason than its lease while the handler held it
+//! (a RabbitMQ channel or connection that closed: [`crate::record::EventKind::Returned`]) did
+//! not outlive its lease: it is counted by what ended it (`returned_by`), and the lease it held
+//! is the one it had.
+//!
 //! Handlers still working when the run stopped are not measured (as for handler latency).
 
 use rustc_hash::FxHashMap as HashMap;
@@ -20,7 +25,9 @@ use smallvec::SmallVec;
 use serde::{Deserialize, Serialize};
 
 use super::latency::LatencyHistogram;
-use crate::record::{AckOutcome, EventKind, Nanos, RunRecord, Seq, WorkerId};
+use crate::record::{
+    AckOutcome, EventKind, Nanos, ReturnCounts, ReturnWhy, RunRecord, Seq, WorkerId,
+};
 
 /// What the handlers did with their leases: counts over the handlers that ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -39,6 +46,21 @@ pub struct HandlerLeases {
     pub outlived_redelivered: u64,
     /// Of those, the lease's end moved the message to the DLQ.
     pub outlived_dead_lettered: u64,
+    /// Their delivery was taken back while they still held it for a reason other than its
+    /// lease (a channel or connection that closed; by reason in `returned_by`). Not counted in
+    /// `outlived`. Only a live RabbitMQ run tells these.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub returned: u64,
+    /// Of those, the message was delivered again while the handler still held it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub returned_redelivered: u64,
+    /// `returned`, by what ended the delivery.
+    #[serde(default, skip_serializing_if = "ReturnCounts::is_empty")]
+    pub returned_by: ReturnCounts,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The run's handlers against their leases.
@@ -67,6 +89,8 @@ struct Open {
     settled: Option<(Nanos, Settled)>,
     /// Delivered again after the lease ended, while this handler still held it.
     redelivered: bool,
+    /// What took the delivery back, when the broker said and it was not the lease.
+    returned: Option<ReturnWhy>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,6 +230,7 @@ fn on_message(
                 dead_lettered: false,
                 settled: None,
                 redelivered: false,
+                returned: None,
             });
         }
         EventKind::VisibilityChanged {
@@ -222,10 +247,23 @@ fn on_message(
                 }
             }
         }
+        EventKind::Returned {
+            worker,
+            delivery,
+            why,
+            ..
+        } if why != ReturnWhy::Lease => {
+            let found = list
+                .iter_mut()
+                .find(|o| (o.worker, o.delivery) == (worker, delivery) && o.lease_ended.is_none());
+            if let Some(o) = found {
+                o.returned = Some(why);
+            }
+        }
         EventKind::LeaseExpired { delivery, .. } | EventKind::DeadLettered { delivery, .. } => {
             if let Some(o) = current_lease(list, delivery) {
                 o.lease_ended = Some(at);
-                if o.holds() {
+                if o.holds() && o.returned.is_none() {
                     o.lease_end = o.lease_end.min(at);
                     o.dead_lettered = matches!(kind, EventKind::DeadLettered { .. });
                 }
@@ -291,13 +329,22 @@ fn finish(o: &Open, end: Nanos, out: &mut LeaseAnalysis) -> f64 {
         _ => {}
     }
     c.extended += u64::from(o.extended);
-    let outlived = how != Some(Settled::AckedInTime)
+    let ended_holding = how != Some(Settled::AckedInTime)
         && how != Some(Settled::Released)
         && o.lease_ended.is_some_and(|t| t <= held_until);
-    if outlived {
-        c.outlived += 1;
-        c.outlived_redelivered += u64::from(o.redelivered);
-        c.outlived_dead_lettered += u64::from(o.dead_lettered);
+    match o.returned {
+        Some(why) if ended_holding => {
+            let counted = c.returned_by.count(why);
+            c.returned += u64::from(counted);
+            c.returned_redelivered += u64::from(counted && o.redelivered);
+        }
+        Some(_) => {}
+        None if ended_holding => {
+            c.outlived += 1;
+            c.outlived_redelivered += u64::from(o.redelivered);
+            c.outlived_dead_lettered += u64::from(o.dead_lettered);
+        }
+        None => {}
     }
     let lease = o.lease_end.saturating_sub(o.start);
     out.effective_lease.record(lease);
@@ -445,6 +492,7 @@ mod tests {
                 outlived: 3,
                 outlived_redelivered: 2,
                 outlived_dead_lettered: 1,
+                ..HandlerLeases::default()
             }
         );
         assert_eq!(l.p99_hold_over_lease, 34.0 / 30.0);
@@ -559,6 +607,125 @@ mod tests {
         assert_eq!((l.counts.outlived, l.counts.outlived_redelivered), (1, 0));
         assert_eq!(l.p99_hold_over_lease, 8.0 / 5.0);
         assert_eq!(l.effective_lease.summary().max, 5000.0);
+    }
+
+    #[test]
+    fn a_delivery_returned_by_its_own_connection_close_did_not_outlive_its_lease() {
+        // A consumer on a 1,800 s consumer timeout with prefetch 2. Messages 1 and 2 are both
+        // delivered to worker 1 at 0 s (delivery 2's hand-out ends message 1's handler span: its
+        // handler is the one of message 2 from then). At 1 s it acks message 1 and closes its
+        // connection, the ack overtaken by the close: the broker returns both (delivery 1 of
+        // each), and the ack of message 1 comes stale after it. Worker 1 connects again: message
+        // 2 is delivered again at 2 s, message 1 at 2 s, which is acked at 3 s.
+        //
+        // Handlers: (m1, d1) ended at 0 s by m2's hand-out, unsettled, its delivery returned at
+        // 1 s, after its end: neither outlived nor returned. (m2, d1): held until 2 s (the next
+        // hand-out ends it, just before that delivery: not redelivered while held), returned at
+        // 1 s by the connection close: returned 1. (m2, d2) ends at m1's hand-out at 2 s;
+        // (m1, d2) acked in time. 4 handlers, 1 acked in time, none outlived, 1 returned by the
+        // connection close.
+        let mut r = Rec::new(1800.0, 1);
+        let (m1, m2) = (r.publish(0.0), r.publish(0.0));
+        r.deliver(0.0, m1, 1, 1)
+            .end_handler(0.0, m1, 1, 1, HandlerEnd::Finished)
+            .deliver(0.0, m2, 1, 1)
+            .take_back(1.0, m1, 1, 1, ReturnWhy::ConnectionClosed)
+            .take_back(1.0, m2, 1, 1, ReturnWhy::ConnectionClosed)
+            .ack(1.0, m1, 1, 1, AckOutcome::StaleRejected)
+            .end_handler(2.0, m2, 1, 1, HandlerEnd::Finished)
+            .deliver(2.0, m2, 1, 2)
+            .end_handler(2.0, m2, 1, 2, HandlerEnd::Finished)
+            .deliver(2.0, m1, 1, 2)
+            .ack(3.0, m1, 1, 2, AckOutcome::Deleted)
+            .end_handler(3.0, m1, 1, 2, HandlerEnd::Finished);
+        let l = analyse(&r.finish(4.0));
+        assert_eq!(
+            l.counts,
+            HandlerLeases {
+                handlers: 4,
+                acked_in_time: 1,
+                returned: 1,
+                returned_by: ReturnCounts {
+                    connection_closed: 1,
+                    ..ReturnCounts::default()
+                },
+                ..HandlerLeases::default()
+            }
+        );
+        // The lease held is the consumer timeout's (not cut at the close): m2's first handler
+        // held 2 s of 1,800 s, the largest ratio of the four.
+        assert_eq!(l.effective_lease.summary().max, 1_800_000.0);
+        assert_eq!(l.p99_hold_over_lease, 2.0 / 1800.0);
+    }
+
+    #[test]
+    fn the_consumer_timeout_named_by_the_broker_is_the_lease() {
+        // Delivered at 0 s on a 30 s consumer timeout; the broker closes the channel at 30 s
+        // saying the acknowledgement timed out (a return for `Lease`); the handler acks at 34 s,
+        // stale: outlived its lease, as without the reason, and no return counted.
+        let mut r = Rec::new(30.0, 1);
+        let m = r.publish(0.0);
+        r.deliver(0.0, m, 1, 1)
+            .take_back(30.0, m, 1, 1, ReturnWhy::Lease)
+            .ack(34.0, m, 1, 1, AckOutcome::StaleRejected)
+            .end_handler(34.0, m, 1, 1, HandlerEnd::Finished);
+        let l = analyse(&r.finish(40.0));
+        assert_eq!((l.counts.outlived, l.counts.returned), (1, 0));
+        assert!(l.counts.returned_by.is_empty());
+        assert_eq!(l.p99_hold_over_lease, 34.0 / 30.0);
+    }
+
+    #[test]
+    fn each_close_is_counted_by_its_reason_and_a_nack_is_a_release() {
+        // Five messages, one worker each, delivered at 0 s on a 30 s lease. m1: the worker closes
+        // the channel at 1 s and its handler ends at 2 s. m2: the broker refuses an ack on the
+        // channel at 1 s (its handler ends at 2 s). m3: the connection ends at 1 s (the handler
+        // at 2 s). m4: the worker nacks at 1 s (a release, then the return for the nack).
+        // m5: the worker acks at 1 s, then closes its channel at 1.5 s (nothing held then).
+        // m1 is delivered again at 1.5 s to worker 6, while m1's first handler still runs
+        // (redelivered), and that handler never ends (not measured).
+        // Returned: 3 (one each of channel closed, ack refused, connection lost), 1 of them
+        // redelivered; released 1; acked in time 1; outlived 0.
+        let mut r = Rec::new(30.0, 6);
+        let m: Vec<Seq> = (0..5).map(|_| r.publish(0.0)).collect();
+        for (i, &seq) in m.iter().enumerate() {
+            r.deliver(0.0, seq, i as WorkerId + 1, 1);
+        }
+        let whys = [
+            ReturnWhy::ChannelClosed,
+            ReturnWhy::AckRefused,
+            ReturnWhy::ConnectionLost,
+        ];
+        for (i, why) in whys.into_iter().enumerate() {
+            r.take_back(1.0, m[i], i as WorkerId + 1, 1, why);
+        }
+        r.deliver(1.5, m[0], 6, 2);
+        for (i, &seq) in m[..3].iter().enumerate() {
+            r.end_handler(2.0, seq, i as WorkerId + 1, 1, HandlerEnd::Finished);
+        }
+        r.change_visibility(1.0, m[3], 4, 1, 1.0)
+            .take_back(1.0, m[3], 4, 1, ReturnWhy::Nack)
+            .end_handler(1.0, m[3], 4, 1, HandlerEnd::Finished)
+            .ack(1.0, m[4], 5, 1, AckOutcome::Deleted)
+            .end_handler(1.0, m[4], 5, 1, HandlerEnd::Finished);
+        let l = analyse(&r.finish(3.0));
+        assert_eq!(
+            l.counts,
+            HandlerLeases {
+                handlers: 5,
+                acked_in_time: 1,
+                released: 1,
+                returned: 3,
+                returned_redelivered: 1,
+                returned_by: ReturnCounts {
+                    channel_closed: 1,
+                    ack_refused: 1,
+                    connection_lost: 1,
+                    ..ReturnCounts::default()
+                },
+                ..HandlerLeases::default()
+            }
+        );
     }
 
     #[test]

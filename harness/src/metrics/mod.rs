@@ -77,8 +77,13 @@ pub struct Metrics {
     pub workers: u32,
     /// When the run stopped.
     pub end: Nanos,
-    /// Handler latency (delivery to end of handler), ms.
+    /// Handler latency (delivery to end of handler), ms; on live Kafka, from each record's
+    /// hand-over to the commit that covered it alone ([`crate::record::CommitHandlers`]), and
+    /// all zero when [`Metrics::handler_unmeasured`] says why it cannot be measured.
     pub handler: LatencySummary,
+    /// Why the run's handler latency cannot be measured (live Kafka, auto-commit or commits
+    /// covering several records); `None` when `handler` measures it.
+    pub handler_unmeasured: Option<String>,
     /// Publish to first effect, ms.
     pub end_to_end: LatencySummary,
     /// p99 over the handlers of the time each held its message over the lease it held
@@ -213,9 +218,30 @@ fn fold_record(record: &RunRecord, late_after: Nanos) -> stream::Folded {
     }
 }
 
+/// A live Kafka run's handler latency from its commits ([`crate::record::CommitHandlers`]):
+/// `handler` becomes the histogram of the handlers the commits timed, or empty with the reason
+/// they cannot be timed (the spans from one fetch to the next are no handler's time).
+fn commit_timed(
+    c: &crate::record::CommitHandlers,
+    handler: &mut latency::LatencyHistogram,
+) -> Option<String> {
+    *handler = latency::LatencyHistogram::new();
+    let why = c.unmeasurable();
+    if why.is_none() {
+        for &t in &c.timed {
+            handler.record(t);
+        }
+    }
+    why
+}
+
 /// The metrics of a run from what was folded of its history and the record's description.
-fn assemble(run: View<'_>, f: stream::Folded) -> Metrics {
+fn assemble(run: View<'_>, mut f: stream::Folded) -> Metrics {
     let record = run.record;
+    let handler_unmeasured = record
+        .commit_handlers
+        .as_ref()
+        .and_then(|c| commit_timed(c, &mut f.latencies.handler));
     let capacity = record.ramp.as_ref().map(|ramp| {
         // The boundaries of the steps: exact in a full record's series every `hold`; a
         // streamed run's grid, as fine as it was kept.
@@ -239,6 +265,7 @@ fn assemble(run: View<'_>, f: stream::Folded) -> Metrics {
         workers: record.workers,
         end: record.end,
         handler: f.latencies.handler.summary(),
+        handler_unmeasured,
         end_to_end: f.latencies.end_to_end.summary(),
         p99_over_visibility: f.leases.p99_hold_over_lease,
         effective_lease: f.leases.effective_lease.summary(),

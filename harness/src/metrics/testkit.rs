@@ -3,7 +3,7 @@
 
 use crate::record::{
     AckOutcome, CallOutcome, CallRecord, EffectRecord, EffectSource, Event, EventKind, HandlerEnd,
-    MessageRecord, Nanos, RunRecord, Seq, WorkerId,
+    MessageRecord, Nanos, ReturnWhy, RunRecord, Seq, WorkerId,
 };
 
 /// Seconds to nanoseconds.
@@ -126,6 +126,28 @@ impl Rec {
 
     pub fn expire(&mut self, at: f64, seq: Seq, delivery: u32) -> &mut Self {
         self.ev(at, EventKind::LeaseExpired { seq, delivery })
+    }
+
+    /// The broker takes delivery `delivery` of `seq` back from `worker` for `why`, as a live
+    /// RabbitMQ proxy records it: the reason, then the message visible again.
+    pub fn take_back(
+        &mut self,
+        at: f64,
+        seq: Seq,
+        worker: WorkerId,
+        delivery: u32,
+        why: ReturnWhy,
+    ) -> &mut Self {
+        self.ev(
+            at,
+            EventKind::Returned {
+                seq,
+                worker,
+                delivery,
+                why,
+            },
+        )
+        .expire(at, seq, delivery)
     }
 
     pub fn dead_letter(&mut self, at: f64, seq: Seq, delivery: u32) -> &mut Self {

@@ -189,16 +189,25 @@ pub fn markdown(data: &ReportData) -> String {
     let l = &s.handler_latency_ms;
     let unit = LatencyUnit::for_max(l.max);
     let lease = &s.effective_lease_ms;
-    let _ = write!(
-        md,
-        "Handler latency p50 {}, p99 {}, p99.9 {}, max {} against a {} {}",
-        unit.show(l.p50),
-        unit.show(l.p99),
-        unit.show(l.p999),
-        unit.show(l.max),
-        duration(s.visibility_timeout_s),
-        s.lease_words(),
-    );
+    if s.handler_latency_unmeasured.is_some() {
+        let _ = write!(
+            md,
+            "Handler latency not measured (see HANDLER LATENCY), against a {} {}",
+            duration(s.visibility_timeout_s),
+            s.lease_words(),
+        );
+    } else {
+        let _ = write!(
+            md,
+            "Handler latency p50 {}, p99 {}, p99.9 {}, max {} against a {} {}",
+            unit.show(l.p50),
+            unit.show(l.p99),
+            unit.show(l.p999),
+            unit.show(l.max),
+            duration(s.visibility_timeout_s),
+            s.lease_words(),
+        );
+    }
     if per_message_lease(s) {
         let _ = writeln!(
             md,

@@ -221,7 +221,11 @@ impl Renderer for TimeseriesCsv {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_commit_handlers;
+#[cfg(test)]
 mod tests_kind_words;
+#[cfg(test)]
+mod tests_returned;
 #[cfg(test)]
 mod tests_schema;
 

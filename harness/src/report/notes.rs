@@ -59,6 +59,14 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
     notes.extend(unmatched_note(s).into_iter().map(Note::from));
     lost_and_dead_lettered(s, &mut notes);
     notes.extend(lease_note(s).map(Note::from));
+    notes.extend(returned_note(s).map(Note::from));
+    if let Some(why) = &s.handler_latency_unmeasured {
+        notes.push(Note::from(format!(
+            "HANDLER LATENCY: cannot be measured on this run: {why}. The handler row is left \
+             empty (0 in summary.json) rather than filled with the time from one fetch to the \
+             next."
+        )));
+    }
     if s.unfinished > 0 {
         let w = s.words();
         notes.push(Note::from(format!(
@@ -332,6 +340,47 @@ fn chaos_notes(s: &Summary) -> Vec<String> {
         .collect()
 }
 
+/// `RETURNED`: handlers whose delivery the broker took back before they settled it for another
+/// reason than its lease (a channel or connection that closed), grouped by that reason: not a
+/// `TIMEOUT`, whose lease was not what ended them.
+fn returned_note(s: &Summary) -> Option<String> {
+    let l = &s.handler_leases;
+    if l.returned == 0 {
+        return None;
+    }
+    let w = s.words();
+    let message = w.message.0;
+    let causes: Vec<String> = l
+        .returned_by
+        .in_words()
+        .into_iter()
+        .map(|(n, why)| format!("{n} because {why}"))
+        .collect();
+    let mut text = format!(
+        "RETURNED: {} of {} handlers had their {message} taken back by the broker before they \
+         settled it, before their {} ({:.3} ms) ran out: {}; {} had {} {message} {} while \
+         still being worked on.",
+        l.returned,
+        l.handlers,
+        s.lease_words(),
+        s.visibility_timeout_s * 1000.0,
+        causes.join(", "),
+        l.returned_redelivered,
+        plural(l.returned_redelivered, "its", "their"),
+        w.timeout.redelivered,
+    );
+    let own = l.returned_by.channel_closed + l.returned_by.connection_closed;
+    if own > 0 {
+        text.push_str(
+            " A worker that closes its channel or connection gives back every delivery it has \
+             not acked; an ack sent after the close (or overtaken by it: a client that writes \
+             the close before its buffered ack) is discarded, and the message is delivered \
+             again.",
+        );
+    }
+    Some(text)
+}
+
 /// What the handlers did with their leases, when it matters: some outlived the bound on holding
 /// their message (and what the broker did then, in the kind's
 /// [`crate::profile::kinds::words::TimeoutWords`]), or they ran past it and still did not.
@@ -362,13 +411,16 @@ fn lease_note(s: &Summary) -> Option<String> {
         if neither > 0 {
             what.push(format!("{neither} neither"));
         }
+        let p99 = match s.handler_latency_unmeasured {
+            Some(_) => String::new(),
+            None => format!(", handler p99 {:.3} ms", s.handler_latency_ms.p99),
+        };
         return Some(format!(
-            "TIMEOUT: {} of {} handlers {} ({} {timeout_ms:.3} ms, handler p99 {:.3} ms): {}{}.",
+            "TIMEOUT: {} of {} handlers {} ({} {timeout_ms:.3} ms{p99}): {}{}.",
             l.outlived,
             l.handlers,
             t.outlived,
             s.lease_words(),
-            s.handler_latency_ms.p99,
             t.then,
             what.join(", ")
         ));

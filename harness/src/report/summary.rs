@@ -76,6 +76,10 @@ pub struct Summary {
     pub max_oldest_age_s: f64,
     pub visibility_timeout_s: f64,
     pub handler_latency_ms: LatencySummary,
+    /// Why handler latency cannot be measured on this run (live Kafka: the consumers
+    /// auto-commit, or commits covered several records); `handler_latency_ms` is then all 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handler_latency_unmeasured: Option<String>,
     pub end_to_end_ms: LatencySummary,
     /// p99 over the handlers of (time holding the message before settling it) / (lease held).
     pub p99_over_visibility: f64,
@@ -263,6 +267,7 @@ impl Summary {
             max_oldest_age_s: seconds(m.max_oldest_age),
             visibility_timeout_s: seconds(m.visibility_timeout),
             handler_latency_ms: m.handler,
+            handler_latency_unmeasured: m.handler_unmeasured.clone(),
             end_to_end_ms: m.end_to_end,
             p99_over_visibility: m.p99_over_visibility,
             effective_lease_ms: m.effective_lease,

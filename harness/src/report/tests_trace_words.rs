@@ -67,3 +67,59 @@ fn a_trace_speaks_its_kinds_words() {
         ]
     );
 }
+
+#[test]
+fn a_return_says_what_ended_the_delivery_and_no_lease_expiry_follows() {
+    // A live RabbitMQ delivery returned by the worker's own connection close: the reason's line
+    // stands for the return, its `LeaseExpired` adds no "lease expired" line.
+    use crate::record::{Event, MessageRecord, ReturnWhy, RunRecord};
+    let ev = |at, kind| Event { at, kind };
+    let r = RunRecord {
+        messages: vec![MessageRecord {
+            key: "msg-1".into(),
+            published_at: 0,
+            poison: false,
+        }],
+        events: vec![
+            ev(0, EventKind::Published { seq: 1 }),
+            ev(
+                0,
+                EventKind::Delivered {
+                    seq: 1,
+                    worker: 1,
+                    delivery: 1,
+                    lease_end: 1800 * S,
+                },
+            ),
+            ev(
+                S,
+                EventKind::Returned {
+                    seq: 1,
+                    worker: 1,
+                    delivery: 1,
+                    why: ReturnWhy::ConnectionClosed,
+                },
+            ),
+            ev(
+                S,
+                EventKind::LeaseExpired {
+                    seq: 1,
+                    delivery: 1,
+                },
+            ),
+        ],
+        broker_kind: "rabbitmq".into(),
+        ..RunRecord::default()
+    };
+    let t = super::trace(&r, "msg-1").unwrap();
+    assert_eq!(t.len(), 4, "{t:#?}");
+    assert!(
+        t[3].ends_with(
+            "RETURNED          worker 1, delivery 1: the worker closed its connection; visible \
+             again"
+        ),
+        "{}",
+        t[3]
+    );
+    assert!(!t.iter().any(|l| l.contains("lease expired")), "{t:#?}");
+}

@@ -24,7 +24,21 @@ pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
     let seq = seq as Seq + 1;
     let words = crate::profile::kinds::words_of(&record.broker_kind);
     let mut steps: Vec<(Nanos, u8, String)> = requests;
+    // The delivery whose return was just said with its reason: its `LeaseExpired` says no more.
+    let mut explained: Option<u32> = None;
     for e in &record.events {
+        match e.kind {
+            EventKind::Returned {
+                seq: s, delivery, ..
+            } if s == seq => explained = Some(delivery),
+            EventKind::LeaseExpired { seq: s, delivery }
+                if s == seq && explained == Some(delivery) =>
+            {
+                explained = None;
+                continue;
+            }
+            _ => {}
+        }
         if let Some((rank, text)) = event_line(&e.kind, seq, words) {
             steps.push((e.at, rank, text));
         }
@@ -114,6 +128,19 @@ fn event_line(kind: &EventKind, seq: Seq, words: &KindWords) -> Option<(u8, Stri
         EventKind::LeaseExpired { seq: s, delivery } if s == seq => (
             1,
             format!("{:<17} delivery {delivery}: {}", words.expired, words.again),
+        ),
+        EventKind::Returned {
+            seq: s,
+            worker,
+            delivery,
+            why,
+        } if s == seq => (
+            1,
+            format!(
+                "RETURNED          worker {worker}, delivery {delivery}: {}; {}",
+                why.words(),
+                words.again
+            ),
         ),
         EventKind::DeadLettered { seq: s, delivery } if s == seq => (
             1,

@@ -284,7 +284,8 @@ pub(crate) fn per_message_lease(s: &Summary) -> bool {
 
 /// A latency row's cells, ms with 3 decimals; `-` for time to done when no message was done.
 pub(crate) fn latency_cells(s: &Summary, label: &str, l: &LatencySummary) -> [String; 5] {
-    let none = label == "time to done" && s.messages_done == 0;
+    let none = (label == "time to done" && s.messages_done == 0)
+        || (label == "handler" && s.handler_latency_unmeasured.is_some());
     [l.p50, l.p90, l.p99, l.p999, l.max].map(|v| {
         if none {
             "-".to_string()

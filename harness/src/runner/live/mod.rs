@@ -183,6 +183,7 @@ async fn run_live(
         unattributed_calls: ran.unattributed_calls,
         ramp: crate::runner::ramp_record(&s.workload),
         harness_cpu: ran.harness_cpu,
+        commit_handlers: finished.commit_handlers,
         removed: finished.removed,
     })
 }

@@ -116,6 +116,7 @@ pub(crate) fn run_consumer(
         unattributed_calls: Vec::new(),
         ramp: crate::runner::ramp_record(&scenario.workload),
         harness_cpu: None,
+        commit_handlers: None,
         removed: Vec::new(),
         publishes,
         messages: world.messages,

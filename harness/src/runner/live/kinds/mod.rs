@@ -71,6 +71,8 @@ pub struct Finished {
     pub notes: Vec<String>,
     /// What could not be removed from the broker, named (the run still reports its counts).
     pub left_behind: Vec<String>,
+    /// Kafka: the handlers as the commits time them ([`crate::record::CommitHandlers`]).
+    pub commit_handlers: Option<crate::record::CommitHandlers>,
     /// The queues removed that still held messages, with how many.
     pub removed: Vec<crate::record::RemovedQueue>,
 }

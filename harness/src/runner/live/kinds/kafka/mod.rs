@@ -12,6 +12,7 @@
 //! the topic and the group are deleted, whatever happened.
 
 mod admin;
+mod commit_clock;
 mod counts;
 mod frames;
 mod group;
@@ -129,6 +130,7 @@ impl KafkaBroker {
             topic_id: Mutex::new(None),
             listeners: OnceLock::new(),
             max_poll_interval: nanos(s.broker.lease),
+            handlers: Default::default(),
         });
         let set_up = async {
             let proxy = Proxy::start(
@@ -233,6 +235,7 @@ impl LiveBroker for KafkaBroker {
                 observed,
                 producer,
                 lag,
+                settings,
                 ..
             } = *self;
             proxy.stop().await;
@@ -243,6 +246,7 @@ impl LiveBroker for KafkaBroker {
                 events: timeline::rebalances(&log),
                 notes: observed.group.notes(),
                 left_behind,
+                commit_handlers: Some(observed.handlers.take(settings.spec.enable_auto_commit)),
                 ..Finished::default()
             }
         })

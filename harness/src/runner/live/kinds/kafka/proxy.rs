@@ -45,6 +45,8 @@ pub struct Observed {
     /// `max.poll.interval.ms` in profile time: a fetched record's lease ends that long after
     /// the fetch (the poll that fetched it), as the sim model's does after the poll.
     pub max_poll_interval: Nanos,
+    /// The handlers as the commits time them.
+    pub handlers: super::commit_clock::CommitClock,
 }
 
 impl Observed {
@@ -225,6 +227,8 @@ impl KafkaConnection {
                     .flat_map(|t| t.partitions.iter());
                 let mut fenced = None;
                 let mut rejoin = false;
+                let mut covered = Vec::new();
+                let mut accepted = true;
                 for p in answers {
                     let Some(&(_, next)) = asked.iter().find(|(i, _)| *i == p.partition_index)
                     else {
@@ -236,7 +240,9 @@ impl KafkaConnection {
                     };
                     fenced = fenced.or(code::fences(p.error_code).then_some(p.error_code));
                     rejoin |= p.error_code == code::REBALANCE_IN_PROGRESS;
+                    accepted &= p.error_code == 0;
                     for h in run.records.committed(self.worker, p.partition_index, next) {
+                        covered.push(h);
                         run.state
                             .observed_ack(self.worker, h.seq, h.delivery, outcome);
                         if code::fences(p.error_code) {
@@ -246,6 +252,9 @@ impl KafkaConnection {
                             });
                         }
                     }
+                }
+                if accepted {
+                    run.handlers.committed(self.worker, &covered, now);
                 }
                 if let Some(error) = fenced {
                     run.group
@@ -327,6 +336,7 @@ impl KafkaConnection {
                             continue;
                         };
                         let lease_end = run.now().saturating_add(run.max_poll_interval);
+                        run.handlers.fetched(self.worker, h, run.now());
                         killed |=
                             run.state
                                 .observed_delivery(self.worker, h.seq, h.delivery, lease_end);

@@ -147,6 +147,7 @@ fn run(kills: &[ChaosRule]) -> (Arc<LiveState>, Arc<Observed>) {
         topic_id: Mutex::new(None),
         listeners: OnceLock::new(),
         max_poll_interval: 8_000_000_000,
+        handlers: Default::default(),
     });
     (state, run)
 }

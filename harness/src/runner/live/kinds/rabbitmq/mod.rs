@@ -484,6 +484,7 @@ impl LiveBroker for RabbitMq {
                 events: dropped,
                 notes,
                 left_behind,
+                commit_handlers: None,
                 removed: removed_queues,
             }
         })

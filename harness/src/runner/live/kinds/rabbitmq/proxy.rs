@@ -8,7 +8,10 @@
 //! `channel.close` from the broker (406 after `consumer_timeout`) returns what the channel held,
 //! and a later ack of those delivery tags is stale (the client cannot ack on a closed channel);
 //! so does the end of the connection, and the server closing it behind a partition (its
-//! heartbeat) does at that instant, though the worker's held frames reach it later.
+//! heartbeat) does at that instant, though the worker's held frames reach it later. Each return
+//! is recorded with what closed the channel ([`ReturnWhy`]): the worker's own `channel.close` or
+//! `connection.close` (after which the broker discards what the worker sends, an ack included),
+//! its connection ending, the broker's close (the consumer timeout, a refused ack: [`closes`]).
 //! From the worker: `basic.ack` (with `multiple`), `basic.nack` and `basic.reject` of the
 //! channel's delivery tags. With `message` rules on acks, the worker's bytes go on frame by
 //! frame and an ack a rule selects is kept back ([`ack_faults`]); with rules on deliveries, a
@@ -28,7 +31,7 @@ use amq_protocol::protocol::{basic, channel, connection, AMQPClass};
 
 use super::ledger::Ledger;
 use super::wire_time::WireTime;
-use crate::record::{AckOutcome, EventKind, Nanos, Seq, WorkerId};
+use crate::record::{AckOutcome, EventKind, Nanos, ReturnWhy, Seq, WorkerId};
 use crate::runner::live::proxy::link::Direction;
 use crate::runner::live::proxy::{Connection, Flow, Protocol};
 use crate::runner::live::state::LiveState;
@@ -160,8 +163,8 @@ impl AmqpConnection {
         self.channels.entry(ch).or_default()
     }
 
-    /// The broker requeues what channel `ch` held: each a return.
-    fn close_channel(&mut self, ch: u16) {
+    /// The broker requeues what channel `ch` held, closed for `why`: each a return.
+    fn close_channel(&mut self, ch: u16, why: ReturnWhy) {
         self.kept.channel_closed(ch);
         self.kept_deliveries.channel_closed(ch);
         self.consumers.channel_closed(ch);
@@ -176,17 +179,30 @@ impl AmqpConnection {
         for (&tag, &(seq, delivery)) in &held {
             self.ledger.settled(seq, false);
             self.ledger.returned(seq, now);
-            self.state.record(EventKind::LeaseExpired { seq, delivery });
+            self.returned(seq, delivery, why);
             self.state.observed_return(self.worker, seq, delivery);
             self.channel(ch).stale.insert(tag, (seq, delivery));
         }
     }
 
-    fn close_all(&mut self) {
+    fn close_all(&mut self, why: ReturnWhy) {
         let open: Vec<u16> = self.channels.keys().copied().collect();
         for ch in open {
-            self.close_channel(ch);
+            self.close_channel(ch, why);
         }
+    }
+
+    /// The broker took delivery `delivery` of `seq` back from this worker for `why`: the
+    /// message is in the queue again.
+    fn returned(&self, seq: Seq, delivery: u32, why: ReturnWhy) {
+        let worker = self.worker;
+        self.state.record(EventKind::Returned {
+            seq,
+            worker,
+            delivery,
+            why,
+        });
+        self.state.record(EventKind::LeaseExpired { seq, delivery });
     }
 
     /// The delivery tags an ack, nack or reject of `tag` settles on channel `ch`.
@@ -254,7 +270,7 @@ impl AmqpConnection {
             self.state.observed_release(self.worker, seq, delivery, now);
             if requeue {
                 self.ledger.returned(seq, now);
-                self.state.record(EventKind::LeaseExpired { seq, delivery });
+                self.returned(seq, delivery, ReturnWhy::Nack);
             } else if self.places.rejects_dead_letter && !retired && self.ledger.dead_lettered(seq)
             {
                 // The queue's own dead-letter arguments move it to the framework's queue.
@@ -330,8 +346,12 @@ impl AmqpConnection {
                 self.kept_deliveries.channel_closed(ch);
                 self.channels.insert(ch, ChannelView::default());
             }
-            AMQPClass::Channel(channel::AMQPMethod::Close(_)) => self.close_channel(ch),
-            AMQPClass::Connection(connection::AMQPMethod::Close(_)) => self.close_all(),
+            AMQPClass::Channel(channel::AMQPMethod::Close(_)) => {
+                self.close_channel(ch, ReturnWhy::ChannelClosed)
+            }
+            AMQPClass::Connection(connection::AMQPMethod::Close(_)) => {
+                self.close_all(ReturnWhy::ConnectionClosed)
+            }
             _ => {}
         }
         None
@@ -416,12 +436,13 @@ impl AmqpConnection {
                 self.body_frame(ch, data.len() as u64, bytes, forward);
                 return self.pass_waiting(forward) == Flow::Go;
             }
-            Some(AMQPFrame::Method(ch, AMQPClass::Channel(channel::AMQPMethod::Close(_)))) => {
-                self.close_channel(ch);
+            Some(AMQPFrame::Method(ch, AMQPClass::Channel(channel::AMQPMethod::Close(c)))) => {
+                let why = closes::server_closed_channel(c.reply_code, c.reply_text.as_str());
+                self.close_channel(ch, why);
                 forward.extend_from_slice(&bytes);
             }
-            Some(AMQPFrame::Method(_, AMQPClass::Connection(connection::AMQPMethod::Close(_)))) => {
-                self.close_all();
+            Some(AMQPFrame::Method(_, AMQPClass::Connection(connection::AMQPMethod::Close(c)))) => {
+                self.close_all(ReturnWhy::BrokerClosedConnection { code: c.reply_code });
                 forward.extend_from_slice(&bytes);
             }
             _ => forward.extend_from_slice(&bytes),
@@ -489,7 +510,7 @@ impl Connection for AmqpConnection {
     }
 
     fn closed(&mut self) {
-        self.close_all();
+        self.close_all(ReturnWhy::ConnectionLost);
         self.acks_outlive_connection();
     }
 
@@ -511,12 +532,14 @@ impl Connection for AmqpConnection {
     }
 
     fn broker_closed(&mut self) {
-        self.close_all();
+        self.close_all(ReturnWhy::BrokerClosedConnection { code: 0 });
     }
 }
 
 #[path = "ack_faults.rs"]
 mod ack_faults;
+#[path = "closes.rs"]
+mod closes;
 #[path = "delivery_faults.rs"]
 mod delivery_faults;
 #[path = "identify.rs"]
