@@ -485,6 +485,14 @@ pub enum CallOutcome {
     TimedOut,
 }
 
+impl CallOutcome {
+    /// The provider failed the call: an error answer, or its connection reset (not the
+    /// caller's own timeout, nor a death).
+    pub fn is_failure(self) -> bool {
+        matches!(self, CallOutcome::Error(_) | CallOutcome::Reset)
+    }
+}
+
 /// One provider call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRecord {
@@ -519,6 +527,8 @@ pub struct StartedCall {
     pub seq: Option<Seq>,
     pub delivery: u32,
     pub may_have_effect: bool,
+    /// When it started, if it fails (an error answer or a reset, decided as it starts).
+    pub fails_from: Option<Nanos>,
 }
 
 /// One effect: one email accepted, one row written.

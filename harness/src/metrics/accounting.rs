@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::handlers::for_each_span;
 use super::place::{index_of, Place, Places};
-use crate::record::{AckOutcome, CallOutcome, EventKind, Nanos, Republish, RunRecord, Seq};
+use crate::record::{AckOutcome, EventKind, Nanos, Republish, RunRecord, Seq};
 
 /// What happened to one published message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,8 +28,7 @@ pub struct MessageAccount {
     /// acks are folded into the key's first message, which stands for the key; it is not
     /// counted itself.
     pub copy: bool,
-    /// When its first provider call that failed (an error answer, or the caller's own timeout)
-    /// started.
+    /// When its first provider call that failed (an error answer or a reset) started.
     pub first_failed_call: Option<Nanos>,
 }
 
@@ -42,15 +41,15 @@ impl MessageAccount {
 
     /// Deleted without an effect by a consumer that had tried the work and failed first (its
     /// framework's "task failed": out of retries, it acked): its failure is on record in the
-    /// consumer's own log, not silent. An ack before any attempt failed (ack before the work)
-    /// is a loss.
+    /// consumer's own log, not silent. An ack before any attempt failed (ack before the work,
+    /// its call starting at the ack's instant or later) is a loss.
     pub fn is_failed(&self) -> bool {
         self.place == Place::Deleted
             && self.effects == 0
             && !self.rejected
             && self
                 .first_failed_call
-                .is_some_and(|f| self.acked_at.is_some_and(|a| f <= a))
+                .is_some_and(|f| self.acked_at.is_some_and(|a| f < a))
     }
 
     /// Still in the main queue (visible or leased) when the run stopped, or never published.
@@ -99,17 +98,28 @@ pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
     for (a, p) in acc.iter_mut().zip(places.into_vec()) {
         a.place = p;
     }
-    for c in &record.ledger.calls {
-        let failed = matches!(c.outcome, CallOutcome::Error(_) | CallOutcome::TimedOut);
-        if let Some(i) = c.seq.and_then(|q| index_of(q, n)).filter(|_| failed) {
-            let f = &mut acc[i].first_failed_call;
-            *f = Some(f.map_or(c.started, |t| t.min(c.started)));
+    // A commit of offsets settles whatever it passes, tried or not: only a broker that takes
+    // an ack per message hears the consumer give up on one.
+    if !settles_by_offsets(&record.broker_kind) {
+        for c in &record.ledger.calls {
+            if let Some(i) = c.seq.and_then(|q| index_of(q, n)) {
+                if c.outcome.is_failure() {
+                    acc[i].failed_call(c.started);
+                }
+            }
         }
     }
     if let Some(first) = super::copies::first_of_key(record) {
         fold_copies(&mut acc, &first);
     }
     acc
+}
+
+/// Whether the run's broker kind settles by committed offsets (Kafka), not by an ack per
+/// message.
+pub fn settles_by_offsets(broker_kind: &str) -> bool {
+    crate::profile::kinds::named(broker_kind)
+        .is_some_and(|k| k.can.settle == crate::profile::kinds::Settle::Offsets)
 }
 
 /// The message an event is about, for [`MessageAccount::event`] (refusals and deleting acks).
@@ -132,6 +142,12 @@ impl MessageAccount {
     pub fn effect(&mut self, at: Nanos) {
         self.effects = self.effects.saturating_add(1);
         self.first_effect = Some(self.first_effect.map_or(at, |f| f.min(at)));
+    }
+
+    /// A provider call for the message that started at `at` failed (an error answer or a reset).
+    #[inline]
+    pub fn failed_call(&mut self, at: Nanos) {
+        self.first_failed_call = Some(self.first_failed_call.map_or(at, |f| f.min(at)));
     }
 
     /// An event about the message ([`event_seq`]): a refusal, or an ack that deleted it.

@@ -74,8 +74,7 @@ pub struct Seen {
 
 /// The run's anomalies, in time order.
 pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
-    let offsets = crate::profile::kinds::named(&record.broker_kind)
-        .is_some_and(|k| k.can.settle == crate::profile::kinds::Settle::Offsets);
+    let offsets = super::accounting::settles_by_offsets(&record.broker_kind);
     let mut checker = Checker::new(offsets);
     for e in &record.events {
         checker.event(e.at, &e.kind);

@@ -122,6 +122,7 @@ impl EffectLedger {
                 seq: record.seq,
                 delivery: record.delivery,
                 may_have_effect,
+                fails_from: record.outcome.is_failure().then_some(record.started),
             });
             open.calls.push(record) as CallId - 1
         } else {

@@ -5,7 +5,10 @@
 //! the last, so a record a commit covered alone was handed over at the later of its fetch and
 //! the same worker's previous commit, and its handler ended with that commit. A commit covering
 //! several records (a batch commit) or made on a timer (auto-commit) does not tell when each
-//! handler ended.
+//! handler ended. A consumer that commits each record may still cover two at once now and then
+//! (a record it did not commit, its provider call failed, is covered by the next one's commit):
+//! its handlers are timed over the records committed alone, unless most were committed in
+//! batches.
 
 use crate::record::Nanos;
 
@@ -34,7 +37,7 @@ impl CommitHandlers {
                     .to_string(),
             );
         }
-        if self.batched_commits > 0 {
+        if self.batched_records > self.timed.len() as u64 {
             return Some(format!(
                 "{} {} covered {} records at once (a commit after a batch): a commit says when \
                  the last of its records was done, not when each handler ended, and the proxy \
@@ -70,7 +73,15 @@ mod tests {
             ..alone.clone()
         };
         assert!(auto.unmeasurable().unwrap().contains("enable.auto.commit"));
-        // Two commits covered 7 records between them.
+        // One commit covered 2 records (a record not committed, then the next's commit): the
+        // 2 records committed alone are still the most, and timed.
+        let now_and_then = CommitHandlers {
+            batched_commits: 1,
+            batched_records: 2,
+            ..alone.clone()
+        };
+        assert_eq!(now_and_then.unmeasurable(), None);
+        // Two commits covered 7 records between them: more than the 2 committed alone.
         let batch = CommitHandlers {
             batched_commits: 2,
             batched_records: 7,

@@ -64,7 +64,7 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
         notes.push(Note::from(format!(
             "HANDLER LATENCY: cannot be measured on this run: {why}. The handler row is left \
              empty (0 in summary.json) rather than filled with the time from one fetch to the \
-             next."
+             next, and a `p999_handler_latency` budget is not met."
         )));
     }
     if s.unfinished > 0 {

@@ -95,7 +95,7 @@ fn auto_commit_leaves_handler_latency_unmeasured_with_the_reason() {
         notes.contains(&format!(
             "HANDLER LATENCY: cannot be measured on this run: {why}. The handler row is left \
              empty (0 in summary.json) rather than filled with the time from one fetch to the \
-             next."
+             next, and a `p999_handler_latency` budget is not met."
         )),
         "{notes:#?}"
     );

@@ -203,6 +203,13 @@ pub fn evaluate(budgets: &Budgets, m: &Metrics) -> Vec<BudgetResult> {
     check("ingress_lost", budgets.ingress_lost.map(count), &|| {
         count(m.ingress.as_ref().map_or(0, |i| i.lost))
     });
+    // A handler latency the run could not measure (live Kafka: auto-commit, batch commits)
+    // holds no budget: its 0 is no measure.
+    if m.handler_unmeasured.is_some() {
+        if let Some(r) = out.iter_mut().find(|r| r.name == "p999_handler_latency") {
+            r.pass = false;
+        }
+    }
     if m.unmatched_effects > 0 {
         out.push(BudgetResult::new(
             UNMATCHED_EFFECTS,
@@ -426,5 +433,26 @@ mod tests {
             serde_json::to_string(&Verdict::Fail).unwrap_or_default(),
             "\"fail\""
         );
+    }
+
+    #[test]
+    fn a_handler_latency_budget_is_not_met_by_a_latency_never_measured() {
+        // A p999_handler_latency budget of 1 s on a run whose handler latency is unmeasured
+        // (its 0 ms would hold it): not met. The same run measured at 0 ms holds it.
+        let budgets = Budgets {
+            p999_handler_latency: Some(Duration::from_secs(1)),
+            ..Budgets::default()
+        };
+        let mut m = analyse(&ack_before_work(), s(300.0));
+        let held = |m: &Metrics| {
+            evaluate(&budgets, m)
+                .iter()
+                .find(|r| r.name == "p999_handler_latency")
+                .map(|r| r.pass)
+        };
+        m.handler = Default::default();
+        assert_eq!(held(&m), Some(true));
+        m.handler_unmeasured = Some("the consumers commit on a timer".into());
+        assert_eq!(held(&m), Some(false));
     }
 }

@@ -112,6 +112,8 @@ pub struct Stream {
     latencies: Latencies,
     spans: Spans,
     leases: Leases,
+    /// The broker settles by committed offsets (Kafka): no ack tells a message failed.
+    offsets: bool,
     checker: Checker,
     redrive: RedriveAccount,
     chaos_fired: Vec<u64>,
@@ -139,6 +141,7 @@ impl Stream {
             spans: Spans::default(),
             leases: Leases::new(HoldRatios::tail(setup.expected_handlers)),
             checker: Checker::new(setup.offsets),
+            offsets: setup.offsets,
             redrive: RedriveAccount::default(),
             chaos_fired: vec![0; setup.chaos_rules],
             crashes: Vec::new(),
@@ -251,6 +254,8 @@ impl Stream {
     pub fn call_started(&mut self, c: &StartedCall) {
         let Some(seq) = c.seq else { return };
         let retries = &mut self.counts.handler_retries;
+        // As [`crate::metrics::accounting::per_message`]: offsets settle without an ack.
+        let offsets = self.offsets;
         with_open(
             &mut self.table,
             &mut self.gave_up,
@@ -261,6 +266,9 @@ impl Stream {
                     *retries += u64::from(!m.calls_seen.insert(m.redrives, c.delivery));
                 }
                 m.calls += u32::from(c.may_have_effect);
+                if let Some(t) = c.fails_from.filter(|_| !offsets) {
+                    m.account.failed_call(t);
+                }
             },
         );
     }

@@ -271,6 +271,7 @@ mod tests {
                 seq: Some(seq),
                 delivery: 1,
                 may_have_effect: false,
+                fails_from: None,
             };
             let delivered = EventKind::Delivered {
                 seq,

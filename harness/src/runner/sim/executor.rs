@@ -68,13 +68,11 @@ pub(crate) fn run_consumer(
 ) -> Result<(), RunError> {
     let b = &scenario.broker;
     let plan = workload::plan(scenario);
-    // A deploy's costs are read from the whole record; so are the messages a target that
-    // gives up after its retries acks (failed, not lost: read from its calls).
+    // A deploy's costs are read from the whole record.
     let deploys = scenario.chaos.iter().any(|r| r.as_deploy().is_some());
-    let gives_up = scenario.consumer.options.republish.is_some();
     let folds = sink.start(RunStart {
         planned: plan.len() as u64,
-        foldable: plan.sends.is_none() && !deploys && !gives_up,
+        foldable: plan.sends.is_none() && !deploys,
     });
     let ledger = match folds {
         true => EffectLedger::streaming(scenario.provider.effect_at),
