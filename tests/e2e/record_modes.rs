@@ -7,9 +7,11 @@ use std::path::Path;
 use crate::common::{refused, root, run_profile, temp_profile};
 
 /// Every file of a report folder with its bytes, lines that give the wall time blanked (`wall_s`,
-/// "s of wall time", "s (wall)": what differs between two runs of one profile), the marker left
-/// out.
+/// "s of wall time", "s (wall)": what differs between two runs of one profile), the folder's own
+/// path (the reproduce command's `--out`) written `OUT` and its `--record` left out (what the two
+/// runs were asked to differ in), the marker left out.
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let own = dir.display().to_string();
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -26,6 +28,9 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
             let bytes = fs::read(&p).expect("file");
             let bytes = match String::from_utf8(bytes.clone()) {
                 Ok(text) => text
+                    .replace(&own, "OUT")
+                    .replace(" --record full", "")
+                    .replace(" --record stream", "")
                     .lines()
                     .map(|l| if l.contains("wall") { "wall" } else { l })
                     .collect::<Vec<_>>()
