@@ -35,7 +35,12 @@ pub fn framework_run(name: &str, args: &[&str]) -> (u32, Value) {
 
 /// [`framework_run`], with the report's summary.md.
 fn framework_run_md(name: &str, args: &[&str]) -> (u32, Value, String) {
-    let profile = root().join(format!("profiles/frameworks/{name}.yaml"));
+    profile_run(&format!("frameworks/{name}"), args)
+}
+
+/// Runs `profiles/NAME.yaml` with `args` (it must exit 0 or 1): its pid, summary and summary.md.
+pub fn profile_run(name: &str, args: &[&str]) -> (u32, Value, String) {
+    let profile = root().join(format!("profiles/{name}.yaml"));
     let dir = tempfile::tempdir().expect("temp dir");
     let mut all = vec![
         "run",

@@ -35,10 +35,10 @@ const KEYS: [&str; 9] = [
 ];
 
 /// The counts every retry profile expects (see the module's doc).
-const RETRIED: [u64; 9] = [20, 22, 20, 0, 0, 0, 0, 2, 2];
+pub(crate) const RETRIED: [u64; 9] = [20, 22, 20, 0, 0, 0, 0, 2, 2];
 
 /// The counts of `KEYS`, an absent optional count (`consumer_retries`) read as 0.
-fn counts(s: &Value) -> Vec<u64> {
+pub(crate) fn counts(s: &Value) -> Vec<u64> {
     KEYS.iter()
         .map(|k| match &s[*k] {
             Value::Null => 0,
@@ -47,9 +47,9 @@ fn counts(s: &Value) -> Vec<u64> {
         .collect()
 }
 
-/// The sim run of `profiles/frameworks/NAME.yaml` with `args`: its summary.
+/// The sim run of `profiles/NAME.yaml` with `args`: its summary.
 fn sim_run(name: &str, args: &[&str]) -> Value {
-    let profile = root().join(format!("profiles/frameworks/{name}.yaml"));
+    let profile = root().join(format!("profiles/{name}.yaml"));
     let dir = tempfile::tempdir().expect("temp dir");
     let mut all = vec![
         "run",
@@ -70,8 +70,8 @@ fn sim_run(name: &str, args: &[&str]) -> Value {
     summary_of(dir.path())
 }
 
-/// The live run's counts equal the sim run's of the same profile and `args`, `failed` too.
-fn equals_sim(name: &str, args: &[&str], live: &Value) {
+/// The live run's counts equal the sim run's of the same profile (`profiles/NAME.yaml`) and `args`, `failed` too.
+pub(crate) fn equals_sim(name: &str, args: &[&str], live: &Value) {
     let sim = sim_run(name, args);
     assert_eq!(counts(&sim), counts(live), "sim {sim}\nlive {live}");
     assert_eq!(sim["failed"], live["failed"], "sim {sim}\nlive {live}");
@@ -110,7 +110,7 @@ fn dramatiq_retries_through_its_delay_queue_are_each_orders_next_delivery() {
     assert_eq!(s["verdict"], "pass");
     // `.DQ` and `.XQ` are gone with the queue.
     clean(&s, Some(pid));
-    equals_sim("dramatiq-retry-rabbitmq", &[], &s);
+    equals_sim("frameworks/dramatiq-retry-rabbitmq", &[], &s);
 }
 
 #[test]
@@ -138,7 +138,7 @@ fn dramatiq_out_of_retries_dead_letters_to_its_xq_with_no_effect_and_nothing_los
         "{s}"
     );
     assert_eq!(left_on_server(pid), Vec::<String>::new());
-    equals_sim("dramatiq-retry-rabbitmq", &every_call, &s);
+    equals_sim("frameworks/dramatiq-retry-rabbitmq", &every_call, &s);
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn celery_self_retry_on_rabbitmq_is_each_orders_next_delivery() {
     assert_eq!(counts(&s), RETRIED, "{s}");
     assert_eq!(s["verdict"], "pass");
     clean(&s, Some(pid));
-    equals_sim("celery-retry-rabbitmq", &[], &s);
+    equals_sim("frameworks/celery-retry-rabbitmq", &[], &s);
 }
 
 #[test]
@@ -162,7 +162,7 @@ fn celery_autoretry_with_backoff_on_rabbitmq_is_each_orders_next_delivery() {
     assert_eq!(counts(&s), RETRIED, "{s}");
     assert_eq!(s["verdict"], "pass");
     clean(&s, Some(pid));
-    equals_sim("celery-autoretry-rabbitmq", &[], &s);
+    equals_sim("frameworks/celery-autoretry-rabbitmq", &[], &s);
 }
 
 #[test]
@@ -181,7 +181,7 @@ fn celery_out_of_retries_is_a_failed_task_not_a_lost_message() {
     assert_eq!(counts(&s), [20, 21, 19, 0, 0, 0, 0, 1, 1], "{s}");
     assert_eq!(s["failed"], 1, "{s}");
     clean(&s, Some(pid));
-    equals_sim("celery-retry-rabbitmq", &every_call, &s);
+    equals_sim("frameworks/celery-retry-rabbitmq", &every_call, &s);
 }
 
 #[test]
@@ -193,7 +193,7 @@ fn celery_self_retry_on_sqs_is_each_orders_next_delivery() {
     assert_eq!(counts(&s), RETRIED, "{s}");
     assert_eq!(s["verdict"], "pass");
     clean(&s, None);
-    equals_sim("celery-retry-sqs", &[], &s);
+    equals_sim("frameworks/celery-retry-sqs", &[], &s);
 }
 
 #[test]
@@ -205,5 +205,5 @@ fn celery_autoretry_with_backoff_on_sqs_is_each_orders_next_delivery() {
     assert_eq!(counts(&s), RETRIED, "{s}");
     assert_eq!(s["verdict"], "pass");
     clean(&s, None);
-    equals_sim("celery-autoretry-sqs", &[], &s);
+    equals_sim("frameworks/celery-autoretry-sqs", &[], &s);
 }

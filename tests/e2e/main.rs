@@ -25,6 +25,8 @@ mod frameworks_deploy;
 mod frameworks_kafka;
 #[cfg(feature = "live")]
 mod frameworks_retries;
+#[cfg(feature = "live")]
+mod frameworks_retries_streams;
 mod frameworks_sim;
 #[cfg(feature = "live")]
 mod interrupt;

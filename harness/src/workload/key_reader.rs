@@ -69,12 +69,27 @@ impl KeyReader {
                 steps: vec![Step::Order],
             });
         };
+        // A stream entry's fields carry the message when there are any (FastStream's
+        // `__data__`): the first that places the key is read.
+        let places = |n: &&Node| n.uses(Slot::Key) || n.uses(Slot::Body);
+        let node = (spec.fields.iter().map(|(_, n)| n))
+            .find(places)
+            .unwrap_or(&spec.body);
         let mut steps = Vec::new();
-        path(&spec.body, &mut steps).then_some(KeyReader { steps })
+        path(node, &mut steps).then_some(KeyReader { steps })
     }
 
-    /// The key `body` holds, if it follows the path.
+    /// The key `body` holds, if it follows the path; for a path to the order's JSON, else the
+    /// first order's JSON found in the body (a framework's other envelope for the same message:
+    /// FastStream 0.7 writes a binary one on Redis, its headers then the payload).
     pub fn read(&self, body: &[u8]) -> Option<String> {
+        self.along(body).or_else(|| match self.steps.last() {
+            Some(Step::Order) => order_anywhere(body),
+            _ => None,
+        })
+    }
+
+    fn along(&self, body: &[u8]) -> Option<String> {
         let mut here = Here::Text(String::from_utf8(body.to_vec()).ok()?);
         for step in &self.steps {
             here = match step {
@@ -95,15 +110,37 @@ impl KeyReader {
                 }
                 Step::Text(t) => return t.read_key(&here.text()?).map(str::to_string),
                 Step::Order => {
-                    return match here.value()?.get("key")? {
+                    // The order's JSON, or a string holding it (FastStream's `data`).
+                    let order = match here {
+                        Here::Value(v @ Value::Object(_)) => v,
+                        other => serde_json::from_str(&other.text()?).ok()?,
+                    };
+                    return match order.get("key")? {
                         Value::String(k) if !k.is_empty() => Some(k.clone()),
                         _ => None,
-                    }
+                    };
                 }
             };
         }
         None
     }
+}
+
+/// How far into a body an order's JSON is looked for.
+const LOOK_WITHIN: usize = 64 * 1024;
+
+/// The key of the first JSON object in `body` with a non-empty string `key`.
+fn order_anywhere(body: &[u8]) -> Option<String> {
+    let body = &body[..body.len().min(LOOK_WITHIN)];
+    (body.iter().enumerate())
+        .filter(|(_, b)| **b == b'{')
+        .find_map(|(i, _)| {
+            let mut values = serde_json::Deserializer::from_slice(&body[i..]).into_iter::<Value>();
+            match values.next()?.ok()?.get("key")? {
+                Value::String(k) if !k.is_empty() => Some(k.clone()),
+                _ => None,
+            }
+        })
 }
 
 /// Appends to `steps` the way from `node` to its first placeholder of the key (or of the order

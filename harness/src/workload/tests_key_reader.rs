@@ -28,6 +28,22 @@ fn each_preset_body_gives_its_key_back() {
         read("{ kind: kafka, partitions: 1 }", fs).as_deref(),
         Some("msg-3")
     );
+    // FastStream on Redis Streams: the field `__data__`, its JSON envelope whose `data` is a
+    // string holding the order's JSON.
+    let m = message_of("{ kind: redis-streams }", fs);
+    let reader = KeyReader::of(Some(&m)).unwrap();
+    let data = &third(&m).fields[0].1;
+    assert_eq!(reader.read(data.as_bytes()).as_deref(), Some("msg-3"));
+    // As FastStream's own publish writes it (headers of its own).
+    let own = r#"{"data":"{\"key\": \"msg-3\", \"email\": \"e\"}","headers":{"retries":"1"}}"#;
+    assert_eq!(reader.read(own.as_bytes()).as_deref(), Some("msg-3"));
+    // FastStream 0.7's binary envelope: a magic, offsets, its headers, then the payload.
+    let mut binary = b"\x89BIN\r\n\x1a\n\x00\x01\x00\x00\x00\x12".to_vec();
+    binary.extend_from_slice(b"\x00\x01\x00\x07retries\x00\x011");
+    binary.extend_from_slice(br#"{"key":"msg-3","email":"e"}"#);
+    assert_eq!(reader.read(&binary).as_deref(), Some("msg-3"));
+    // Nor is anything but an order's JSON read as one.
+    assert_eq!(reader.read(b"\x89BIN {\"to\": 1} {oops").as_deref(), None);
 }
 
 #[test]

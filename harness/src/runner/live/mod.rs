@@ -100,6 +100,11 @@ async fn run_live(
     if let Some(links) = connection_faults::links_for(s) {
         state.set_links(links);
     }
+    // A body a worker sends that names a message of the run is that message's copy: its retry
+    // (each kind's proxy or endpoint reads the worker's sends).
+    state.follow_copies(workload::key_reader::KeyReader::of(
+        s.workload.message.as_ref(),
+    ));
     // With an ingress load, the messages are whatever the system's ingress service publishes.
     let published = s.workload.ingress.as_ref().map(|i| {
         let planned = (1..=plan.len() as Seq).map(|q| (plan.key(q), plan.poison(q)));

@@ -169,6 +169,13 @@ impl LiveState {
         delivery
     }
 
+    /// The message of the run a body names, as [`LiveState::follow_copies`] reads it (`None`
+    /// when copies are not followed).
+    pub fn seq_of_body(&self, body: &[u8]) -> Option<Seq> {
+        let reader = self.key_reader.get()?.as_ref()?;
+        reader.read(body).and_then(|k| self.seq_of_key(&k))
+    }
+
     /// Whether the ack of delivery `delivery` of `seq` removes a copy a retry replaced.
     pub fn replaced(&self, seq: Seq, delivery: u32) -> bool {
         lock(&self.lives).replaced(seq, delivery)
@@ -538,13 +545,7 @@ impl LiveState {
     /// `worker` sent message `broker` to the run's queue: a copy of the message its body names
     /// (a retry), if it names one of the run's.
     fn copy_sent(&self, worker: WorkerId, broker: Seq, body: &str) {
-        let Some(Some(reader)) = self.key_reader.get() else {
-            return;
-        };
-        let Some(seq) = reader
-            .read(body.as_bytes())
-            .and_then(|k| self.seq_of_key(&k))
-        else {
+        let Some(seq) = self.seq_of_body(body.as_bytes()) else {
             return;
         };
         let delivery = self.retiring(worker, seq, crate::record::Republish::Queue);

@@ -74,11 +74,6 @@ impl EmbeddedSqs {
         let (queue, dlq) = queue_name(s);
         let dead_letter_queue = (b.max_deliveries > 0).then_some(dlq);
         let hooks = Hooks(cx.state.clone());
-        // A worker's send whose body names a message of the run is that message's copy.
-        cx.state
-            .follow_copies(crate::workload::key_reader::KeyReader::of(
-                s.workload.message.as_ref(),
-            ));
         let config = SqsConfig {
             queues: vec![(
                 queue.clone(),

@@ -288,6 +288,12 @@ pub(crate) fn observed_lines(events: &[crate::record::Event]) -> Vec<String> {
                 Some(format!("commit of {seq} by {worker} fenced"))
             }
             EventKind::DeadLettered { seq, delivery } => Some(format!("dead {seq}.{delivery}")),
+            EventKind::Republished {
+                seq,
+                worker,
+                delivery,
+                to,
+            } => Some(format!("retry {seq}.{delivery} by {worker} to {to:?}")),
             EventKind::VisibilityChanged { seq, worker, .. } => {
                 Some(format!("touch {seq} by {worker}"))
             }

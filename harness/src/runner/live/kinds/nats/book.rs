@@ -6,6 +6,10 @@
 //! accepted and acts on the message under its current holder. So an ack is judged here as the
 //! sim model judges it: from the latest delivery, `Deleted`; from an earlier one, `StaleDeleted`
 //! (accepted, a stale ack); for a message already acked or past MaxDeliver, `StaleGone`.
+//!
+//! A consumer that publishes a message again itself (its own retry) stores a new stream message,
+//! a copy with a stream sequence and delivery counts of its own. Its stream sequence is learnt
+//! from its first delivery (the body names the message); its deliveries continue the message's.
 
 use std::collections::HashMap;
 
@@ -17,6 +21,12 @@ pub struct Book {
     seqs: HashMap<u64, Seq>,
     held: HashMap<Seq, Held>,
     dead_lettered: u64,
+    /// Stream sequence of a copy -> its message, and the message's deliveries before the copy's.
+    copies: HashMap<u64, (Seq, u32)>,
+    /// Copies of each message sent and not yet delivered.
+    copies_sent: HashMap<Seq, u32>,
+    /// Copies workers published, all told.
+    copies_published: u64,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -27,6 +37,9 @@ struct Held {
     lease_end: Nanos,
     acked: bool,
     dead: bool,
+    /// The latest delivery's ack removed the copy a retry replaced: the next delivery is the
+    /// retry's, not a redelivery.
+    retired: bool,
 }
 
 impl Book {
@@ -36,20 +49,75 @@ impl Book {
         self.held.entry(seq).or_default();
     }
 
-    /// Messages published so far.
-    pub fn published_count(&self) -> u64 {
-        self.seqs.len() as u64
+    /// The stream sequence the run's next publish should get: after the run's messages and
+    /// the copies workers published so far (a copy may still reach the server after the run's
+    /// publish: [`Book::stored_at`] then corrects it).
+    pub fn next_sequence(&self) -> u64 {
+        self.seqs.len() as u64 + self.copies_published + 1
     }
 
+    /// The server stored message `seq` at `stream_seq`, not at the `expected` sequence it was
+    /// booked at: a worker's copy came between. False when no worker published a copy (then
+    /// something else publishes to the run's subject).
+    pub fn stored_at(&mut self, expected: u64, stream_seq: u64, seq: Seq) -> bool {
+        if self.copies_published == 0 {
+            return false;
+        }
+        if self.seqs.get(&expected) == Some(&seq) {
+            self.seqs.remove(&expected);
+        }
+        self.seqs.insert(stream_seq, seq);
+        true
+    }
+
+    /// The run's message of stream message `stream_seq` (a copy's included).
     pub fn seq_of(&self, stream_seq: u64) -> Option<Seq> {
-        self.seqs.get(&stream_seq).copied()
+        (self.seqs.get(&stream_seq).copied()).or_else(|| self.copies.get(&stream_seq).map(|c| c.0))
+    }
+
+    /// The run's message and delivery number of stream message `stream_seq`'s delivery
+    /// `delivered` (JetStream counts a copy's deliveries from 1).
+    pub fn delivery_of(&self, stream_seq: u64, delivered: u32) -> Option<(Seq, u32)> {
+        match self.seqs.get(&stream_seq) {
+            Some(&seq) => Some((seq, delivered)),
+            None => (self.copies.get(&stream_seq)).map(|&(seq, before)| (seq, before + delivered)),
+        }
+    }
+
+    /// A worker published a copy of `seq` (its retry).
+    pub fn copy_sent(&mut self, seq: Seq) {
+        *self.copies_sent.entry(seq).or_insert(0) += 1;
+        self.copies_published += 1;
+    }
+
+    /// Stream message `stream_seq`, unknown so far, came with a body naming `seq`: when a copy of
+    /// `seq` was sent, it is that copy, whose deliveries continue the message's. Returns
+    /// whether it is.
+    pub fn copy_delivered(&mut self, stream_seq: u64, seq: Seq) -> bool {
+        let Some(n) = self.copies_sent.get_mut(&seq).filter(|n| **n > 0) else {
+            return false;
+        };
+        *n -= 1;
+        let h = self.held.entry(seq).or_default();
+        h.retired = true;
+        self.copies.insert(stream_seq, (seq, h.latest));
+        true
+    }
+
+    /// The ack of `seq`'s delivery `delivery` removed the copy a retry replaced: settles
+    /// nothing (if the retry's copy is not out yet, its first delivery replaces no lease).
+    pub fn superseded(&mut self, seq: Seq, delivery: u32) {
+        let h = self.held.entry(seq).or_default();
+        h.retired |= h.latest == delivery;
     }
 
     /// Delivery `delivery` of `seq` is on its way, its wait ending at `lease_end`. Returns the
     /// delivery it replaces (its wait ended unacked: the server redelivers), if any.
     pub fn delivered(&mut self, seq: Seq, delivery: u32, lease_end: Nanos) -> Option<u32> {
         let h = self.held.entry(seq).or_default();
-        let before = (h.latest > 0 && h.latest < delivery && !h.acked).then_some(h.latest);
+        let replaced = h.latest > 0 && h.latest < delivery && !h.acked && !h.retired;
+        let before = replaced.then_some(h.latest);
+        h.retired = false;
         h.latest = h.latest.max(delivery);
         h.lease_end = lease_end;
         before
@@ -128,6 +196,42 @@ mod tests {
         assert!(!b.dead_lettered(2), "one advisory per message counts");
         assert_eq!(b.dead_count(), 1);
         assert_eq!(b.acked(2, 3), AckOutcome::StaleGone);
+    }
+
+    #[test]
+    fn a_retrys_copy_continues_its_messages_deliveries() {
+        let mut b = Book::default();
+        b.published(1, 1);
+        b.published(2, 2);
+        // Message 1's first delivery fails; its handler publishes a copy (stream sequence 3)
+        // and acks the delivery, which removes the copy the retry replaced.
+        b.delivered(1, 1, 30);
+        b.copy_sent(1);
+        b.superseded(1, 1);
+        // Stream sequence 3 is unknown until delivered; its body names message 1.
+        assert_eq!(b.delivery_of(3, 1), None);
+        assert!(b.copy_delivered(3, 1));
+        // JetStream's delivery 1 of the copy is message 1's delivery 2, replacing nothing.
+        assert_eq!(b.delivery_of(3, 1), Some((1, 2)));
+        assert_eq!(b.seq_of(3), Some(1));
+        assert_eq!(b.delivered(1, 2, 60), None);
+        assert_eq!(b.acked(1, 2), AckOutcome::Deleted);
+        // A stream message naming message 2, of which no copy was sent, is not a copy.
+        assert!(!b.copy_delivered(4, 2));
+        assert!(!b.copy_delivered(5, 1), "one copy sent, one copy found");
+        // The run's next message is booked after its 2 messages and the copy: sequence 4. If
+        // the server stored it at 5 (another copy came first), the booking moves.
+        assert_eq!(b.next_sequence(), 4);
+        b.published(4, 3);
+        assert!(b.stored_at(4, 5, 3));
+        assert_eq!((b.seq_of(4), b.seq_of(5)), (None, Some(3)));
+    }
+
+    #[test]
+    fn a_publish_stored_elsewhere_without_a_copy_is_someone_elses() {
+        let mut b = Book::default();
+        b.published(1, 1);
+        assert!(!b.stored_at(1, 2, 1));
     }
 
     #[test]

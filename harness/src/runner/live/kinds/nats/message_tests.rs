@@ -23,6 +23,7 @@ fn one_rule(action: MessageAction, delay: Duration) -> Arc<Shared> {
         book,
         stream: "s".to_string(),
         consumer: "workers".to_string(),
+        subject: "s.orders".to_string(),
         waits: NatsConfig {
             ack_wait: 30,
             backoff: Vec::new(),

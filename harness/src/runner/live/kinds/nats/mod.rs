@@ -125,6 +125,7 @@ impl NatsBroker {
             book.clone(),
             &stream,
             CONSUMER,
+            &subject,
             cx.wire_scaled,
         ));
         let proxy = match Proxy::start(
@@ -299,7 +300,8 @@ async fn listen(mut sub: async_nats::Subscriber, book: Arc<Mutex<Book>>, state: 
 impl LiveBroker for NatsBroker {
     /// Publishes are one at a time, in order, on the run's own subject: message `seq` is the
     /// stream's next sequence. That mapping is in place before the message is sent (a waiting
-    /// worker may get it before the publish ack is back), and checked against the publish ack.
+    /// worker may get it before the publish ack is back), and checked against the publish ack
+    /// (corrected when a worker's own copy of a message, its retry, was stored first).
     fn queue_name(&self) -> &str {
         &self.stream
     }
@@ -312,7 +314,7 @@ impl LiveBroker for NatsBroker {
             let failed = move |e: String| format!("cannot publish message {seq} to {url}: {e}");
             let expected = {
                 let mut b = self.book();
-                let next = b.published_count() + 1;
+                let next = b.next_sequence();
                 b.published(next, seq);
                 next
             };
@@ -332,10 +334,16 @@ impl LiveBroker for NatsBroker {
             let ack = published.map_err(|e| failed(e.to_string()))?;
             let cached = self.cached.clone();
             let subject = self.subject.clone();
+            let book = self.book.clone();
             let confirmation: Confirmation = Box::pin(async move {
                 let ack = ack.await.map_err(|e| failed(e.to_string()))?;
                 *cached.lock().unwrap_or_else(PoisonError::into_inner) = None;
-                if ack.sequence != expected {
+                if ack.sequence != expected
+                    && !book
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .stored_at(expected, ack.sequence, seq)
+                {
                     return Err(failed(format!(
                         "the stream gave it sequence {}, not {expected}: something else \
                          publishes to {subject}",

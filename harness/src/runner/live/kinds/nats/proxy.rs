@@ -13,6 +13,11 @@
 //!
 //! The INFO the server sends is passed on as it is: the worker connected to the proxy already.
 //!
+//! - A publish to the run's subject whose body names a message of the run is that message's
+//!   next life, sent by its consumer (a retry): recorded as `Republished`; the ack of the
+//!   delivery it replaced removes that copy (`Superseded`). The copy's stream sequence is learnt
+//!   from its first delivery ([`Book::copy_delivered`]).
+//!
 //! With `message` rules, an ack or a delivery they select is dropped or held back
 //! ([`message_faults`]).
 //!
@@ -31,7 +36,7 @@ use super::subject::{self, AckKind};
 use super::wire::{Api, Wire};
 use crate::broker::nats::NatsConfig;
 use crate::profile::Scenario;
-use crate::record::{nanos, EventKind, Nanos, Seq, WorkerId};
+use crate::record::{nanos, AckOutcome, EventKind, Nanos, Republish, Seq, WorkerId};
 use crate::runner::live::proxy::link::Direction;
 use crate::runner::live::proxy::{Connection, Flow, Protocol};
 use crate::runner::live::state::LiveState;
@@ -43,6 +48,8 @@ pub struct Shared {
     pub book: Arc<Mutex<Book>>,
     pub stream: String,
     pub consumer: String,
+    /// The subject the run publishes to: a worker's publish there may be a retry.
+    pub subject: String,
     /// AckWait and BackOff in profile time.
     pub waits: NatsConfig,
     /// The consumer runs on the scaled clock: its durations are converted (`None`: it sends
@@ -57,6 +64,7 @@ impl Shared {
         book: Arc<Mutex<Book>>,
         stream: &str,
         consumer: &str,
+        subject: &str,
         wire_scaled: bool,
     ) -> Shared {
         let backoff = match &s.broker.kind {
@@ -68,6 +76,7 @@ impl Shared {
             book,
             stream: stream.to_string(),
             consumer: consumer.to_string(),
+            subject: subject.to_string(),
             waits: NatsConfig {
                 ack_wait: nanos(s.broker.lease),
                 backoff,
@@ -88,7 +97,20 @@ impl Shared {
         if a.stream != self.stream || a.consumer != self.consumer {
             return None;
         }
-        Some((self.book().seq_of(a.stream_seq)?, a.delivered))
+        self.book().delivery_of(a.stream_seq, a.delivered)
+    }
+
+    /// A delivery `m` of a stream message the run did not publish: when its body names a
+    /// message of which a worker sent a copy, that copy's delivery.
+    fn copy_delivery(&self, m: &Message, frame: &[u8]) -> Option<(Seq, u32)> {
+        let a = subject::parse(m.reply.as_deref()?)?;
+        if a.stream != self.stream || a.consumer != self.consumer {
+            return None;
+        }
+        let seq = self.state.seq_of_body(&frame[m.payload.clone()])?;
+        let mut book = self.book();
+        book.copy_delivered(a.stream_seq, seq).then_some(())?;
+        book.delivery_of(a.stream_seq, a.delivered)
     }
 }
 
@@ -143,6 +165,12 @@ impl NatsConnection {
         let now = sh.state.clock.now();
         match p.kind {
             // +TERM takes the message off the consumer for good, as an ack does.
+            AckKind::Ack | AckKind::Term if sh.state.replaced(p.seq, p.delivery) => {
+                // The handler published the message again: this removes the copy it replaced.
+                sh.book().superseded(p.seq, p.delivery);
+                sh.state
+                    .observed_ack(self.worker, p.seq, p.delivery, AckOutcome::Superseded);
+            }
             AckKind::Ack | AckKind::Term => {
                 let outcome = sh.book().acked(p.seq, p.delivery);
                 sh.state
@@ -177,8 +205,10 @@ impl NatsConnection {
             self.apply(p);
             return Down::Now;
         }
-        let Some((seq, delivery)) = m.reply.as_deref().and_then(|r| self.shared.delivery_of(r))
-        else {
+        let delivery = (m.reply.as_deref())
+            .and_then(|r| self.shared.delivery_of(r))
+            .or_else(|| self.shared.copy_delivery(m, frame));
+        let Some((seq, delivery)) = delivery else {
             return Down::Now;
         };
         let sh = &self.shared;
@@ -205,6 +235,9 @@ impl NatsConnection {
 
     /// A message frame from the worker: an ack of the run's consumer, or anything else.
     fn worker_message(&mut self, m: &Message, frame: &[u8]) {
+        if m.subject == self.shared.subject {
+            return self.published(&frame[m.payload.clone()]);
+        }
         let Some((seq, delivery)) = self.shared.delivery_of(&m.subject) else {
             return;
         };
@@ -226,6 +259,18 @@ impl NatsConnection {
 }
 
 impl NatsConnection {
+    /// The worker published `body` to the run's subject: if it names a message of the run, it
+    /// is that message's retry, from the delivery the worker holds.
+    fn published(&self, body: &[u8]) {
+        let state = &self.shared.state;
+        let Some(seq) = state.seq_of_body(body) else {
+            return;
+        };
+        let delivery = state.retiring(self.worker, seq, Republish::Queue);
+        self.shared.book().copy_sent(seq);
+        state.observed_republish(self.worker, seq, delivery, Republish::Queue);
+    }
+
     /// A worker's message frame with its durations in wall time (`None`: as it is); notes the
     /// reply inbox of a JetStream API request whose answer is to be converted back.
     fn for_server(&mut self, m: &Message, frame: &[u8]) -> Option<Vec<u8>> {

@@ -19,6 +19,7 @@ fn on_clock(scale: f64, wire: Option<Wire>) -> Arc<Shared> {
         book,
         stream: "s".to_string(),
         consumer: "workers".to_string(),
+        subject: "s.orders".to_string(),
         waits: NatsConfig {
             ack_wait: 30,
             backoff: Vec::new(),
@@ -182,4 +183,77 @@ async fn the_answer_to_a_consumer_info_request_comes_back_in_profile_time() {
     out.clear();
     c.from_worker(b"PING\r\nPUB orders.new 2\r\nhi\r\n", &mut out);
     assert_eq!(out, b"PING\r\nPUB orders.new 2\r\nhi\r\n");
+}
+
+#[tokio::test]
+async fn a_handlers_publish_of_its_message_is_its_retry_and_the_copy_its_next_delivery() {
+    let sh = shared();
+    sh.state.publishing("msg-1");
+    (sh.state).follow_copies(crate::workload::key_reader::KeyReader::of(None));
+    let mut c = NatsProtocol(sh.clone()).connection(1);
+    let mut out = Vec::new();
+    let body = br#"{"key":"msg-1","to":"a@example.com"}"#;
+    let msg = |stream_seq: u64| {
+        let mut f = format!(
+            "MSG _INBOX.p.1 9 $JS.ACK.s.workers.1.{stream_seq}.{stream_seq}.1700000000000000000.0 {}\r\n",
+            body.len()
+        )
+        .into_bytes();
+        f.extend_from_slice(body);
+        f.extend_from_slice(b"\r\n");
+        f
+    };
+    // Stream sequence 1 is message 1 (the test's book); its first delivery.
+    c.from_server(&msg(1), &mut out);
+    // The handler fails, publishes the message again to the run's subject and acks.
+    let mut publish = format!("PUB s.orders {}\r\n", body.len()).into_bytes();
+    publish.extend_from_slice(body);
+    publish.extend_from_slice(b"\r\n");
+    c.from_worker(&publish, &mut out);
+    c.from_worker(
+        b"PUB $JS.ACK.s.workers.1.1.1.1700000000000000000.0 4\r\n+ACK\r\n",
+        &mut out,
+    );
+    // The copy is stream sequence 2, unknown until it comes: JetStream's delivery 1 of it.
+    c.from_server(&msg(2), &mut out);
+    c.from_worker(
+        b"PUB $JS.ACK.s.workers.1.2.1.1700000000000000000.0 4\r\n+ACK\r\n",
+        &mut out,
+    );
+    let ev = kinds(&sh);
+    let ack = |delivery, outcome| EventKind::Acked {
+        seq: 1,
+        worker: 1,
+        delivery,
+        outcome,
+    };
+    assert!(
+        ev.contains(&EventKind::Republished {
+            seq: 1,
+            worker: 1,
+            delivery: 1,
+            to: Republish::Queue
+        }),
+        "{ev:?}"
+    );
+    // The first ack removes the copy the retry replaced; the copy is message 1's delivery 2,
+    // replacing no lease, and its ack deletes the message.
+    assert!(ev.contains(&ack(1, AckOutcome::Superseded)), "{ev:?}");
+    assert!(
+        ev.iter().any(|e| matches!(
+            e,
+            EventKind::Delivered {
+                seq: 1,
+                delivery: 2,
+                ..
+            }
+        )),
+        "{ev:?}"
+    );
+    assert!(ev.contains(&ack(2, AckOutcome::Deleted)), "{ev:?}");
+    assert!(
+        !ev.iter()
+            .any(|e| matches!(e, EventKind::LeaseExpired { .. })),
+        "{ev:?}"
+    );
 }

@@ -4,6 +4,9 @@
 //! entries list), who holds its latest delivery, and whether it was acked or moved to the dead
 //! stream. Shared by every worker's proxy connections.
 //!
+//! A consumer's XADD of a message of the run to the run's stream (its own retry) is a new entry,
+//! a copy: its deliveries continue its message's (the copy's first is the message's next).
+//!
 //! It also keeps when each pending entry becomes claimable (its `min_idle` after the latest
 //! delivery or touch, on the claimer's tick): the instant a consumer may take it, which the sim
 //! model records as the lease's expiry. Redis says nothing at that instant, so the expiry is
@@ -44,6 +47,13 @@ struct Table {
     entries: HashMap<String, Entry>,
     /// Lease expiries (entries that became claimable), in the order found.
     expired: Vec<Event>,
+    /// Copies of each message workers added whose entry id is not known yet.
+    copies_sent: HashMap<Seq, u32>,
+    /// Whether any worker added a copy: the run's own ids `0-<seq>` may be below the stream's
+    /// top now, so its later entries are added with `*`.
+    copied: bool,
+    /// The run's messages added with `*` whose entry id is not known yet.
+    awaiting: std::collections::HashSet<Seq>,
 }
 
 /// The entry table.
@@ -51,26 +61,79 @@ struct Table {
 pub struct Entries(Mutex<Table>);
 
 impl Entries {
-    /// Entry `id` is message `seq`.
+    /// Entry `id` is message `seq` (the tests' stream; a run's ids come from [`Entries::next_id`]).
+    #[cfg(test)]
     pub fn published(&self, id: String, seq: Seq) {
-        self.lock().entries.insert(
-            id,
-            Entry {
-                seq,
-                deliveries: 0,
-                owner: None,
-                held: BTreeMap::new(),
-                place: Place::Unsettled,
-                claimable_at: None,
-            },
-        );
+        self.lock().entries.insert(id, Entry::new(seq, 0));
+    }
+
+    /// A worker is adding a copy of message `seq` to the stream (its retry).
+    pub fn copy_sent(&self, seq: Seq) {
+        let mut t = self.lock();
+        *t.copies_sent.entry(seq).or_insert(0) += 1;
+        t.copied = true;
+    }
+
+    /// The id the run adds message `seq` with: `0-<seq>`, known before the XADD, until a worker
+    /// added a copy; then `*`, the id learnt from the reply or from the entry's fields when a
+    /// worker reads it first ([`Entries::found`]).
+    pub fn next_id(&self, seq: Seq) -> String {
+        let mut t = self.lock();
+        if t.copied {
+            t.awaiting.insert(seq);
+            return "*".to_string();
+        }
+        let id = format!("0-{seq}");
+        t.entries.insert(id.clone(), Entry::new(seq, 0));
+        id
+    }
+
+    /// The run's XADD of `seq` with an id of its own was refused (a worker's copy took the
+    /// stream's top past it): it goes again with `*`.
+    pub fn readd(&self, id: &str, seq: Seq) {
+        let mut t = self.lock();
+        t.entries.remove(id);
+        t.copied = true;
+        t.awaiting.insert(seq);
+    }
+
+    /// Entry `id` holds message `seq`: when the run does not know it, it is the run's own
+    /// entry added with `*`, or else, when a copy of `seq` was sent, that copy, its deliveries
+    /// counted on from the message's. Returns whether `id` is known now.
+    pub fn found(&self, id: &str, seq: Seq) -> bool {
+        let mut t = self.lock();
+        if t.entries.contains_key(id) {
+            return true;
+        }
+        if t.awaiting.remove(&seq) {
+            t.entries.insert(id.to_string(), Entry::new(seq, 0));
+            return true;
+        }
+        let Some(n) = t.copies_sent.get_mut(&seq).filter(|n| **n > 0) else {
+            return false;
+        };
+        *n -= 1;
+        let before = (t.entries.values())
+            .filter(|e| e.seq == seq)
+            .map(|e| e.deliveries)
+            .max()
+            .unwrap_or(0);
+        t.entries.insert(id.to_string(), Entry::new(seq, before));
+        true
+    }
+
+    /// Whether the run knows entry `id`.
+    pub fn knows(&self, id: &str) -> bool {
+        self.lock().entries.contains_key(id)
     }
 
     /// Runs `f` on entry `id` at `now` (profile time), if the run published it, after
     /// recording the expiry of its lease if that came before.
     pub fn with<T>(&self, id: &str, now: Nanos, f: impl FnOnce(&mut Entry) -> T) -> Option<T> {
         let mut t = self.lock();
-        let Table { entries, expired } = &mut *t;
+        let Table {
+            entries, expired, ..
+        } = &mut *t;
         let e = entries.get_mut(id)?;
         expired.extend(e.expiry(now));
         Some(f(e))
@@ -100,7 +163,9 @@ impl Entries {
     /// Every lease expiry up to `end` (the pending entries' too), in time order.
     pub fn expiries(&self, end: Nanos) -> Vec<Event> {
         let mut t = self.lock();
-        let Table { entries, expired } = &mut *t;
+        let Table {
+            entries, expired, ..
+        } = &mut *t;
         for e in entries.values_mut() {
             expired.extend(e.expiry(end));
         }
@@ -124,6 +189,18 @@ impl Entries {
 }
 
 impl Entry {
+    /// Message `seq`'s entry, delivered `deliveries` times so far (a copy: its message's).
+    fn new(seq: Seq, deliveries: u32) -> Entry {
+        Entry {
+            seq,
+            deliveries,
+            owner: None,
+            held: BTreeMap::new(),
+            place: Place::Unsettled,
+            claimable_at: None,
+        }
+    }
+
     /// The lease expiry due by `now`, once.
     fn expiry(&mut self, now: Nanos) -> Option<Event> {
         let at = self
@@ -153,6 +230,43 @@ impl Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copys_deliveries_continue_its_messages() {
+        let t = Entries::default();
+        t.published("0-1".into(), 1);
+        // Message 1's delivery 1 fails; its handler adds a copy, then acks the entry.
+        assert_eq!(t.delivered("0-1", 1, true, 0, 30), Some((1, 1)));
+        t.copy_sent(1);
+        // The copy's id comes back as 5-0 (or is first seen in another worker's read).
+        assert!(t.found("5-0", 1));
+        assert!(t.found("5-0", 1), "known now");
+        // Its first delivery is message 1's delivery 2.
+        assert_eq!(t.delivered("5-0", 2, true, 5, 35), Some((1, 2)));
+        // No second copy was sent: another unknown entry naming message 1 is not the run's.
+        assert!(!t.found("6-0", 1));
+        assert!(!t.knows("6-0"));
+        // The original entry acked, the copy pending: one unsettled.
+        t.with("0-1", 6, |e| e.place = Place::Acked);
+        assert_eq!(t.unsettled(), 1);
+        // Since a worker added a copy, the run adds message 2 with `*`: its entry is found by
+        // its fields (or the reply) as message 2's own, delivery 1 first.
+        assert_eq!(t.next_id(2), "*");
+        assert!(t.found("9-0", 2));
+        assert_eq!(t.delivered("9-0", 1, true, 9, 39), Some((2, 1)));
+    }
+
+    #[test]
+    fn a_refused_id_of_the_runs_is_added_again_with_a_star() {
+        let t = Entries::default();
+        assert_eq!(t.next_id(1), "0-1");
+        assert!(t.knows("0-1"));
+        t.readd("0-1", 1);
+        assert!(!t.knows("0-1"));
+        assert_eq!(t.next_id(2), "*");
+        assert!(t.found("7-0", 1) && t.found("7-1", 2));
+        assert_eq!(t.delivered("7-1", 1, true, 0, 30), Some((2, 1)));
+    }
 
     #[test]
     fn claims_count_deliveries_and_move_the_entry() {

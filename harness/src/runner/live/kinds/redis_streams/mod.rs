@@ -5,7 +5,9 @@
 //! `<run_id>:dead`. Both keys are deleted when the run ends, whatever happened. ackbench
 //! publishes each message itself as entry `0-<seq>` (an explicit id, recorded before the XADD,
 //! so every reply naming the entry maps to its seq) with the body in the field `body`; the
-//! XADDs go out in seq order, pipelined in batches ([`publisher`]).
+//! XADDs go out in seq order, pipelined in batches ([`publisher`]). Once a worker adds an entry
+//! to the stream itself (its own retry, [`copies`]), the run's ids would fall below the
+//! stream's top: its later entries are added with `*`, each known by its reply or its fields.
 //!
 //! Each worker reaches Redis through its own proxy port ([`proxy`]), which observes deliveries,
 //! claims, acks and moves to the dead stream. The counts the run's loop needs come from the
@@ -15,6 +17,7 @@
 mod ack_fault_tests;
 mod ack_faults;
 mod claim_clock;
+mod copies;
 #[cfg(test)]
 mod delivery_fault_tests;
 mod delivery_faults;
@@ -191,8 +194,12 @@ impl RedisStreams {
             }
         };
         let published = Arc::new(AtomicU64::new(0));
-        let publisher =
-            publisher::Publisher::start(conn.clone(), names.stream.clone(), published.clone());
+        let publisher = publisher::Publisher::start(
+            conn.clone(),
+            names.stream.clone(),
+            published.clone(),
+            entries.clone(),
+        );
         Ok(RedisStreams {
             conn,
             url,
@@ -327,8 +334,7 @@ impl LiveBroker for RedisStreams {
     }
 
     fn publish(&self, seq: Seq, message: Outgoing) -> BoxFuture<'_, Result<Confirmation, String>> {
-        let id = format!("0-{seq}");
-        self.entries.published(id.clone(), seq);
+        let id = self.entries.next_id(seq);
         let fields = message
             .entry_fields()
             .into_iter()

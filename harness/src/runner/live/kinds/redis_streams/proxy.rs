@@ -10,6 +10,9 @@
 //! - XACK: 1 is accepted (by the holder of the latest delivery: the ack; by a consumer whose
 //!   entry was claimed away: a stale ack that still removes it), 0 is a stale ack of an entry
 //!   already acked or gone.
+//! - XADD to the run's stream with a field naming a message of the run: the worker's retry of
+//!   it, a copy whose deliveries continue the message's ([`super::copies`]); the ack of the
+//!   delivery it replaced removes that copy (`Superseded`).
 //! - XADD to `<stream>:dead` with the entry's `id` field: the consumer-side max_deliveries rule
 //!   moved the entry; its XACK that follows is part of the move, not an ack.
 //!
@@ -34,7 +37,7 @@ use super::delivery_faults::{nil, without_entries};
 use super::entries::{Entries, Place};
 use super::resp::{command_args, decode, decode_frame, encode_command, Frame, Reply, Resp, Value};
 use super::wire::{Retime, WireTime};
-use crate::record::{AckOutcome, EventKind, Nanos, WorkerId};
+use crate::record::{AckOutcome, EventKind, Nanos, Seq, WorkerId};
 use crate::runner::live::proxy::link::Direction;
 use crate::runner::live::proxy::{Connection, Flow, Protocol};
 use crate::runner::live::state::LiveState;
@@ -103,6 +106,8 @@ pub(super) enum Expect {
     Ack(Vec<String>),
     /// XADD to the dead stream of the entry with this id.
     DeadAdd(String),
+    /// XADD to the run's stream of a copy of this message (the worker's retry).
+    CopyAdd(Seq),
     Hello(Resp),
     /// A command queued inside MULTI: its reply is `QUEUED`.
     Queued,
@@ -187,6 +192,9 @@ impl RespConnection {
                 .skip(2)
                 .find(|kv| kv[0] == "id")
                 .map_or(Expect::Nothing, |kv| Expect::DeadAdd(kv[1].clone())),
+            "XADD" if on_stream(1) => self
+                .copy_sent(args)
+                .map_or(Expect::Nothing, Expect::CopyAdd),
             "HELLO" => match args.get(1).map(String::as_str) {
                 Some("3") => Expect::Hello(Resp::Three),
                 Some("2") => Expect::Hello(Resp::Two),
@@ -255,6 +263,9 @@ impl RespConnection {
                 killed
             }
             Expect::ReadNew => {
+                for list in self.run_stream_lists(v) {
+                    self.copies_in(list);
+                }
                 let ids = self.read_entries(v);
                 self.delivered(&ids)
             }
@@ -273,6 +284,7 @@ impl RespConnection {
                     self.touched(&ids, idle);
                     false
                 } else {
+                    self.copies_in(&list);
                     self.delivered(&ids)
                 }
             }
@@ -289,12 +301,25 @@ impl RespConnection {
                 self.dead(&id);
                 false
             }
+            Expect::CopyAdd(seq) => {
+                if let Some(id) = v.text() {
+                    self.run.entries.found(&id, seq);
+                }
+                false
+            }
         }
     }
 
     /// The run stream's entry ids in an XREADGROUP reply: `[[stream, entries], ...]` in RESP2,
     /// `[stream, entries, ...]` from a RESP3 map.
     fn read_entries(&self, v: &Value) -> Vec<String> {
+        (self.run_stream_lists(v).into_iter())
+            .flat_map(Value::entry_ids)
+            .collect()
+    }
+
+    /// The run stream's entry lists in an XREADGROUP reply.
+    fn run_stream_lists<'v>(&self, v: &'v Value) -> Vec<&'v Value> {
         let streams = v.array();
         let pairs: Vec<&[Value]> = match streams.first() {
             Some(Value::Array(_)) => streams.iter().map(Value::array).collect(),
@@ -303,7 +328,7 @@ impl RespConnection {
         pairs
             .into_iter()
             .filter(|p| p.first().and_then(Value::text).as_deref() == Some(&self.run.stream))
-            .flat_map(|p| p.get(1).map(Value::entry_ids).unwrap_or_default())
+            .filter_map(|p| p.get(1))
             .collect()
     }
 
@@ -382,6 +407,7 @@ impl RespConnection {
     /// XACK answered `accepted` (how many of `ids` it removed from the pending entries list).
     fn acked(&self, ids: &[String], accepted: i64) {
         let run = &self.run;
+        let replaced = |seq, delivery| run.state.replaced(seq, delivery);
         for id in ids {
             let seen = run.entries.with(id, run.state.clock.now(), |e| {
                 let was = e.place;
@@ -397,6 +423,10 @@ impl RespConnection {
                     e.claimable_at = None;
                 }
                 let outcome = match (removed, e.is_current(self.worker)) {
+                    // The handler added the message again: this removes the copy it replaced.
+                    (true, true) if replaced(e.seq, e.delivery_of(self.worker)) => {
+                        AckOutcome::Superseded
+                    }
                     (true, true) => AckOutcome::Deleted,
                     (true, false) => AckOutcome::StaleDeleted,
                     (false, _) => AckOutcome::StaleGone,

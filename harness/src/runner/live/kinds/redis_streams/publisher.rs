@@ -6,7 +6,9 @@
 //! swap).
 //!
 //! Each message's reply (its own, read with the pipeline's errors kept per command) is its
-//! confirmation; a broken connection fails every message of the batch with its error.
+//! confirmation; a broken connection fails every message of the batch with its error. An id of
+//! the run's refused as below the stream's top (a worker added an entry itself, its retry) is
+//! added again with `*`, ahead of anything queued later ([`Entries::readd`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -15,6 +17,7 @@ use redis::aio::MultiplexedConnection;
 use tokio::sync::{mpsc, oneshot};
 
 use super::super::Confirmation;
+use super::entries::Entries;
 use crate::record::Seq;
 
 /// The most XADDs in one pipeline: a run publishing faster sends its next batch after this
@@ -37,9 +40,14 @@ pub struct Publisher {
 impl Publisher {
     /// Starts the task, adding to `stream` on `conn`; `published` counts the entries the
     /// server has answered for (the run's counts are not trusted from before an entry's reply).
-    pub fn start(conn: MultiplexedConnection, stream: String, published: Arc<AtomicU64>) -> Self {
+    pub fn start(
+        conn: MultiplexedConnection,
+        stream: String,
+        published: Arc<AtomicU64>,
+        entries: Arc<Entries>,
+    ) -> Self {
         let (queue, rx) = mpsc::unbounded_channel();
-        tokio::spawn(pipeline(conn, stream, published, rx));
+        tokio::spawn(pipeline(conn, stream, published, entries, rx));
         Publisher { queue }
     }
 
@@ -72,10 +80,14 @@ async fn pipeline(
     mut conn: MultiplexedConnection,
     stream: String,
     published: Arc<AtomicU64>,
+    entries: Arc<Entries>,
     mut rx: mpsc::UnboundedReceiver<Add>,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
-    while rx.recv_many(&mut batch, BATCH).await > 0 {
+    loop {
+        if batch.is_empty() && rx.recv_many(&mut batch, BATCH).await == 0 {
+            break;
+        }
         let mut pipe = redis::pipe();
         for a in &batch {
             let add = pipe.cmd("XADD").arg(&stream).arg(&a.id);
@@ -90,11 +102,27 @@ async fn pipeline(
         };
         match replies {
             Ok(replies) if replies.len() == batch.len() => {
+                let mut again = Vec::new();
                 for (a, r) in batch.drain(..).zip(replies) {
+                    match r {
+                        Err(e) if a.id != "*" && below_top(&e) => {
+                            entries.readd(&a.id, a.seq);
+                            again.push(Add {
+                                id: "*".to_string(),
+                                ..a
+                            });
+                            continue;
+                        }
+                        Ok(ref id) if a.id == "*" => {
+                            entries.found(id, a.seq);
+                        }
+                        _ => {}
+                    }
                     // Counts read before this entry was added would call the run drained.
                     published.fetch_add(1, Ordering::SeqCst);
                     let _ = a.replied.send(r.map(|_| ()).map_err(|e| failed(a.seq, &e)));
                 }
+                batch = again;
             }
             Ok(replies) => {
                 let why = format!("{} replies to {} XADDs", replies.len(), batch.len());
@@ -111,4 +139,10 @@ async fn pipeline(
             }
         }
     }
+}
+
+/// Redis refused an explicit id as not above the stream's top item.
+fn below_top(e: &redis::RedisError) -> bool {
+    e.to_string()
+        .contains("equal or smaller than the target stream top item")
 }
