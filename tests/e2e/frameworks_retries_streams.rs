@@ -1,9 +1,10 @@
-//! The retries consumers make themselves by publishing the message again, on NATS JetStream and
-//! Redis Streams: a nats-py consumer publishing the body again to the stream's subject
-//! (`targets/python/nats_republish_on_error.py`), and a FastStream app on Redis Streams adding
-//! the order again (`profiles/frameworks/faststream/retry_app.py`, FastStream installed from
-//! PyPI by the test, its own binary envelope on the wire). Each copy is a new stream message
-//! (a stream sequence, an entry id of its own), followed through the worker's proxy by the key
+//! The retries consumers make themselves by publishing the message again, on NATS JetStream,
+//! Redis Streams and Kafka: a nats-py consumer publishing the body again to the stream's subject
+//! (`targets/python/nats_republish_on_error.py`), a FastStream app on Redis Streams adding the
+//! order again (`profiles/frameworks/faststream/retry_app.py`, its own binary envelope on the
+//! wire), and FastStream's Kafka app producing it again (`kafka_app.py`, `MAX_RETRIES=1`);
+//! FastStream installed from PyPI by the test. Each copy is a new broker message (a stream
+//! sequence, an entry id, an offset of its own), followed through the worker's proxy by the key
 //! its body names.
 //!
 //! The profiles expect the counts of `frameworks_retries` (20 orders, the first call of msg-10
@@ -16,8 +17,10 @@
 use serde_json::Value;
 
 use crate::common::python_with;
+use crate::common::service_up;
 use crate::frameworks::profile_run;
 use crate::frameworks_retries::{counts, equals_sim, RETRIED};
+use crate::live_kafka::left_on_broker;
 use crate::live_nats::{nats_up, streams_of};
 use crate::live_redis_streams::{keys_of, redis_up};
 
@@ -72,4 +75,18 @@ fn a_faststream_apps_xadd_of_its_order_on_redis_streams_is_its_next_delivery() {
     checked(name, &EVERY_CALL, &s, DROPPED);
     assert_eq!(s["failed"], 1, "{s}");
     assert_eq!(keys_of(pid), Vec::<String>::new());
+}
+
+#[test]
+fn a_faststream_apps_produce_of_its_order_on_kafka_is_its_next_delivery() {
+    let ready = service_up("the Kafka broker (Tansu)", 9092)
+        && python_with("faststream.kafka, aiokafka", "faststream[kafka,cli]>=0.6");
+    if !ready {
+        return;
+    }
+    let name = "frameworks/faststream-retry-kafka";
+    let (pid, s) = live_run(name, &[]);
+    checked(name, &[], &s, RETRIED);
+    assert_eq!(s["verdict"], "pass");
+    assert_eq!(left_on_broker(&[pid]), Vec::<String>::new());
 }

@@ -3,15 +3,18 @@ run's variables, on either of FastStream's Kafka brokers: `faststream.kafka` (ai
 default) or, with KAFKA_CLIENT=confluent, `faststream.confluent` (confluent-kafka, librdkafka).
 With enable.auto.commit (FastStream's default policy, AckPolicy.ACK_FIRST) the client commits
 what it has handed out every auto-commit interval; without it (AckPolicy.ACK) FastStream commits
-each record's offset once its handler has returned. Run unmodified by
-profiles/frameworks/faststream-kafka.yaml."""
+each record's offset once its handler has returned. With MAX_RETRIES above 0, a provider error
+produces the order again to the topic (a `retries` header counting its tries) and the handler
+returns, so the record it replaces is committed; out of retries the error is raised as without.
+Run unmodified by profiles/frameworks/faststream-kafka.yaml and faststream-retry-kafka.yaml."""
 
 import asyncio
 import json
 import os
+import urllib.error
 import urllib.request
 
-from faststream import AckPolicy, FastStream
+from faststream import AckPolicy, Context, FastStream
 
 env = os.environ
 if env.get("KAFKA_CLIENT") == "confluent":
@@ -32,6 +35,8 @@ broker = KafkaBroker(env["ACKBENCH_BOOTSTRAP_SERVERS"])
 app = FastStream(broker)
 PROVIDER = env["ACKBENCH_PROVIDER_URL"] + "send"
 AUTO_COMMIT = env["ACKBENCH_ENABLE_AUTO_COMMIT"] == "true"
+TOPIC = env["ACKBENCH_TOPIC"]
+MAX_RETRIES = int(env.get("MAX_RETRIES", "0"))
 
 
 def send(order: dict) -> None:
@@ -41,7 +46,7 @@ def send(order: dict) -> None:
 
 
 @broker.subscriber(
-    env["ACKBENCH_TOPIC"],
+    TOPIC,
     group_id=env["ACKBENCH_GROUP"],
     auto_offset_reset="earliest",
     ack_policy=AckPolicy.ACK_FIRST if AUTO_COMMIT else AckPolicy.ACK,
@@ -51,6 +56,12 @@ def send(order: dict) -> None:
     heartbeat_interval_ms=int(env["ACKBENCH_HEARTBEAT_INTERVAL_MS"]),
     **CLIENT,
 )
-async def send_email(order: dict) -> None:
+async def send_email(order: dict, headers: dict = Context("message.headers")) -> None:
     # The provider call in a thread: the event loop keeps aiokafka's heartbeats going meanwhile.
-    await asyncio.to_thread(send, order)
+    try:
+        await asyncio.to_thread(send, order)
+    except urllib.error.HTTPError:
+        retries = int(headers.get("retries", "0"))
+        if retries >= MAX_RETRIES:
+            raise
+        await broker.publish(order, TOPIC, headers={"retries": str(retries + 1)})

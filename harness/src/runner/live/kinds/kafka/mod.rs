@@ -13,6 +13,7 @@
 
 mod admin;
 mod commit_clock;
+mod copies;
 mod counts;
 mod frames;
 mod group;

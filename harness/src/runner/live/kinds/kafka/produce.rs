@@ -4,7 +4,8 @@
 //! docs/kafka-live.md). The record's offset is known before it is sent (the topic is the run's
 //! own, so the n-th record of a partition is at offset n - 1) and handed to the proxy's
 //! [`Records`] first, so a fetch of it can never come before ackbench knows which message it is;
-//! the broker's delivery report must confirm that offset, or the run fails saying so.
+//! the broker's delivery report must confirm that offset, or the run fails saying so. A copy a
+//! worker produced (its retry, [`Records::copy_sent`]) moves the run's later records on.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -68,7 +69,8 @@ impl Producer {
     pub fn send(&self, seq: Seq, key: &str, message: &Outgoing) -> Result<Confirmation, String> {
         let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
         let partition = partition_of(seq, next.len() as u32);
-        let offset = next[partition as usize];
+        // After the run's records and the copies workers produced there (their retries).
+        let offset = next[partition as usize] + self.records.copies_in(partition);
         self.records.published(partition, offset, seq);
         let mut headers = OwnedHeaders::new();
         for (name, value) in &message.headers {
@@ -89,9 +91,11 @@ impl Producer {
             .map_err(|(e, _)| format!("cannot hand message {seq} to the Kafka producer: {e}"))?;
         next[partition as usize] += 1;
         drop(next);
+        let records = self.records.clone();
         Ok(Box::pin(async move {
             match delivery.await {
                 Ok(Ok(d)) if d.offset == offset => Ok(()),
+                Ok(Ok(d)) if records.stored_at(partition, offset, d.offset, seq) => Ok(()),
                 Ok(Ok(d)) => Err(format!(
                     "the broker wrote message {seq} at offset {} of partition {partition}, not \
                      at {offset}: the run's topic has records ackbench did not publish",

@@ -5,6 +5,8 @@
 //!   delivery of its message (the record's partition and offset name it). What a consumer
 //!   fetches it may still drop unseen (librdkafka empties its prefetched queue on a
 //!   rebalance): a delivery here is a fetch, as a RabbitMQ prefetch is.
+//! - Produce to the run's topic: a record whose value names a message of the run is the
+//!   worker's retry of it ([`super::copies`]).
 //! - OffsetCommit: committing offset `n` of a partition acks the records below `n` the worker
 //!   fetched there: accepted (error 0) or refused (any error; UNKNOWN_MEMBER_ID,
 //!   ILLEGAL_GENERATION: fenced, the member was removed or its generation is over).
@@ -50,7 +52,7 @@ pub struct Observed {
 }
 
 impl Observed {
-    fn is_topic(&self, name: &str, id: Uuid) -> bool {
+    pub(super) fn is_topic(&self, name: &str, id: Uuid) -> bool {
         name == self.topic
             || (!id.is_nil()
                 && *self.topic_id.lock().unwrap_or_else(PoisonError::into_inner) == Some(id))
@@ -128,6 +130,9 @@ impl KafkaConnection {
     /// One whole request frame; `Ok(false)`: it comes from a killed consumer
     /// ([`super::killed`]) and must not reach the broker.
     fn request(&mut self, payload: Bytes) -> Result<bool, super::frames::FrameError> {
+        if let Some(p) = super::copies::produce_request(&payload) {
+            super::copies::produced(&self.run, self.worker, &p);
+        }
         let (header, body) = read_request(payload, reads)?;
         let client = header.client_id.as_ref().map_or("", |c| c.as_str());
         if super::killed::silenced(&self.run.state, client) {
@@ -234,7 +239,9 @@ impl KafkaConnection {
                     else {
                         continue;
                     };
-                    let outcome = match p.error_code {
+                    let outcome = |seq, delivery| match p.error_code {
+                        // Past a record whose handler produced it again: removes that copy.
+                        0 if run.state.replaced(seq, delivery) => AckOutcome::Superseded,
                         0 => AckOutcome::Deleted,
                         _ => AckOutcome::StaleRejected,
                     };
@@ -243,6 +250,7 @@ impl KafkaConnection {
                     accepted &= p.error_code == 0;
                     for h in run.records.committed(self.worker, p.partition_index, next) {
                         covered.push(h);
+                        let outcome = outcome(h.seq, h.delivery);
                         run.state
                             .observed_ack(self.worker, h.seq, h.delivery, outcome);
                         if code::fences(p.error_code) {
@@ -329,6 +337,7 @@ impl KafkaConnection {
                         .iter()
                         .filter(|r| r.offset >= from && !r.control)
                     {
+                        super::copies::fetched_unknown(&run, &run.records, p.partition_index, r);
                         let Some(h) = run
                             .records
                             .fetched(self.worker, p.partition_index, r.offset)

@@ -2,6 +2,10 @@
 //! (ackbench publishes every record itself and reads its offset from the Produce answer), how
 //! often each was fetched, and which fetched records each worker has not yet committed past.
 //!
+//! A consumer that produces a message of the run to the run's topic itself (its own retry) adds
+//! a copy at an offset of its own: found when fetched, by the key its value names, its fetches
+//! counted on from its message's. The run's later records are placed after the copies.
+//!
 //! A commit of offset `n` on a partition settles every record below `n` there: those the
 //! committing worker fetched are its acks (accepted, or fenced when the coordinator refused the
 //! commit because the member was removed or its generation is over).
@@ -26,6 +30,10 @@ struct Inner {
     deliveries: HashMap<Seq, u32>,
     /// Per (worker, partition): the records it fetched and has not committed past, by offset.
     held: HashMap<(WorkerId, i32), BTreeMap<i64, Held>>,
+    /// Copies of each message workers produced, not yet found.
+    copies_sent: HashMap<Seq, u32>,
+    /// Copies workers produced to each partition, all told.
+    copies_in: HashMap<i32, i64>,
 }
 
 #[derive(Default)]
@@ -39,6 +47,50 @@ impl Records {
     /// Message `seq` is the record at `offset` of `partition`.
     pub fn published(&self, partition: i32, offset: i64, seq: Seq) {
         self.inner().seqs.insert((partition, offset), seq);
+    }
+
+    /// A worker produced a copy of message `seq` to `partition` (its retry).
+    pub fn copy_sent(&self, partition: i32, seq: Seq) {
+        let mut inner = self.inner();
+        *inner.copies_sent.entry(seq).or_insert(0) += 1;
+        *inner.copies_in.entry(partition).or_insert(0) += 1;
+    }
+
+    /// Copies workers produced to `partition` so far: the run's records come after them.
+    pub fn copies_in(&self, partition: i32) -> i64 {
+        self.inner().copies_in.get(&partition).copied().unwrap_or(0)
+    }
+
+    /// Whether the record at `offset` of `partition` is known to be one of the run's.
+    pub fn knows(&self, partition: i32, offset: i64) -> bool {
+        self.inner().seqs.contains_key(&(partition, offset))
+    }
+
+    /// The record at `offset` of `partition`, unknown so far, names message `seq`: when a copy
+    /// of `seq` was produced, it is that copy. Returns whether it is.
+    pub fn copy_found(&self, partition: i32, offset: i64, seq: Seq) -> bool {
+        let mut inner = self.inner();
+        let Some(n) = inner.copies_sent.get_mut(&seq).filter(|n| **n > 0) else {
+            return false;
+        };
+        *n -= 1;
+        inner.seqs.insert((partition, offset), seq);
+        true
+    }
+
+    /// The broker wrote message `seq` at `offset` of `partition`, not at `expected`: a copy a
+    /// worker produced came first. False when no worker produced a copy there (then something
+    /// else writes to the run's topic).
+    pub fn stored_at(&self, partition: i32, expected: i64, offset: i64, seq: Seq) -> bool {
+        let mut inner = self.inner();
+        if inner.copies_in.get(&partition).copied().unwrap_or(0) == 0 {
+            return false;
+        }
+        if inner.seqs.get(&(partition, expected)) == Some(&seq) {
+            inner.seqs.remove(&(partition, expected));
+        }
+        inner.seqs.insert((partition, offset), seq);
+        true
     }
 
     /// `worker` fetched the record at `offset` of `partition`: its message and delivery number
@@ -69,7 +121,7 @@ impl Records {
             .unwrap_or(0)
     }
 
-    /// The records published so far.
+    /// The records published so far (copies included).
     pub fn published_count(&self) -> u64 {
         self.inner().seqs.len() as u64
     }
@@ -90,6 +142,35 @@ impl Records {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copys_fetch_is_its_messages_next_delivery_and_later_records_come_after_it() {
+        let r = Records::default();
+        // Partition 0: message 1 at offset 0, fetched by worker 1; its call fails and the
+        // worker produces a copy to partition 0, found at offset 1 when fetched.
+        r.published(0, 0, 1);
+        assert_eq!(r.fetched(1, 0, 0).map(|h| h.delivery), Some(1));
+        r.copy_sent(0, 1);
+        assert!(!r.knows(0, 1));
+        assert!(r.copy_found(0, 1, 1));
+        assert!(!r.copy_found(0, 2, 1), "one copy sent, one found");
+        assert_eq!(
+            r.fetched(2, 0, 1),
+            Some(Held {
+                seq: 1,
+                delivery: 2
+            })
+        );
+        // The run's next record on partition 0 is placed after the copy: offset 1 + 1.
+        assert_eq!(r.copies_in(0), 1);
+        r.published(0, 2, 2);
+        // Written at 3 instead (another copy came first): moved, since copies were produced.
+        assert!(r.stored_at(0, 2, 3, 2));
+        assert_eq!(r.fetched(1, 0, 3).map(|h| h.seq), Some(2));
+        // Partition 1 had no copy: a record elsewhere is someone else's.
+        r.published(1, 0, 3);
+        assert!(!r.stored_at(1, 0, 1, 3));
+    }
 
     #[test]
     fn a_commit_settles_only_the_committing_workers_records_below_its_offset() {
