@@ -33,6 +33,7 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
         )));
     }
     crashes(s, &mut notes);
+    super::broken::broken_connections(s, &mut notes);
     anomalies(s, &mut notes);
     if s.messages > 0 && s.deliveries == 0 {
         let w = s.words();

@@ -65,6 +65,10 @@ impl Observed {
 pub struct KafkaProtocol(pub Arc<Observed>);
 
 impl Protocol for KafkaProtocol {
+    fn broke(&self, worker: WorkerId, why: String) {
+        self.0.state.connection_broke(worker, why);
+    }
+
     fn connection(&self, worker: WorkerId) -> Box<dyn Connection> {
         Box::new(KafkaConnection {
             run: self.0.clone(),

@@ -95,6 +95,10 @@ impl Shared {
 pub struct NatsProtocol(pub Arc<Shared>);
 
 impl Protocol for NatsProtocol {
+    fn broke(&self, worker: WorkerId, why: String) {
+        self.0.state.connection_broke(worker, why);
+    }
+
     fn connection(&self, worker: WorkerId) -> Box<dyn Connection> {
         Box::new(NatsConnection {
             worker,

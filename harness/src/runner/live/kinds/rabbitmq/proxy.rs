@@ -54,6 +54,10 @@ pub struct Amqp {
 }
 
 impl Protocol for Amqp {
+    fn broke(&self, worker: WorkerId, why: String) {
+        self.state.connection_broke(worker, why);
+    }
+
     fn connection(&self, worker: WorkerId) -> Box<dyn Connection> {
         Box::new(AmqpConnection {
             worker,

@@ -71,6 +71,10 @@ impl Observed {
 pub struct RespProtocol(pub Arc<Observed>);
 
 impl Protocol for RespProtocol {
+    fn broke(&self, worker: WorkerId, why: String) {
+        self.0.state.connection_broke(worker, why);
+    }
+
     fn connection(&self, worker: WorkerId) -> Box<dyn Connection> {
         Box::new(RespConnection {
             run: self.0.clone(),
