@@ -150,12 +150,15 @@ fn frame_len(buf: &[u8]) -> Option<usize> {
     (buf.len() >= total).then_some(total)
 }
 
+/// A frame split off a buffer (`None`: not one the parser reads), with its bytes.
+type Split = (Option<AMQPFrame>, Vec<u8>);
+
 /// Splits the complete frames off the front of `buf`, with their bytes, until one is over
 /// `max` (then that one, refused, and what follows are dropped).
 fn frames(
     buf: &mut Vec<u8>,
     max: &mut FrameMax,
-) -> (Vec<(Option<AMQPFrame>, Vec<u8>)>, Option<FrameTooLarge>) {
+) -> (Vec<Split>, Option<FrameTooLarge>) {
     let mut out = Vec::new();
     let mut at = 0;
     let mut over = None;
