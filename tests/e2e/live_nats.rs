@@ -18,7 +18,7 @@ pub(crate) fn nats_up() -> bool {
 }
 
 /// Streams on the server that ackbench process `pid` created (its run ids start so).
-fn streams_of(pid: u32) -> Vec<String> {
+pub(crate) fn streams_of(pid: u32) -> Vec<String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
