@@ -165,7 +165,7 @@ fn a_frame_over_frame_max_breaks_one_rabbitmq_connection() {
     let m = marker("rabbitmq");
     let text = profile(
         "rabbitmq",
-        "{ kind: rabbitmq, consumer_timeout: 600m }",
+        "{ kind: rabbitmq }",
         "bomb",
         "rabbitmq_ack_after_work.py",
         &m,
