@@ -70,14 +70,16 @@ pub struct Frame {
 /// The first whole frame of `buf`; `None` while it holds only part of one; an error for a
 /// frame over the server's limits (a payload over `max_payload` is refused at its control
 /// line, before any of it is buffered).
-pub fn frame(buf: &[u8], max_payload: usize) -> Result<Option<Frame>, Oversized> {
+/// The server holds a client to [`MAX_CONTROL_LINE`]; what the server sends is not held to it
+/// (`max_line`: `usize::MAX`).
+pub fn frame(buf: &[u8], max_payload: usize, max_line: usize) -> Result<Option<Frame>, Oversized> {
     let Some(eol) = buf.windows(2).position(|w| w == b"\r\n") else {
-        return match buf.len() > MAX_CONTROL_LINE {
+        return match buf.len() > max_line {
             true => Err(Oversized::ControlLine { len: buf.len() }),
             false => Ok(None),
         };
     };
-    if eol > MAX_CONTROL_LINE {
+    if eol > max_line {
         return Err(Oversized::ControlLine { len: eol });
     }
     let line_len = eol + 2;
@@ -166,7 +168,7 @@ mod tests {
 
     fn all(mut buf: &[u8]) -> Vec<Frame> {
         let mut out = Vec::new();
-        while let Some(f) = frame(buf, DEFAULT_MAX_PAYLOAD).unwrap() {
+        while let Some(f) = frame(buf, DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE).unwrap() {
             buf = &buf[f.len..];
             out.push(f);
         }
@@ -226,14 +228,18 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
             ),
         ];
         for (old, payload, expected) in cases {
-            let m = frame(old, 64).unwrap().unwrap().message.unwrap();
+            let m = frame(old, 64, MAX_CONTROL_LINE)
+                .unwrap()
+                .unwrap()
+                .message
+                .unwrap();
             let new = with_payload(old, &m, payload);
             assert_eq!(
                 String::from_utf8_lossy(&new),
                 String::from_utf8_lossy(expected)
             );
             // The rewritten frame reads back whole, with the new payload.
-            let f = frame(&new, 64).unwrap().unwrap();
+            let f = frame(&new, 64, MAX_CONTROL_LINE).unwrap().unwrap();
             assert_eq!(f.len, new.len());
             assert_eq!(&new[f.message.unwrap().payload], payload);
         }
@@ -243,9 +249,13 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
     fn a_frame_split_anywhere_is_whole_only_with_its_last_byte() {
         let bytes = b"MSG a 1 r 12\r\nhello\r\nworld\r\n";
         for cut in 0..bytes.len() {
-            assert_eq!(frame(&bytes[..cut], 12), Ok(None), "cut at {cut}");
+            assert_eq!(
+                frame(&bytes[..cut], 12, MAX_CONTROL_LINE),
+                Ok(None),
+                "cut at {cut}"
+            );
         }
-        let f = frame(bytes, 12).unwrap().unwrap();
+        let f = frame(bytes, 12, MAX_CONTROL_LINE).unwrap().unwrap();
         assert_eq!(f.len, bytes.len());
         // The payload may hold CRLF: its size, not a line end, ends it.
         assert_eq!(f.message.unwrap().payload, 14..26);
@@ -258,7 +268,7 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
         // and a MSG over the limit. Exactly max_payload is a frame (`PUB a 4` + 4 bytes).
         let max = DEFAULT_MAX_PAYLOAD;
         let wraps = b"PUB foo 18446744073709551584\r\nX";
-        let e = frame(wraps, max).unwrap_err();
+        let e = frame(wraps, max, MAX_CONTROL_LINE).unwrap_err();
         assert_eq!(
             e,
             Oversized::Payload {
@@ -275,7 +285,7 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
         );
         let gb2 = b"PUB foo 2147483648\r\n";
         assert!(matches!(
-            frame(gb2, max),
+            frame(gb2, max, MAX_CONTROL_LINE),
             Err(Oversized::Payload {
                 size: 2147483648,
                 ..
@@ -283,28 +293,42 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
         ));
         let h = b"HPUB foo 12 1048577\r\nNATS/1.0\r\n\r\n";
         assert!(matches!(
-            frame(h, max),
+            frame(h, max, MAX_CONTROL_LINE),
             Err(Oversized::Payload { size: 1048577, .. })
         ));
         let m = b"MSG foo 1 5\r\nhello\r\n";
         assert!(matches!(
-            frame(m, 4),
+            frame(m, 4, MAX_CONTROL_LINE),
             Err(Oversized::Payload { size: 5, .. })
         ));
-        assert_eq!(frame(b"PUB a 4\r\nabcd\r\n", 4).unwrap().unwrap().len, 15);
+        assert_eq!(
+            frame(b"PUB a 4\r\nabcd\r\n", 4, MAX_CONTROL_LINE)
+                .unwrap()
+                .unwrap()
+                .len,
+            15
+        );
     }
 
     #[test]
     fn a_control_line_over_4096_bytes_is_refused_with_or_without_its_end() {
         // 4097 bytes of garbage and no CRLF: over; 4096 and no CRLF yet: wait for more.
         assert_eq!(
-            frame(&[b'x'; 4097], DEFAULT_MAX_PAYLOAD),
+            frame(&[b'x'; 4097], DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE),
             Err(Oversized::ControlLine { len: 4097 })
         );
-        assert_eq!(frame(&[b'x'; 4096], DEFAULT_MAX_PAYLOAD), Ok(None));
+        assert_eq!(
+            frame(&[b'x'; 4096], DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE),
+            Ok(None)
+        );
         let mut long = vec![b'x'; 5000];
         long.extend_from_slice(b"\r\n");
-        let e = frame(&long, DEFAULT_MAX_PAYLOAD).unwrap_err();
+        // From the server (an INFO naming many cluster URLs) a long line is a line.
+        let info = frame(&long, DEFAULT_MAX_PAYLOAD, usize::MAX)
+            .unwrap()
+            .unwrap();
+        assert_eq!((info.len, info.message), (5002, None));
+        let e = frame(&long, DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE).unwrap_err();
         assert_eq!(e.answer(), b"-ERR 'Maximum Control Line Exceeded'\r\n");
     }
 }

@@ -26,7 +26,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use super::book::Book;
-use super::frames::{frame, with_payload, Message, Oversized, DEFAULT_MAX_PAYLOAD};
+use super::frames::{
+    frame, with_payload, Message, Oversized, DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE,
+};
 use super::subject::{self, AckKind};
 use super::wire::{Api, Wire};
 use crate::broker::nats::NatsConfig;
@@ -270,7 +272,8 @@ impl NatsConnection {
         if self.refusal.is_some() {
             return None;
         }
-        match frame(buf, self.max_payload) {
+        let max_line = if up { MAX_CONTROL_LINE } else { usize::MAX };
+        match frame(buf, self.max_payload, max_line) {
             Ok(f) => f,
             Err(e) => {
                 self.refused(&e, up);
