@@ -5,12 +5,13 @@
 //! proxy task (`ACKBENCH_TEST_PROXY_PANIC`, honoured by debug builds only) ends one connection
 //! the same way.
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{have_python_module, root, service_up, stderr, summary_of, temp_profile};
+use crate::common::{
+    have_python_module, root, service_up, start_with, stderr, summary_of, temp_profile,
+};
 use crate::live::workers_left;
 
 /// A short run of `kind` (`broker` is its YAML), 8 messages over 4 s to 2 workers: worker 1
@@ -47,16 +48,11 @@ fn run(text: &str, env: &[(&str, &str)]) -> (u32, Option<i32>, String, Value) {
     let (_dir, path) = temp_profile(text);
     let out = tempfile::tempdir().expect("temp dir");
     let started = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_ackbench"))
-        .args(["run", path.to_str().unwrap(), "--out"])
-        .arg(out.path())
-        .arg("--quiet")
-        .envs(env.iter().copied())
-        .current_dir(root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ackbench starts");
+    let out_dir = out.path().to_str().expect("utf-8 path");
+    let child = start_with(
+        &["run", path.to_str().unwrap(), "--out", out_dir, "--quiet"],
+        env,
+    );
     let pid = child.id();
     let o = child.wait_with_output().expect("ackbench runs");
     assert!(
@@ -105,131 +101,95 @@ fn marker(kind: &str) -> String {
     format!("hostile-{kind}-{}", std::process::id())
 }
 
+/// One broker kind: its server, the example consumer's module and script, the profile's
+/// `broker:`, and what the run of an ackbench pid left on the server.
+struct Kind {
+    kind: &'static str,
+    server: (&'static str, u16),
+    module: (&'static str, &'static str),
+    broker: &'static str,
+    normal: &'static str,
+    left: fn(u32) -> Vec<String>,
+}
+
+const REDIS: Kind = Kind {
+    kind: "redis-streams",
+    server: ("Redis", 6379),
+    module: ("redis", "redis"),
+    broker: "{ kind: redis-streams, min_idle: 30s, max_deliveries: 3 }",
+    normal: "redis_streams_ack_after_work.py",
+    left: crate::live_redis_streams::keys_of,
+};
+
+/// A run on `k` with worker 1 in `mode` (and `env` for ackbench), checked as [`check`] says
+/// with `why`, and for nothing left on the server: its broken connections (`None`: skipped).
+fn hostile(k: &Kind, mode: &str, env: &[(&str, &str)], why: &str) -> Option<Vec<Value>> {
+    if !service_up(k.server.0, k.server.1) || !have_python_module(k.module.0, k.module.1) {
+        return None;
+    }
+    let m = marker(&format!("{}-{mode}", k.kind));
+    let text = profile(k.kind, k.broker, mode, k.normal, &m);
+    let (pid, code, err, s) = run(&text, env);
+    check(code, &err, &s, why, &m);
+    assert_eq!((k.left)(pid), Vec::<String>::new(), "nothing left");
+    s["broken_connections"].as_array().cloned()
+}
+
 #[test]
 fn a_reply_nested_10000_deep_and_nested_commands_break_one_redis_connection_each() {
-    if !service_up("Redis", 6379) || !have_python_module("redis", "redis") {
+    let Some(broken) = hostile(&REDIS, "bomb", &[], "nested deeper than 128") else {
         return;
-    }
-    let m = marker("redis");
-    let text = profile(
-        "redis-streams",
-        "{ kind: redis-streams, min_idle: 30s, max_deliveries: 3 }",
-        "bomb",
-        "redis_streams_ack_after_work.py",
-        &m,
-    );
-    let (pid, code, err, s) = run(&text, &[]);
-    check(code, &err, &s, "nested deeper than 128", &m);
+    };
     // The EVAL's reply, then the 200,000 `*1`: two connections.
-    let broken = s["broken_connections"].as_array().unwrap();
-    assert_eq!(broken.len(), 2, "{s}");
-    assert!(broken[1]["why"]
-        .as_str()
-        .unwrap()
-        .contains("where a bulk string goes"));
-    assert_eq!(
-        crate::live_redis_streams::keys_of(pid),
-        Vec::<String>::new()
-    );
+    assert_eq!(broken.len(), 2, "{broken:?}");
+    let second = broken[1]["why"].as_str().unwrap();
+    assert!(second.contains("where a bulk string goes"), "{second}");
 }
 
 #[test]
 fn a_pub_size_that_wraps_breaks_one_nats_connection() {
-    if !service_up("NATS JetStream", 4222) || !have_python_module("nats", "nats-py") {
-        return;
-    }
-    let m = marker("nats");
-    let text = profile(
-        "nats",
-        "{ kind: nats, ack_wait: 30s, max_deliver: 3 }",
-        "bomb",
-        "nats_ack_after_work.py",
-        &m,
-    );
-    let (pid, code, err, s) = run(&text, &[]);
-    check(
-        code,
-        &err,
-        &s,
-        "PUB of 18446744073709551584 bytes over the server's max_payload",
-        &m,
-    );
-    assert_eq!(crate::live_nats::streams_of(pid), Vec::<String>::new());
+    let nats = Kind {
+        kind: "nats",
+        server: ("NATS JetStream", 4222),
+        module: ("nats", "nats-py"),
+        broker: "{ kind: nats, ack_wait: 30s, max_deliver: 3 }",
+        normal: "nats_ack_after_work.py",
+        left: crate::live_nats::streams_of,
+    };
+    let why = "PUB of 18446744073709551584 bytes over the server's max_payload (1048576)";
+    hostile(&nats, "bomb", &[], why);
 }
 
 #[test]
 fn a_frame_over_frame_max_breaks_one_rabbitmq_connection() {
-    if !service_up("RabbitMQ", 5672) || !have_python_module("pika", "pika") {
-        return;
-    }
-    let m = marker("rabbitmq");
-    let text = profile(
-        "rabbitmq",
-        "{ kind: rabbitmq }",
-        "bomb",
-        "rabbitmq_ack_after_work.py",
-        &m,
-    );
-    let (pid, code, err, s) = run(&text, &[]);
-    check(
-        code,
-        &err,
-        &s,
-        "over the negotiated frame_max (131072): FRAME_ERROR",
-        &m,
-    );
-    assert_eq!(
-        crate::live_rabbitmq::left_on_server(pid),
-        Vec::<String>::new()
-    );
+    let rabbitmq = Kind {
+        kind: "rabbitmq",
+        server: ("RabbitMQ", 5672),
+        module: ("pika", "pika"),
+        broker: "{ kind: rabbitmq }",
+        normal: "rabbitmq_ack_after_work.py",
+        left: crate::live_rabbitmq::left_on_server,
+    };
+    let why = "over the negotiated frame_max (131072): FRAME_ERROR";
+    hostile(&rabbitmq, "bomb", &[], why);
 }
 
 #[test]
 fn a_negative_request_size_breaks_one_kafka_connection() {
-    if !service_up("the Kafka broker (Tansu)", 9092)
-        || !have_python_module("confluent_kafka", "confluent-kafka")
-    {
-        return;
-    }
-    let m = marker("kafka");
-    let text = profile(
-        "kafka",
-        "{ kind: kafka, partitions: 1 }",
-        "bomb",
-        "kafka_commit_after_work.py",
-        &m,
-    );
-    let (pid, code, err, s) = run(&text, &[]);
-    check(code, &err, &s, "declaring -256 bytes", &m);
-    assert_eq!(
-        crate::live_kafka::left_on_broker(&[pid]),
-        Vec::<String>::new()
-    );
+    let kafka = Kind {
+        kind: "kafka",
+        server: ("the Kafka broker (Tansu)", 9092),
+        module: ("confluent_kafka", "confluent-kafka"),
+        broker: "{ kind: kafka, partitions: 1 }",
+        normal: "kafka_commit_after_work.py",
+        left: |pid| crate::live_kafka::left_on_broker(&[pid]),
+    };
+    hostile(&kafka, "bomb", &[], "declaring -256 bytes");
 }
 
 #[test]
 fn a_panic_injected_in_a_proxy_task_ends_that_connection_and_not_the_run() {
-    if !service_up("Redis", 6379) || !have_python_module("redis", "redis") {
-        return;
-    }
-    let m = marker("panic");
-    let text = profile(
-        "redis-streams",
-        "{ kind: redis-streams, min_idle: 30s, max_deliveries: 3 }",
-        "ping",
-        "redis_streams_ack_after_work.py",
-        &m,
-    );
-    let (pid, code, err, s) = run(&text, &[("ACKBENCH_TEST_PROXY_PANIC", "1")]);
-    check(
-        code,
-        &err,
-        &s,
-        "the proxy's reader panicked: ACKBENCH_TEST_PROXY_PANIC",
-        &m,
-    );
-    assert_eq!(
-        crate::live_redis_streams::keys_of(pid),
-        Vec::<String>::new()
-    );
+    // Worker 1's PING reaches its proxy, whose reader panics on it (a debug build's test hook).
+    let why = "the proxy's reader panicked: ACKBENCH_TEST_PROXY_PANIC";
+    hostile(&REDIS, "ping", &[("ACKBENCH_TEST_PROXY_PANIC", "1")], why);
 }

@@ -2,7 +2,7 @@
 //! broke, which worker's, when and why (summary.json's `broken_connections`).
 
 use super::note::Note;
-use super::notes::CRASHES_NAMED;
+use super::notes::first_named;
 use super::summary::Summary;
 use super::words::plural;
 
@@ -11,24 +11,16 @@ pub(super) fn broken_connections(s: &Summary, notes: &mut Vec<Note>) {
     if s.broken_connections.is_empty() {
         return;
     }
-    let named: Vec<String> = s
-        .broken_connections
-        .iter()
-        .take(CRASHES_NAMED)
-        .map(|b| format!("worker {} at {:.3} s ({})", b.worker, b.at_s, b.why))
-        .collect();
-    let more = s.broken_connections.len().saturating_sub(CRASHES_NAMED);
-    let rest = if more > 0 {
-        format!("; and {more} more (summary.json lists every one)")
-    } else {
-        String::new()
-    };
+    let named = first_named(
+        s.broken_connections
+            .iter()
+            .map(|b| (b.worker, b.at_s, b.why.as_str())),
+    );
     let n = s.broken_connections.len() as u64;
     notes.push(Note::from(format!(
-        "BROKEN CONNECTIONS: the proxy closed {n} worker {} that broke: {}{rest}. Each worker saw \
+        "BROKEN CONNECTIONS: the proxy closed {n} worker {} that broke: {named}. Each worker saw \
          its connection closed, as from a dead broker; the run went on.",
         plural(n, "connection", "connections"),
-        named.join(", "),
     )));
 }
 
