@@ -9,8 +9,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use nix::sys::signal::Signal;
+
 use crate::common::{
-    have_python_module, root, service_up, start_with, stderr, summary_of, temp_profile,
+    have_python_module, root, service_up, signal, start_with, stderr, summary_of, temp_profile,
+    wait_within,
 };
 use crate::live::workers_left;
 
@@ -146,18 +149,53 @@ fn a_reply_nested_10000_deep_and_nested_commands_break_one_redis_connection_each
     assert!(second.contains("where a bulk string goes"), "{second}");
 }
 
+const NATS: Kind = Kind {
+    kind: "nats",
+    server: ("NATS JetStream", 4222),
+    module: ("nats", "nats-py"),
+    broker: "{ kind: nats, ack_wait: 30s, max_deliver: 3 }",
+    normal: "nats_ack_after_work.py",
+    left: crate::live_nats::streams_of,
+};
+
+const WRAPS: &str = "PUB of 18446744073709551584 bytes over the server's max_payload (1048576)";
+
 #[test]
 fn a_pub_size_that_wraps_breaks_one_nats_connection() {
-    let nats = Kind {
-        kind: "nats",
-        server: ("NATS JetStream", 4222),
-        module: ("nats", "nats-py"),
-        broker: "{ kind: nats, ack_wait: 30s, max_deliver: 3 }",
-        normal: "nats_ack_after_work.py",
-        left: crate::live_nats::streams_of,
-    };
-    let why = "PUB of 18446744073709551584 bytes over the server's max_payload (1048576)";
-    hostile(&nats, "bomb", &[], why);
+    hostile(&NATS, "bomb", &[], WRAPS);
+}
+
+#[test]
+fn sigint_after_a_hostile_worker_ends_the_run_with_its_partial_report() {
+    // The overflowing PUB once made the proxy spin, deaf to SIGINT. A 10-minute run: worker 1
+    // breaks its connection within its first seconds; SIGINT 5 s in ends the run (exit 3,
+    // incomplete) with its report, which names the broken connection, and its stream deleted.
+    let k = &NATS;
+    if !service_up(k.server.0, k.server.1) || !have_python_module(k.module.0, k.module.1) {
+        return;
+    }
+    let m = marker("nats-sigint");
+    let text = profile(k.kind, k.broker, "bomb", k.normal, &m)
+        .replace("duration: 4s", "duration: 600s")
+        .replace("count: 8", "count: 1200");
+    let (_dir, path) = temp_profile(&text);
+    let out = tempfile::tempdir().expect("temp dir");
+    let out_dir = out.path().to_str().expect("utf-8 path");
+    let mut child = start_with(
+        &["run", path.to_str().unwrap(), "--out", out_dir, "--quiet"],
+        &[],
+    );
+    std::thread::sleep(Duration::from_secs(5));
+    signal(&child, Signal::SIGINT);
+    assert_eq!(wait_within(&mut child, Duration::from_secs(30)), Some(3));
+    let s = summary_of(out.path());
+    assert_eq!(s["complete"], false, "{s}");
+    let why = s["broken_connections"][0]["why"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(why.contains(WRAPS), "{s}");
+    assert_eq!((k.left)(child.id()), Vec::<String>::new(), "nothing left");
+    assert_eq!(workers_left(&m), Vec::<String>::new(), "no worker left");
 }
 
 #[test]
