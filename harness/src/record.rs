@@ -117,6 +117,21 @@ pub struct RunRecord {
     /// A live run: the queues removed at its end that still held messages, and how many (each
     /// message was counted first: unfinished, or in the DLQ).
     pub removed: Vec<RemovedQueue>,
+    /// A live run: the worker connections its proxy closed because they broke (a frame over
+    /// the broker's limits, bytes that are no frame of its protocol, a panic of the proxy's
+    /// reader), in the order they broke; none in a sim run.
+    pub broken_connections: Vec<BrokenConnection>,
+}
+
+/// A worker connection the proxy closed because it broke: the worker saw it closed, as from a
+/// dead broker, and the run went on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokenConnection {
+    /// When (profile time).
+    pub at: Nanos,
+    pub worker: WorkerId,
+    /// Why, in words: `PUB of 2147483648 bytes over the server's max_payload (1048576)`.
+    pub why: String,
 }
 
 /// A queue a live run removed at its end while it held messages.

@@ -47,8 +47,14 @@ pub fn refused(base: &[&str], args: &[&str]) -> String {
 
 /// Starts `ackbench ARGS...` from the workspace root, stdout piped (stderr kept for messages).
 pub fn start(args: &[&str]) -> std::process::Child {
+    start_with(args, &[])
+}
+
+/// [`start`] with `env` added to ackbench's environment.
+pub fn start_with(args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_ackbench"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(root())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -51,6 +51,8 @@ mod live_deploy_kafka;
 #[cfg(feature = "live")]
 mod live_fifo;
 #[cfg(feature = "live")]
+mod live_hostile;
+#[cfg(feature = "live")]
 mod live_ingress;
 #[cfg(feature = "live")]
 mod live_kafka;

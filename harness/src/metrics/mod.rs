@@ -27,6 +27,7 @@
 pub(crate) mod accounting;
 pub(crate) mod anomalies;
 pub(crate) mod attribution;
+pub(crate) mod broken_connections;
 pub(crate) mod broker_counts;
 pub(crate) mod capacity;
 pub(crate) mod chaos;
@@ -131,6 +132,8 @@ pub struct Metrics {
     pub worker_logs: Option<crate::record::WorkerLogsRecord>,
     /// The queues a live run removed at its end that still held messages.
     pub removed: Vec<crate::record::RemovedQueue>,
+    /// The worker connections a live run's proxy closed because they broke.
+    pub broken_connections: Vec<broken_connections::BrokenConnection>,
     /// A live run's provider calls not matched to one delivery their worker held.
     pub unattributed_calls: attribution::UnattributedCalls,
     /// A capacity run's steps and the rate the consumer sustained (`workload.arrival: ramp`).
@@ -295,6 +298,7 @@ fn assemble(run: View<'_>, mut f: stream::Folded) -> Metrics {
         consumer_clock: record.consumer_clock.clone(),
         worker_logs: record.worker_logs.clone(),
         removed: record.removed.clone(),
+        broken_connections: broken_connections::named(record),
         unattributed_calls: attribution::UnattributedCalls::of(record),
     }
 }

@@ -23,6 +23,7 @@
 //! [`progress`] the progress bar of a long run.
 
 mod analysed;
+mod broken;
 pub(crate) mod broker_csv;
 pub(crate) mod broker_rows;
 pub(crate) mod capacity;

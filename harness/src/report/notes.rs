@@ -33,6 +33,7 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
         )));
     }
     crashes(s, &mut notes);
+    super::broken::broken_connections(s, &mut notes);
     anomalies(s, &mut notes);
     if s.messages > 0 && s.deliveries == 0 {
         let w = s.words();
@@ -94,27 +95,36 @@ pub(crate) fn notes(s: &Summary) -> Vec<Note> {
     notes
 }
 
+/// The first [`CRASHES_NAMED`] of a worker's mishaps, `worker W at T s (WHAT)` each, and how many
+/// more summary.json lists.
+pub(super) fn first_named<'a>(all: impl ExactSizeIterator<Item = (u32, f64, &'a str)>) -> String {
+    let more = all.len().saturating_sub(CRASHES_NAMED);
+    let named: Vec<String> = all
+        .take(CRASHES_NAMED)
+        .map(|(w, at, what)| format!("worker {w} at {at:.3} s ({what})"))
+        .collect();
+    match more {
+        0 => named.join(", "),
+        _ => format!(
+            "{}; and {more} more (summary.json lists every one)",
+            named.join(", ")
+        ),
+    }
+}
+
 /// `CRASHES`: the workers that died by themselves, the first few named, with the end of their stderr.
 fn crashes(s: &Summary, notes: &mut Vec<Note>) {
     if !s.crashes.is_empty() {
-        let named: Vec<String> = s
-            .crashes
-            .iter()
-            .take(CRASHES_NAMED)
-            .map(|c| format!("worker {} at {:.3} s ({})", c.worker, c.at_s, c.exit))
-            .collect();
-        let more = s.crashes.len().saturating_sub(CRASHES_NAMED);
-        let rest = if more > 0 {
-            format!("; and {more} more (summary.json lists every one)")
-        } else {
-            String::new()
-        };
+        let named = first_named(
+            s.crashes
+                .iter()
+                .map(|c| (c.worker, c.at_s, c.exit.as_str())),
+        );
         let n = s.crashes.len() as u64;
         notes.push(Note {
             text: format!(
-                "CRASHES: {n} {} by itself, not by a kill rule: {}{rest}.",
+                "CRASHES: {n} {} by itself, not by a kill rule: {named}.",
                 plural(n, "worker died", "times a worker died"),
-                named.join(", "),
             ),
             quotes: worker_logs::crash_quotes(s),
         });

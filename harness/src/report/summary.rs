@@ -228,6 +228,11 @@ pub struct Summary {
     /// queue it removed was empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_at_end: Vec<crate::record::RemovedQueue>,
+    /// A live run: the worker connections its proxy closed because they broke (`worker`,
+    /// `at_s`, `why`: a frame over the broker's limits, bytes that are no frame of its
+    /// protocol, a panic of the proxy's reader); the run went on. Absent when none broke.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broken_connections: Vec<crate::metrics::broken_connections::BrokenConnection>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -311,6 +316,7 @@ impl Summary {
             unfinished_delayed: m.unfinished_delayed,
             failed: m.failed,
             removed_at_end: m.removed.clone(),
+            broken_connections: m.broken_connections.clone(),
         }
     }
 }

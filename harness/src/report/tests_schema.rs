@@ -104,12 +104,20 @@ fn the_optional_fields_of_a_sim_run_are_in_the_schema() {
 }
 
 #[test]
-fn an_interrupted_run_says_why_and_the_schema_holds_it_to_that() {
+fn an_interrupted_run_says_why_and_the_schema_holds_it_and_its_broken_connections_to_that() {
     let v = validator();
     let text = include_str!("../../../profiles/healthy.yaml");
     let scenario = profile::load_str("healthy.yaml", text, &[]).unwrap_or_else(|e| panic!("{e}"));
     let mut record = runner::run(&scenario).unwrap_or_else(|e| panic!("{e}"));
     record.incomplete = Some("interrupted by SIGINT".into());
+    // A live run's broken connection is held to the schema too.
+    record
+        .broken_connections
+        .push(crate::record::BrokenConnection {
+            at: 1_000_000_000,
+            worker: 1,
+            why: "the worker sent a frame nested deeper than 1".into(),
+        });
     let info = RunInfo {
         profile: scenario.name.clone(),
         mode: "sim".into(),
@@ -119,7 +127,13 @@ fn an_interrupted_run_says_why_and_the_schema_holds_it_to_that() {
     let s: Value =
         serde_json::from_str(&to_json(&summarise(&info, &record, &scenario.budgets))).unwrap();
     assert_eq!(s["verdict"], "incomplete");
+    assert_eq!(s["broken_connections"][0]["at_s"], 1.0);
     assert_eq!(complaints(&v, &s), Vec::<String>::new());
+    let mut unnamed = s.clone();
+    unnamed["broken_connections"][0]
+        .as_object_mut()
+        .map(|o| o.remove("why"));
+    assert_eq!(complaints(&v, &unnamed).len(), 1, "{unnamed}");
     // Without its reason, or with a pass verdict, it is not a summary ackbench writes.
     let mut no_reason = s.clone();
     no_reason

@@ -186,6 +186,7 @@ async fn run_live(
         consumer_clock: ran.consumer_clock,
         worker_logs: ran.worker_logs,
         unattributed_calls: ran.unattributed_calls,
+        broken_connections: ran.broken_connections,
         ramp: crate::runner::ramp_record(&s.workload),
         harness_cpu: ran.harness_cpu,
         commit_handlers: finished.commit_handlers,
@@ -207,6 +208,7 @@ struct Ran {
     consumer_clock: Option<ConsumerClockRecord>,
     worker_logs: Option<crate::record::WorkerLogsRecord>,
     unattributed_calls: Vec<crate::record::UnattributedCall>,
+    broken_connections: Vec<crate::record::BrokenConnection>,
     harness_cpu: Option<crate::record::HarnessCpu>,
 }
 
@@ -357,6 +359,7 @@ async fn use_broker(
         publisher,
         events: state.take_events(),
         unattributed_calls: state.take_unattributed(),
+        broken_connections: state.take_broken(),
         ledger,
         end,
         ingress: ingress_record,

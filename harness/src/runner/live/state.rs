@@ -97,6 +97,8 @@ pub struct LiveState {
     activity: tokio::sync::Notify,
     /// Provider calls not matched to exactly one delivery their worker held.
     unattributed: Mutex<Vec<UnattributedCall>>,
+    /// Worker connections the proxy closed because they broke.
+    broken: Mutex<Vec<crate::record::BrokenConnection>>,
     /// With `connection` faults: each worker's link, which its proxied connections follow.
     links: OnceLock<Arc<Links>>,
     /// How a body a worker sends names its message (the embedded SQS endpoint's copies).
@@ -130,6 +132,7 @@ impl LiveState {
             stopped_at: OnceLock::new(),
             activity: tokio::sync::Notify::new(),
             unattributed: Mutex::new(Vec::new()),
+            broken: Mutex::new(Vec::new()),
             links: OnceLock::new(),
             key_reader: OnceLock::new(),
             lives: Mutex::new(Lives::default()),
@@ -438,6 +441,22 @@ impl LiveState {
     /// The calls [`LiveState::attribute`] could not match, in the order they started.
     pub fn take_unattributed(&self) -> Vec<UnattributedCall> {
         std::mem::take(&mut lock(&self.unattributed))
+    }
+
+    /// The proxy closed a connection of worker `w` because it broke, for `why` (a frame over
+    /// the broker's limits, bytes that are no frame, a panic of its reader).
+    pub fn connection_broke(&self, w: WorkerId, why: String) {
+        lock(&self.broken).push(crate::record::BrokenConnection {
+            at: self.clock.now(),
+            worker: w,
+            why,
+        });
+        self.activity.notify_one();
+    }
+
+    /// The connections [`LiveState::connection_broke`] was told of, in the order they broke.
+    pub fn take_broken(&self) -> Vec<crate::record::BrokenConnection> {
+        std::mem::take(&mut lock(&self.broken))
     }
 
     /// Timed rules (kills `at`, `every`; deploys): the first instant of each, in profile time.

@@ -116,6 +116,7 @@ pub(crate) fn run_consumer(
         harness_cpu: None,
         commit_handlers: None,
         removed: Vec::new(),
+        broken_connections: Vec::new(),
         publishes,
         messages: world.messages,
         events: world.events,

@@ -110,7 +110,7 @@ impl EmbeddedSqs {
                 Proxy::start(
                     server.local_addr(),
                     s.consumer.workers,
-                    Arc::new(Unread),
+                    Arc::new(Unread(cx.state.clone())),
                     Some(links),
                 )
                 .await

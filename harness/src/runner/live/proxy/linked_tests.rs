@@ -42,6 +42,9 @@ impl Protocol for Seeing {
     fn connection(&self, _worker: WorkerId) -> Box<dyn Connection> {
         Box::new(Seen(self.0.clone()))
     }
+    fn broke(&self, _worker: WorkerId, why: String) {
+        self.0.lock().unwrap().push(format!("broke: {why}"));
+    }
 }
 
 /// A proxy for two workers on links the test controls, in front of a fake broker that hands

@@ -18,6 +18,7 @@
 //! writer asks for it then ([`Connection::due`]), between two chunks it passes on, so a held
 //! frame goes on whole, between whole frames.
 
+mod guard;
 pub mod link;
 mod linked;
 #[cfg(test)]
@@ -33,7 +34,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
+use super::state::LiveState;
 use crate::record::WorkerId;
+use guard::Guard;
+pub use guard::Refusal;
 use link::{Direction, Links};
 use linked::forward_linked;
 
@@ -72,6 +76,12 @@ pub trait Connection: Send + 'static {
     fn due(&mut self, _dir: Direction, _now: Instant, _forward: &mut Vec<u8>) -> Flow {
         Flow::Go
     }
+    /// The reader gave up on the connection in what it just read (a frame over the broker's
+    /// limits, bytes that are no frame): why, and what the broker answers before it closes.
+    /// Asked after every read; from then on the connection only ends ([`guard`]).
+    fn refusal(&mut self) -> Option<Refusal> {
+        None
+    }
 }
 
 /// Completes at `at` (never for `None`).
@@ -85,19 +95,28 @@ async fn until(at: Option<Instant>) {
 /// Makes the [`Connection`] of each new worker connection.
 pub trait Protocol: Send + Sync + 'static {
     fn connection(&self, worker: WorkerId) -> Box<dyn Connection>;
+    /// A connection of `worker` broke, for `why` (its reader's refusal, or its panic), and was
+    /// closed: the run records it.
+    fn broke(&self, worker: WorkerId, why: String);
 }
 
 /// A protocol the proxy forwards without reading it: for a broker that sees its workers itself
 /// (the embedded SQS endpoint), whose proxy is there only to put each worker on its link.
-pub struct Unread;
+pub struct Unread(pub Arc<LiveState>);
 
 impl Protocol for Unread {
     fn connection(&self, _worker: WorkerId) -> Box<dyn Connection> {
-        Box::new(Unread)
+        Box::new(Passed)
+    }
+    fn broke(&self, worker: WorkerId, why: String) {
+        self.0.connection_broke(worker, why);
     }
 }
 
-impl Connection for Unread {
+/// A connection of [`Unread`]: its bytes pass as they are.
+struct Passed;
+
+impl Connection for Passed {
     fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
         forward.extend_from_slice(bytes);
         Flow::Go
@@ -158,15 +177,35 @@ async fn accept(
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((client, _)) = accepted else { continue };
-                let conn = protocol.connection(w);
+                let conn = Box::new(Guard::new(protocol.connection(w), w, protocol.clone()));
                 match &links {
                     None => connections.spawn(forward(client, upstream, conn)),
                     Some(l) => connections.spawn(forward_linked(client, upstream, conn, l.watch(w))),
                 };
             }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            Some(ended) = connections.join_next(), if !connections.is_empty() => {
+                // A panic ended this connection's task, and with it both its sockets: the
+                // worker sees its connection closed, the run goes on.
+                if let Err(e) = ended {
+                    if e.is_panic() {
+                        protocol.broke(w, panicked(e.into_panic()));
+                    }
+                }
+            }
         }
     }
+}
+
+/// A reader's panic in words: `the proxy's reader panicked: <its message>`.
+fn panicked(payload: Box<dyn std::any::Any + Send>) -> String {
+    let message = match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(p) => match p.downcast::<&'static str>() {
+            Ok(s) => s.to_string(),
+            Err(_) => "no message".to_string(),
+        },
+    };
+    format!("the proxy's reader panicked: {message}")
 }
 
 /// Forwards one worker connection until either side closes or the connection is cut.
@@ -302,5 +341,7 @@ pub(crate) fn observed_lines(events: &[crate::record::Event]) -> Vec<String> {
         .collect()
 }
 
+#[cfg(test)]
+mod guard_tests;
 #[cfg(test)]
 mod tests;

@@ -30,6 +30,9 @@ impl Protocol for Cutting {
     fn connection(&self, _worker: WorkerId) -> Box<dyn Connection> {
         Box::new(CutAtBang)
     }
+    fn broke(&self, _worker: WorkerId, why: String) {
+        panic!("no connection breaks here: {why}")
+    }
 }
 
 /// Holds the worker's first chunk back 300 ms, then passes it on; the rest as it comes.
@@ -71,6 +74,9 @@ struct Holding;
 impl Protocol for Holding {
     fn connection(&self, _worker: WorkerId) -> Box<dyn Connection> {
         Box::new(HoldFirst::default())
+    }
+    fn broke(&self, _worker: WorkerId, why: String) {
+        panic!("no connection breaks here: {why}")
     }
 }
 

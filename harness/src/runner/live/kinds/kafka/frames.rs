@@ -7,14 +7,22 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind};
 use kafka_protocol::protocol::{decode_request_header_from_buffer, Decodable, Encodable};
 
-/// A frame longer than this is taken for bytes that are not Kafka's protocol.
-const MAX_FRAME: usize = 256 << 20;
+/// Kafka's `socket.request.max.bytes` default, 100 MiB: a request declaring more (or a negative
+/// size) makes the broker close the connection without an answer.
+pub const MAX_REQUEST: usize = 100 << 20;
+
+/// A response longer than this is taken for bytes that are not Kafka's protocol (the proxy
+/// does not buffer more).
+pub const MAX_RESPONSE: usize = 256 << 20;
 
 /// Why bytes could not be read as Kafka frames.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
     #[error("frame length {0} is not a Kafka frame's")]
     Length(i64),
+    /// A size over the limit, or negative: the broker closes the connection at it.
+    #[error("a frame declaring {len} bytes, over the broker's limit ({max}) or negative")]
+    OverLimit { len: i64, max: usize },
     #[error("{0}")]
     Decode(String),
 }
@@ -24,16 +32,34 @@ fn decode_error(e: impl std::fmt::Display) -> FrameError {
 }
 
 /// Splits every complete frame off the front of `buf`, each as `(whole frame, payload)`: what
-/// follows the last complete frame stays in `buf` until the rest arrives.
-pub fn take_frames(buf: &mut Vec<u8>) -> Result<Vec<(Bytes, Bytes)>, FrameError> {
+/// follows the last complete frame stays in `buf` until the rest arrives. A size over `max`
+/// (or negative) or too short for a header ends the split: the frames before it are handed
+/// back with the error, `buf` left holding the bad frame and what follows.
+pub fn take_frames(buf: &mut Vec<u8>, max: usize) -> (Vec<(Bytes, Bytes)>, Result<(), FrameError>) {
     let mut frames = Vec::new();
     let mut used = 0;
+    let mut end_of_split = Ok(());
     while buf.len() - used >= 4 {
         let len = i32::from_be_bytes([buf[used], buf[used + 1], buf[used + 2], buf[used + 3]]);
-        if len < 8 || len as usize > MAX_FRAME {
-            return Err(FrameError::Length(i64::from(len)));
+        let Ok(size) = usize::try_from(len).map(|n| n.min(usize::MAX - 4)) else {
+            end_of_split = Err(FrameError::OverLimit {
+                len: i64::from(len),
+                max,
+            });
+            break;
+        };
+        if size > max {
+            end_of_split = Err(FrameError::OverLimit {
+                len: i64::from(len),
+                max,
+            });
+            break;
         }
-        let end = used + 4 + len as usize;
+        if size < 8 {
+            end_of_split = Err(FrameError::Length(i64::from(len)));
+            break;
+        }
+        let end = used + 4 + size;
         if buf.len() < end {
             break;
         }
@@ -42,7 +68,7 @@ pub fn take_frames(buf: &mut Vec<u8>) -> Result<Vec<(Bytes, Bytes)>, FrameError>
         used = end;
     }
     buf.drain(..used);
-    Ok(frames)
+    (frames, end_of_split)
 }
 
 /// A request's header and, when `wanted` says its API key is one the proxy reads, its body.
@@ -137,12 +163,12 @@ mod tests {
         let mut buf = [one.as_ref(), two.as_ref()].concat();
         // Hold back the last 3 bytes of the second frame: only the first is complete.
         let rest = buf.split_off(buf.len() - 3);
-        let frames = take_frames(&mut buf).unwrap();
+        let frames = ok(take_frames(&mut buf, MAX_REQUEST));
         assert_eq!(frames.len(), 1);
         assert_eq!(frames[0].0, one);
         assert_eq!(buf.len(), two.len() - 3);
         buf.extend_from_slice(&rest);
-        let frames = take_frames(&mut buf).unwrap();
+        let frames = ok(take_frames(&mut buf, MAX_REQUEST));
         assert_eq!(frames.len(), 1);
         assert!(buf.is_empty());
         let (header, body) = read_request(frames[0].1.clone(), |k| k == ApiKey::Heartbeat).unwrap();
@@ -156,16 +182,45 @@ mod tests {
     #[test]
     fn a_request_the_proxy_does_not_read_keeps_its_body_unread() {
         let mut buf = heartbeat_request(5).to_vec();
-        let frames = take_frames(&mut buf).unwrap();
+        let frames = ok(take_frames(&mut buf, MAX_REQUEST));
         let (header, body) = read_request(frames[0].1.clone(), |_| false).unwrap();
         assert_eq!((header.correlation_id, body.is_none()), (5, true));
     }
 
+    fn ok(split: (Vec<(Bytes, Bytes)>, Result<(), FrameError>)) -> Vec<(Bytes, Bytes)> {
+        split.1.unwrap();
+        split.0
+    }
+
     #[test]
-    fn bytes_that_are_not_kafka_frames_are_refused() {
-        // "GET " read as a length is 1_195_725_856 bytes: past any frame's.
-        let mut buf = b"GET / HTTP/1.1\r\n".to_vec();
-        assert!(matches!(take_frames(&mut buf), Err(FrameError::Length(_))));
+    fn bytes_that_are_not_kafka_frames_are_refused_after_the_frames_before_them() {
+        // A heartbeat, then "GET " read as a length: 1_195_725_856 bytes, over 100 MiB.
+        let mut buf = heartbeat_request(5).to_vec();
+        buf.extend_from_slice(b"GET / HTTP/1.1\r\n");
+        let (frames, end) = take_frames(&mut buf, MAX_REQUEST);
+        assert_eq!(frames.len(), 1);
+        assert!(matches!(
+            end,
+            Err(FrameError::OverLimit {
+                len: 1_195_725_856,
+                ..
+            })
+        ));
+        assert_eq!(buf, b"GET / HTTP/1.1\r\n");
+        // A negative size (0xFFFFFFF0 = -16), exactly 100 MiB + 1, and a size too short for a
+        // header; exactly 100 MiB waits for its bytes.
+        for (head, bad) in [
+            ([0xFF, 0xFF, 0xFF, 0xF0], true),
+            (((100 << 20) + 1u32).to_be_bytes(), true),
+            ([0, 0, 0, 3], false),
+        ] {
+            let (frames, end) = take_frames(&mut head.to_vec(), MAX_REQUEST);
+            assert!(frames.is_empty());
+            assert_eq!(matches!(end, Err(FrameError::OverLimit { .. })), bad);
+            assert!(end.is_err());
+        }
+        let (frames, end) = take_frames(&mut (100u32 << 20).to_be_bytes().to_vec(), MAX_REQUEST);
+        assert!(frames.is_empty() && end.is_ok());
     }
 
     #[test]

@@ -26,12 +26,15 @@ use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 use kafka_protocol::records::RecordBatchDecoder;
 use uuid::Uuid;
 
-use super::frames::{correlation_id, read_request, read_response, take_frames, write_response};
+use super::frames::{
+    correlation_id, read_request, read_response, take_frames, write_response, FrameError,
+    MAX_REQUEST, MAX_RESPONSE,
+};
 use super::group::{code, GroupLog, Happened};
 use super::records::Records;
 use super::rewrite;
 use crate::record::{AckOutcome, EventKind, Nanos, WorkerId};
-use crate::runner::live::proxy::{Connection, Flow, Protocol};
+use crate::runner::live::proxy::{Connection, Flow, Protocol, Refusal};
 use crate::runner::live::state::LiveState;
 
 /// What the proxies of one run share.
@@ -67,6 +70,10 @@ impl Observed {
 pub struct KafkaProtocol(pub Arc<Observed>);
 
 impl Protocol for KafkaProtocol {
+    fn broke(&self, worker: WorkerId, why: String) {
+        self.0.state.connection_broke(worker, why);
+    }
+
     fn connection(&self, worker: WorkerId) -> Box<dyn Connection> {
         Box::new(KafkaConnection {
             run: self.0.clone(),
@@ -76,6 +83,7 @@ impl Protocol for KafkaProtocol {
             asked: HashMap::new(),
             fetch_from: HashMap::new(),
             blind: false,
+            refusal: None,
         })
     }
 }
@@ -124,6 +132,9 @@ struct KafkaConnection {
     /// The offset the worker last asked to fetch from, per partition of the run's topic.
     fetch_from: HashMap<i32, i64>,
     blind: bool,
+    /// A frame over the broker's size limit was read: the connection ends as the broker
+    /// ends it.
+    refusal: Option<Refusal>,
 }
 
 impl KafkaConnection {
@@ -367,11 +378,7 @@ impl Connection for KafkaConnection {
             return Flow::Go;
         }
         self.up.extend_from_slice(bytes);
-        let Ok(frames) = take_frames(&mut self.up) else {
-            forward.extend_from_slice(bytes);
-            self.go_blind();
-            return Flow::Go;
-        };
+        let (frames, end) = take_frames(&mut self.up, MAX_REQUEST);
         for (_, p) in frames {
             match self.request(p) {
                 Ok(true) => {}
@@ -384,7 +391,24 @@ impl Connection for KafkaConnection {
                 }
             }
         }
-        forward.extend_from_slice(bytes);
+        match end {
+            Ok(()) => forward.extend_from_slice(bytes),
+            // The broker closes the connection at this size, without an answer: what came
+            // before it in these bytes goes on.
+            Err(e @ FrameError::OverLimit { .. }) => {
+                let before = bytes.len().saturating_sub(self.up.len());
+                forward.extend_from_slice(&bytes[..before]);
+                self.up.clear();
+                self.refusal = Some(Refusal {
+                    why: format!("the worker sent {e}"),
+                    to_worker: Vec::new(),
+                });
+            }
+            Err(_) => {
+                forward.extend_from_slice(bytes);
+                self.go_blind();
+            }
+        }
         Flow::Go
     }
 
@@ -395,20 +419,31 @@ impl Connection for KafkaConnection {
             return Flow::Go;
         }
         self.down.extend_from_slice(bytes);
-        let frames = match take_frames(&mut self.down) {
-            Ok(frames) => frames,
-            Err(_) => {
-                forward.append(&mut self.down);
-                self.go_blind();
-                return Flow::Go;
-            }
-        };
+        let (frames, end) = take_frames(&mut self.down, MAX_RESPONSE);
         for (whole, payload) in frames {
             if self.answer(whole, payload, forward) {
                 return Flow::Cut;
             }
         }
+        match end {
+            Ok(()) => {}
+            Err(e @ FrameError::OverLimit { .. }) => {
+                self.down.clear();
+                self.refusal = Some(Refusal {
+                    why: format!("the broker sent {e}, which the proxy does not read"),
+                    to_worker: Vec::new(),
+                });
+            }
+            Err(_) => {
+                forward.append(&mut self.down);
+                self.go_blind();
+            }
+        }
         Flow::Go
+    }
+
+    fn refusal(&mut self) -> Option<Refusal> {
+        self.refusal.take()
     }
 }
 

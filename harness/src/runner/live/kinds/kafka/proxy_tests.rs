@@ -377,3 +377,30 @@ async fn a_killed_incarnations_consumer_reaches_the_broker_no_more() {
         Flow::Cut
     );
 }
+
+#[tokio::test]
+async fn a_request_over_100_mib_or_of_negative_size_closes_the_connection_unanswered() {
+    // A fetch goes on; the 2 GB frame after it in the same read is refused at its size,
+    // nothing of it forwarded.
+    let (_, run) = run(&[]);
+    let mut c = KafkaProtocol(run.clone()).connection(1);
+    let ok = write_request(&header(ApiKey::Fetch, 12, 1), &fetch(0, 0)).unwrap();
+    let mut bytes = ok.to_vec();
+    bytes.extend_from_slice(&[0x7F, 0xFF, 0xFF, 0xFF, 0, 12]);
+    let mut out = Vec::new();
+    assert_eq!(c.from_worker(&bytes, &mut out), Flow::Go);
+    assert_eq!(out, ok);
+    let r = c.refusal().unwrap();
+    assert_eq!(
+        r.why,
+        "the worker sent a frame declaring 2147483647 bytes, over the broker's limit \
+         (104857600) or negative"
+    );
+    assert!(r.to_worker.is_empty());
+    // A negative size (0xFFFFFF00 = -256).
+    let mut c = KafkaProtocol(run).connection(2);
+    out.clear();
+    c.from_worker(&[0xFF, 0xFF, 0xFF, 0x00], &mut out);
+    assert!(out.is_empty());
+    assert!(c.refusal().unwrap().why.contains("declaring -256 bytes"));
+}

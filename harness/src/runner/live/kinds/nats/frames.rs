@@ -4,9 +4,51 @@
 //! (`INFO`, `CONNECT`, `SUB`, `UNSUB`, `PING`, `PONG`, `+OK`, `-ERR`) is one line.
 //!
 //! [`frame`] reads the first whole frame of a buffer, or says the buffer holds only part of one
-//! (reads may split a frame anywhere).
+//! (reads may split a frame anywhere), or that it is over the server's limits, as the server
+//! checks them before it reads on: a payload over `max_payload` (announced in its `INFO`,
+//! 1 MB by default) at the control line, a control line over 4096 bytes (`max_control_line`).
 
 use std::ops::Range;
+
+/// The server's `max_payload` until its `INFO` says otherwise (nats-server's default, 1 MB).
+pub const DEFAULT_MAX_PAYLOAD: usize = 1024 * 1024;
+
+/// nats-server's `max_control_line` default: the longest control line it reads.
+pub const MAX_CONTROL_LINE: usize = 4096;
+
+/// A frame over the server's limits, and what the server answers before it closes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Oversized {
+    /// A message frame whose declared size is over `max_payload`.
+    Payload { op: String, size: usize, max: usize },
+    /// A control line longer than [`MAX_CONTROL_LINE`] (or no line end within it).
+    ControlLine { len: usize },
+}
+
+impl Oversized {
+    /// The server's `-ERR` line for it.
+    pub fn answer(&self) -> &'static [u8] {
+        match self {
+            Oversized::Payload { .. } => b"-ERR 'Maximum Payload Violation'\r\n",
+            Oversized::ControlLine { .. } => b"-ERR 'Maximum Control Line Exceeded'\r\n",
+        }
+    }
+}
+
+impl std::fmt::Display for Oversized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Oversized::Payload { op, size, max } => write!(
+                f,
+                "{op} of {size} bytes over the server's max_payload ({max}): 'Maximum Payload Violation'"
+            ),
+            Oversized::ControlLine { len } => write!(
+                f,
+                "a control line of {len}+ bytes over the server's max_control_line ({MAX_CONTROL_LINE})"
+            ),
+        }
+    }
+}
 
 /// A message frame: `MSG`/`HMSG` from the server, `PUB`/`HPUB` from a client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,9 +67,21 @@ pub struct Frame {
     pub message: Option<Message>,
 }
 
-/// The first whole frame of `buf`; `None` while it holds only part of one.
-pub fn frame(buf: &[u8]) -> Option<Frame> {
-    let eol = buf.windows(2).position(|w| w == b"\r\n")?;
+/// The first whole frame of `buf`; `None` while it holds only part of one; an error for a
+/// frame over the server's limits (a payload over `max_payload` is refused at its control
+/// line, before any of it is buffered).
+/// The server holds a client to [`MAX_CONTROL_LINE`]; what the server sends is not held to it
+/// (`max_line`: `usize::MAX`).
+pub fn frame(buf: &[u8], max_payload: usize, max_line: usize) -> Result<Option<Frame>, Oversized> {
+    let Some(eol) = buf.windows(2).position(|w| w == b"\r\n") else {
+        return match buf.len() > max_line {
+            true => Err(Oversized::ControlLine { len: buf.len() }),
+            false => Ok(None),
+        };
+    };
+    if eol > max_line {
+        return Err(Oversized::ControlLine { len: eol });
+    }
     let line_len = eol + 2;
     let line = std::str::from_utf8(&buf[..eol]).unwrap_or("");
     let t: Vec<&str> = line.split_ascii_whitespace().collect();
@@ -47,31 +101,43 @@ pub fn frame(buf: &[u8]) -> Option<Frame> {
         ("HPUB", 5) => Some((t[1], Some(t[2]), t[3], t[4])),
         _ => None,
     };
+    let line = Frame {
+        len: line_len,
+        message: None,
+    };
     let Some((subject, reply, hdr, total)) = parsed else {
-        return Some(Frame {
-            len: line_len,
-            message: None,
-        });
+        return Ok(Some(line));
     };
     let (Ok(hdr), Ok(total)) = (hdr.parse::<usize>(), total.parse::<usize>()) else {
         // Not a size the server would take: passed on as a line, the server answers it.
-        return Some(Frame {
-            len: line_len,
-            message: None,
+        return Ok(Some(line));
+    };
+    if total > max_payload {
+        return Err(Oversized::Payload {
+            op,
+            size: total,
+            max: max_payload,
+        });
+    }
+    // Within max_payload, a usize's worth: the sum cannot wrap (checked all the same).
+    let Some(len) = line_len.checked_add(total).and_then(|n| n.checked_add(2)) else {
+        return Err(Oversized::Payload {
+            op,
+            size: total,
+            max: max_payload,
         });
     };
-    let len = line_len + total + 2;
     if buf.len() < len {
-        return None;
+        return Ok(None);
     }
-    Some(Frame {
+    Ok(Some(Frame {
         len,
         message: Some(Message {
             subject: subject.to_string(),
             reply: reply.map(str::to_string),
             payload: line_len + hdr.min(total)..line_len + total,
         }),
-    })
+    }))
 }
 
 /// `frame` (a whole message frame, read as `m`) with `payload` in place of its payload: the
@@ -102,7 +168,7 @@ mod tests {
 
     fn all(mut buf: &[u8]) -> Vec<Frame> {
         let mut out = Vec::new();
-        while let Some(f) = frame(buf) {
+        while let Some(f) = frame(buf, DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE).unwrap() {
             buf = &buf[f.len..];
             out.push(f);
         }
@@ -162,14 +228,18 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
             ),
         ];
         for (old, payload, expected) in cases {
-            let m = frame(old).unwrap().message.unwrap();
+            let m = frame(old, 64, MAX_CONTROL_LINE)
+                .unwrap()
+                .unwrap()
+                .message
+                .unwrap();
             let new = with_payload(old, &m, payload);
             assert_eq!(
                 String::from_utf8_lossy(&new),
                 String::from_utf8_lossy(expected)
             );
             // The rewritten frame reads back whole, with the new payload.
-            let f = frame(&new).unwrap();
+            let f = frame(&new, 64, MAX_CONTROL_LINE).unwrap().unwrap();
             assert_eq!(f.len, new.len());
             assert_eq!(&new[f.message.unwrap().payload], payload);
         }
@@ -179,11 +249,86 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
     fn a_frame_split_anywhere_is_whole_only_with_its_last_byte() {
         let bytes = b"MSG a 1 r 12\r\nhello\r\nworld\r\n";
         for cut in 0..bytes.len() {
-            assert_eq!(frame(&bytes[..cut]), None, "cut at {cut}");
+            assert_eq!(
+                frame(&bytes[..cut], 12, MAX_CONTROL_LINE),
+                Ok(None),
+                "cut at {cut}"
+            );
         }
-        let f = frame(bytes).unwrap();
+        let f = frame(bytes, 12, MAX_CONTROL_LINE).unwrap().unwrap();
         assert_eq!(f.len, bytes.len());
         // The payload may hold CRLF: its size, not a line end, ends it.
         assert_eq!(f.message.unwrap().payload, 14..26);
+    }
+
+    #[test]
+    fn a_size_over_max_payload_is_refused_at_its_line_whatever_the_size() {
+        // `PUB foo 18446744073709551584` (usize::MAX - 31: line + size + 2 would wrap to 0)
+        // and a 2 GB PUB are refused at the line, before any payload is read; so is an HPUB
+        // and a MSG over the limit. Exactly max_payload is a frame (`PUB a 4` + 4 bytes).
+        let max = DEFAULT_MAX_PAYLOAD;
+        let wraps = b"PUB foo 18446744073709551584\r\nX";
+        let e = frame(wraps, max, MAX_CONTROL_LINE).unwrap_err();
+        assert_eq!(
+            e,
+            Oversized::Payload {
+                op: "PUB".into(),
+                size: 18446744073709551584,
+                max
+            }
+        );
+        assert_eq!(e.answer(), b"-ERR 'Maximum Payload Violation'\r\n");
+        assert_eq!(
+            e.to_string(),
+            "PUB of 18446744073709551584 bytes over the server's max_payload (1048576): \
+             'Maximum Payload Violation'"
+        );
+        let gb2 = b"PUB foo 2147483648\r\n";
+        assert!(matches!(
+            frame(gb2, max, MAX_CONTROL_LINE),
+            Err(Oversized::Payload {
+                size: 2147483648,
+                ..
+            })
+        ));
+        let h = b"HPUB foo 12 1048577\r\nNATS/1.0\r\n\r\n";
+        assert!(matches!(
+            frame(h, max, MAX_CONTROL_LINE),
+            Err(Oversized::Payload { size: 1048577, .. })
+        ));
+        let m = b"MSG foo 1 5\r\nhello\r\n";
+        assert!(matches!(
+            frame(m, 4, MAX_CONTROL_LINE),
+            Err(Oversized::Payload { size: 5, .. })
+        ));
+        assert_eq!(
+            frame(b"PUB a 4\r\nabcd\r\n", 4, MAX_CONTROL_LINE)
+                .unwrap()
+                .unwrap()
+                .len,
+            15
+        );
+    }
+
+    #[test]
+    fn a_control_line_over_4096_bytes_is_refused_with_or_without_its_end() {
+        // 4097 bytes of garbage and no CRLF: over; 4096 and no CRLF yet: wait for more.
+        assert_eq!(
+            frame(&[b'x'; 4097], DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE),
+            Err(Oversized::ControlLine { len: 4097 })
+        );
+        assert_eq!(
+            frame(&[b'x'; 4096], DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE),
+            Ok(None)
+        );
+        let mut long = vec![b'x'; 5000];
+        long.extend_from_slice(b"\r\n");
+        // From the server (an INFO naming many cluster URLs) a long line is a line.
+        let info = frame(&long, DEFAULT_MAX_PAYLOAD, usize::MAX)
+            .unwrap()
+            .unwrap();
+        assert_eq!((info.len, info.message), (5002, None));
+        let e = frame(&long, DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE).unwrap_err();
+        assert_eq!(e.answer(), b"-ERR 'Maximum Control Line Exceeded'\r\n");
     }
 }

@@ -249,7 +249,8 @@ mod tests {
     #[test]
     fn an_ack_goes_on_without_its_reply_and_a_timeout_reads_back_as_a_status() {
         let ack = b"PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.a.7 4\r\n+ACK\r\n";
-        let m = super::super::super::frames::frame(ack)
+        let m = super::super::super::frames::frame(ack, 64, usize::MAX)
+            .unwrap()
             .unwrap()
             .message
             .unwrap();
@@ -263,7 +264,9 @@ mod tests {
             String::from_utf8_lossy(&t),
             "HMSG orders.new 9 32 32\r\nNATS/1.0 408 Request Timeout\r\n\r\n\r\n"
         );
-        let f = super::super::super::frames::frame(&t).unwrap();
+        let f = super::super::super::frames::frame(&t, 64, usize::MAX)
+            .unwrap()
+            .unwrap();
         assert_eq!((f.len, f.message.unwrap().payload.len()), (t.len(), 0));
     }
 }

@@ -31,14 +31,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use super::book::Book;
-use super::frames::{frame, with_payload, Message};
+use super::frames::{
+    frame, with_payload, Message, Oversized, DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE,
+};
 use super::subject::{self, AckKind};
 use super::wire::{Api, Wire};
 use crate::broker::nats::NatsConfig;
 use crate::profile::Scenario;
 use crate::record::{nanos, AckOutcome, EventKind, Nanos, Republish, Seq, WorkerId};
 use crate::runner::live::proxy::link::Direction;
-use crate::runner::live::proxy::{Connection, Flow, Protocol};
+use crate::runner::live::proxy::{Connection, Flow, Protocol, Refusal};
 use crate::runner::live::state::LiveState;
 use message_faults::{Down, Held};
 
@@ -117,6 +119,10 @@ impl Shared {
 pub struct NatsProtocol(pub Arc<Shared>);
 
 impl Protocol for NatsProtocol {
+    fn broke(&self, worker: WorkerId, why: String) {
+        self.0.state.connection_broke(worker, why);
+    }
+
     fn connection(&self, worker: WorkerId) -> Box<dyn Connection> {
         Box::new(NatsConnection {
             worker,
@@ -128,6 +134,8 @@ impl Protocol for NatsProtocol {
             acks_faulted: self.0.state.message_faults_on_acks(),
             deliveries_faulted: self.0.state.message_faults_on_deliveries(),
             held: Held::default(),
+            max_payload: DEFAULT_MAX_PAYLOAD,
+            refusal: None,
         })
     }
 }
@@ -156,6 +164,10 @@ struct NatsConnection {
     deliveries_faulted: bool,
     /// What the `message` rules hold back ([`message_faults`]).
     held: Held,
+    /// The server's `max_payload`, as its `INFO` announced it (1 MB until it does).
+    max_payload: usize,
+    /// A frame over the server's limits was read: the connection ends as the server ends it.
+    refusal: Option<Refusal>,
 }
 
 impl NatsConnection {
@@ -297,15 +309,56 @@ fn for_worker(
     Some(with_payload(frame, m, &payload))
 }
 
+impl NatsConnection {
+    /// The first whole frame of `buf` (from the worker: `up`), `None` while partial; a frame
+    /// over the server's limits is refused, answered from the worker's side as the server
+    /// answers it, and ends the connection (nothing after it is read).
+    fn whole(&mut self, buf: &[u8], up: bool) -> Option<super::frames::Frame> {
+        if self.refusal.is_some() {
+            return None;
+        }
+        let max_line = if up { MAX_CONTROL_LINE } else { usize::MAX };
+        match frame(buf, self.max_payload, max_line) {
+            Ok(f) => f,
+            Err(e) => {
+                self.refused(&e, up);
+                None
+            }
+        }
+    }
+
+    fn refused(&mut self, e: &Oversized, up: bool) {
+        let (why, to_worker) = match up {
+            true => (format!("the worker sent {e}"), e.answer().to_vec()),
+            false => (format!("the server sent {e}"), Vec::new()),
+        };
+        self.refusal = Some(Refusal { why, to_worker });
+    }
+
+    /// A line from the server: its `INFO` announces `max_payload`.
+    fn server_line(&mut self, line: &[u8]) {
+        let Some(json) = line.strip_prefix(b"INFO ") else {
+            return;
+        };
+        let max = serde_json::from_slice::<serde_json::Value>(json.trim_ascii())
+            .ok()
+            .and_then(|v| v.get("max_payload")?.as_u64());
+        if let Some(max) = max {
+            self.max_payload = usize::try_from(max).unwrap_or(usize::MAX);
+        }
+    }
+}
+
 impl Connection for NatsConnection {
     fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
-        self.up.extend_from_slice(bytes);
+        let mut up = std::mem::take(&mut self.up);
+        up.extend_from_slice(bytes);
         let mut at = 0;
-        while let Some(f) = frame(&self.up[at..]) {
+        while let Some(f) = self.whole(&up[at..], true) {
             let whole = at..at + f.len;
             let mut rewritten = None;
             if let Some(m) = &f.message {
-                let bytes = self.up[whole.clone()].to_vec();
+                let bytes = up[whole.clone()].to_vec();
                 if self.ack_kept(m, &bytes) {
                     at += f.len;
                     continue;
@@ -313,16 +366,17 @@ impl Connection for NatsConnection {
                 self.worker_message(m, &bytes);
                 rewritten = self.for_server(m, &bytes);
             } else {
-                let line = self.up[whole.clone()].to_vec();
+                let line = up[whole.clone()].to_vec();
                 self.worker_line(&line);
             }
             match rewritten {
                 Some(frame) => forward.extend_from_slice(&frame),
-                None => forward.extend_from_slice(&self.up[whole]),
+                None => forward.extend_from_slice(&up[whole]),
             }
             at += f.len;
         }
-        self.up.drain(..at);
+        up.drain(..at);
+        self.up = up;
         Flow::Go
     }
 
@@ -330,9 +384,12 @@ impl Connection for NatsConnection {
         let mut down = std::mem::take(&mut self.down);
         down.extend_from_slice(bytes);
         let mut at = 0;
-        while let Some(f) = frame(&down[at..]) {
+        while let Some(f) = self.whole(&down[at..], false) {
             let whole = &down[at..at + f.len];
             let mut rewritten = None;
+            if f.message.is_none() {
+                self.server_line(whole);
+            }
             if let Some(m) = &f.message {
                 match self.server_message(m, whole) {
                     Down::Now => {
@@ -357,6 +414,10 @@ impl Connection for NatsConnection {
 
     fn next_due(&self, dir: Direction) -> Option<Instant> {
         self.held.next_due(dir == Direction::ToBroker)
+    }
+
+    fn refusal(&mut self) -> Option<Refusal> {
+        self.refusal.take()
     }
 
     fn due(&mut self, dir: Direction, now: Instant, forward: &mut Vec<u8>) -> Flow {

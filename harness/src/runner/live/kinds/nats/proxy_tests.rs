@@ -257,3 +257,37 @@ async fn a_handlers_publish_of_its_message_is_its_retry_and_the_copy_its_next_de
         "{ev:?}"
     );
 }
+
+#[tokio::test]
+async fn a_pub_over_the_servers_max_payload_is_refused_at_its_line() {
+    // `CONNECT {}` then a PUB whose size wraps `line + size + 2` to 0: refused at the line
+    // under the default 1 MB, with the server's answer; nothing of it goes to the server.
+    let mut c = NatsProtocol(shared()).connection(1);
+    let mut out = Vec::new();
+    let bomb = b"CONNECT {}\r\nPUB foo 18446744073709551584\r\nX";
+    c.from_worker(bomb, &mut out);
+    assert_eq!(out, b"CONNECT {}\r\n");
+    let r = c.refusal().unwrap();
+    assert_eq!(r.to_worker, b"-ERR 'Maximum Payload Violation'\r\n");
+    assert!(r
+        .why
+        .starts_with("the worker sent PUB of 18446744073709551584 bytes"));
+    assert_eq!(c.refusal(), None);
+    // The server's INFO announces 64 bytes: a PUB of 65 is refused, one of 64 passes.
+    let mut c = NatsProtocol(shared()).connection(2);
+    out.clear();
+    c.from_server(
+        b"INFO {\"server_id\":\"x\",\"max_payload\":64}\r\n",
+        &mut out,
+    );
+    let mut ok = b"PUB foo 64\r\n".to_vec();
+    ok.extend_from_slice(&[b'a'; 64]);
+    ok.extend_from_slice(b"\r\n");
+    out.clear();
+    c.from_worker(&ok, &mut out);
+    assert_eq!((out.len(), c.refusal()), (ok.len(), None));
+    out.clear();
+    c.from_worker(b"PUB foo 65\r\n", &mut out);
+    assert!(out.is_empty());
+    assert!(c.refusal().unwrap().why.contains("max_payload (64)"));
+}

@@ -33,10 +33,11 @@ use super::ledger::Ledger;
 use super::wire_time::WireTime;
 use crate::record::{AckOutcome, EventKind, Nanos, ReturnWhy, Seq, WorkerId};
 use crate::runner::live::proxy::link::Direction;
-use crate::runner::live::proxy::{Connection, Flow, Protocol};
+use crate::runner::live::proxy::{Connection, Flow, Protocol, Refusal};
 use crate::runner::live::state::LiveState;
 use ack_faults::KeptAcks;
 use delivery_faults::KeptDeliveries;
+use frame_max::{FrameMax, FrameTooLarge};
 use identify::{Consumers, Unnamed};
 use republish::{Places, Publishing, QueueRole};
 
@@ -54,6 +55,10 @@ pub struct Amqp {
 }
 
 impl Protocol for Amqp {
+    fn broke(&self, worker: WorkerId, why: String) {
+        self.state.connection_broke(worker, why);
+    }
+
     fn connection(&self, worker: WorkerId) -> Box<dyn Connection> {
         Box::new(AmqpConnection {
             worker,
@@ -73,6 +78,8 @@ impl Protocol for Amqp {
             consumers: Consumers::default(),
             unnamed: HashMap::new(),
             publishing: Publishing::default(),
+            frame_max: FrameMax::default(),
+            refusal: None,
         })
     }
 }
@@ -124,6 +131,10 @@ struct AmqpConnection {
     unnamed: HashMap<u16, Unnamed>,
     /// The worker's own publishes in progress.
     publishing: Publishing,
+    /// The connection's `frame_max`, as negotiated.
+    frame_max: FrameMax,
+    /// A frame over it was read: the connection ends as the broker ends it.
+    refusal: Option<Refusal>,
 }
 
 /// The length of the frame (or protocol header) at the start of `buf`, once it is all there.
@@ -139,18 +150,32 @@ fn frame_len(buf: &[u8]) -> Option<usize> {
     (buf.len() >= total).then_some(total)
 }
 
-/// Splits the complete frames off the front of `buf`, with their bytes.
-fn frames(buf: &mut Vec<u8>) -> Vec<(Option<AMQPFrame>, Vec<u8>)> {
+/// A frame split off a buffer (`None`: not one the parser reads), with its bytes.
+type Split = (Option<AMQPFrame>, Vec<u8>);
+
+/// Splits the complete frames off the front of `buf`, with their bytes, until one is over
+/// `max` (then that one, refused, and what follows are dropped).
+fn frames(buf: &mut Vec<u8>, max: &mut FrameMax) -> (Vec<Split>, Option<FrameTooLarge>) {
     let mut out = Vec::new();
     let mut at = 0;
-    while let Some(n) = frame_len(&buf[at..]) {
+    let mut over = None;
+    loop {
+        if let Err(e) = max.check(&buf[at..]) {
+            over = Some(e);
+            at = buf.len();
+            break;
+        }
+        let Some(n) = frame_len(&buf[at..]) else {
+            break;
+        };
         let bytes = buf[at..at + n].to_vec();
+        max.saw(&bytes);
         let frame = parse_frame(bytes.as_slice()).ok().map(|(_, f)| f);
         out.push((frame, bytes));
         at += n;
     }
     buf.drain(..at);
-    out
+    (out, over)
 }
 
 /// The seq an ackbench message carries as its `message_id`.
@@ -481,7 +506,15 @@ impl Connection for AmqpConnection {
         }
         self.from_worker.extend_from_slice(bytes);
         let mut buf = std::mem::take(&mut self.from_worker);
-        for (frame, raw) in frames(&mut buf) {
+        let (split, over) = frames(&mut buf, &mut self.frame_max);
+        if let Some(e) = over {
+            let why = format!("the worker sent {e}");
+            self.refusal = Some(Refusal {
+                why,
+                to_worker: e.close(),
+            });
+        }
+        for (frame, raw) in split {
             let instead = frame.as_ref().and_then(|f| self.worker_frame(f));
             if !by_frame {
                 continue;
@@ -499,7 +532,14 @@ impl Connection for AmqpConnection {
     fn from_server(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
         self.from_server.extend_from_slice(bytes);
         let mut buf = std::mem::take(&mut self.from_server);
-        let split = frames(&mut buf);
+        let (split, over) = frames(&mut buf, &mut self.frame_max);
+        if let Some(e) = over {
+            let why = format!("the broker sent {e}");
+            self.refusal = Some(Refusal {
+                why,
+                to_worker: Vec::new(),
+            });
+        }
         self.from_server = buf;
         for (frame, raw) in split {
             if !self.server_frame(frame, raw, forward) {
@@ -507,6 +547,10 @@ impl Connection for AmqpConnection {
             }
         }
         Flow::Go
+    }
+
+    fn refusal(&mut self) -> Option<Refusal> {
+        self.refusal.take()
     }
 
     fn closed(&mut self) {
@@ -542,6 +586,8 @@ mod ack_faults;
 mod closes;
 #[path = "delivery_faults.rs"]
 mod delivery_faults;
+#[path = "frame_max.rs"]
+mod frame_max;
 #[path = "identify.rs"]
 mod identify;
 #[path = "republish.rs"]

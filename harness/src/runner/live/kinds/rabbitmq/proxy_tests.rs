@@ -174,13 +174,41 @@ fn frames_are_split_at_their_length_and_a_partial_frame_waits() {
     let mut buf = b"AMQP\x00\x00\x09\x01".to_vec();
     buf.extend_from_slice(&heartbeat);
     buf.extend_from_slice(&heartbeat[..5]);
-    let got = frames(&mut buf);
-    assert_eq!(got.len(), 2);
+    let mut max = FrameMax::default();
+    let (got, over) = frames(&mut buf, &mut max);
+    assert_eq!((got.len(), over), (2, None));
     assert!(matches!(got[0].0, Some(AMQPFrame::ProtocolHeader(_))));
     assert_eq!(got[1].0, Some(AMQPFrame::Heartbeat));
     // The 5 bytes of the third frame stay until the rest arrives.
     assert_eq!(buf.len(), 5);
     buf.extend_from_slice(&heartbeat[5..]);
-    assert_eq!(frames(&mut buf).len(), 1);
+    assert_eq!(frames(&mut buf, &mut max).0.len(), 1);
     assert!(buf.is_empty());
+}
+
+#[tokio::test]
+async fn a_frame_over_frame_max_is_refused_at_its_header_with_the_brokers_501() {
+    // A body frame declaring 2^32 - 1 bytes, its header there: refused now (the default
+    // frame_max, 131072), nothing of it buffered, the worker sent connection.close 501. With
+    // no rule changing frames, bytes go on as they come: the broker sees it too.
+    let mut c = Amqp {
+        state: one_worker(1.0),
+        ledger: Arc::new(Ledger::default()),
+        consumer_timeout: 1_000,
+        wire: None,
+        places: Default::default(),
+    }
+    .connection(1);
+    let mut out = Vec::new();
+    let mut bytes = b"AMQP\x00\x00\x09\x01".to_vec();
+    bytes.extend_from_slice(&[3, 0, 1, 0xFF, 0xFF, 0xFF, 0xFF, b'x']);
+    c.from_worker(&bytes, &mut out);
+    assert_eq!(out, bytes);
+    let r = c.refusal().unwrap();
+    assert_eq!(
+        r.why,
+        "the worker sent a frame of 4294967295 payload bytes over the negotiated frame_max \
+         (131072): FRAME_ERROR"
+    );
+    assert_eq!(&r.to_worker[7..13], &[0, 10, 0, 50, 1, 245]);
 }

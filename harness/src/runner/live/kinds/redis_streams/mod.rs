@@ -23,6 +23,9 @@ mod delivery_fault_tests;
 mod delivery_faults;
 mod entries;
 mod expiry;
+mod limits;
+#[cfg(test)]
+mod limits_tests;
 mod proxy;
 mod publisher;
 mod queue;

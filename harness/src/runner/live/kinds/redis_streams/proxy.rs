@@ -35,11 +35,12 @@ use std::time::Instant;
 use super::ack_faults::{kept_counts, HeldAcks};
 use super::delivery_faults::{nil, without_entries};
 use super::entries::{Entries, Place};
+use super::limits::{check, COMMANDS, REPLIES};
 use super::resp::{command_args, decode, decode_frame, encode_command, Frame, Reply, Resp, Value};
 use super::wire::{Retime, WireTime};
 use crate::record::{AckOutcome, EventKind, Nanos, Seq, WorkerId};
 use crate::runner::live::proxy::link::Direction;
-use crate::runner::live::proxy::{Connection, Flow, Protocol};
+use crate::runner::live::proxy::{Connection, Flow, Protocol, Refusal};
 use crate::runner::live::state::LiveState;
 
 /// The run's names and the consumer rule's lease, in profile time, as the proxy needs them.
@@ -74,6 +75,10 @@ impl Observed {
 pub struct RespProtocol(pub Arc<Observed>);
 
 impl Protocol for RespProtocol {
+    fn broke(&self, worker: WorkerId, why: String) {
+        self.0.state.connection_broke(worker, why);
+    }
+
     fn connection(&self, worker: WorkerId) -> Box<dyn Connection> {
         Box::new(RespConnection {
             run: self.0.clone(),
@@ -84,6 +89,7 @@ impl Protocol for RespProtocol {
             expected: VecDeque::new(),
             multi: None,
             blind: false,
+            refusal: None,
             held: HeldAcks::default(),
             deliveries_faulted: self.0.state.message_faults_on_deliveries(),
             dropped: Vec::new(),
@@ -143,6 +149,8 @@ pub(super) struct RespConnection {
     pub(super) multi: Option<Vec<Expect>>,
     /// The protocol could not be read: pass everything on unread.
     pub(super) blind: bool,
+    /// A frame over Redis's limits was read: the connection ends as Redis ends it.
+    refusal: Option<Refusal>,
     /// XACKs kept by the `message` rules, and the replies made up in their place.
     pub(super) held: HeldAcks,
     /// Whether some `message` rule acts on deliveries.
@@ -470,6 +478,15 @@ impl Connection for RespConnection {
         self.up.extend_from_slice(bytes);
         let mut used = 0;
         loop {
+            if let Err(e) = check(&self.up[used..], &COMMANDS) {
+                let why = format!("the worker sent {e}");
+                self.refusal = Some(Refusal {
+                    why,
+                    to_worker: e.answer(),
+                });
+                used = self.up.len();
+                break;
+            }
             match decode(&self.up[used..], Resp::Two) {
                 Ok(Some((v, n))) => {
                     let raw = used..used + n;
@@ -530,6 +547,15 @@ impl Connection for RespConnection {
                 Some(Expect::Hello(r)) => *r,
                 _ => self.resp,
             };
+            if let Err(e) = check(&self.down[used..], &REPLIES) {
+                let why = format!("the server sent {e}, which the proxy does not read");
+                self.refusal = Some(Refusal {
+                    why,
+                    to_worker: Vec::new(),
+                });
+                used = self.down.len();
+                break;
+            }
             match decode_frame(&self.down[used..], resp) {
                 Ok(Some((mut frame, n))) => {
                     let raw = used..used + n;
@@ -581,6 +607,10 @@ impl Connection for RespConnection {
         }
         self.down.drain(..used);
         flow
+    }
+
+    fn refusal(&mut self) -> Option<Refusal> {
+        self.refusal.take()
     }
 
     fn next_due(&self, dir: Direction) -> Option<Instant> {
