@@ -197,6 +197,28 @@ fn celery_self_retry_on_sqs_is_each_orders_next_delivery() {
 }
 
 #[test]
+fn celery_self_retry_on_an_external_sqs_server_is_each_orders_next_delivery() {
+    if !celery_sqs() {
+        return;
+    }
+    let Some(moto) = crate::live_sqs_endpoint::moto() else {
+        return;
+    };
+    // The same app against moto's server (`broker.endpoint`): the observing proxy reads the
+    // worker's SendMessage of the task as its retry.
+    let endpoint = format!("broker.endpoint=http://127.0.0.1:{}", moto.port);
+    let (_, s) = framework_run("celery-retry-sqs", &["--set", &endpoint]);
+    assert_eq!(counts(&s), RETRIED, "{s}");
+    assert_eq!(
+        s["stale_acks"], 0,
+        "the replaced copy's delete is no stale ack: {s}"
+    );
+    clean(&s, None);
+    equals_sim("frameworks/celery-retry-sqs", &[], &s);
+    assert_eq!(crate::live_sqs_endpoint::queues(moto.port).trim(), "[]");
+}
+
+#[test]
 fn celery_autoretry_with_backoff_on_sqs_is_each_orders_next_delivery() {
     if !celery_sqs() {
         return;

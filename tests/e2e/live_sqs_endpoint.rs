@@ -60,7 +60,7 @@ pub(crate) fn moto() -> Option<Moto> {
 }
 
 /// The queues on the server, as `aws sqs list-queues` would list them (through boto3).
-fn queues(port: u16) -> String {
+pub(crate) fn queues(port: u16) -> String {
     let o = Command::new("python3")
         .args([
             "-c",

@@ -180,6 +180,7 @@ impl ExternalSqs {
             upstream: url.trim_end_matches('/').to_string(),
             http: reqwest::Client::new(),
             lease: nanos(s.broker.lease),
+            queue: cx.queue.clone(),
             deliveries: Mutex::default(),
         });
         let mut ports = Vec::new();

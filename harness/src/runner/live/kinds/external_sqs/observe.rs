@@ -2,7 +2,11 @@
 //! requests as they are and reads each answer before passing it on. A `ReceiveMessage` answer's
 //! messages are the worker's deliveries (a `received` kill withholds the answer, as the embedded
 //! endpoint does); `DeleteMessage(Batch)` answers are its acks; visibility changes are
-//! hand-backs and heartbeats. The request is parsed by the embedded endpoint's own parser.
+//! hand-backs and heartbeats. A worker's `SendMessage(Batch)` to the run's queue of a body naming
+//! a message of the run is its retry: the copy's deliveries are the message's next ones (a
+//! delivery is named by the key its body holds), and the delete of the delivery the retry
+//! replaced removes that copy (`Superseded`). The request is parsed by the embedded endpoint's
+//! own parser.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -14,8 +18,8 @@ use axum::response::Response;
 use http::StatusCode;
 
 use super::answers;
-use crate::broker::sqs::{parse_request, Action, Protocol, SqsHooks};
-use crate::record::{AckOutcome, Nanos, Seq, WorkerId};
+use crate::broker::sqs::{parse_request, Action, NewMessage, Protocol, SqsHooks};
+use crate::record::{AckOutcome, Nanos, Republish, Seq, WorkerId};
 use crate::runner::live::kinds::QUEUE;
 use crate::runner::live::state::{Hooks, LiveState};
 
@@ -38,6 +42,8 @@ pub struct Observer {
     pub http: reqwest::Client,
     /// The queue's visibility timeout, in profile time (a receive may ask for its own).
     pub lease: Nanos,
+    /// The run's queue (its name).
+    pub queue: String,
     pub deliveries: Mutex<Deliveries>,
 }
 
@@ -77,9 +83,18 @@ pub async fn forward(State(port): State<Port>, req: Request) -> Response {
         },
     )
     .ok();
-    if let Some(Action::ReceiveMessage(_)) = parsed.as_ref().map(|r| &r.action) {
+    match parsed.as_ref().map(|r| &r.action) {
         // The worker asks for its next message: its handler of the last one ended.
-        Hooks(o.state.clone()).receive_requested(QUEUE, port.worker);
+        Some(Action::ReceiveMessage(_)) => {
+            Hooks(o.state.clone()).receive_requested(QUEUE, port.worker)
+        }
+        Some(Action::SendMessage { queue, message }) => sent(&port, queue, [message]),
+        Some(Action::SendMessageBatch { queue, entries }) => sent(
+            &port,
+            queue,
+            entries.iter().filter_map(|(_, m)| m.as_ref().ok()),
+        ),
+        _ => {}
     }
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     let mut call = o
@@ -142,7 +157,7 @@ fn observe(port: &Port, action: &Action, json: bool, ok: bool, body: &[u8]) -> b
             let lease_end = rcv.visibility_timeout_s.map_or(now + o.lease, profile_secs);
             let mut killed = false;
             for m in answers::received(json, body) {
-                let Some(seq) = Order::key_of(&m.body).and_then(|k| o.state.seq_of_key(&k)) else {
+                let Some(seq) = seq_of(&o.state, &m.body) else {
                     continue;
                 };
                 let delivery = {
@@ -208,11 +223,34 @@ fn ack(port: &Port, receipt: &str, accepted: bool) {
     let in_lease = o.state.clock.now() <= lease_end;
     let outcome = match (accepted, latest == Some(delivery), in_lease) {
         (false, _, _) => AckOutcome::StaleRejected,
+        // The handler sent the message again: this removes the copy its retry replaced.
+        (true, _, _) if o.state.replaced(seq, delivery) => AckOutcome::Superseded,
         (true, true, true) => AckOutcome::Deleted,
         (true, true, false) => AckOutcome::LateDeleted,
         (true, false, _) => AckOutcome::StaleIgnored,
     };
     o.state.observed_ack(port.worker, seq, delivery, outcome);
+}
+
+/// The message of the run a body names: as the run's messages are shaped, or the plain order.
+fn seq_of(state: &LiveState, body: &str) -> Option<Seq> {
+    (state.seq_of_body(body.as_bytes()))
+        .or_else(|| Order::key_of(body).and_then(|k| state.seq_of_key(&k)))
+}
+
+/// The worker sends `messages` to `queue`: each naming a message of the run, sent to the run's
+/// queue, is its retry, from the delivery the worker holds.
+fn sent<'m>(port: &Port, queue: &str, messages: impl IntoIterator<Item = &'m NewMessage>) {
+    let state = &port.observer.state;
+    if queue != port.observer.queue {
+        return;
+    }
+    for m in messages {
+        if let Some(seq) = seq_of(state, &m.body) {
+            let delivery = state.retiring(port.worker, seq, Republish::Queue);
+            state.observed_republish(port.worker, seq, delivery, Republish::Queue);
+        }
+    }
 }
 
 fn visibility(port: &Port, receipt: &str, timeout_s: u32, until: Nanos) {
