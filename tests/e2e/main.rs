@@ -80,6 +80,7 @@ mod provider_faults;
 mod record_modes;
 mod report_folder;
 mod report_html;
+mod report_links;
 mod report_rerender;
 mod report_run;
 mod servers_connections;
