@@ -75,6 +75,7 @@ mod live_worker_logs;
 mod message_errors;
 mod pipes;
 mod producer_retries;
+mod profile_enum_errors;
 mod profile_errors;
 mod provider_faults;
 mod record_modes;

@@ -4,7 +4,7 @@
 use crate::common::{ackbench, stderr, stdout, temp_profile};
 
 /// A valid profile of five lines; cases append sections after it, from line 6.
-const BASE: &str = "\
+pub const BASE: &str = "\
 name: e2e
 run: { duration: 10m }
 workload:
