@@ -72,6 +72,7 @@ mod live_redis_streams;
 mod live_sqs_endpoint;
 #[cfg(feature = "live")]
 mod live_worker_logs;
+mod long_values;
 mod message_errors;
 mod pipes;
 mod producer_retries;
