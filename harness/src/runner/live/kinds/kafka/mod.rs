@@ -14,7 +14,7 @@
 mod admin;
 mod commit_clock;
 mod counts;
-mod frames;
+pub(crate) mod frames;
 mod group;
 mod killed;
 mod produce;

@@ -140,7 +140,7 @@ fn frame_len(buf: &[u8]) -> Option<usize> {
 }
 
 /// Splits the complete frames off the front of `buf`, with their bytes.
-fn frames(buf: &mut Vec<u8>) -> Vec<(Option<AMQPFrame>, Vec<u8>)> {
+pub(crate) fn frames(buf: &mut Vec<u8>) -> Vec<(Option<AMQPFrame>, Vec<u8>)> {
     let mut out = Vec::new();
     let mut at = 0;
     while let Some(n) = frame_len(&buf[at..]) {

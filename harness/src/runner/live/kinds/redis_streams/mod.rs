@@ -23,7 +23,7 @@ mod expiry;
 mod proxy;
 mod publisher;
 mod queue;
-mod resp;
+pub(crate) mod resp;
 mod rule;
 mod sample;
 mod settings;
