@@ -49,6 +49,8 @@
 //! - `report`: everything a run writes (summary.json, console table, timeseries.csv, charts,
 //!   report.html, junit.xml, summary.md, recorded data for re-rendering, `--trace`).
 //! - `sizing`: sweeps over a grid of settings; lease, worker, limit and alert sizing.
+//! - `fuzz_entry`: the parsers of outside bytes (SQS requests, the proxies' frames, the
+//!   provider's calls) as entry points for `fuzz/`'s targets.
 //! - `stdout`: printing that ends quietly when stdout is closed (`| head`).
 
 mod bench;
@@ -59,6 +61,8 @@ pub(crate) mod chaos;
 pub mod cli;
 #[doc(hidden)]
 pub mod commands;
+#[doc(hidden)]
+pub mod fuzz_entry;
 #[doc(hidden)]
 pub mod metrics;
 #[doc(hidden)]
@@ -90,3 +94,5 @@ pub use verdict::Verdict;
 
 #[cfg(test)]
 mod code_map_tests;
+#[cfg(test)]
+mod fuzz_entry_tests;

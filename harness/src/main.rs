@@ -11,7 +11,16 @@ use ackbench::commands;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let outcome = match Cli::parse().command {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            // Clap's own error (usage, a flag's value), its echoed values cut.
+            eprint!("{}", commands::echo::cut_echoes(&e.render().to_string()));
+            return commands::exit_code(e.exit_code());
+        }
+    };
+    let outcome = match cli.command {
         Command::Run(args) => commands::run(args),
         Command::Check(args) => commands::check(args),
         Command::Report(args) => commands::rerender(args),

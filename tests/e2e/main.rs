@@ -76,14 +76,17 @@ mod live_redis_streams;
 mod live_sqs_endpoint;
 #[cfg(feature = "live")]
 mod live_worker_logs;
+mod long_values;
 mod message_errors;
 mod pipes;
 mod producer_retries;
+mod profile_enum_errors;
 mod profile_errors;
 mod provider_faults;
 mod record_modes;
 mod report_folder;
 mod report_html;
+mod report_links;
 mod report_rerender;
 mod report_run;
 mod servers_connections;

@@ -4,7 +4,7 @@
 use crate::common::{ackbench, stderr, stdout, temp_profile};
 
 /// A valid profile of five lines; cases append sections after it, from line 6.
-const BASE: &str = "\
+pub const BASE: &str = "\
 name: e2e
 run: { duration: 10m }
 workload:
@@ -520,7 +520,7 @@ fn a_time_scale_below_a_thousandth_is_refused() {
 fn a_run_too_big_to_hold_is_refused_with_the_estimate_and_the_limit() {
     // One message per 10 ns for 10 minutes: 6e10 messages (the count of 1e11 is never
     // reached), plus 1e8 workers, in a sim run that streams its accounting (16 B a message):
-    // 6e10 x 16 B + 1e8 x 1024 B + 1000 x 400 B = 1,062,400,400,000 B = 989.4 GiB.
+    // 6e10 x 16 B + 1e8 x 1536 B + 1000 x 400 B = 1,113,600,400,000 B = 1037.1 GiB, 1.0 TiB.
     expect_error(
         BASE,
         &[
@@ -529,14 +529,14 @@ fn a_run_too_big_to_hold_is_refused_with_the_estimate_and_the_limit() {
             "consumer.workers=100000000",
         ],
         "--set workload.arrival={every: 10ns}: workload.arrival: a run of this profile would \
-         hold about 989.4 GiB in memory (60000000000 planned messages x 16 B + 100000000 \
-         workers x 1024 B + 1000 samples x 400 B), more than the 16.0 GiB a run may hold",
+         hold about 1.0 TiB in memory (60000000000 planned messages x 16 B + 100000000 \
+         workers x 1536 B + 1000 samples x 400 B), more than the 16.0 GiB a run may hold",
     );
     expect_error(
         BASE,
         &["consumer.workers=100000000"],
         "--set consumer.workers=100000000: consumer.workers: a run of this profile would hold \
-         about 95.4 GiB in memory",
+         about 143.1 GiB in memory",
     );
 }
 

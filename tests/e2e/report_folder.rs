@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::common::{ackbench, stderr, stdout, temp_profile};
 
 /// A profile of three messages that runs in well under a second.
-const SMALL: &str = "\
+pub const SMALL: &str = "\
 name: small
 run: { duration: 10s, drain: 1m }
 workload:

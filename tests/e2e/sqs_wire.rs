@@ -238,6 +238,21 @@ async fn query_protocol_round_trip_and_errors() {
             assert_eq!(xml_text(&r.body, "Code"), Some(code), "{}", r.body);
             assert_eq!(xml_text(&r.body, "Type"), Some("Sender"));
         }
+        // A form whose decoded bytes are not UTF-8 is refused, as the JSON protocol refuses them
+        // (its SerializationException is the query protocol's MalformedInput), and nothing is
+        // sent: the queue, emptied above, stays empty.
+        for body in [
+            format!("Action=SendMessage&QueueUrl={url}&MessageBody=caf%C3").into_bytes(),
+            [format!("Action=SendMessage&QueueUrl={url}&MessageBody=").as_bytes(), &[0xFF]].concat(),
+        ] {
+            let form = [("content-type", "application/x-www-form-urlencoded"), ("authorization", AUTH)];
+            let r = post(&endpoint, "/", &form, body).await;
+            assert_eq!(r.status, 400, "{}", r.body);
+            assert_eq!(xml_text(&r.body, "Code"), Some("MalformedInput"), "{}", r.body);
+            assert!(r.body.contains("not valid UTF-8"), "{}", r.body);
+        }
+        let c = srv.counts("legacy").unwrap();
+        assert_eq!((c.visible, c.delayed, c.leased), (0, 0, 0));
         // Tags and dead-letter sources in the query protocol.
         let r = query_call(
             &endpoint,

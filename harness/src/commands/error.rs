@@ -45,9 +45,10 @@ impl CommandError {
         self
     }
 
-    /// Prints the error to stderr: `error: MESSAGE`, then its lines.
+    /// Prints the error to stderr: `error: MESSAGE` (long echoed values cut, see
+    /// [`super::echo`]), then its lines.
     pub fn print(&self) {
-        eprintln!("error: {}", self.message);
+        eprintln!("error: {}", super::echo::cut_echoes(&self.message));
         for line in &self.then {
             eprintln!("{line}");
         }

@@ -6,6 +6,7 @@ mod broker;
 mod check;
 mod consumer_program;
 mod default_folder;
+pub mod echo;
 mod error;
 mod program;
 mod provider;

@@ -149,10 +149,21 @@ fn export(
         profile_text: &ready.profile_text,
         command: &ready.reproduce,
     };
-    report::write_all(out, &outputs, &args.formats)
-        .map_err(|e| CommandError::run_failed(format!("cannot write the report: {e}")))?;
+    report::write_all(out, &outputs, &args.formats).map_err(|e| {
+        let message = format!("cannot write the report: {e}");
+        if e.is_bad_input() {
+            CommandError::bad_input(message)
+        } else {
+            CommandError::run_failed(message)
+        }
+    })?;
     let cannot_write = |path: &Path, e: std::io::Error| {
-        CommandError::run_failed(format!("cannot write {}: {e}", path.display()))
+        let e = report::ReportError::write(path.to_path_buf(), e);
+        if e.is_bad_input() {
+            CommandError::bad_input(e.to_string())
+        } else {
+            CommandError::run_failed(e.to_string())
+        }
     };
     let mut traces = Vec::new();
     let mut trace_files = Vec::new();
@@ -162,7 +173,7 @@ fn export(
             .join("\n")
             + "\n";
         let path = out.join(format!("trace-{key}.txt"));
-        std::fs::write(&path, &text).map_err(|e| cannot_write(&path, e))?;
+        report::no_follow::write(&path, &text).map_err(|e| cannot_write(&path, e))?;
         traces.push(text);
         trace_files.push(path);
     }

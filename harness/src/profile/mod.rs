@@ -13,6 +13,7 @@ pub(crate) mod defaults;
 mod depth;
 mod document;
 pub(crate) mod duration;
+mod enum_words;
 pub(crate) mod env_value;
 pub(crate) mod error;
 pub(crate) mod key_path;

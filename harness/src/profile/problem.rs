@@ -4,6 +4,7 @@
 
 use serde::de::DeserializeOwned;
 
+use super::enum_words;
 use super::locate::Anchor;
 use super::path::FieldPath;
 
@@ -92,7 +93,12 @@ pub fn read_value<T: DeserializeOwned>(
     value: &yaml_serde::Value,
     at: &FieldPath,
 ) -> Result<T, Problem> {
-    serde_path_to_error::deserialize(value).map_err(|e| Problem::from_serde(e, at))
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let inner = e.path().clone();
+        let mut problem = Problem::from_serde(e, at);
+        problem.message = enum_words::in_words::<T>(problem.message, value, &inner);
+        problem
+    })
 }
 
 #[cfg(test)]

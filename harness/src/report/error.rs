@@ -13,6 +13,12 @@ pub enum ReportError {
     /// A file of the report could not be written.
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
+    /// A symbolic link stands where a report file or sub-folder goes; it is not followed.
+    #[error(
+        "{path} is a symbolic link: ackbench writes its report only inside the report folder and \
+         does not follow links out of it; remove the link or choose another folder with --out"
+    )]
+    Link { path: PathBuf },
     /// A recorded file that re-rendering needs is not in the folder.
     #[error(
         "{path} is missing: re-rendering reads the files `ackbench run` recorded \
@@ -40,11 +46,35 @@ impl ReportError {
         match self {
             ReportError::Folder { path, .. }
             | ReportError::Write { path, .. }
+            | ReportError::Link { path }
             | ReportError::Missing { path }
             | ReportError::Read { path, .. }
             | ReportError::Invalid { path, .. }
             | ReportError::Chart { path, .. } => path,
         }
+    }
+
+    /// A write error on `path`; a symbolic link found there ([`super::no_follow`]) is told apart.
+    pub(crate) fn write(path: PathBuf, source: io::Error) -> Self {
+        if super::no_follow::is_link(&source) {
+            ReportError::Link { path }
+        } else {
+            ReportError::Write { path, source }
+        }
+    }
+
+    /// A sub-folder that could not be created; a symbolic link there is told apart.
+    pub(crate) fn folder(path: PathBuf, source: io::Error) -> Self {
+        if super::no_follow::is_link(&source) {
+            ReportError::Link { path }
+        } else {
+            ReportError::Folder { path, source }
+        }
+    }
+
+    /// Whether the error is bad input (a link planted in the folder) rather than a failed write.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, ReportError::Link { .. })
     }
 
     /// A read error, told apart from a file that is not there.

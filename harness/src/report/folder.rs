@@ -33,6 +33,12 @@ pub enum FolderError {
     NotOurs { path: PathBuf, kind: &'static str },
     #[error("{}: cannot create the folder: {source}", path.display())]
     Create { path: PathBuf, source: io::Error },
+    #[error(
+        "{}: is a symbolic link: ackbench writes only inside the folder and does not follow \
+         links out of it; remove the link or choose another folder",
+        path.display()
+    )]
+    Link { path: PathBuf },
     #[error("{}: cannot write in the folder: {source}", path.display())]
     Write { path: PathBuf, source: io::Error },
 }
@@ -96,9 +102,15 @@ pub fn prepare(dir: &Path, kind: &'static str, force: bool) -> Result<Prepared, 
     };
     let mut marker = read(dir).unwrap_or_default();
     marker.kind = kind.to_string();
-    write(dir, marker).map_err(|source| FolderError::Write {
-        path: dir.to_path_buf(),
-        source,
+    write(dir, marker).map_err(|source| {
+        if super::no_follow::is_link(&source) {
+            FolderError::Link { path: marker_path }
+        } else {
+            FolderError::Write {
+                path: dir.to_path_buf(),
+                source,
+            }
+        }
     })?;
     Ok(found)
 }
@@ -157,7 +169,7 @@ fn write(dir: &Path, mut marker: Marker) -> io::Result<()> {
     marker.ackbench = ABOUT.to_string();
     let mut text = serde_json::to_string_pretty(&marker).map_err(io::Error::other)?;
     text.push('\n');
-    fs::write(dir.join(MARKER), text)
+    super::no_follow::write(&dir.join(MARKER), text)
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ pub(crate) mod ingress;
 pub(crate) mod junit;
 pub(crate) mod late_group;
 pub(crate) mod markdown;
+pub(crate) mod no_follow;
 pub(crate) mod note;
 pub(crate) mod notes;
 pub(crate) mod outputs;
@@ -58,7 +59,7 @@ pub(crate) mod trace;
 pub(crate) mod words;
 pub(crate) mod worker_logs;
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -129,10 +130,8 @@ pub fn write_all(
 
 /// Lists `written` in the folder's marker ([`folder`]), so that only those are ever removed.
 fn mark(dir: &Path, written: &[PathBuf]) -> Result<(), ReportError> {
-    folder::record(dir, written).map_err(|source| ReportError::Write {
-        path: dir.join(folder::MARKER),
-        source,
-    })
+    folder::record(dir, written)
+        .map_err(|source| ReportError::write(dir.join(folder::MARKER), source))
 }
 
 /// Renders `formats` again from the recorded data of report folder `dir`, without rerunning:
@@ -161,7 +160,7 @@ pub fn write_report(dir: &Path, summary: &Summary, samples: &[Sample]) -> io::Re
     for exporter in EXPORTERS {
         let path = dir.join(exporter.file_name());
         let write = || -> io::Result<()> {
-            let mut w = BufWriter::new(File::create(&path)?);
+            let mut w = BufWriter::new(no_follow::create_file(&path)?);
             exporter.export(summary, samples, &mut w)?;
             w.flush()
         };
@@ -178,13 +177,13 @@ pub(crate) fn write_file(
 ) -> Result<PathBuf, ReportError> {
     let path = dir.join(name);
     let write = || -> io::Result<()> {
-        let mut w = BufWriter::new(File::create(&path)?);
+        let mut w = BufWriter::new(no_follow::create_file(&path)?);
         f(&mut w)?;
         w.flush()
     };
     match write() {
         Ok(()) => Ok(path),
-        Err(source) => Err(ReportError::Write { path, source }),
+        Err(source) => Err(ReportError::write(path, source)),
     }
 }
 

@@ -87,8 +87,5 @@ pub fn write(dir: &Path, out: &RunOutputs<'_>) -> Result<Vec<PathBuf>, ReportErr
 
 /// Removes file `rel` an earlier run left in `dir`, if ackbench wrote it.
 fn remove_stale(dir: &Path, rel: &str) -> Result<(), ReportError> {
-    folder::remove_ours(dir, rel).map_err(|source| ReportError::Write {
-        path: dir.join(rel),
-        source,
-    })
+    folder::remove_ours(dir, rel).map_err(|source| ReportError::write(dir.join(rel), source))
 }

@@ -1,9 +1,8 @@
 //! charts/*.svg: every chart as a vector drawing (the same drawings report.html inlines).
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::{charts, write_file, Format, Renderer, ReportData, ReportError};
+use super::{charts, no_follow, write_file, Format, Renderer, ReportData, ReportError};
 
 /// Writes charts/*.svg.
 pub struct Svg;
@@ -15,10 +14,7 @@ impl Renderer for Svg {
 
     fn render(&self, data: &ReportData, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
         let folder = dir.join(charts::DIR);
-        fs::create_dir_all(&folder).map_err(|source| ReportError::Folder {
-            path: folder.clone(),
-            source,
-        })?;
+        no_follow::create_dir(&folder).map_err(|e| ReportError::folder(folder.clone(), e))?;
         data.svg_charts()?
             .iter()
             .map(|c| {

@@ -1,7 +1,7 @@
 //! What can go wrong in a sweep or a sizing, said so that the user can fix it, and the exit code
 //! each deserves (README.md, "Exit codes": 2 bad usage, 3 a run could not complete).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::profile::{Origin, ProfileError};
 use crate::runner::RunError;
@@ -95,6 +95,31 @@ pub enum SizingError {
 }
 
 impl SizingError {
+    /// File `path` of the output folder could not be written; a symbolic link planted there
+    /// ([`crate::report::no_follow`]) is bad input, like any folder ackbench will not write.
+    pub fn cannot_write(path: &Path, e: std::io::Error) -> SizingError {
+        if crate::report::no_follow::is_link(&e) {
+            SizingError::Folder(crate::report::folder::FolderError::Link {
+                path: path.to_path_buf(),
+            })
+        } else {
+            SizingError::Write {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            }
+        }
+    }
+
+    /// Refuses a symbolic link where chart `stem` (its .png and .svg) goes in folder `out`.
+    pub fn refuse_chart_links(out: &Path, stem: &str) -> Result<(), SizingError> {
+        for ext in ["png", "svg"] {
+            let path = out.join(format!("{stem}.{ext}"));
+            crate::report::no_follow::refuse_link(&path)
+                .map_err(|e| SizingError::cannot_write(&path, e))?;
+        }
+        Ok(())
+    }
+
     /// The process exit code (README.md, "Exit codes").
     pub fn exit_code(&self) -> i32 {
         match self {

@@ -401,13 +401,16 @@ fn write(out: &Path, plan: &Plan, md: &str) -> Result<Vec<PathBuf>, SizingError>
     let mut written = Vec::new();
     for (name, text) in [("sizing.md", md.to_string()), ("sizing.json", json)] {
         let path = out.join(name);
-        fs::write(&path, text).map_err(|e| fail(&path, e.to_string()))?;
+        crate::report::no_follow::write(&path, text)
+            .map_err(|e| SizingError::cannot_write(&path, e))?;
         written.push(path);
     }
+    SizingError::refuse_chart_links(out, "sizing")?;
     written.extend(
         chart::write_dual_chart(out, "sizing", &lease_chart(plan)).map_err(|e| fail(out, e))?,
     );
-    folder::record(out, &written).map_err(|e| fail(&out.join(folder::MARKER), e.to_string()))?;
+    folder::record(out, &written)
+        .map_err(|e| SizingError::cannot_write(&out.join(folder::MARKER), e))?;
     Ok(written)
 }
 

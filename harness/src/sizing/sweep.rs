@@ -144,15 +144,18 @@ fn write(
         ("sweep.json", sweep_files::json(outcomes)),
     ] {
         let path = out.join(name);
-        fs::write(&path, text).map_err(|e| fail(&path, e.to_string()))?;
+        crate::report::no_follow::write(&path, text)
+            .map_err(|e| SizingError::cannot_write(&path, e))?;
         written.push(path);
     }
     for m in metrics {
         let chart = metric_chart(axes, m, points, outcomes);
         let stem = format!("sweep-{}", m.replace('.', "-"));
+        SizingError::refuse_chart_links(out, &stem)?;
         written.extend(chart::write_line_chart(out, &stem, &chart).map_err(|e| fail(out, e))?);
     }
-    folder::record(out, &written).map_err(|e| fail(&out.join(folder::MARKER), e.to_string()))?;
+    folder::record(out, &written)
+        .map_err(|e| SizingError::cannot_write(&out.join(folder::MARKER), e))?;
     Ok(written)
 }
 

@@ -43,6 +43,12 @@ pub fn parse(path: &str, headers: &HeaderMap, body: &[u8]) -> Result<(String, Wi
             ));
         }
     }
+    if let Some(key) = not_utf8(body) {
+        return Err(SqsError::new(
+            ErrorCode::SerializationException,
+            format!("The request body is not valid UTF-8: the parameter '{key}' is not"),
+        ));
+    }
     let mut root = Node::Branch(BTreeMap::new());
     let mut action = None;
     for (k, val) in form_urlencoded::parse(body) {
@@ -84,6 +90,50 @@ pub fn access_key(body: &[u8]) -> Option<String> {
         .find(|(k, _)| k == "AWSAccessKeyId")
         .map(|(_, v)| v.into_owned())
         .filter(|v| !v.is_empty())
+}
+
+/// The first parameter of form `body` whose name or value, once decoded (`+` a space, `%XX` a
+/// byte), is not UTF-8; its name, lossily decoded and cut to 80 characters. The form decoder
+/// itself would turn such bytes into U+FFFD, and the request would carry text its client never
+/// sent; the JSON protocol refuses the same bytes as a `SerializationException`, and so does this.
+fn not_utf8(body: &[u8]) -> Option<String> {
+    body.split(|&b| b == b'&').find_map(|pair| {
+        let mut halves = pair.splitn(2, |&b| b == b'=');
+        let key = decode(halves.next().unwrap_or_default());
+        let value = decode(halves.next().unwrap_or_default());
+        (std::str::from_utf8(&key).is_err() || std::str::from_utf8(&value).is_err())
+            .then(|| String::from_utf8_lossy(&key).chars().take(80).collect())
+    })
+}
+
+/// A form component's bytes: `+` is a space and `%XX` the byte XX (a `%` not followed by two hex
+/// digits stays as it is, as the form decoder keeps it).
+fn decode(raw: &[u8]) -> Vec<u8> {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let pair = raw
+            .get(i + 1)
+            .copied()
+            .and_then(hex)
+            .zip(raw.get(i + 2).copied().and_then(hex));
+        match (raw[i], pair) {
+            (b'%', Some((hi, lo))) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b'+', _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 fn malformed(key: &str) -> SqsError {

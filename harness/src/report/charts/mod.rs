@@ -34,7 +34,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::data::ReportData;
-use super::ReportError;
+use super::{no_follow, ReportError};
 
 /// The result of a drawing step on backend `DB`.
 pub type DrawResult<T, DB> = Result<T, DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
@@ -158,6 +158,7 @@ pub fn write_pngs(data: &ReportData, dir: &Path) -> Result<Vec<PathBuf>, ReportE
                 return Ok(());
             }
             let path = path(self.dir, chart.name(), "png");
+            no_follow::refuse_link(&path).map_err(|e| ReportError::write(path.clone(), e))?;
             png(chart, self.data, &path).map_err(|message| ReportError::Chart {
                 path: path.clone(),
                 message,
@@ -167,10 +168,7 @@ pub fn write_pngs(data: &ReportData, dir: &Path) -> Result<Vec<PathBuf>, ReportE
         }
     }
     let charts = dir.join(DIR);
-    std::fs::create_dir_all(&charts).map_err(|source| ReportError::Folder {
-        path: charts,
-        source,
-    })?;
+    no_follow::create_dir(&charts).map_err(|e| ReportError::folder(charts, e))?;
     let mut v = Pngs {
         data,
         dir,

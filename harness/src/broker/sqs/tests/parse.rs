@@ -282,6 +282,41 @@ fn each_malformation_gets_its_error() {
 }
 
 #[test]
+fn a_form_that_is_not_utf8_is_refused_as_the_json_protocol_refuses_it() {
+    use ErrorCode::SerializationException;
+    let q = "Action=SendMessage&QueueUrl=/000000000000/q&MessageBody=";
+    // A percent-encoded byte that starts no UTF-8 character, a lone continuation byte, a cut
+    // two-byte character, and a bad byte in a key.
+    for bad in ["%FF", "ok%80", "caf%C3", "x&Bad%FEKey=1"] {
+        assert_eq!(
+            query(&format!("{q}{bad}")),
+            Err(SerializationException),
+            "{bad}"
+        );
+    }
+    let raw = [q.as_bytes(), &[0xC3, 0x28]].concat();
+    let e = parse_request("/", &form_headers(), &raw).unwrap_err();
+    assert_eq!(e.code, SerializationException);
+    assert!(e.message.contains("'MessageBody'"), "{}", e.message);
+    // The JSON protocol gives the same error for the same bytes.
+    let json_body = [
+        &br#"{"QueueUrl": "/000000000000/q", "MessageBody": ""#[..],
+        &[0xFF],
+        b"\"}",
+    ]
+    .concat();
+    let e = parse_request("/", &json_headers("SendMessage"), &json_body).unwrap_err();
+    assert_eq!(e.code, SerializationException);
+    // U+FFFD itself, percent-encoded, and other characters are text like any other.
+    for good in ["%EF%BF%BD", "caf%C3%A9", "a+b%2Bc", "100%", "%zz"] {
+        match query(&format!("{q}{good}")) {
+            Ok(Action::SendMessage { .. }) => {}
+            other => panic!("{good}: {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn the_access_key_id_names_the_worker() {
     let mut h = json_headers("ListQueues");
     h.insert(

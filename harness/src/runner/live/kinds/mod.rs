@@ -15,10 +15,10 @@
 
 mod embedded_sqs;
 mod external_sqs;
-mod kafka;
-mod nats;
-mod rabbitmq;
-mod redis_streams;
+pub(crate) mod kafka;
+pub(crate) mod nats;
+pub(crate) mod rabbitmq;
+pub(crate) mod redis_streams;
 mod sqs_queue;
 
 pub use embedded_sqs::{queue_name, QUEUE};

@@ -15,7 +15,7 @@ mod admin;
 mod commit_clock;
 mod copies;
 mod counts;
-mod frames;
+pub(crate) mod frames;
 mod group;
 mod killed;
 mod produce;

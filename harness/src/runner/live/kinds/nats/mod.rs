@@ -12,7 +12,7 @@
 //! it the consumer).
 
 mod book;
-mod frames;
+pub(crate) mod frames;
 mod proxy;
 mod queue;
 mod sample;

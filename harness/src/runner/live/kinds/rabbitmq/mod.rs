@@ -13,7 +13,7 @@ mod dlq;
 mod headers;
 mod heartbeat;
 mod ledger;
-mod proxy;
+pub(crate) mod proxy;
 mod queue;
 mod resources;
 mod sample;

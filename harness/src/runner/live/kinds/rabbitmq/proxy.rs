@@ -155,7 +155,7 @@ type Split = (Option<AMQPFrame>, Vec<u8>);
 
 /// Splits the complete frames off the front of `buf`, with their bytes, until one is over
 /// `max` (then that one, refused, and what follows are dropped).
-fn frames(buf: &mut Vec<u8>, max: &mut FrameMax) -> (Vec<Split>, Option<FrameTooLarge>) {
+pub(crate) fn frames(buf: &mut Vec<u8>, max: &mut FrameMax) -> (Vec<Split>, Option<FrameTooLarge>) {
     let mut out = Vec::new();
     let mut at = 0;
     let mut over = None;
@@ -587,7 +587,7 @@ mod closes;
 #[path = "delivery_faults.rs"]
 mod delivery_faults;
 #[path = "frame_max.rs"]
-mod frame_max;
+pub(crate) mod frame_max;
 #[path = "identify.rs"]
 mod identify;
 #[path = "republish.rs"]

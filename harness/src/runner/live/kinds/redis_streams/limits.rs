@@ -102,7 +102,8 @@ pub fn check(buf: &[u8], limits: &Limits) -> Result<(), OverLimit> {
                 _ => Ok(()),
             };
         };
-        let line = &buf[pos + 1..pos + eol];
+        // An empty line (`\r\n` where a type byte belongs) has no length to read.
+        let line = buf.get(pos + 1..pos + eol).unwrap_or_default();
         let next = pos + eol + 2;
         let n = std::str::from_utf8(line)
             .ok()

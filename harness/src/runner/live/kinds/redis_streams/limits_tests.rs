@@ -67,3 +67,14 @@ async fn nested_arrays_or_a_600_mb_bulk_from_the_worker_get_redis_protocol_error
         "the worker sent a bulk string of 629145600 bytes, over proto-max-bulk-len (536870912)"
     );
 }
+
+#[test]
+fn a_line_with_no_type_byte_is_left_to_the_decoder() {
+    // `\r\n` where a frame's type byte belongs (found by the fuzz round): no length to read,
+    // nothing over a limit, and no panic; the decoder judges it.
+    use super::limits::{check, COMMANDS, REPLIES};
+    assert!(check(b"\r\n", &REPLIES).is_ok());
+    assert!(check(b"\r\n\r\n+OK\r\n", &COMMANDS).is_ok());
+    // Inside an array it is one element like any line.
+    assert!(check(b"*2\r\n\r\n$999999999999\r\n", &REPLIES).is_err());
+}

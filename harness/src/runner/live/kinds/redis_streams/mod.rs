@@ -23,13 +23,13 @@ mod delivery_fault_tests;
 mod delivery_faults;
 mod entries;
 mod expiry;
-mod limits;
+pub(crate) mod limits;
 #[cfg(test)]
 mod limits_tests;
 mod proxy;
 mod publisher;
 mod queue;
-mod resp;
+pub(crate) mod resp;
 mod rule;
 mod sample;
 mod settings;

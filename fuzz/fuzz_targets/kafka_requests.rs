@@ -1,0 +1,9 @@
+//! Kafka requests, worker to broker, as the Kafka proxy frames and decodes them.
+//!
+//! `cargo +nightly fuzz run kafka_requests` from `fuzz/` (README.md there: the input's layout).
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| ackbench::fuzz_entry::kafka_requests(data));
