@@ -94,7 +94,14 @@ fn a_grace_shorter_than_the_handler_on_kafka_costs_what_the_sim_model_says_where
     //   worker 1's removal), sends its LeaveGroup while its own JoinGroup waits; Tansu goes on naming it the leader of every later join,
     //   so worker 1 (back at 14 s) and worker 2 (back at 22 s) never get a partition and record
     //   1, cut once, is never run again: 2 effects, 0 duplicates, 1 record unfinished.
-    assert_eq!(cost(&live), [2, 1, 1, 1, 0, 0, 0], "{live}");
-    assert_eq!(effects(&live), [2, 2, 0, 0], "{live}");
-    assert_eq!(live["unfinished"], 1, "{live}");
+    // Whether worker 2's LeaveGroup reaches Tansu while its JoinGroup still waits is a race of
+    // a few milliseconds: when the join was answered first, Tansu hands record 1 to the next
+    // member as Apache Kafka does, and it runs again: 3 effects, 1 duplicate, 1 duplicate in the
+    // rollout's cost, nothing unfinished. Either way each count is exact.
+    let quirk = (cost(&live), effects(&live), live["unfinished"].as_u64());
+    assert!(
+        quirk == (vec![2, 1, 1, 1, 0, 0, 0], vec![2, 2, 0, 0], Some(1))
+            || quirk == (vec![2, 1, 1, 1, 1, 0, 0], vec![2, 3, 1, 0], Some(0)),
+        "{quirk:?}: {live}"
+    );
 }
