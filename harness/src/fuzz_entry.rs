@@ -110,16 +110,18 @@ pub fn amqp_frames(data: &[u8]) {
 }
 
 /// NATS protocol frames, either direction (`INFO`, `CONNECT`, `PUB`, `HPUB`, `MSG`, `HMSG`, ...);
-/// a message frame's payload is also replaced, as the proxy does for a fault.
+/// a message frame's payload is also replaced, as the proxy does for a fault, and every other
+/// line read as a client's (its operation, a `CONNECT`'s options).
 #[cfg(feature = "live")]
 pub fn nats_frames(data: &[u8]) {
-    use crate::runner::live::kinds::nats::frames::{frame, with_payload};
+    use crate::runner::live::kinds::nats::frames::{client_line, frame, with_payload};
     use crate::runner::live::kinds::nats::frames::{DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE};
     in_pieces(data, |buf| loop {
         match frame(buf, DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE) {
             Ok(Some(f)) => {
-                if let Some(m) = &f.message {
-                    let _ = with_payload(&buf[..f.len], m, b"replaced");
+                match &f.message {
+                    Some(m) => drop(with_payload(&buf[..f.len], m, b"replaced")),
+                    None => drop(client_line(&buf[..f.len])),
                 }
                 buf.drain(..f.len);
             }

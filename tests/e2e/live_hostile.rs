@@ -1,7 +1,9 @@
-//! A hostile consumer against each real broker's proxy: worker 1 sends its proxy bytes no
-//! broker takes (tests/e2e/hostile_worker.py), worker 2 is the example consumer. The run ends
-//! on time with its report, which names worker 1's broken connection and why; it deletes what
-//! it created, exits with its verdict, and worker 2's counts are whole. A panic injected in a
+//! A hostile consumer against each real broker's proxy: worker 1 sends its proxy, each on a
+//! connection of its own, a nesting bomb, a size that overflows, a payload over the server's
+//! limit and garbage bytes (tests/e2e/hostile_worker.py); worker 2 is the example consumer.
+//! The run ends on time with its report, which names each of worker 1's broken connections and
+//! why, in the order sent; it deletes what it created, exits with its verdict, and worker 2's
+//! counts are whole. A panic injected in a
 //! proxy task (`ACKBENCH_TEST_PROXY_PANIC`, honoured by debug builds only) ends one connection
 //! the same way.
 
@@ -71,17 +73,22 @@ fn run(text: &str, env: &[(&str, &str)]) -> (u32, Option<i32>, String, Value) {
     (pid, o.status.code(), stderr(&o), summary)
 }
 
-/// Every broken connection was worker 1's, and the first says `why`; the 8 messages were
-/// all done once by worker 2; the verdict passed (exit 0); no worker is left.
-fn check(code: Option<i32>, err: &str, s: &Value, why: &str, marker: &str) {
+/// Worker 1's connections broke, one for each of `whys` in turn, each saying it; the 8
+/// messages were all done once by worker 2; the verdict passed (exit 0); no worker is left.
+fn check(code: Option<i32>, err: &str, s: &Value, whys: &[&str], marker: &str) {
     assert_eq!(code, Some(0), "the run's verdict, not a crash: {err}");
     let broken = s["broken_connections"]
         .as_array()
         .expect("broken connections");
-    assert!(!broken.is_empty(), "{s}");
     assert!(broken.iter().all(|b| b["worker"] == 1), "{s}");
-    let first = broken[0]["why"].as_str().unwrap_or_default();
-    assert!(first.contains(why), "{first}");
+    let said: Vec<&str> = broken
+        .iter()
+        .map(|b| b["why"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(said.len(), whys.len(), "{said:#?}");
+    for (said, why) in said.iter().zip(whys) {
+        assert!(said.contains(why), "{said:?} says {why:?}");
+    }
     let counts: Vec<_> = [
         "messages",
         "effects",
@@ -125,28 +132,35 @@ const REDIS: Kind = Kind {
 };
 
 /// A run on `k` with worker 1 in `mode` (and `env` for ackbench), checked as [`check`] says
-/// with `why`, and for nothing left on the server: its broken connections (`None`: skipped).
-fn hostile(k: &Kind, mode: &str, env: &[(&str, &str)], why: &str) -> Option<Vec<Value>> {
+/// with `whys`, and for nothing left on the server (`false`: skipped).
+fn hostile(k: &Kind, mode: &str, env: &[(&str, &str)], whys: &[&str]) -> bool {
     if !service_up(k.server.0, k.server.1) || !have_python_module(k.module.0, k.module.1) {
-        return None;
+        return false;
     }
     let m = marker(&format!("{}-{mode}", k.kind));
     let text = profile(k.kind, k.broker, mode, k.normal, &m);
     let (pid, code, err, s) = run(&text, env);
-    check(code, &err, &s, why, &m);
+    check(code, &err, &s, whys, &m);
     assert_eq!((k.left)(pid), Vec::<String>::new(), "nothing left");
-    s["broken_connections"].as_array().cloned()
+    true
 }
 
 #[test]
-fn a_reply_nested_10000_deep_and_nested_commands_break_one_redis_connection_each() {
-    let Some(broken) = hostile(&REDIS, "bomb", &[], "nested deeper than 128") else {
-        return;
-    };
-    // The EVAL's reply, then the 200,000 `*1`: two connections.
-    assert_eq!(broken.len(), 2, "{broken:?}");
-    let second = broken[1]["why"].as_str().unwrap();
-    assert!(second.contains("where a bulk string goes"), "{second}");
+fn a_nesting_bomb_an_overflowing_size_an_oversized_bulk_and_garbage_each_break_one_redis_connection(
+) {
+    hostile(
+        &REDIS,
+        "all",
+        &[],
+        &[
+            // The EVAL's reply, 10,000 deep; then the 200,000 `*1` of one command.
+            "the server sent a frame nested deeper than 128",
+            "the worker sent a command with '*' where a bulk string goes",
+            r#"the worker sent a bulk string whose length "99999999999999999999999" is no length"#,
+            "the worker sent a bulk string of 600000000 bytes, over proto-max-bulk-len",
+            r#"the worker sent an array whose length "\xff\xfegarbage" is no length"#,
+        ],
+    );
 }
 
 const NATS: Kind = Kind {
@@ -161,21 +175,32 @@ const NATS: Kind = Kind {
 const WRAPS: &str = "PUB of 18446744073709551584 bytes over the server's max_payload (1048576)";
 
 #[test]
-fn a_pub_size_that_wraps_breaks_one_nats_connection() {
-    hostile(&NATS, "bomb", &[], WRAPS);
+fn a_nesting_bomb_an_overflowing_size_an_oversized_pub_and_garbage_each_break_one_nats_connection()
+{
+    hostile(
+        &NATS,
+        "all",
+        &[],
+        &[
+            "the worker sent a CONNECT whose options are no JSON object (recursion limit exceeded",
+            WRAPS,
+            "the worker sent PUB of 2000000 bytes over the server's max_payload (1048576)",
+            r#"the worker sent a line starting "\x16\x03\x01\x00\xa5garbage", no operation"#,
+        ],
+    );
 }
 
 #[test]
 fn sigint_after_a_hostile_worker_ends_the_run_with_its_partial_report() {
     // The overflowing PUB once made the proxy spin, deaf to SIGINT. A 10-minute run: worker 1
-    // breaks its connection within its first seconds; SIGINT 5 s in ends the run (exit 3,
-    // incomplete) with its report, which names the broken connection, and its stream deleted.
+    // breaks its four connections within its first seconds; SIGINT 5 s in ends the run (exit 3,
+    // incomplete) with its report, which names them, and its stream deleted.
     let k = &NATS;
     if !service_up(k.server.0, k.server.1) || !have_python_module(k.module.0, k.module.1) {
         return;
     }
     let m = marker("nats-sigint");
-    let text = profile(k.kind, k.broker, "bomb", k.normal, &m)
+    let text = profile(k.kind, k.broker, "all", k.normal, &m)
         .replace("duration: 4s", "duration: 600s")
         .replace("count: 8", "count: 1200");
     let (_dir, path) = temp_profile(&text);
@@ -190,7 +215,7 @@ fn sigint_after_a_hostile_worker_ends_the_run_with_its_partial_report() {
     assert_eq!(wait_within(&mut child, Duration::from_secs(30)), Some(3));
     let s = summary_of(out.path());
     assert_eq!(s["complete"], false, "{s}");
-    let why = s["broken_connections"][0]["why"]
+    let why = s["broken_connections"][1]["why"]
         .as_str()
         .unwrap_or_default();
     assert!(why.contains(WRAPS), "{s}");
@@ -199,7 +224,8 @@ fn sigint_after_a_hostile_worker_ends_the_run_with_its_partial_report() {
 }
 
 #[test]
-fn a_frame_over_frame_max_breaks_one_rabbitmq_connection() {
+fn a_nesting_bomb_an_overflowing_size_an_oversized_frame_and_garbage_each_break_one_rabbitmq_connection(
+) {
     let rabbitmq = Kind {
         kind: "rabbitmq",
         server: ("RabbitMQ", 5672),
@@ -208,12 +234,18 @@ fn a_frame_over_frame_max_breaks_one_rabbitmq_connection() {
         normal: "rabbitmq_ack_after_work.py",
         left: crate::live_rabbitmq::left_on_server,
     };
-    let why = "over the negotiated frame_max (131072): FRAME_ERROR";
-    hostile(&rabbitmq, "bomb", &[], why);
+    let whys = [
+        "the worker sent a frame whose field tables nest deeper than 128: SYNTAX_ERROR",
+        "the worker sent a frame of 4294967295 payload bytes over the negotiated frame_max (131072)",
+        "the worker sent a frame of 200000 payload bytes over the negotiated frame_max (131072)",
+        r#"the worker sent "GET / HTTP/1.1\r\n" where the AMQP protocol header goes"#,
+    ];
+    hostile(&rabbitmq, "all", &[], &whys);
 }
 
 #[test]
-fn a_negative_request_size_breaks_one_kafka_connection() {
+fn a_count_bomb_an_overflowing_size_an_oversized_request_and_garbage_each_break_one_kafka_connection(
+) {
     let kafka = Kind {
         kind: "kafka",
         server: ("the Kafka broker (Tansu)", 9092),
@@ -222,12 +254,23 @@ fn a_negative_request_size_breaks_one_kafka_connection() {
         normal: "kafka_commit_after_work.py",
         left: |pid| crate::live_kafka::left_on_broker(&[pid]),
     };
-    hostile(&kafka, "bomb", &[], "declaring -256 bytes");
+    let whys = [
+        "the worker sent a Metadata v1 request whose body does not decode",
+        "the worker sent a frame declaring -256 bytes",
+        "the worker sent a frame declaring 209715200 bytes, over the broker's limit (104857600)",
+        "the worker sent a request of API key 30583, which Kafka does not have",
+    ];
+    hostile(&kafka, "all", &[], &whys);
 }
 
 #[test]
 fn a_panic_injected_in_a_proxy_task_ends_that_connection_and_not_the_run() {
     // Worker 1's PING reaches its proxy, whose reader panics on it (a debug build's test hook).
     let why = "the proxy's reader panicked: ACKBENCH_TEST_PROXY_PANIC";
-    hostile(&REDIS, "ping", &[("ACKBENCH_TEST_PROXY_PANIC", "1")], why);
+    hostile(
+        &REDIS,
+        "ping",
+        &[("ACKBENCH_TEST_PROXY_PANIC", "1")],
+        &[why],
+    );
 }

@@ -23,6 +23,12 @@ pub enum FrameError {
     /// A size over the limit, or negative: the broker closes the connection at it.
     #[error("a frame declaring {len} bytes, over the broker's limit ({max}) or negative")]
     OverLimit { len: i64, max: usize },
+    /// Bytes that are no request of Kafka's (an API key it does not have, a header or body
+    /// that does not decode at a version the proxy reads): the broker closes the connection
+    /// without an answer. The proxy's words for it.
+    #[error("{0}: the broker closes the connection")]
+    NotKafka(String),
+    /// Bytes the proxy cannot read (a version newer than it knows): passed on as they are.
     #[error("{0}")]
     Decode(String),
 }
@@ -76,14 +82,37 @@ pub fn read_request(
     mut payload: Bytes,
     wanted: impl Fn(ApiKey) -> bool,
 ) -> Result<(RequestHeader, Option<RequestKind>), FrameError> {
-    let header = decode_request_header_from_buffer(&mut payload).map_err(decode_error)?;
-    let key = ApiKey::try_from(header.request_api_key)
-        .map_err(|_| FrameError::Decode(format!("API key {}", header.request_api_key)))?;
+    let raw = |at: usize| {
+        payload
+            .get(at..at + 2)
+            .map(|b| i16::from_be_bytes([b[0], b[1]]))
+    };
+    let (Some(key), Some(version)) = (raw(0), raw(2)) else {
+        return Err(FrameError::NotKafka(
+            "a request too short for its header".into(),
+        ));
+    };
+    let key = ApiKey::try_from(key).map_err(|_| {
+        FrameError::NotKafka(format!(
+            "a request of API key {key}, which Kafka does not have"
+        ))
+    })?;
+    // At a version the proxy knows, what does not decode is no Kafka request; at a newer
+    // one it may be, and is passed on.
+    let range = key.valid_versions();
+    let known = (range.min..=range.max).contains(&version);
+    let refused = |what: &str, e: anyhow::Error| match known {
+        true => FrameError::NotKafka(format!(
+            "a {key:?} v{version} request whose {what} does not decode ({e})"
+        )),
+        false => decode_error(e),
+    };
+    let header =
+        decode_request_header_from_buffer(&mut payload).map_err(|e| refused("header", e))?;
     if !wanted(key) {
         return Ok((header, None));
     }
-    let body =
-        RequestKind::decode(key, &mut payload, header.request_api_version).map_err(decode_error)?;
+    let body = RequestKind::decode(key, &mut payload, version).map_err(|e| refused("body", e))?;
     Ok((header, Some(body)))
 }
 
@@ -221,6 +250,51 @@ mod tests {
         }
         let (frames, end) = take_frames(&mut (100u32 << 20).to_be_bytes().to_vec(), MAX_REQUEST);
         assert!(frames.is_empty() && end.is_ok());
+    }
+
+    /// A request's payload (no size): `key`, `version`, correlation id 7, client id "x", `body`.
+    fn payload(key: i16, version: i16, body: &[u8]) -> Bytes {
+        let mut p = Vec::new();
+        for n in [key, version] {
+            p.extend_from_slice(&n.to_be_bytes());
+        }
+        p.extend_from_slice(&[0, 0, 0, 7, 0, 1, b'x']);
+        p.extend_from_slice(body);
+        Bytes::from(p)
+    }
+
+    #[test]
+    fn a_request_kafka_would_not_read_is_refused_and_a_newer_version_passed_on() {
+        let not_kafka = |p: Bytes| match read_request(p, |_| true) {
+            Err(FrameError::NotKafka(why)) => why,
+            other => panic!("not refused: {other:?}"),
+        };
+        // API key 0x7777 (30583): no Kafka API.
+        let why = not_kafka(payload(0x7777, 0, b"garb"));
+        assert_eq!(why, "a request of API key 30583, which Kafka does not have");
+        // Metadata v1 declaring 2^31 - 1 topics in 3 bytes: no allocation, a refusal.
+        let why = not_kafka(payload(3, 1, b"\x7f\xff\xff\xff\x00\x01a"));
+        assert!(
+            why.starts_with("a Metadata v1 request whose body does not decode"),
+            "{why}"
+        );
+        // A header cut in its client id, and a payload too short for a header at all.
+        let why = not_kafka(Bytes::from_static(
+            b"\x00\x03\x00\x01\x00\x00\x00\x07\x00\x09x",
+        ));
+        assert!(
+            why.starts_with("a Metadata v1 request whose header does not decode"),
+            "{why}"
+        );
+        assert_eq!(
+            not_kafka(Bytes::from_static(b"\x00\x03\x00")),
+            "a request too short for its header"
+        );
+        // Metadata v99 is newer than the proxy reads: passed on for the broker to judge.
+        let newer = read_request(payload(3, 99, b"\x7f\xff\xff\xff"), |_| true);
+        assert!(matches!(newer, Err(FrameError::Decode(_))), "{newer:?}");
+        // A body the proxy does not read is not judged.
+        assert!(read_request(payload(3, 1, b"\x7f"), |_| false).is_ok());
     }
 
     #[test]

@@ -379,11 +379,24 @@ impl Connection for KafkaConnection {
         }
         self.up.extend_from_slice(bytes);
         let (frames, end) = take_frames(&mut self.up, MAX_REQUEST);
-        for (_, p) in frames {
+        let lens: Vec<usize> = frames.iter().map(|(whole, _)| whole.len()).collect();
+        for (i, (_, p)) in frames.into_iter().enumerate() {
             match self.request(p) {
                 Ok(true) => {}
                 // A killed consumer speaks: its connection closes, nothing of it forwarded.
                 Ok(false) => return Flow::Cut,
+                Err(FrameError::NotKafka(why)) => {
+                    // What came before this request in these bytes goes on; it and what
+                    // follows do not.
+                    let after = lens[i..].iter().sum::<usize>() + self.up.len();
+                    forward.extend_from_slice(&bytes[..bytes.len().saturating_sub(after)]);
+                    self.up.clear();
+                    self.refusal = Some(Refusal {
+                        why: format!("the worker sent {}", FrameError::NotKafka(why)),
+                        to_worker: Vec::new(),
+                    });
+                    return Flow::Go;
+                }
                 Err(_) => {
                     forward.extend_from_slice(bytes);
                     self.go_blind();
@@ -395,7 +408,7 @@ impl Connection for KafkaConnection {
             Ok(()) => forward.extend_from_slice(bytes),
             // The broker closes the connection at this size, without an answer: what came
             // before it in these bytes goes on.
-            Err(e @ FrameError::OverLimit { .. }) => {
+            Err(e @ (FrameError::OverLimit { .. } | FrameError::Length(_))) => {
                 let before = bytes.len().saturating_sub(self.up.len());
                 forward.extend_from_slice(&bytes[..before]);
                 self.up.clear();

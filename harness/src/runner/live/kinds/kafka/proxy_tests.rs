@@ -378,19 +378,25 @@ async fn a_killed_incarnations_consumer_reaches_the_broker_no_more() {
     );
 }
 
+/// A fetch and then `after` in one read from worker `worker`'s connection: the fetch's bytes,
+/// what went on, and the connection's refusal.
+fn fetch_then(run: &Arc<Observed>, worker: u32, after: &[u8]) -> (Bytes, Vec<u8>, Refusal) {
+    let mut c = KafkaProtocol(run.clone()).connection(worker);
+    let ok = write_request(&header(ApiKey::Fetch, 12, 1), &fetch(0, 0)).unwrap();
+    let mut bytes = ok.to_vec();
+    bytes.extend_from_slice(after);
+    let mut out = Vec::new();
+    assert_eq!(c.from_worker(&bytes, &mut out), Flow::Go);
+    (ok, out, c.refusal().expect("refused"))
+}
+
 #[tokio::test]
 async fn a_request_over_100_mib_or_of_negative_size_closes_the_connection_unanswered() {
     // A fetch goes on; the 2 GB frame after it in the same read is refused at its size,
     // nothing of it forwarded.
     let (_, run) = run(&[]);
-    let mut c = KafkaProtocol(run.clone()).connection(1);
-    let ok = write_request(&header(ApiKey::Fetch, 12, 1), &fetch(0, 0)).unwrap();
-    let mut bytes = ok.to_vec();
-    bytes.extend_from_slice(&[0x7F, 0xFF, 0xFF, 0xFF, 0, 12]);
-    let mut out = Vec::new();
-    assert_eq!(c.from_worker(&bytes, &mut out), Flow::Go);
+    let (ok, out, r) = fetch_then(&run, 1, &[0x7F, 0xFF, 0xFF, 0xFF, 0, 12]);
     assert_eq!(out, ok);
-    let r = c.refusal().unwrap();
     assert_eq!(
         r.why,
         "the worker sent a frame declaring 2147483647 bytes, over the broker's limit \
@@ -399,8 +405,33 @@ async fn a_request_over_100_mib_or_of_negative_size_closes_the_connection_unansw
     assert!(r.to_worker.is_empty());
     // A negative size (0xFFFFFF00 = -256).
     let mut c = KafkaProtocol(run).connection(2);
-    out.clear();
+    let mut out = Vec::new();
     c.from_worker(&[0xFF, 0xFF, 0xFF, 0x00], &mut out);
     assert!(out.is_empty());
     assert!(c.refusal().unwrap().why.contains("declaring -256 bytes"));
+}
+
+#[tokio::test]
+async fn a_request_kafka_does_not_have_closes_the_connection_after_the_requests_before_it() {
+    // A fetch, then a request of API key 0x7777 (30583), then another fetch, in one read: the
+    // first fetch goes on; the bad request and what follows do not.
+    let (_, run) = run(&[]);
+    let mut after = vec![
+        0, 0, 0, 12, 0x77, 0x77, 0, 0, 0, 0, 0, 2, b'g', b'a', b'r', b'b',
+    ];
+    after.extend_from_slice(&write_request(&header(ApiKey::Fetch, 12, 3), &fetch(0, 0)).unwrap());
+    let (ok, out, r) = fetch_then(&run, 1, &after);
+    assert_eq!(out, ok);
+    assert_eq!(
+        r.why,
+        "the worker sent a request of API key 30583, which Kafka does not have: the broker \
+         closes the connection"
+    );
+    assert!(r.to_worker.is_empty());
+    // A frame of 4 bytes, too short for any request's header: refused at its size.
+    let mut c = KafkaProtocol(run).connection(2);
+    let mut out = Vec::new();
+    c.from_worker(&[0, 0, 0, 4, 0, 3, 0, 1], &mut out);
+    assert!(out.is_empty());
+    assert!(c.refusal().unwrap().why.contains("frame length 4"));
 }

@@ -7,6 +7,8 @@
 //! (reads may split a frame anywhere), or that it is over the server's limits, as the server
 //! checks them before it reads on: a payload over `max_payload` (announced in its `INFO`,
 //! 1 MB by default) at the control line, a control line over 4096 bytes (`max_control_line`).
+//! [`client_line`] holds a client's other lines to what the server reads from a client: an
+//! operation it knows, and a `CONNECT` whose options are a JSON object.
 
 use std::ops::Range;
 
@@ -16,35 +18,51 @@ pub const DEFAULT_MAX_PAYLOAD: usize = 1024 * 1024;
 /// nats-server's `max_control_line` default: the longest control line it reads.
 pub const MAX_CONTROL_LINE: usize = 4096;
 
-/// A frame over the server's limits, and what the server answers before it closes.
+/// A frame the server closes the connection on, and what it answers before it closes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Oversized {
+pub enum Violation {
     /// A message frame whose declared size is over `max_payload`.
     Payload { op: String, size: usize, max: usize },
     /// A control line longer than [`MAX_CONTROL_LINE`] (or no line end within it).
     ControlLine { len: usize },
+    /// A line that starts with no operation of the protocol (its first bytes, escaped).
+    UnknownOp { start: String },
+    /// A `CONNECT` whose options are no JSON object (serde_json's words for why; it reads
+    /// nesting no deeper than 128 levels, and without recursing past them).
+    Connect { why: String },
 }
 
-impl Oversized {
+impl Violation {
     /// The server's `-ERR` line for it.
     pub fn answer(&self) -> &'static [u8] {
         match self {
-            Oversized::Payload { .. } => b"-ERR 'Maximum Payload Violation'\r\n",
-            Oversized::ControlLine { .. } => b"-ERR 'Maximum Control Line Exceeded'\r\n",
+            Violation::Payload { .. } => b"-ERR 'Maximum Payload Violation'\r\n",
+            Violation::ControlLine { .. } => b"-ERR 'Maximum Control Line Exceeded'\r\n",
+            Violation::UnknownOp { .. } => b"-ERR 'Unknown Protocol Operation'\r\n",
+            // nats-server closes without a word on options it cannot read.
+            Violation::Connect { .. } => b"",
         }
     }
 }
 
-impl std::fmt::Display for Oversized {
+impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Oversized::Payload { op, size, max } => write!(
+            Violation::Payload { op, size, max } => write!(
                 f,
                 "{op} of {size} bytes over the server's max_payload ({max}): 'Maximum Payload Violation'"
             ),
-            Oversized::ControlLine { len } => write!(
+            Violation::ControlLine { len } => write!(
                 f,
                 "a control line of {len}+ bytes over the server's max_control_line ({MAX_CONTROL_LINE})"
+            ),
+            Violation::UnknownOp { start } => write!(
+                f,
+                "a line starting \"{start}\", no operation of the NATS protocol: 'Unknown Protocol Operation'"
+            ),
+            Violation::Connect { why } => write!(
+                f,
+                "a CONNECT whose options are no JSON object ({why}); the server closes the connection"
             ),
         }
     }
@@ -72,15 +90,15 @@ pub struct Frame {
 /// line, before any of it is buffered).
 /// The server holds a client to [`MAX_CONTROL_LINE`]; what the server sends is not held to it
 /// (`max_line`: `usize::MAX`).
-pub fn frame(buf: &[u8], max_payload: usize, max_line: usize) -> Result<Option<Frame>, Oversized> {
+pub fn frame(buf: &[u8], max_payload: usize, max_line: usize) -> Result<Option<Frame>, Violation> {
     let Some(eol) = buf.windows(2).position(|w| w == b"\r\n") else {
         return match buf.len() > max_line {
-            true => Err(Oversized::ControlLine { len: buf.len() }),
+            true => Err(Violation::ControlLine { len: buf.len() }),
             false => Ok(None),
         };
     };
     if eol > max_line {
-        return Err(Oversized::ControlLine { len: eol });
+        return Err(Violation::ControlLine { len: eol });
     }
     let line_len = eol + 2;
     let line = std::str::from_utf8(&buf[..eol]).unwrap_or("");
@@ -113,7 +131,7 @@ pub fn frame(buf: &[u8], max_payload: usize, max_line: usize) -> Result<Option<F
         return Ok(Some(line));
     };
     if total > max_payload {
-        return Err(Oversized::Payload {
+        return Err(Violation::Payload {
             op,
             size: total,
             max: max_payload,
@@ -121,7 +139,7 @@ pub fn frame(buf: &[u8], max_payload: usize, max_line: usize) -> Result<Option<F
     }
     // Within max_payload, a usize's worth: the sum cannot wrap (checked all the same).
     let Some(len) = line_len.checked_add(total).and_then(|n| n.checked_add(2)) else {
-        return Err(Oversized::Payload {
+        return Err(Violation::Payload {
             op,
             size: total,
             max: max_payload,
@@ -138,6 +156,42 @@ pub fn frame(buf: &[u8], max_payload: usize, max_line: usize) -> Result<Option<F
             payload: line_len + hdr.min(total)..line_len + total,
         }),
     }))
+}
+
+/// The operations nats-server reads from a client, besides `PUB`/`HPUB` (message frames).
+const CLIENT_OPS: [&str; 8] = [
+    "CONNECT", "SUB", "UNSUB", "PING", "PONG", "INFO", "+OK", "-ERR",
+];
+
+/// A whole line from a client that is not a message frame, as the server reads it: an
+/// operation it knows (any case; an empty line passes, the server's to judge), and a `CONNECT`
+/// whose options are a JSON object. Neither check recurses or buffers beyond the line.
+pub fn client_line(line: &[u8]) -> Result<(), Violation> {
+    let line = line.strip_suffix(b"\r\n").unwrap_or(line);
+    let end = (line.iter())
+        .position(|b| *b == b' ' || *b == b'\t')
+        .unwrap_or(line.len());
+    let op = &line[..end];
+    if op.is_empty() {
+        return Ok(());
+    }
+    if !CLIENT_OPS
+        .iter()
+        .any(|k| k.as_bytes().eq_ignore_ascii_case(op))
+    {
+        let start = line[..line.len().min(16)].escape_ascii().to_string();
+        return Err(Violation::UnknownOp { start });
+    }
+    if !op.eq_ignore_ascii_case(b"CONNECT") {
+        return Ok(());
+    }
+    let options = &line[end..];
+    let why = match serde_json::from_slice::<serde_json::Value>(options) {
+        Ok(v) if v.is_object() => return Ok(()),
+        Ok(_) => "not an object".to_string(),
+        Err(e) => e.to_string(),
+    };
+    Err(Violation::Connect { why })
 }
 
 /// `frame` (a whole message frame, read as `m`) with `payload` in place of its payload: the
@@ -271,7 +325,7 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
         let e = frame(wraps, max, MAX_CONTROL_LINE).unwrap_err();
         assert_eq!(
             e,
-            Oversized::Payload {
+            Violation::Payload {
                 op: "PUB".into(),
                 size: 18446744073709551584,
                 max
@@ -286,7 +340,7 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
         let gb2 = b"PUB foo 2147483648\r\n";
         assert!(matches!(
             frame(gb2, max, MAX_CONTROL_LINE),
-            Err(Oversized::Payload {
+            Err(Violation::Payload {
                 size: 2147483648,
                 ..
             })
@@ -294,12 +348,12 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
         let h = b"HPUB foo 12 1048577\r\nNATS/1.0\r\n\r\n";
         assert!(matches!(
             frame(h, max, MAX_CONTROL_LINE),
-            Err(Oversized::Payload { size: 1048577, .. })
+            Err(Violation::Payload { size: 1048577, .. })
         ));
         let m = b"MSG foo 1 5\r\nhello\r\n";
         assert!(matches!(
             frame(m, 4, MAX_CONTROL_LINE),
-            Err(Oversized::Payload { size: 5, .. })
+            Err(Violation::Payload { size: 5, .. })
         ));
         assert_eq!(
             frame(b"PUB a 4\r\nabcd\r\n", 4, MAX_CONTROL_LINE)
@@ -311,11 +365,47 @@ PUB $JS.ACK.s.c.1.1.1.1.0 _INBOX.b 4\r\n+ACK\r\nHPUB x 12 12\r\nNATS/1.0\r\n\r\n
     }
 
     #[test]
+    fn a_client_line_is_an_operation_the_server_knows_and_connect_takes_an_object() {
+        // Every operation a client sends besides PUB/HPUB, in any case, with its CRLF.
+        for ok in [
+            &b"CONNECT {\"verbose\":false}\r\n"[..],
+            b"connect {}",
+            b"SUB foo 1\r\n",
+            b"unsub 1",
+            b"PING\r\n",
+            b"PONG",
+            b"+OK",
+            b"\r\n",
+        ] {
+            assert_eq!(client_line(ok), Ok(()), "{}", ok.escape_ascii());
+        }
+        // A TLS ClientHello's first bytes: the server's 'Unknown Protocol Operation'.
+        let e = client_line(b"\x16\x03\x01\x00\xa5garbage\r\n").unwrap_err();
+        assert_eq!(e.answer(), b"-ERR 'Unknown Protocol Operation'\r\n");
+        assert!(
+            e.to_string()
+                .contains(r#"starting "\x16\x03\x01\x00\xa5garbage""#),
+            "{e}"
+        );
+        assert!(client_line(b"CONNECTX {}").is_err());
+        // Options nested 2,000 deep (a 4,008-byte line, within max_control_line): refused past
+        // serde_json's 128 levels, closed without a word as nats-server closes it.
+        let bomb = [&b"CONNECT "[..], &[b'['; 2000], &[b']'; 2000]].concat();
+        let e = client_line(&bomb).unwrap_err();
+        assert!(e.to_string().contains("recursion limit exceeded"), "{e}");
+        assert_eq!(e.answer(), b"");
+        // An array, a string, nothing: no object either.
+        for bad in [&b"CONNECT []"[..], b"CONNECT \"x\"", b"CONNECT"] {
+            assert!(matches!(client_line(bad), Err(Violation::Connect { .. })));
+        }
+    }
+
+    #[test]
     fn a_control_line_over_4096_bytes_is_refused_with_or_without_its_end() {
         // 4097 bytes of garbage and no CRLF: over; 4096 and no CRLF yet: wait for more.
         assert_eq!(
             frame(&[b'x'; 4097], DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE),
-            Err(Oversized::ControlLine { len: 4097 })
+            Err(Violation::ControlLine { len: 4097 })
         );
         assert_eq!(
             frame(&[b'x'; 4096], DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE),

@@ -32,7 +32,7 @@ use std::time::Instant;
 
 use super::book::Book;
 use super::frames::{
-    frame, with_payload, Message, Oversized, DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE,
+    client_line, frame, with_payload, Message, Violation, DEFAULT_MAX_PAYLOAD, MAX_CONTROL_LINE,
 };
 use super::subject::{self, AckKind};
 use super::wire::{Api, Wire};
@@ -318,7 +318,11 @@ impl NatsConnection {
             return None;
         }
         let max_line = if up { MAX_CONTROL_LINE } else { usize::MAX };
-        match frame(buf, self.max_payload, max_line) {
+        let read = frame(buf, self.max_payload, max_line).and_then(|f| match &f {
+            Some(line) if up && line.message.is_none() => client_line(&buf[..line.len]).map(|()| f),
+            _ => Ok(f),
+        });
+        match read {
             Ok(f) => f,
             Err(e) => {
                 self.refused(&e, up);
@@ -327,7 +331,7 @@ impl NatsConnection {
         }
     }
 
-    fn refused(&mut self, e: &Oversized, up: bool) {
+    fn refused(&mut self, e: &Violation, up: bool) {
         let (why, to_worker) = match up {
             true => (format!("the worker sent {e}"), e.answer().to_vec()),
             false => (format!("the server sent {e}"), Vec::new()),

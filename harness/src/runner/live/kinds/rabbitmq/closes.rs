@@ -68,7 +68,7 @@ mod tests {
 
         use std::sync::Arc;
 
-        use super::super::super::super::test_frames::{frame, short};
+        use super::super::super::super::test_frames::{frame, short, Greeted};
         use super::super::super::tests::{ack, delivery};
         use super::super::super::{Amqp, Ledger};
         use crate::record::{EventKind, ReturnWhy};
@@ -143,7 +143,7 @@ mod tests {
             // Seq 7 and 8 on channel 1; the worker acks 7, then closes its connection, then its
             // ack of 8 comes (a client whose close overtook its ack): 8 returned by the
             // worker's close, its ack stale.
-            let mut c = amqp.connection(1);
+            let mut c = amqp.connection(1).greeted();
             c.from_server(&delivery(1, 1, "7"), &mut out);
             c.from_server(&delivery(1, 2, "8"), &mut out);
             c.from_worker(&ack(1, 1, false), &mut out);
@@ -190,7 +190,7 @@ mod tests {
                 ("14", nack(1, 1), true, ReturnWhy::Nack),
             ];
             for (seq, frame, from_worker, why) in cases {
-                let mut c = amqp.connection(1);
+                let mut c = amqp.connection(1).greeted();
                 c.from_server(&delivery(1, 1, seq), &mut out);
                 match (frame.is_empty(), from_worker) {
                     (true, _) => c.closed(),

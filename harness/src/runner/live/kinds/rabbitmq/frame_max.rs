@@ -42,27 +42,24 @@ impl FrameTooLarge {
             u64::from(self.size) + 8,
             self.frame_max
         );
-        let mut m = vec![0, 10, 0, 50];
-        m.extend_from_slice(&501u16.to_be_bytes());
-        m.push(text.len() as u8);
-        m.extend_from_slice(text.as_bytes());
-        m.extend_from_slice(&[0, 0, 0, 0]);
-        let mut f = vec![1, 0, 0];
-        f.extend_from_slice(&(m.len() as u32).to_be_bytes());
-        f.extend_from_slice(&m);
-        f.push(0xCE);
-        f
+        super::refused::connection_close(501, &text)
     }
 }
 
 impl FrameMax {
-    /// A whole frame went by: a `connection.tune` or `tune-ok` sets the limit (0: none).
+    /// A whole frame went by: a `connection.tune` (the broker's offer) sets the limit, a
+    /// `tune-ok` (the client's choice) lowers it (0: no limit). RabbitMQ closes a connection
+    /// whose choice is over its offer, so a choice never raises the limit.
     pub fn saw(&mut self, frame: &[u8]) {
-        if frame.len() >= 17 && frame[0] == 1 && frame[7..11] == [0, 10, 0, 30]
-            || frame.len() >= 17 && frame[0] == 1 && frame[7..11] == [0, 10, 0, 31]
-        {
-            let max = u32::from_be_bytes([frame[13], frame[14], frame[15], frame[16]]);
-            self.0 = if max == 0 { u32::MAX } else { max };
+        if frame.len() < 17 || frame[0] != 1 || frame[7..10] != [0, 10, 0] {
+            return;
+        }
+        let max = u32::from_be_bytes([frame[13], frame[14], frame[15], frame[16]]);
+        let max = if max == 0 { u32::MAX } else { max };
+        match frame[10] {
+            30 => self.0 = max,
+            31 => self.0 = self.0.min(max),
+            _ => {}
         }
     }
 
@@ -110,6 +107,13 @@ mod tests {
                 frame_max: 4096
             }
         );
+        // A tune-ok above the limit, or of 0 (none), does not raise it.
+        for choice in [1_000_000u32, 0] {
+            let mut up = tune(31, 60);
+            up[13..17].copy_from_slice(&choice.to_be_bytes());
+            max.saw(&up);
+            assert_eq!(max, FrameMax(4096));
+        }
         // A 4 GB frame (u32::MAX): refused, no sum wraps.
         assert!(max.check(&at(u32::MAX)).is_err());
         // The broker's close: channel 0, connection.close, 501.

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::super::test_frames::{frame, short};
+use super::super::test_frames::{frame, short, Greeted};
 use super::tests::{ack, channel_close, delivery};
 use super::*;
 use crate::chaos::Faults;
@@ -32,6 +32,7 @@ fn amqp(state: &Arc<LiveState>) -> Box<dyn Connection> {
         places: Default::default(),
     }
     .connection(1)
+    .greeted()
 }
 
 fn fired(events: &[crate::record::Event]) -> usize {

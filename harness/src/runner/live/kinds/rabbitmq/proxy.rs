@@ -37,8 +37,9 @@ use crate::runner::live::proxy::{Connection, Flow, Protocol, Refusal};
 use crate::runner::live::state::LiveState;
 use ack_faults::KeptAcks;
 use delivery_faults::KeptDeliveries;
-use frame_max::{FrameMax, FrameTooLarge};
+use frame_max::FrameMax;
 use identify::{Consumers, Unnamed};
+use refused::FrameRefused;
 use republish::{Places, Publishing, QueueRole};
 
 /// Makes the reader of each worker connection.
@@ -79,6 +80,7 @@ impl Protocol for Amqp {
             unnamed: HashMap::new(),
             publishing: Publishing::default(),
             frame_max: FrameMax::default(),
+            greeted: false,
             refusal: None,
         })
     }
@@ -133,6 +135,8 @@ struct AmqpConnection {
     publishing: Publishing,
     /// The connection's `frame_max`, as negotiated.
     frame_max: FrameMax,
+    /// The worker's first bytes were `AMQP`.
+    greeted: bool,
     /// A frame over it was read: the connection ends as the broker ends it.
     refusal: Option<Refusal>,
 }
@@ -153,22 +157,27 @@ fn frame_len(buf: &[u8]) -> Option<usize> {
 /// A frame split off a buffer (`None`: not one the parser reads), with its bytes.
 type Split = (Option<AMQPFrame>, Vec<u8>);
 
-/// Splits the complete frames off the front of `buf`, with their bytes, until one is over
-/// `max` (then that one, refused, and what follows are dropped).
-pub(crate) fn frames(buf: &mut Vec<u8>, max: &mut FrameMax) -> (Vec<Split>, Option<FrameTooLarge>) {
+/// Splits the complete frames off the front of `buf`, with their bytes, until one is refused:
+/// over `max`, or its tables nested past [`nesting::MAX_TABLE_DEPTH`] (checked before it is
+/// parsed). The refused frame's bytes, and what follows them, are left in `buf`.
+pub(crate) fn frames(buf: &mut Vec<u8>, max: &mut FrameMax) -> (Vec<Split>, Option<FrameRefused>) {
     let mut out = Vec::new();
     let mut at = 0;
     let mut over = None;
     loop {
         if let Err(e) = max.check(&buf[at..]) {
-            over = Some(e);
-            at = buf.len();
+            over = Some(FrameRefused::TooLarge(e));
             break;
         }
         let Some(n) = frame_len(&buf[at..]) else {
             break;
         };
         let bytes = buf[at..at + n].to_vec();
+        let tables = matches!(bytes[0], 1 | 2) && n >= 8;
+        if tables && nesting::deeper_than(&bytes[7..n - 1], nesting::MAX_TABLE_DEPTH) {
+            over = Some(FrameRefused::TooDeep);
+            break;
+        }
         max.saw(&bytes);
         let frame = parse_frame(bytes.as_slice()).ok().map(|(_, f)| f);
         out.push((frame, bytes));
@@ -497,22 +506,50 @@ impl AmqpConnection {
     }
 }
 
+impl AmqpConnection {
+    /// The connection ends as the broker ends it, for `e` (from the worker: `up`, answered
+    /// with the broker's last words; from the broker: the proxy cannot read on).
+    fn refuse(&mut self, e: FrameRefused, up: bool) {
+        self.refusal = Some(match up {
+            true => Refusal {
+                why: format!("the worker sent {e}"),
+                to_worker: e.close(),
+            },
+            false => Refusal {
+                why: format!("the broker sent {e}"),
+                to_worker: Vec::new(),
+            },
+        });
+    }
+}
+
 impl Connection for AmqpConnection {
     fn from_worker(&mut self, bytes: &[u8], forward: &mut Vec<u8>) -> Flow {
+        self.from_worker.extend_from_slice(bytes);
+        if !self.greeted {
+            match refused::greeting(&self.from_worker) {
+                Ok(seen) => self.greeted = seen,
+                Err(e) => {
+                    self.from_worker.clear();
+                    self.refuse(e, true);
+                    return Flow::Go;
+                }
+            }
+        }
         // Frame by frame when a frame may change on its way; else the bytes go on as they come.
         let by_frame = self.wire.is_some() || self.acks_faulted;
         if !by_frame {
             forward.extend_from_slice(bytes);
         }
-        self.from_worker.extend_from_slice(bytes);
         let mut buf = std::mem::take(&mut self.from_worker);
         let (split, over) = frames(&mut buf, &mut self.frame_max);
         if let Some(e) = over {
-            let why = format!("the worker sent {e}");
-            self.refusal = Some(Refusal {
-                why,
-                to_worker: e.close(),
-            });
+            // The refused frame's bytes that came in this read do not go on.
+            if !by_frame {
+                forward.truncate(forward.len() - buf.len().min(bytes.len()));
+            }
+            buf.clear();
+            self.refuse(e, true);
         }
         for (frame, raw) in split {
             let instead = frame.as_ref().and_then(|f| self.worker_frame(f));
@@ -534,11 +571,8 @@ impl Connection for AmqpConnection {
         let mut buf = std::mem::take(&mut self.from_server);
         let (split, over) = frames(&mut buf, &mut self.frame_max);
         if let Some(e) = over {
-            let why = format!("the broker sent {e}");
-            self.refusal = Some(Refusal {
-                why,
-                to_worker: Vec::new(),
-            });
+            buf.clear();
+            self.refuse(e, false);
         }
         self.from_server = buf;
         for (frame, raw) in split {
@@ -590,6 +624,10 @@ mod delivery_faults;
 pub(crate) mod frame_max;
 #[path = "identify.rs"]
 mod identify;
+#[path = "nesting.rs"]
+mod nesting;
+#[path = "refused.rs"]
+pub(crate) mod refused;
 #[path = "republish.rs"]
 pub mod republish;
 

@@ -1,7 +1,7 @@
 //! The AMQP proxy on frames written by hand: deliveries held until their header, acks with
 //! `multiple`, a channel the broker closes, durations on the scaled clock, frame splitting.
 
-use super::super::test_frames::{frame, short, tune};
+use super::super::test_frames::{frame, short, tune, Greeted};
 use super::*;
 
 /// basic.deliver (60, 60) of `tag`, its content header with `message_id` = `seq` and a body.
@@ -63,7 +63,8 @@ async fn deliveries_are_held_until_their_header_and_acks_of_a_closed_channel_are
         wire: None,
         places: Default::default(),
     }
-    .connection(1);
+    .connection(1)
+    .greeted();
     let mut out = Vec::new();
     // Delivery tag 1 of seq 7, in two reads split inside the header: nothing passes until
     // the header names the message, then everything read so far.
@@ -133,7 +134,8 @@ async fn a_scaled_workers_durations_are_converted_and_its_deliveries_still_obser
         wire: Some(WireTime::new(0.05)),
         places: Default::default(),
     }
-    .connection(1);
+    .connection(1)
+    .greeted();
     let mut out = Vec::new();
     // The server's 60 s heartbeat reaches the worker as 1200 (profile) seconds.
     c.from_server(&tune(30, 60), &mut out);
@@ -187,10 +189,57 @@ fn frames_are_split_at_their_length_and_a_partial_frame_waits() {
 }
 
 #[tokio::test]
+async fn a_connection_that_does_not_open_with_amqp_or_nests_its_tables_past_128_is_refused() {
+    let open = || {
+        Amqp {
+            state: one_worker(1.0),
+            ledger: Arc::new(Ledger::default()),
+            consumer_timeout: 1_000,
+            wire: None,
+            places: Default::default(),
+        }
+        .connection(1)
+    };
+    // An HTTP request where the protocol header goes: nothing goes on, the broker's header back.
+    let mut c = open();
+    let mut out = Vec::new();
+    c.from_worker(b"GET / HTTP/1.1\r\n", &mut out);
+    assert!(out.is_empty());
+    let r = c.refusal().unwrap();
+    assert_eq!(r.to_worker, b"AMQP\x00\x00\x09\x01");
+    assert!(r
+        .why
+        .contains(r#""GET / HTTP/1.1\r\n" where the AMQP protocol header"#));
+    // A connection.start-ok whose client properties nest 200 tables deep (1,400 bytes): the
+    // header goes on, the frame does not; connection.close 502 back.
+    let mut tables = Vec::new();
+    for _ in 0..200 {
+        let mut t = vec![b'F'];
+        t.extend_from_slice(&((tables.len() + 2) as u32).to_be_bytes());
+        t.extend_from_slice(&[1, b'k']);
+        t.append(&mut tables);
+        tables = t;
+    }
+    let mut c = open();
+    let mut out = Vec::new();
+    let mut bytes = b"AMQP\x00\x00\x09\x01".to_vec();
+    bytes.extend(frame(1, 0, &[&[0, 10, 0, 11][..], &tables].concat()));
+    c.from_worker(&bytes, &mut out);
+    assert_eq!(out, b"AMQP\x00\x00\x09\x01");
+    let r = c.refusal().unwrap();
+    assert_eq!(
+        r.why,
+        "the worker sent a frame whose field tables nest deeper than 128: SYNTAX_ERROR"
+    );
+    assert_eq!(&r.to_worker[7..13], &[0, 10, 0, 50, 1, 246]);
+}
+
+#[tokio::test]
 async fn a_frame_over_frame_max_is_refused_at_its_header_with_the_brokers_501() {
     // A body frame declaring 2^32 - 1 bytes, its header there: refused now (the default
     // frame_max, 131072), nothing of it buffered, the worker sent connection.close 501. With
-    // no rule changing frames, bytes go on as they come: the broker sees it too.
+    // no rule changing frames, bytes go on as they come, but not the refused frame's: the
+    // broker sees the protocol header before it only.
     let mut c = Amqp {
         state: one_worker(1.0),
         ledger: Arc::new(Ledger::default()),
@@ -203,7 +252,7 @@ async fn a_frame_over_frame_max_is_refused_at_its_header_with_the_brokers_501() 
     let mut bytes = b"AMQP\x00\x00\x09\x01".to_vec();
     bytes.extend_from_slice(&[3, 0, 1, 0xFF, 0xFF, 0xFF, 0xFF, b'x']);
     c.from_worker(&bytes, &mut out);
-    assert_eq!(out, bytes);
+    assert_eq!(out, b"AMQP\x00\x00\x09\x01");
     let r = c.refusal().unwrap();
     assert_eq!(
         r.why,

@@ -2,7 +2,7 @@
 //! retry through a delay queue, a Celery-style retry to the queue itself, and a reject that the
 //! queue's arguments dead-letter to the framework's queue.
 
-use super::super::test_frames::{frame, short};
+use super::super::test_frames::{frame, short, Greeted};
 use super::tests::{ack, delivery};
 use super::*;
 use crate::workload::key_reader::KeyReader;
@@ -94,7 +94,8 @@ fn connection(rejects_dead_letter: bool) -> (Arc<LiveState>, Arc<Ledger>, Box<dy
         wire: None,
         places: Arc::new(places),
     }
-    .connection(1);
+    .connection(1)
+    .greeted();
     (state, ledger, c)
 }
 
@@ -222,7 +223,8 @@ async fn a_retry_published_on_another_connection_after_its_ack_is_still_that_del
             rejects_dead_letter: true,
         }),
     }
-    .connection(1);
+    .connection(1)
+    .greeted();
     let mut out = Vec::new();
     consumer.from_worker(&consume(1, "q"), &mut out);
     consumer.from_server(&consume_ok(1, "t1"), &mut out);

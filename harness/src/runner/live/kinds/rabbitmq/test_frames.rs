@@ -25,3 +25,15 @@ pub fn tune(method: u8, heartbeat: u16) -> Vec<u8> {
     m.extend_from_slice(&heartbeat.to_be_bytes());
     frame(1, 0, &m)
 }
+
+/// A proxy connection whose worker has sent the protocol header, as every AMQP client opens.
+pub trait Greeted {
+    fn greeted(self) -> Self;
+}
+
+impl Greeted for Box<dyn crate::runner::live::proxy::Connection> {
+    fn greeted(mut self) -> Self {
+        self.from_worker(b"AMQP\x00\x00\x09\x01", &mut Vec::new());
+        self
+    }
+}

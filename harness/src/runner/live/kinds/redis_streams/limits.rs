@@ -49,6 +49,9 @@ pub enum OverLimit {
     Depth(usize),
     NotBulk(u8),
     Line(usize),
+    /// A command's array or bulk string header whose length is no length (`*` or `$`, then the
+    /// header's first bytes, escaped): an overflowing number, a negative bulk length, garbage.
+    NotALength(u8, String),
 }
 
 impl OverLimit {
@@ -59,6 +62,8 @@ impl OverLimit {
             OverLimit::Multibulk(_) | OverLimit::Depth(_) => "invalid multibulk length".into(),
             OverLimit::NotBulk(got) => format!("expected '$', got '{}'", *got as char),
             OverLimit::Line(_) => "too big mbulk count string".into(),
+            OverLimit::NotALength(b'*', _) => "invalid multibulk length".into(),
+            OverLimit::NotALength(..) => "invalid bulk length".into(),
         };
         format!("-ERR Protocol error: {what}\r\n").into_bytes()
     }
@@ -81,6 +86,14 @@ impl std::fmt::Display for OverLimit {
                 (*got as char).escape_default()
             ),
             OverLimit::Line(n) => write!(f, "a line of {n}+ bytes without its end"),
+            OverLimit::NotALength(t, text) => {
+                let what = if *t == b'*' {
+                    "an array"
+                } else {
+                    "a bulk string"
+                };
+                write!(f, "{what} whose length \"{text}\" is no length Redis reads")
+            }
         }
     }
 }
@@ -132,7 +145,13 @@ pub fn check(buf: &[u8], limits: &Limits) -> Result<(), OverLimit> {
                 pos = next;
                 false
             }
-            // A length that is no number: the decoder's to judge (a streamed RESP3 string).
+            // In a command, a length that is no number (or a bulk's below 0) is Redis's
+            // `invalid (multi)bulk length`; in a reply, the decoder's to judge (a streamed
+            // RESP3 string).
+            (b'$' | b'*', None) | (b'$', Some(..0)) if limits.bulk_only => {
+                let text = line[..line.len().min(24)].escape_ascii().to_string();
+                return Err(OverLimit::NotALength(t, text));
+            }
             (b'$' | b'!' | b'=' | b'*' | b'~' | b'>' | b'%' | b'|', None) => return Ok(()),
             // A null, an empty aggregate, any one-line value.
             _ => {
@@ -214,6 +233,25 @@ mod tests {
             check(b"$9223372036854775807\r\n", &REPLIES),
             Err(OverLimit::Bulk(i64::MAX))
         );
+        // A length past i64 (the overflowing size), garbage, a negative bulk: each Redis's
+        // `invalid (multi)bulk length`, whatever the line holds.
+        let e = check(b"*1\r\n$99999999999999999999999\r\n", &COMMANDS).unwrap_err();
+        assert_eq!(e.answer(), b"-ERR Protocol error: invalid bulk length\r\n");
+        assert!(
+            e.to_string().contains(r#""99999999999999999999999""#),
+            "{e}"
+        );
+        let e = check(b"*\xff\xfegarbage\r\n", &COMMANDS).unwrap_err();
+        assert_eq!(e, OverLimit::NotALength(b'*', r"\xff\xfegarbage".into()));
+        assert_eq!(
+            e.answer(),
+            b"-ERR Protocol error: invalid multibulk length\r\n"
+        );
+        let e = check(b"*1\r\n$-1\r\n", &COMMANDS).unwrap_err();
+        assert_eq!(e, OverLimit::NotALength(b'$', "-1".into()));
+        // A reply's null bulk, and a streamed RESP3 string's `$?`, are not refused.
+        assert_eq!(check(b"$-1\r\n", &REPLIES), Ok(()));
+        assert_eq!(check(b"$?\r\n;4\r\nabcd\r\n;0\r\n", &REPLIES), Ok(()));
         // 64 KB of garbage without a line end.
         let e = check(&[b'*'; 65 * 1024], &COMMANDS).unwrap_err();
         assert_eq!(e, OverLimit::Line(65 * 1024));
