@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::profile::kinds;
 use crate::report::Format;
 
 /// Load-test and chaos harness for message-queue consumers.
@@ -28,7 +29,7 @@ pub enum Command {
     /// Run one scenario, print a summary table and write a report folder.
     ///
     /// Example: ackbench run profiles/marlow-thursday.yaml --set broker.visibility_timeout=90s
-    #[command(after_long_help = RUN_YOUR_CONSUMER)]
+    #[command(after_long_help = run_your_consumer())]
     Run(RunArgs),
     /// Validate a profile (and any --set overrides) without running it.
     Check(CheckArgs),
@@ -146,7 +147,7 @@ Your own consumer, unmodified (mode: live):
   names with the run's values, no shell wrapper needed:
 
     mode: live
-    broker: { kind: sqs }              # or rabbitmq, nats, redis-streams
+    broker: { kind: {DEFAULT_KIND} }              # or {OTHER_KINDS}
     consumer:
       command: [python3, worker.py]
       workers: 2
@@ -171,6 +172,17 @@ The same profile as its sim model (no broker, no program, deterministic by seed)
       sim: { target: ack-after-work }
 
     ackbench run profiles/frameworks/celery-rabbitmq.yaml --mode sim";
+
+/// [`RUN_YOUR_CONSUMER`] with the other kinds that run live, from the kinds' registry.
+fn run_your_consumer() -> String {
+    let others: Vec<&str> = (kinds::KINDS.iter())
+        .filter(|k| matches!(k.live, kinds::Live::Runs) && k.name != kinds::DEFAULT.name)
+        .map(|k| k.name)
+        .collect();
+    RUN_YOUR_CONSUMER
+        .replace("{DEFAULT_KIND}", kinds::DEFAULT.name)
+        .replace("{OTHER_KINDS}", &others.join(", "))
+}
 
 const SWEEP_EXAMPLES: &str = "\
 Examples:

@@ -16,7 +16,8 @@
 //! # Layout
 //!
 //! The public surface is the root: [`Bench`], [`BenchError`], [`Summary`], [`Verdict`],
-//! [`SimClient`], [`Scenario`], [`ProfileError`], [`RunError`] and [`targets`]. The modules
+//! [`SimClient`], [`Scenario`], [`ProfileError`], [`RunError`] and [`targets`], and
+//! [`summary`], which names every type a [`Summary`] holds. The modules
 //! below that are `pub` are so only for the `ackbench` binary (`cli`, `commands`), the benches
 //! (`harness/benches`) and the end-to-end tests (`tests/e2e`), and are `#[doc(hidden)]`: they
 //! are not a stable interface; inside them too, only what those use is `pub` (`broker::sqs`,
@@ -51,7 +52,8 @@
 //! - `sizing`: sweeps over a grid of settings; lease, worker, limit and alert sizing.
 //! - `fuzz_entry`: the parsers of outside bytes (SQS requests, the proxies' frames, the
 //!   provider's calls) as entry points for `fuzz/`'s targets.
-//! - `stdout`: printing that ends quietly when stdout is closed (`| head`).
+//! - `stdout`: printing that ends quietly when stdout is closed (`| head`): `stdout::outln!`.
+//! - `summary`: the types of a [`Summary`]'s fields, by name.
 
 mod bench;
 #[doc(hidden)]
@@ -79,8 +81,8 @@ pub(crate) mod seed;
 pub(crate) mod seq_window;
 pub(crate) mod serving;
 pub(crate) mod sizing;
-#[doc(hidden)]
-pub mod stdout;
+pub(crate) mod stdout;
+pub mod summary;
 pub(crate) mod verdict;
 pub(crate) mod workload;
 

@@ -2,7 +2,7 @@
 //!
 //! `println!` panics when stdout is a closed pipe (`ackbench run ... | head -1`), which would
 //! replace the verdict's exit code with a panic's 101. Everything the subcommands print goes
-//! through [`out!`](crate::out) and [`outln!`](crate::outln) instead: the first failed write
+//! through [`out!`] and [`outln!`] instead (`crate::stdout::outln!`): the first failed write
 //! ends printing for the rest of the process (a closed pipe silently, any other error with one
 //! line on stderr), and the command carries on to its own exit code.
 
@@ -26,13 +26,7 @@ pub fn write(args: fmt::Arguments<'_>) {
     }
 }
 
-/// Whether printing has ended (stdout failed once).
-pub fn closed() -> bool {
-    CLOSED.load(Ordering::Relaxed)
-}
-
 /// `print!` that ends printing, instead of panicking, once stdout is closed.
-#[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::stdout::write(format_args!($($arg)*))
@@ -40,7 +34,6 @@ macro_rules! out {
 }
 
 /// `println!` that ends printing, instead of panicking, once stdout is closed.
-#[macro_export]
 macro_rules! outln {
     () => {
         $crate::stdout::write(format_args!("\n"))
@@ -49,3 +42,5 @@ macro_rules! outln {
         $crate::stdout::write(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
+
+pub(crate) use {out, outln};

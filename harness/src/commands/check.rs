@@ -8,6 +8,6 @@ pub fn check(args: CheckArgs) -> Outcome {
     let sets = sets_with_mode(&args.profile.profile, &args.profile.sets, &args.mode)?;
     let s = load(&args.profile.profile, &sets)?;
     super::consumer_program::check(&args.profile.profile, &s)?;
-    crate::outln!("ok: {} ({})", s.name, args.profile.profile.display());
+    crate::stdout::outln!("ok: {} ({})", s.name, args.profile.profile.display());
     Ok(exit_code(exit::PASS))
 }

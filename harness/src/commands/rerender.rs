@@ -9,7 +9,7 @@ pub fn rerender(args: ReportArgs) -> Outcome {
     let files = report::rerender(&args.dir, &args.formats)
         .map_err(|e| CommandError::bad_input(e.to_string()))?;
     for f in files {
-        crate::outln!("{}", f.display());
+        crate::stdout::outln!("{}", f.display());
     }
     Ok(exit_code(exit::PASS))
 }

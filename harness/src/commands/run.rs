@@ -21,7 +21,7 @@ pub fn run(args: RunArgs) -> Outcome {
     let ready = prepare(&args)?;
     if !args.quiet {
         let mode = mode_name(ready.scenario.mode);
-        crate::outln!(
+        crate::stdout::outln!(
             "ackbench: {} (mode {mode}, seed {})",
             ready.scenario.name,
             ready.scenario.seed
@@ -187,17 +187,17 @@ fn show(args: &RunArgs, ready: &Ready, summary: &Summary, traces: &[String]) {
     let (name, out) = (&ready.scenario.name, ready.out.display());
     if args.quiet {
         match &summary.incomplete_reason {
-            Some(why) => crate::outln!(
+            Some(why) => crate::stdout::outln!(
                 "{name}: {} ({why}; partial report in {out})",
                 summary.verdict
             ),
-            None => crate::outln!("{name}: {}", summary.verdict),
+            None => crate::stdout::outln!("{name}: {}", summary.verdict),
         }
         return;
     }
-    crate::out!("{}", report::console::table(summary));
+    crate::stdout::out!("{}", report::console::table(summary));
     for text in traces {
-        crate::out!("\n{text}");
+        crate::stdout::out!("\n{text}");
     }
     let partial = if summary.complete {
         ""
@@ -208,8 +208,8 @@ fn show(args: &RunArgs, ready: &Ready, summary: &Summary, traces: &[String]) {
         Prepared::Replacing => " (replaced the earlier report there)",
         Prepared::New | Prepared::Forced => "",
     };
-    crate::outln!("report: {out}{partial}{replaced}");
-    crate::outln!("reproduce: {}", super::program::pasteable(&ready.reproduce));
+    crate::stdout::outln!("report: {out}{partial}{replaced}");
+    crate::stdout::outln!("reproduce: {}", super::program::pasteable(&ready.reproduce));
 }
 
 /// How the run keeps its history (`--record`): `--trace` needs the full record; `stream` is

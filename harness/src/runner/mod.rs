@@ -134,3 +134,22 @@ pub fn ramp_record(w: &crate::profile::WorkloadSpec) -> Option<crate::record::Ra
         _ => None,
     }
 }
+
+impl crate::record::RunRecord {
+    /// A record of a run of `s` with what the scenario says of it (the lease, the workers, the
+    /// provider's phases, the chaos rules, the broker kind, the ramp) and nothing recorded yet:
+    /// the sim and live runners each fill in what happened.
+    pub fn described(s: &Scenario) -> crate::record::RunRecord {
+        crate::record::RunRecord {
+            visibility_timeout: nanos(s.broker.lease),
+            workers: s.consumer.workers,
+            phases: (s.provider.phases.iter())
+                .map(|p| phase_record(p, &s.run))
+                .collect(),
+            chaos: crate::chaos::describe(&s.chaos),
+            broker_kind: s.broker.kind.name().to_string(),
+            ramp: ramp_record(&s.workload),
+            ..Default::default()
+        }
+    }
+}

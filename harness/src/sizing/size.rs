@@ -218,11 +218,11 @@ pub fn size(args: &SizeRequest) -> Result<(), SizingError> {
 
     let md = markdown::render(&plan);
     let written = write(&out, &plan, &md)?;
-    crate::out!("{md}");
-    crate::outln!();
-    crate::outln!("sizing: {}", out.display());
+    crate::stdout::out!("{md}");
+    crate::stdout::outln!();
+    crate::stdout::outln!("sizing: {}", out.display());
     for f in written {
-        crate::outln!("  {}", f.display());
+        crate::stdout::outln!("  {}", f.display());
     }
     Ok(())
 }

@@ -99,7 +99,7 @@ pub fn sweep(args: &SweepRequest) -> Result<(), SizingError> {
     let jobs = args
         .jobs
         .map_or_else(parallel::default_jobs, |j| j as usize);
-    crate::outln!(
+    crate::stdout::outln!(
         "ackbench sweep: {} ({} points, {} jobs, at most {MAX_POINTS} points)",
         base.name,
         points.len(),
@@ -116,10 +116,10 @@ pub fn sweep(args: &SweepRequest) -> Result<(), SizingError> {
 
     let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
     let written = write(&out, &axes, &paths, &metrics, &points, &outcomes)?;
-    crate::out!("{}", sweep_table::table(&paths, &metrics, &outcomes));
-    crate::outln!("sweep: {}", out.display());
+    crate::stdout::out!("{}", sweep_table::table(&paths, &metrics, &outcomes));
+    crate::stdout::outln!("sweep: {}", out.display());
     for f in written {
-        crate::outln!("  {}", f.display());
+        crate::stdout::outln!("  {}", f.display());
     }
     Ok(())
 }

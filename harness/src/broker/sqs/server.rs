@@ -196,9 +196,9 @@ pub fn run_standalone(listen: SocketAddr, config: SqsConfig) -> io::Result<()> {
     rt.block_on(async move {
         let names: Vec<String> = config.queues.iter().map(|(n, _)| n.clone()).collect();
         let server = SqsServer::bind(listen, config).await?;
-        crate::outln!("ackbench broker: SQS endpoint at {}", server.endpoint_url());
+        crate::stdout::outln!("ackbench broker: SQS endpoint at {}", server.endpoint_url());
         for n in &names {
-            crate::outln!("  queue {n}: {}", server.queue_url(n));
+            crate::stdout::outln!("  queue {n}: {}", server.queue_url(n));
         }
         let trimmer = tokio::spawn(crate::serving::trim::keep_trimming(Duration::from_secs(1)));
         crate::serving::stop::stop_signal().await;

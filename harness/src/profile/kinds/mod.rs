@@ -294,6 +294,29 @@ pub fn names() -> &'static [&'static str] {
     })
 }
 
+/// The kinds a live run drives on a real broker, as help and messages list them ("a, b, or c"):
+/// every kind that runs live, one whose live runs default to its embedded broker said `with an
+/// endpoint`.
+pub fn real_brokers() -> String {
+    let names: Vec<String> = (KINDS.iter())
+        .filter(|k| matches!(k.live, Live::Runs))
+        .map(|k| match k.connections {
+            Connections::Embedded { .. } => format!("{} with an endpoint", k.name),
+            _ => k.name.to_string(),
+        })
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{}, or {last}", rest.join(", ")),
+        _ => names.concat(),
+    }
+}
+
+/// Whether live runs of `kind` default to ackbench's embedded broker of the kind (no
+/// `broker.url`), which sees its workers itself.
+pub fn embedded(kind: &KindDescriptor) -> bool {
+    matches!(kind.connections, Connections::Embedded { .. })
+}
+
 /// The words of the lease of the kind named `name` (a record's or summary.json's
 /// `broker_kind`); a name no kind has (a folder written by a later ackbench) reads as "lease".
 pub fn lease_words(name: &str) -> &'static str {

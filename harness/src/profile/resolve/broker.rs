@@ -7,7 +7,7 @@ use crate::profile::kinds::{self, KindDescriptor};
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{ObserveName, RawBroker};
-use crate::profile::scenario::{BrokerKind, BrokerSpec, Mode, Observe, QueueName};
+use crate::profile::scenario::{BrokerSpec, Mode, Observe, QueueName};
 
 pub fn resolve(mut raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
     let kind = raw.kind.map_or(kinds::DEFAULT, |k| k.0);
@@ -81,15 +81,19 @@ pub fn check_observe(
     if broker.observe == Observe::Proxy {
         return Ok(());
     }
-    let embedded = broker.kind == BrokerKind::Sqs && broker.url.is_none();
+    let embedded = kinds::embedded(broker.kind.descriptor()) && broker.url.is_none();
     let why = if mode != Mode::Live {
-        "observe: none is for live runs (mode: live): a sim run has no proxy"
+        "observe: none is for live runs (mode: live): a sim run has no proxy".to_string()
     } else if embedded {
-        "observe: none needs a real broker (rabbitmq, nats, redis-streams, or sqs with an \
-         endpoint): the embedded SQS endpoint sees its workers itself, with no proxy"
+        format!(
+            "observe: none needs a real broker ({}): the embedded broker sees its workers \
+             itself, with no proxy",
+            kinds::real_brokers()
+        )
     } else if chaos > 0 {
         "observe: none runs without chaos rules: a kill needs the deliveries only the proxy \
          sees (its point, its delivery number); remove chaos or use observe: proxy"
+            .to_string()
     } else {
         return Ok(());
     };

@@ -36,9 +36,9 @@ pub async fn serve(
     )
     .await?;
     let trimmer = tokio::spawn(crate::serving::trim::keep_trimming(Duration::from_secs(1)));
-    crate::outln!("provider listening on http://{}", p.local_addr());
+    crate::stdout::outln!("provider listening on http://{}", p.local_addr());
     for w in 1..=workers {
-        crate::outln!("  worker {w}: {}", p.base_url(w));
+        crate::stdout::outln!("  worker {w}: {}", p.base_url(w));
     }
     match run_for {
         Some(d) => tokio::select! {
@@ -52,14 +52,14 @@ pub async fn serve(
     trimmer.abort();
     let ledger = p.shutdown().await;
     let answered = ledger.calls.iter().filter(|c| c.ended.is_some()).count();
-    crate::outln!(
+    crate::stdout::outln!(
         "calls {}, answered {answered}, effects {}",
         ledger.calls.len(),
         ledger.effects.len()
     );
     if let Some(path) = ledger_csv {
         write_csv(&ledger, path)?;
-        crate::outln!("ledger: {}", path.display());
+        crate::stdout::outln!("ledger: {}", path.display());
     }
     Ok(ledger)
 }

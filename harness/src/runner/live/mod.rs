@@ -62,7 +62,7 @@ use kinds::{Context, LiveBroker, OpenError};
 use published::Published;
 use sampling::Sampling;
 use spawn::Spawner;
-use state::{Hooks, LiveState};
+use state::{LiveState, StateHooks};
 use workers::Scratch;
 
 /// Runs `scenario` live and returns what it recorded (in profile time); stops early, with the
@@ -142,18 +142,18 @@ async fn run_live(
         crate::metrics::timeseries::default_interval_over(nanos(s.run.duration + s.run.drain))
     });
     let sampling = Sampling::start(&*broker, state.clock, every).await;
-    let ran = use_broker(
-        s,
-        &plan,
-        &*broker,
-        &state,
+    let open = Open {
+        scenario: s,
+        plan: &plan,
+        broker: &*broker,
+        state: &state,
         published,
-        (&spawner, clock, consumer_clock),
+        spawner: &spawner,
+        clock,
+        consumer_clock,
         sampling,
-        progress,
-        interrupt,
-    )
-    .await;
+    };
+    let ran = use_broker(open, progress, interrupt).await;
     let finished = broker.finish().await;
     let ran = ran?;
     if !finished.left_behind.is_empty() {
@@ -168,18 +168,8 @@ async fn run_live(
         ledger: ran.ledger,
         end: ran.end,
         publish_end: nanos(s.run.duration),
-        visibility_timeout: nanos(s.broker.lease),
-        workers: s.consumer.workers,
-        phases: s
-            .provider
-            .phases
-            .iter()
-            .map(|p| crate::runner::phase_record(p, &s.run))
-            .collect(),
         ingress: ran.ingress,
         incomplete: ran.interrupted.then(|| interrupt::REASON.to_string()),
-        chaos: crate::chaos::describe(&s.chaos),
-        broker_kind: s.broker.kind.name().to_string(),
         publishes: ran.publishes,
         publisher: ran.publisher,
         broker_samples: ran.broker_samples,
@@ -187,10 +177,10 @@ async fn run_live(
         worker_logs: ran.worker_logs,
         unattributed_calls: ran.unattributed_calls,
         broken_connections: ran.broken_connections,
-        ramp: crate::runner::ramp_record(&s.workload),
         harness_cpu: ran.harness_cpu,
         commit_handlers: finished.commit_handlers,
         removed: finished.removed,
+        ..RunRecord::described(s)
     })
 }
 
@@ -212,24 +202,40 @@ struct Ran {
     harness_cpu: Option<crate::record::HarnessCpu>,
 }
 
+/// A run with its broker open: what [`use_broker`] runs against.
+struct Open<'a> {
+    scenario: &'a Scenario,
+    plan: &'a workload::Plan,
+    broker: &'a dyn LiveBroker,
+    state: &'a Arc<LiveState>,
+    /// The run publishes its messages itself (not an ingress load's service).
+    published: Option<Arc<Published>>,
+    spawner: &'a Spawner,
+    /// The consumers' scaled clock, and what is known of it so far.
+    clock: Option<Arc<clock::ScaledClock>>,
+    consumer_clock: Option<ConsumerClockRecord>,
+    /// The broker's own counts, sampled (when the kind has a sampler).
+    sampling: Option<Sampling>,
+}
+
 /// The provider, the workers and the ingress load against an open broker; publish, drive,
 /// stop. Every worker and program is stopped before this returns, whatever happened.
-#[allow(clippy::too_many_arguments)]
 async fn use_broker(
-    s: &Scenario,
-    plan: &workload::Plan,
-    broker: &dyn LiveBroker,
-    state: &Arc<LiveState>,
-    published: Option<Arc<Published>>,
-    (spawner, clock, mut consumer_clock): (
-        &Spawner,
-        Option<Arc<clock::ScaledClock>>,
-        Option<ConsumerClockRecord>,
-    ),
-    sampling: Option<Sampling>,
+    open: Open<'_>,
     progress: &mut dyn FnMut(Progress),
     interrupt: &Interrupt,
 ) -> Result<Ran, RunError> {
+    let Open {
+        scenario: s,
+        plan,
+        broker,
+        state,
+        published,
+        spawner,
+        clock,
+        mut consumer_clock,
+        sampling,
+    } = open;
     // An interruption ends the run the same way as its end does: every worker stopped first.
     let mut interruptions = interrupt.subscribe();
     let mut interrupted = interrupt.requested();
@@ -242,7 +248,7 @@ async fn use_broker(
             state.clock,
             s.provider.key.clone(),
             s.consumer.workers,
-            Arc::new(Hooks(state.clone())),
+            Arc::new(StateHooks(state.clone())),
         )
         .await
         .map_err(|e| RunError::Live(format!("cannot serve the provider on 127.0.0.1: {e}")))?,

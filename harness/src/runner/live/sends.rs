@@ -196,7 +196,7 @@ mod tests {
     use crate::provider::http::LiveClock;
     use crate::provider::ProviderModel;
     use crate::runner::live::kinds::{BoxFuture, Counts, Finished, QueueFactory};
-    use crate::runner::live::state::Hooks;
+    use crate::runner::live::state::StateHooks;
 
     const M: Nanos = 60_000_000_000;
 
@@ -277,7 +277,7 @@ consumer: { target: ack-after-work }
             clock,
             s.provider.key.clone(),
             1,
-            Arc::new(Hooks(state.clone())),
+            Arc::new(StateHooks(state.clone())),
         )
         .await
         .expect("provider");

@@ -490,9 +490,9 @@ impl LiveState {
 
 /// Hooks handed to the endpoint and the provider: a handle to the run's state.
 #[derive(Clone)]
-pub struct Hooks(pub Arc<LiveState>);
+pub struct StateHooks(pub Arc<LiveState>);
 
-impl SqsHooks for Hooks {
+impl SqsHooks for StateHooks {
     fn receive_requested(&self, queue: &str, worker: WorkerId) {
         if queue != self.0.queue || worker as usize > lock(&self.0.workers).len() || worker == 0 {
             return;
@@ -573,14 +573,14 @@ impl LiveState {
     }
 }
 
-impl Hooks {
+impl StateHooks {
     /// Whether `queue` and `worker` are the run's (the endpoint serves other clients too).
     fn ours(&self, queue: &str, worker: WorkerId) -> bool {
         queue == self.0.queue && worker != 0 && worker as usize <= lock(&self.0.workers).len()
     }
 }
 
-impl LiveHooks for Hooks {
+impl LiveHooks for StateHooks {
     fn attribute(&self, worker: WorkerId, key: &str, seq: Option<Seq>) -> u32 {
         self.0.attribute(worker, key, seq)
     }

@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 use super::kinds::{BoxFuture, Confirmation, Counts, FifoSend, Finished, LiveBroker, QueueFactory};
 use super::publisher::Publisher;
 use super::sends::Sends;
-use super::state::{Hooks, LiveState};
+use super::state::{LiveState, StateHooks};
 use crate::chaos::KillSchedule;
 use crate::provider::http::{HttpProvider, LiveClock};
 use crate::provider::ProviderModel;
@@ -110,7 +110,7 @@ async fn run_parts() -> (Arc<LiveState>, HttpProvider) {
         clock,
         s.provider.key.clone(),
         1,
-        Arc::new(Hooks(state.clone())),
+        Arc::new(StateHooks(state.clone())),
     )
     .await
     .expect("provider");

@@ -111,34 +111,14 @@ pub(crate) fn run_consumer(
     world.flush_last(sink);
     let publishes = world.plan.sends.is_some().then_some(world.publishes);
     let record = RunRecord {
-        unattributed_calls: Vec::new(),
-        ramp: crate::runner::ramp_record(&scenario.workload),
-        harness_cpu: None,
-        commit_handlers: None,
-        removed: Vec::new(),
-        broken_connections: Vec::new(),
         publishes,
         messages: world.messages,
         events: world.events,
         ledger: world.ledger.into_ledger(),
         end,
         publish_end,
-        visibility_timeout: nanos(b.lease),
-        workers: scenario.consumer.workers,
-        phases: scenario
-            .provider
-            .phases
-            .iter()
-            .map(|p| crate::runner::phase_record(p, &scenario.run))
-            .collect(),
-        ingress: None,
         incomplete: stopped,
-        chaos: crate::chaos::describe(&scenario.chaos),
-        broker_kind: scenario.broker.kind.name().to_string(),
-        broker_samples: None,
-        publisher: None,
-        consumer_clock: None,
-        worker_logs: None,
+        ..RunRecord::described(scenario)
     };
     let (published, plan) = (world.published, &world.plan);
     let key = |seq: Seq| match seq {

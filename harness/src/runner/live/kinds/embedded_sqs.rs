@@ -30,7 +30,7 @@ use crate::provider::http::LiveClock;
 use crate::record::{nanos, EventKind, Seq, WorkerId};
 use crate::runner::live::assemble::Timebase;
 use crate::runner::live::proxy::{Proxy, Unread};
-use crate::runner::live::state::Hooks;
+use crate::runner::live::state::StateHooks;
 use crate::workload::message::Outgoing;
 
 /// The queue's name on the endpoint (its DLQ queue is `ackbench-dlq`); a FIFO queue's is
@@ -73,7 +73,7 @@ impl EmbeddedSqs {
         let broker = setup::sqs_config(b, |d| d.mul_f64(scale));
         let (queue, dlq) = queue_name(s);
         let dead_letter_queue = (b.max_deliveries > 0).then_some(dlq);
-        let hooks = Hooks(cx.state.clone());
+        let hooks = StateHooks(cx.state.clone());
         let config = SqsConfig {
             queues: vec![(
                 queue.clone(),

@@ -21,7 +21,7 @@ use super::answers;
 use crate::broker::sqs::{parse_request, Action, NewMessage, Protocol, SqsHooks};
 use crate::record::{AckOutcome, Nanos, Republish, Seq, WorkerId};
 use crate::runner::live::kinds::QUEUE;
-use crate::runner::live::state::{Hooks, LiveState};
+use crate::runner::live::state::{LiveState, StateHooks};
 
 /// The largest request a worker may send (SQS's 1 MiB batches, with room for the envelope).
 const MAX_REQUEST_BYTES: usize = 2 * 1024 * 1024;
@@ -86,7 +86,7 @@ pub async fn forward(State(port): State<Port>, req: Request) -> Response {
     match parsed.as_ref().map(|r| &r.action) {
         // The worker asks for its next message: its handler of the last one ended.
         Some(Action::ReceiveMessage(_)) => {
-            Hooks(o.state.clone()).receive_requested(QUEUE, port.worker)
+            StateHooks(o.state.clone()).receive_requested(QUEUE, port.worker)
         }
         Some(Action::SendMessage { queue, message }) => sent(&port, queue, [message]),
         Some(Action::SendMessageBatch { queue, entries }) => sent(

@@ -20,7 +20,7 @@
 
 use std::time::Instant;
 
-use super::entries::Place;
+use super::entries::EntryPlace;
 use super::proxy::{Expect, RespConnection};
 use super::resp::{encode_command, Frame, Reply};
 use crate::runner::live::proxy::Flow;
@@ -67,7 +67,7 @@ impl RespConnection {
             let holds = run.entries.with(id, run.state.clock.now(), |e| {
                 let delivery = e.held.get(&self.worker).copied();
                 delivery
-                    .filter(|_| e.place != Place::Dead)
+                    .filter(|_| e.place != EntryPlace::Dead)
                     .map(|d| (e.seq, d))
             });
             let fault = holds.flatten().and_then(|(seq, delivery)| {

@@ -108,8 +108,9 @@ mod tests {
                 "ack 1.2 by 2: Deleted",
             ]
         );
-        run.entries
-            .with("0-2", 0, |e| e.place = super::super::entries::Place::Acked);
+        run.entries.with("0-2", 0, |e| {
+            e.place = super::super::entries::EntryPlace::Acked
+        });
         assert_eq!(run.entries.unsettled(), 0);
     }
 }

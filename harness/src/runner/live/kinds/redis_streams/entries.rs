@@ -19,7 +19,7 @@ use crate::record::{Event, EventKind, Nanos, Seq, WorkerId};
 
 /// Where an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
+pub enum EntryPlace {
     /// In the stream, not acked (new, or in a consumer's pending entries list).
     Unsettled,
     /// XACK accepted it.
@@ -37,7 +37,7 @@ pub struct Entry {
     pub owner: Option<WorkerId>,
     /// The latest delivery each worker received.
     pub held: BTreeMap<WorkerId, u32>,
-    pub place: Place,
+    pub place: EntryPlace,
     /// When the entry becomes claimable, while it is pending and that has not been recorded.
     pub claimable_at: Option<Nanos>,
 }
@@ -179,7 +179,7 @@ impl Entries {
         self.lock()
             .entries
             .values()
-            .filter(|e| e.place == Place::Unsettled)
+            .filter(|e| e.place == EntryPlace::Unsettled)
             .count() as u64
     }
 
@@ -196,7 +196,7 @@ impl Entry {
             deliveries,
             owner: None,
             held: BTreeMap::new(),
-            place: Place::Unsettled,
+            place: EntryPlace::Unsettled,
             claimable_at: None,
         }
     }
@@ -205,7 +205,7 @@ impl Entry {
     fn expiry(&mut self, now: Nanos) -> Option<Event> {
         let at = self
             .claimable_at
-            .filter(|&t| t <= now && self.place == Place::Unsettled)?;
+            .filter(|&t| t <= now && self.place == EntryPlace::Unsettled)?;
         self.claimable_at = None;
         Some(Event {
             at,
@@ -247,7 +247,7 @@ mod tests {
         assert!(!t.found("6-0", 1));
         assert!(!t.knows("6-0"));
         // The original entry acked, the copy pending: one unsettled.
-        t.with("0-1", 6, |e| e.place = Place::Acked);
+        t.with("0-1", 6, |e| e.place = EntryPlace::Acked);
         assert_eq!(t.unsettled(), 1);
         // Since a worker added a copy, the run adds message 2 with `*`: its entry is found by
         // its fields (or the reply) as message 2's own, delivery 1 first.
@@ -285,7 +285,7 @@ mod tests {
         assert!(!t.with("0-7", 40, |e| e.is_current(2)).unwrap());
         assert_eq!(t.delivered("9-9", 1, true, 40, 70), None);
         // Acked at 50: no expiry at 70. The run ends at 100: one expiry, delivery 1's at 30.
-        t.with("0-7", 50, |e| e.place = Place::Acked);
+        t.with("0-7", 50, |e| e.place = EntryPlace::Acked);
         let expired: Vec<_> = t.expiries(100).iter().map(|e| (e.at, e.kind)).collect();
         assert_eq!(
             expired,

@@ -34,7 +34,7 @@ use std::time::Instant;
 
 use super::ack_faults::{kept_counts, HeldAcks};
 use super::delivery_faults::{nil, without_entries};
-use super::entries::{Entries, Place};
+use super::entries::{Entries, EntryPlace};
 use super::limits::{check, COMMANDS, REPLIES};
 use super::resp::{command_args, decode, decode_frame, encode_command, Frame, Reply, Resp, Value};
 use super::wire::{Retime, WireTime};
@@ -424,10 +424,10 @@ impl RespConnection {
                 let removed = if ids.len() == 1 {
                     accepted == 1
                 } else {
-                    was == Place::Unsettled && accepted > 0
+                    was == EntryPlace::Unsettled && accepted > 0
                 };
-                if removed && was == Place::Unsettled {
-                    e.place = Place::Acked;
+                if removed && was == EntryPlace::Unsettled {
+                    e.place = EntryPlace::Acked;
                     e.claimable_at = None;
                 }
                 let outcome = match (removed, e.is_current(self.worker)) {
@@ -443,7 +443,7 @@ impl RespConnection {
             });
             match seen {
                 // The ack that completes a move to the dead stream is not the worker's ack.
-                Some((_, _, Place::Dead, AckOutcome::StaleDeleted | AckOutcome::Deleted)) => {}
+                Some((_, _, EntryPlace::Dead, AckOutcome::StaleDeleted | AckOutcome::Deleted)) => {}
                 Some((seq, delivery, _, outcome)) => {
                     run.state.observed_ack(self.worker, seq, delivery, outcome)
                 }
@@ -456,8 +456,8 @@ impl RespConnection {
     fn dead(&self, id: &str) {
         let now = self.run.state.clock.now();
         let moved = self.run.entries.with(id, now, |e| {
-            let first = e.place != Place::Dead;
-            e.place = Place::Dead;
+            let first = e.place != EntryPlace::Dead;
+            e.place = EntryPlace::Dead;
             e.claimable_at = None;
             first.then_some((e.seq, e.deliveries))
         });
