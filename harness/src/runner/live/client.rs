@@ -170,13 +170,7 @@ impl Runtime for LiveClient {
             .map(|(s, _)| s);
         let seq = held.or_else(|| {
             let key = Order::key_of(body)?;
-            let keys = self
-                .shared
-                .state
-                .keys
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            keys.iter().position(|k| *k == key).map(|i| i as u32 + 1)
+            self.shared.state.seq_of_key(&key)
         });
         if let Some(seq) = seq {
             self.shared.state.record(EventKind::Rejected {

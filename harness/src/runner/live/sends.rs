@@ -317,7 +317,7 @@ consumer: { target: ack-after-work }
         let keys: Vec<String> = sends.messages.iter().map(|m| m.key.to_string()).collect();
         assert_eq!(keys, ["msg-1", "msg-2", "msg-1", "msg-2"]);
         // The run's state names each broker message's key; dropped sends left none.
-        assert_eq!(*state.keys.lock().expect("lock"), keys);
+        assert_eq!(state.keys.lock().expect("lock").by_seq(), keys);
         assert_eq!(sends.keys_published(), 2);
         // Each send's lag: handed over at its planned instant, none late.
         assert_eq!(sends.lags, [0; 8]);

@@ -2,6 +2,7 @@
 //! endpoint and the HTTP provider report to it (and let it kill a worker before an answer leaves).
 
 mod holdings;
+mod keys;
 mod lives;
 mod message;
 mod observe;
@@ -79,8 +80,8 @@ type Ended = (Option<Handle>, Option<(Seq, u32)>);
 pub struct LiveState {
     pub clock: LiveClock,
     pub queue: String,
-    /// Keys of published messages, by seq (index seq - 1).
-    pub keys: Mutex<Vec<String>>,
+    /// Keys of published messages, by seq and by key.
+    pub keys: Mutex<keys::PublishedKeys>,
     workers: Mutex<Vec<WorkerState>>,
     faults: Mutex<Faults>,
     /// Worker and handler events the supervisor records (profile time).
@@ -122,7 +123,7 @@ impl LiveState {
         Arc::new_cyclic(|me| LiveState {
             clock,
             queue: queue.to_string(),
-            keys: Mutex::new(Vec::new()),
+            keys: Mutex::new(keys::PublishedKeys::default()),
             workers: Mutex::new(vec![WorkerState::default(); workers as usize]),
             faults: Mutex::new(faults.into()),
             events: Mutex::new(Vec::new()),
@@ -372,7 +373,7 @@ impl LiveState {
             Some(_) => {}
         }
         let key = seq
-            .and_then(|s| lock(&self.keys).get((s - 1) as usize).cloned())
+            .and_then(|s| lock(&self.keys).get(s).map(str::to_string))
             .unwrap_or_default();
         let hit = PointHit {
             point,
@@ -416,10 +417,7 @@ impl LiveState {
         };
         let found = {
             let keys = lock(&self.keys);
-            holdings.find(|s| {
-                keys.get((s as usize).wrapping_sub(1))
-                    .is_some_and(|k| k == key)
-            })
+            holdings.find(|s| keys.get(s) == Some(key))
         };
         let why = match found {
             Match::Held(..) | Match::LetGo(..) => None,
@@ -524,10 +522,7 @@ impl SqsHooks for StateHooks {
         }
         if let Some(p) = self.0.published.get() {
             let key = p.sent(seq, body);
-            let mut keys = lock(&self.0.keys);
-            let len = (seq as usize).saturating_sub(1).max(keys.len());
-            keys.resize(len, String::new());
-            keys.push(key);
+            lock(&self.0.keys).set(seq, key);
         }
     }
 

@@ -173,7 +173,7 @@ async fn a_full_window_waits_for_the_oldest_confirmation_and_the_wait_is_lag() {
     assert_eq!(*broker.handed.lock().expect("lock"), [1, 2, 3, 4, 5]);
     let keys: Vec<String> = sends.messages.iter().map(|m| m.key.to_string()).collect();
     assert_eq!(keys, ["msg-1", "msg-2", "msg-3", "msg-4", "msg-5"]);
-    assert_eq!(*state.keys.lock().expect("lock"), keys);
+    assert_eq!(state.keys.lock().expect("lock").by_seq(), keys);
     assert_eq!((record.window, record.pushed_back), (2, 3));
     assert_eq!(record.lags.len(), 5);
     assert!(

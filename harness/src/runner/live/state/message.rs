@@ -91,8 +91,8 @@ impl LiveState {
             return None;
         }
         let key = lock(&self.keys)
-            .get((seq as usize).wrapping_sub(1))
-            .cloned()
+            .get(seq)
+            .map(str::to_string)
             .unwrap_or_default();
         let hit = MessageHit {
             seq,

@@ -205,9 +205,6 @@ impl LiveState {
 
     /// The seq of the published message with `key`, if the run published one.
     pub fn seq_of_key(&self, key: &str) -> Option<Seq> {
-        lock(&self.keys)
-            .iter()
-            .position(|k| k == key)
-            .map(|i| i as Seq + 1)
+        lock(&self.keys).seq_of(key)
     }
 }
