@@ -1,12 +1,15 @@
 //! What a live run knows about its workers while it runs, and the hooks through which the SQS
 //! endpoint and the HTTP provider report to it (and let it kill a worker before an answer leaves).
 
+mod copies_out;
 mod holdings;
 mod keys;
 mod lives;
 mod message;
 mod observe;
 mod stopping;
+
+pub use copies_out::CopiesOut;
 
 pub use message::{HeldAck, HeldDelivery};
 

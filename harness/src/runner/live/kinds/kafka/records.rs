@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, PoisonError};
 
 use crate::record::{Seq, WorkerId};
+use crate::runner::live::state::CopiesOut;
 
 /// A fetched record a worker has not committed past: its message and delivery number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +32,7 @@ struct Inner {
     /// Per (worker, partition): the records it fetched and has not committed past, by offset.
     held: HashMap<(WorkerId, i32), BTreeMap<i64, Held>>,
     /// Copies of each message workers produced, not yet found.
-    copies_sent: HashMap<Seq, u32>,
+    copies_sent: CopiesOut,
     /// Copies workers produced to each partition, all told.
     copies_in: HashMap<i32, i64>,
 }
@@ -52,7 +53,7 @@ impl Records {
     /// A worker produced a copy of message `seq` to `partition` (its retry).
     pub fn copy_sent(&self, partition: i32, seq: Seq) {
         let mut inner = self.inner();
-        *inner.copies_sent.entry(seq).or_insert(0) += 1;
+        inner.copies_sent.sent(seq);
         *inner.copies_in.entry(partition).or_insert(0) += 1;
     }
 
@@ -70,10 +71,9 @@ impl Records {
     /// of `seq` was produced, it is that copy. Returns whether it is.
     pub fn copy_found(&self, partition: i32, offset: i64, seq: Seq) -> bool {
         let mut inner = self.inner();
-        let Some(n) = inner.copies_sent.get_mut(&seq).filter(|n| **n > 0) else {
+        if !inner.copies_sent.found(seq) {
             return false;
-        };
-        *n -= 1;
+        }
         inner.seqs.insert((partition, offset), seq);
         true
     }

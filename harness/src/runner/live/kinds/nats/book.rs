@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 
 use crate::record::{AckOutcome, Nanos, Seq};
+use crate::runner::live::state::CopiesOut;
 
 #[derive(Debug, Default)]
 pub struct Book {
@@ -24,7 +25,7 @@ pub struct Book {
     /// Stream sequence of a copy -> its message, and the message's deliveries before the copy's.
     copies: HashMap<u64, (Seq, u32)>,
     /// Copies of each message sent and not yet delivered.
-    copies_sent: HashMap<Seq, u32>,
+    copies_sent: CopiesOut,
     /// Copies workers published, all told.
     copies_published: u64,
 }
@@ -86,7 +87,7 @@ impl Book {
 
     /// A worker published a copy of `seq` (its retry).
     pub fn copy_sent(&mut self, seq: Seq) {
-        *self.copies_sent.entry(seq).or_insert(0) += 1;
+        self.copies_sent.sent(seq);
         self.copies_published += 1;
     }
 
@@ -94,10 +95,9 @@ impl Book {
     /// `seq` was sent, it is that copy, whose deliveries continue the message's. Returns
     /// whether it is.
     pub fn copy_delivered(&mut self, stream_seq: u64, seq: Seq) -> bool {
-        let Some(n) = self.copies_sent.get_mut(&seq).filter(|n| **n > 0) else {
+        if !self.copies_sent.found(seq) {
             return false;
-        };
-        *n -= 1;
+        }
         let h = self.held.entry(seq).or_default();
         h.retired = true;
         self.copies.insert(stream_seq, (seq, h.latest));

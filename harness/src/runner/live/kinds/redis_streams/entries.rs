@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, PoisonError};
 
 use crate::record::{Event, EventKind, Nanos, Seq, WorkerId};
+use crate::runner::live::state::CopiesOut;
 
 /// Where an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +49,7 @@ struct Table {
     /// Lease expiries (entries that became claimable), in the order found.
     expired: Vec<Event>,
     /// Copies of each message workers added whose entry id is not known yet.
-    copies_sent: HashMap<Seq, u32>,
+    copies_sent: CopiesOut,
     /// Whether any worker added a copy: the run's own ids `0-<seq>` may be below the stream's
     /// top now, so its later entries are added with `*`.
     copied: bool,
@@ -70,7 +71,7 @@ impl Entries {
     /// A worker is adding a copy of message `seq` to the stream (its retry).
     pub fn copy_sent(&self, seq: Seq) {
         let mut t = self.lock();
-        *t.copies_sent.entry(seq).or_insert(0) += 1;
+        t.copies_sent.sent(seq);
         t.copied = true;
     }
 
@@ -109,10 +110,9 @@ impl Entries {
             t.entries.insert(id.to_string(), Entry::new(seq, 0));
             return true;
         }
-        let Some(n) = t.copies_sent.get_mut(&seq).filter(|n| **n > 0) else {
+        if !t.copies_sent.found(seq) {
             return false;
-        };
-        *n -= 1;
+        }
         let before = (t.entries.values())
             .filter(|e| e.seq == seq)
             .map(|e| e.deliveries)
