@@ -68,7 +68,9 @@ pub struct RunRecord {
     pub end: Nanos,
     /// When publishing stopped (`run.duration`).
     pub publish_end: Nanos,
-    pub visibility_timeout: Nanos,
+    /// The kind's lease (`broker.lease`: a visibility timeout, an AckWait, a consumer timeout,
+    /// a min idle time, a poll interval).
+    pub lease: Nanos,
     pub workers: u32,
     /// Provider phases as run, for charts: (from, to, label).
     pub phases: Vec<(Nanos, Nanos, String)>,

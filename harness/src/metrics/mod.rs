@@ -74,7 +74,8 @@ pub struct Metrics {
     pub redriven: u64,
     /// Duplicate effects the redrive itself caused.
     pub redrive_duplicate_effects: u64,
-    pub visibility_timeout: Nanos,
+    /// The kind's lease, as the record has it.
+    pub lease: Nanos,
     pub workers: u32,
     /// When the run stopped.
     pub end: Nanos,
@@ -264,7 +265,7 @@ fn assemble(run: View<'_>, mut f: stream::Folded) -> Metrics {
         harness_cpu: record.harness_cpu.as_ref().and_then(harness_cpu::summarise),
         redriven: f.redrive.redriven,
         redrive_duplicate_effects: f.redrive.duplicate_effects,
-        visibility_timeout: record.visibility_timeout,
+        lease: record.lease,
         workers: record.workers,
         end: record.end,
         handler: f.latencies.handler.summary(),

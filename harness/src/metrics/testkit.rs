@@ -21,7 +21,7 @@ impl Rec {
     pub fn new(visibility_timeout_s: f64, workers: u32) -> Self {
         Rec {
             r: RunRecord {
-                visibility_timeout: s(visibility_timeout_s),
+                lease: s(visibility_timeout_s),
                 workers,
                 ..RunRecord::default()
             },
@@ -51,7 +51,7 @@ impl Rec {
 
     /// Delivery `delivery` of `seq` to `worker`, with a lease of the visibility timeout.
     pub fn deliver(&mut self, at: f64, seq: Seq, worker: WorkerId, delivery: u32) -> &mut Self {
-        let lease_end = s(at) + self.r.visibility_timeout;
+        let lease_end = s(at) + self.r.lease;
         self.ev(
             at,
             EventKind::Delivered {

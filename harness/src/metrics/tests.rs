@@ -24,10 +24,7 @@ fn the_reference_incident_for_one_message() {
     assert_eq!(m.p99_over_visibility, 34.0 / 30.0);
     // 102 s of handling by 3 workers over a 94 s run.
     assert_eq!(m.worker_busy_fraction(), 102.0 / (3.0 * 94.0));
-    assert_eq!(
-        (m.end, m.visibility_timeout, m.workers),
-        (s(94.0), s(30.0), 3)
-    );
+    assert_eq!((m.end, m.lease, m.workers), (s(94.0), s(30.0), 3));
 }
 
 #[test]
@@ -62,7 +59,7 @@ fn arbitrary_record() -> impl Strategy<Value = RunRecord> {
         .prop_map(|(n, events, effects)| {
             let mut r = RunRecord {
                 end: s(100.0),
-                visibility_timeout: s(10.0),
+                lease: s(10.0),
                 workers: 2,
                 ..RunRecord::default()
             };
@@ -180,7 +177,7 @@ fn a_million_messages() {
     let n: u32 = 1_000_000;
     let ms = 1_000_000;
     let mut r = RunRecord {
-        visibility_timeout: s(30.0),
+        lease: s(30.0),
         workers: 8,
         ..RunRecord::default()
     };

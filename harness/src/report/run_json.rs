@@ -103,7 +103,7 @@ impl RunJson {
             profile_as_run: out.profile_text.to_string(),
             target: s.consumer.target.clone(),
             workers: out.record.workers,
-            visibility_timeout_s: seconds(out.record.visibility_timeout),
+            visibility_timeout_s: seconds(out.record.lease),
             max_receives: s.broker.max_deliveries,
             stale_ack: kinds::sqs::stale_ack_name(s.broker.stale_ack).to_string(),
             broker_kind: s.broker.kind.name().to_string(),

@@ -270,7 +270,7 @@ impl Summary {
             worker_busy_s: seconds(m.worker_busy),
             last_handler_end_s: seconds(m.last_handler_end),
             max_oldest_age_s: seconds(m.max_oldest_age),
-            visibility_timeout_s: seconds(m.visibility_timeout),
+            visibility_timeout_s: seconds(m.lease),
             handler_latency_ms: m.handler,
             handler_latency_unmeasured: m.handler_unmeasured.clone(),
             end_to_end_ms: m.end_to_end,
@@ -575,7 +575,7 @@ mod tests {
     fn times_are_rounded_to_the_microsecond() {
         let mut r = slow_handler(StaleAck::Reject);
         r.end = 94_000_000_499;
-        r.visibility_timeout = 30_000_000_500;
+        r.lease = 30_000_000_500;
         let s = summarise(&info(), &r, &budgets());
         assert_eq!((s.virtual_s, s.visibility_timeout_s), (94.0, 30.000001));
         assert_eq!(round_secs(f64::NAN), 0.0);

@@ -259,7 +259,7 @@ fn empty_runs_render_without_panicking() {
         RunRecord::default(),
         RunRecord {
             end: nanos(std::time::Duration::from_secs(60)),
-            visibility_timeout: nanos(std::time::Duration::from_secs(30)),
+            lease: nanos(std::time::Duration::from_secs(30)),
             workers: 2,
             ..RunRecord::default()
         },

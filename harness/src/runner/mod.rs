@@ -141,7 +141,7 @@ impl crate::record::RunRecord {
     /// the sim and live runners each fill in what happened.
     pub fn described(s: &Scenario) -> crate::record::RunRecord {
         crate::record::RunRecord {
-            visibility_timeout: nanos(s.broker.lease),
+            lease: nanos(s.broker.lease),
             workers: s.consumer.workers,
             phases: (s.provider.phases.iter())
                 .map(|p| phase_record(p, &s.run))

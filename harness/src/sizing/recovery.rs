@@ -82,7 +82,7 @@ pub fn recovery(record: &RunRecord) -> Recovery {
     }
     let (time, source) = match worst {
         Some(w) => (w, RecoverySource::Kills),
-        None => (record.visibility_timeout, RecoverySource::Lease),
+        None => (record.lease, RecoverySource::Lease),
     };
     Recovery {
         time_s: seconds(time),
@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn without_deaths_the_worst_case_is_the_lease() {
         let r = RunRecord {
-            visibility_timeout: 30 * S,
+            lease: 30 * S,
             events: vec![ev(0, delivered(1, 1))],
             ..RunRecord::default()
         };
@@ -140,7 +140,7 @@ mod tests {
         // msg 1 killed at 1 s, delivered again at 30 s (29 s); msg 2 crashed at 5 s, delivered
         // again at 45 s (40 s); msg 3 killed at 50 s on its last delivery: never again.
         let r = RunRecord {
-            visibility_timeout: 30 * S,
+            lease: 30 * S,
             events: vec![
                 ev(0, delivered(1, 1)),
                 ev(1, died(1, HandlerEnd::Killed)),
