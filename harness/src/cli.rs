@@ -175,8 +175,8 @@ The same profile as its sim model (no broker, no program, deterministic by seed)
 
 /// [`RUN_YOUR_CONSUMER`] with the other kinds that run live, from the kinds' registry.
 fn run_your_consumer() -> String {
-    let others: Vec<&str> = (kinds::KINDS.iter())
-        .filter(|k| matches!(k.live, kinds::Live::Runs) && k.name != kinds::DEFAULT.name)
+    let others: Vec<&str> = kinds::runs_live()
+        .filter(|k| k.name != kinds::DEFAULT.name)
         .map(|k| k.name)
         .collect();
     RUN_YOUR_CONSUMER

@@ -298,8 +298,7 @@ pub fn names() -> &'static [&'static str] {
 /// every kind that runs live, one whose live runs default to its embedded broker said `with an
 /// endpoint`.
 pub fn real_brokers() -> String {
-    let names: Vec<String> = (KINDS.iter())
-        .filter(|k| matches!(k.live, Live::Runs))
+    let names: Vec<String> = runs_live()
         .map(|k| match k.connections {
             Connections::Embedded { .. } => format!("{} with an endpoint", k.name),
             _ => k.name.to_string(),
@@ -309,6 +308,14 @@ pub fn real_brokers() -> String {
         Some((last, rest)) if !rest.is_empty() => format!("{}, or {last}", rest.join(", ")),
         _ => names.concat(),
     }
+}
+
+/// The kinds a live run takes ([`Live::Runs`]), in the order messages list them.
+pub fn runs_live() -> impl Iterator<Item = &'static KindDescriptor> {
+    KINDS
+        .iter()
+        .copied()
+        .filter(|k| matches!(k.live, Live::Runs))
 }
 
 /// Whether live runs of `kind` default to ackbench's embedded broker of the kind (no

@@ -23,6 +23,14 @@ pub struct Refusal {
     pub to_worker: Vec<u8>,
 }
 
+impl Refusal {
+    /// The first `max` bytes a refused frame starts with, escaped, as a refusal's words quote
+    /// them (`\x16\x03\x01...`): bytes that are no frame are often not text.
+    pub fn quote(bytes: &[u8], max: usize) -> String {
+        bytes[..bytes.len().min(max)].escape_ascii().to_string()
+    }
+}
+
 /// Test-only: the worker whose connections' reader panics on the first bytes the worker sends
 /// (`ACKBENCH_TEST_PROXY_PANIC=<worker>`), so the tests can see a panic end one connection and
 /// not the run. Honoured in debug builds only; a release build never reads it.

@@ -379,16 +379,17 @@ impl Connection for KafkaConnection {
         }
         self.up.extend_from_slice(bytes);
         let (frames, end) = take_frames(&mut self.up, MAX_REQUEST);
-        let lens: Vec<usize> = frames.iter().map(|(whole, _)| whole.len()).collect();
-        for (i, (_, p)) in frames.into_iter().enumerate() {
+        // The bytes of the frames not read yet, and of the partial one after them.
+        let mut after: usize =
+            frames.iter().map(|(whole, _)| whole.len()).sum::<usize>() + self.up.len();
+        for (whole, p) in frames {
             match self.request(p) {
-                Ok(true) => {}
+                Ok(true) => after -= whole.len(),
                 // A killed consumer speaks: its connection closes, nothing of it forwarded.
                 Ok(false) => return Flow::Cut,
                 Err(FrameError::NotKafka(why)) => {
                     // What came before this request in these bytes goes on; it and what
                     // follows do not.
-                    let after = lens[i..].iter().sum::<usize>() + self.up.len();
                     forward.extend_from_slice(&bytes[..bytes.len().saturating_sub(after)]);
                     self.up.clear();
                     self.refusal = Some(Refusal {

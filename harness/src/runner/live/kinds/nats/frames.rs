@@ -12,6 +12,8 @@
 
 use std::ops::Range;
 
+use crate::runner::live::proxy::Refusal;
+
 /// The server's `max_payload` until its `INFO` says otherwise (nats-server's default, 1 MB).
 pub const DEFAULT_MAX_PAYLOAD: usize = 1024 * 1024;
 
@@ -179,7 +181,7 @@ pub fn client_line(line: &[u8]) -> Result<(), Violation> {
         .iter()
         .any(|k| k.as_bytes().eq_ignore_ascii_case(op))
     {
-        let start = line[..line.len().min(16)].escape_ascii().to_string();
+        let start = Refusal::quote(line, 16);
         return Err(Violation::UnknownOp { start });
     }
     if !op.eq_ignore_ascii_case(b"CONNECT") {

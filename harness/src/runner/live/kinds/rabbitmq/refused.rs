@@ -6,6 +6,7 @@
 
 use super::frame_max::FrameTooLarge;
 use super::nesting::MAX_TABLE_DEPTH;
+use crate::runner::live::proxy::Refusal;
 
 /// The protocol header RabbitMQ answers a greeting it does not take with: AMQP 0-9-1.
 pub const PROTOCOL_HEADER: &[u8] = b"AMQP\x00\x00\x09\x01";
@@ -55,7 +56,7 @@ impl std::fmt::Display for FrameRefused {
 pub fn greeting(buf: &[u8]) -> Result<bool, FrameRefused> {
     let n = buf.len().min(4);
     if buf[..n] != b"AMQP"[..n] {
-        let start = buf[..buf.len().min(16)].escape_ascii().to_string();
+        let start = Refusal::quote(buf, 16);
         return Err(FrameRefused::NotAmqp(start));
     }
     Ok(n == 4)

@@ -149,7 +149,7 @@ pub fn check(buf: &[u8], limits: &Limits) -> Result<(), OverLimit> {
             // `invalid (multi)bulk length`; in a reply, the decoder's to judge (a streamed
             // RESP3 string).
             (b'$' | b'*', None) | (b'$', Some(..0)) if limits.bulk_only => {
-                let text = line[..line.len().min(24)].escape_ascii().to_string();
+                let text = crate::runner::live::proxy::Refusal::quote(line, 24);
                 return Err(OverLimit::NotALength(t, text));
             }
             (b'$' | b'!' | b'=' | b'*' | b'~' | b'>' | b'%' | b'|', None) => return Ok(()),
