@@ -53,6 +53,7 @@ impl DeploySchedule {
         DeploySchedule { rules }
     }
 
+    #[cfg_attr(not(feature = "live"), allow(dead_code))] // read by the live runner only
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
@@ -74,6 +75,7 @@ impl DeploySchedule {
     }
 
     /// The rule's stop signal.
+    #[cfg_attr(not(feature = "live"), allow(dead_code))] // read by the live runner only
     pub fn signal(&self, rule: u32) -> StopSignal {
         self.rule(rule).map_or(StopSignal::Term, |r| r.rule.signal)
     }
@@ -132,6 +134,7 @@ impl DeploySchedule {
     }
 
     /// Which rollout (rule index, rollout number) is replacing `w` now, if any.
+    #[cfg_attr(not(feature = "live"), allow(dead_code))] // read by the live runner only
     pub fn replacing(&self, w: WorkerId) -> Option<(u32, u32)> {
         self.rules.iter().find_map(|r| {
             let out = r.current.as_ref()?.out.contains(&w);

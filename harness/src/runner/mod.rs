@@ -83,7 +83,10 @@ pub fn run_into(
         }
         #[cfg(not(feature = "live"))]
         Mode::Live => Err(RunError::Live(
-            "this ackbench was built without live mode (cargo feature `live`): build it with the default features".to_string(),
+            "this ackbench was built without live mode (cargo feature `live`, left out by \
+             --no-default-features): build it with the default features, as \
+             `cargo run --release -- run PROFILE` does"
+                .to_string(),
         )),
     }
 }

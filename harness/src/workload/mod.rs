@@ -10,6 +10,7 @@
 //! `workload.keys`) and the producer's sends are kept as lists.
 
 mod arrival;
+#[cfg(feature = "live")]
 pub mod key_reader;
 // What a live run publishes; a build without live mode renders no message.
 #[cfg_attr(not(feature = "live"), allow(dead_code))]
