@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use crate::profile::{format_duration, ChaosRule, DeployRule, DeployTrigger, StopSignal};
+use crate::profile::{ChaosRule, DeployRule, DeployTrigger, StopSignal};
 use crate::record::{nanos, Nanos, WorkerId};
 
 #[derive(Debug, Clone)]
@@ -42,7 +42,7 @@ pub struct DeploySchedule {
 
 impl DeploySchedule {
     pub fn new(chaos: &[ChaosRule]) -> DeploySchedule {
-        let rules = super::rules_of(chaos, ChaosRule::as_deploy)
+        let rules = super::rules_of::<DeployRule>(chaos)
             .map(|(index, r)| Rule {
                 index,
                 rule: r.clone(),
@@ -147,44 +147,12 @@ impl DeploySchedule {
     }
 }
 
-/// `deploy every 1h (max_unavailable 1, grace 30s, SIGTERM)`: the trigger, then how it rolls.
-pub fn label(r: &DeployRule) -> String {
-    let mut label = match r.trigger {
-        DeployTrigger::At(t) => format!("deploy at {}", format_duration(t)),
-        DeployTrigger::Every { every, from } if from.is_zero() => {
-            format!("deploy every {}", format_duration(every))
-        }
-        DeployTrigger::Every { every, from } => format!(
-            "deploy every {} (from {})",
-            format_duration(every),
-            format_duration(from)
-        ),
-    };
-    let mut scope = vec![
-        format!("max_unavailable {}", r.max_unavailable),
-        format!("grace {}", format_duration(r.grace)),
-        r.signal.name().to_string(),
-    ];
-    let every_worker = r.workers.iter().copied().eq(1..=r.workers.len() as u32);
-    if !every_worker {
-        let listed: Vec<String> = r.workers.iter().map(u32::to_string).collect();
-        scope.push(format!("workers {}", listed.join(", ")));
-    }
-    if let Some(t) = r.to {
-        scope.push(format!("to {}", format_duration(t)));
-    }
-    if let Some(n) = r.times {
-        scope.push(format!("times {n}"));
-    }
-    label.push_str(&format!(" ({})", scope.join(", ")));
-    label
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::profile::FaultRule;
 
     fn rule(trigger: DeployTrigger, workers: u32, max_unavailable: u32) -> DeployRule {
         DeployRule {
@@ -206,10 +174,10 @@ mod tests {
         // Three workers, two at a time: 1 and 2 told first; 2 back tells 3; 1 back tells
         // nobody (none pending); 3 back ends the rollout.
         let at = DeployTrigger::At(Duration::from_secs(60));
-        let kill = ChaosRule::KillWorker(crate::profile::KillRule::new(
+        let kill = ChaosRule::new(crate::profile::KillRule::new(
             crate::profile::KillTrigger::At(Duration::from_secs(1)),
         ));
-        let mut s = DeploySchedule::new(&[kill, ChaosRule::Deploy(rule(at, 3, 2))]);
+        let mut s = DeploySchedule::new(&[kill, ChaosRule::new(rule(at, 3, 2))]);
         assert_eq!(s.timed(), vec![(60 * S, 1)]);
         assert_eq!(s.grace(1), 30 * S);
         let (started, next) = s.start(1, 60 * S);
@@ -239,7 +207,7 @@ mod tests {
         };
         let mut r = rule(every, 1, 1);
         r.times = Some(2);
-        let mut s = DeploySchedule::new(&[ChaosRule::Deploy(r)]);
+        let mut s = DeploySchedule::new(&[ChaosRule::new(r)]);
         assert_eq!(s.timed(), vec![(10 * S, 0)]);
         let (first, next) = s.start(0, 10 * S);
         assert_eq!(first.map(|f| f.deploy), Some(1));
@@ -257,7 +225,7 @@ mod tests {
     fn a_deploy_is_labelled_by_its_trigger_and_how_it_rolls() {
         let mut r = rule(DeployTrigger::At(Duration::from_secs(600)), 3, 1);
         assert_eq!(
-            label(&r),
+            r.label(),
             "deploy at 10m (max_unavailable 1, grace 30s, SIGTERM)"
         );
         r.workers = vec![3, 1];
@@ -267,7 +235,7 @@ mod tests {
             from: Duration::from_secs(60),
         };
         assert_eq!(
-            label(&r),
+            r.label(),
             "deploy every 1h (from 1m) (max_unavailable 1, grace 30s, SIGTERM, workers 3, 1, \
              times 2)"
         );

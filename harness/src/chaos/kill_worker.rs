@@ -6,12 +6,11 @@
 //! for points every other selector matched, so editing one rule never shifts another's draws.
 
 use std::collections::HashSet;
-use std::time::Duration;
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::profile::{format_duration, ChaosRule, KillPoint, KillRule, KillTrigger};
+use crate::profile::{ChaosRule, KillPoint, KillRule, KillTrigger};
 use crate::record::{nanos, Nanos, WorkerId};
 use crate::seed;
 
@@ -24,17 +23,6 @@ pub struct PointHit<'a> {
     /// Receive count of the worker's delivery.
     pub delivery: u32,
     pub now: Nanos,
-}
-
-impl KillPoint {
-    pub fn name(&self) -> &str {
-        match self {
-            KillPoint::Received => "received",
-            KillPoint::CallStarted => "call_started",
-            KillPoint::CallAnswered => "call_answered",
-            KillPoint::Checkpoint(c) => c,
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -56,7 +44,7 @@ pub struct KillSchedule {
 
 impl KillSchedule {
     pub fn new(chaos: &[ChaosRule], seed: u64) -> KillSchedule {
-        let rules = super::rules_of(chaos, ChaosRule::as_kill)
+        let rules = super::rules_of::<KillRule>(chaos)
             .map(|(index, r)| Rule {
                 index,
                 keys: r.keys.as_ref().map(|k| k.iter().cloned().collect()),
@@ -163,63 +151,6 @@ impl KillSchedule {
     }
 }
 
-/// `kill_worker at call_started (delivery 5, probability 0.5)`: the trigger, then every selector
-/// that narrows it.
-pub fn label(r: &KillRule) -> String {
-    let mut label = match &r.trigger {
-        KillTrigger::Point(p) => format!("kill_worker at {}", p.name()),
-        KillTrigger::At(t) => format!("kill_worker at {}", format_duration(*t)),
-        KillTrigger::Every(p) => format!("kill_worker every {}", format_duration(*p)),
-    };
-    let mut scope = Vec::new();
-    if let Some(d) = r.delivery {
-        scope.push(format!("delivery {d}"));
-    }
-    if let Some(keys) = &r.keys {
-        scope.push(keys_scope(keys));
-    }
-    if let Some(w) = r.worker {
-        scope.push(format!("worker {w}"));
-    }
-    window_scope(&mut scope, r.from, r.to, r.times, r.probability);
-    if !r.delay.is_zero() {
-        scope.push(format!("delay {}", format_duration(r.delay)));
-    }
-    if !scope.is_empty() {
-        label.push_str(&format!(" ({})", scope.join(", ")));
-    }
-    label
-}
-
-/// A rule's window, `times` and probability in its label, each only when it narrows the rule.
-pub(super) fn window_scope(
-    scope: &mut Vec<String>,
-    from: Option<Duration>,
-    to: Option<Duration>,
-    times: Option<u64>,
-    probability: f64,
-) {
-    if let Some(f) = from {
-        scope.push(format!("from {}", format_duration(f)));
-    }
-    if let Some(t) = to {
-        scope.push(format!("to {}", format_duration(t)));
-    }
-    if let Some(n) = times {
-        scope.push(format!("times {n}"));
-    }
-    if probability < 1.0 {
-        scope.push(format!("probability {probability}"));
-    }
-}
-
-/// `keys a, b, c, ...`: a rule's keys selector in its label (the first three).
-pub(super) fn keys_scope(keys: &[String]) -> String {
-    let shown: Vec<&str> = keys.iter().take(3).map(String::as_str).collect();
-    let more = if keys.len() > 3 { ", ..." } else { "" };
-    format!("keys {}{more}", shown.join(", "))
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -245,7 +176,7 @@ mod tests {
         let mut r = rule(KillTrigger::Point(KillPoint::CallAnswered));
         r.delivery = Some(1);
         r.times = Some(2);
-        let mut s = KillSchedule::new(&[ChaosRule::KillWorker(r)], 1);
+        let mut s = KillSchedule::new(&[ChaosRule::new(r)], 1);
         assert_eq!(s.at_point(hit(&KillPoint::CallStarted, 1)), None);
         assert_eq!(s.at_point(hit(&KillPoint::CallAnswered, 2)), None);
         assert_eq!(s.at_point(hit(&KillPoint::CallAnswered, 1)), Some((0, 0)));
@@ -262,7 +193,7 @@ mod tests {
         let mut r = rule(KillTrigger::Point(KillPoint::Received));
         r.probability = 0.3;
         let count = |seed| {
-            let mut s = KillSchedule::new(&[ChaosRule::KillWorker(r.clone())], seed);
+            let mut s = KillSchedule::new(&[ChaosRule::new(r.clone())], seed);
             (0..10_000)
                 .filter(|_| s.at_point(hit(&KillPoint::Received, 1)).is_some())
                 .count()
@@ -276,7 +207,7 @@ mod tests {
         let mut r = rule(KillTrigger::Every(Duration::from_secs(10)));
         r.worker = Some(2);
         r.to = Some(Duration::from_secs(25));
-        let mut s = KillSchedule::new(&[ChaosRule::KillWorker(r)], 1);
+        let mut s = KillSchedule::new(&[ChaosRule::new(r)], 1);
         let s10 = 10_000_000_000;
         assert_eq!(s.timed(), vec![(s10, 0)]);
         assert_eq!(s.fire_timed(0, s10, &[1, 2, 3]), (Some(2), Some(2 * s10)));

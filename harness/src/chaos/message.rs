@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::profile::{format_duration, ChaosRule, MessageRule};
+use crate::profile::{ChaosRule, MessageRule};
 use crate::record::{nanos, Nanos, Seq};
 use crate::seed;
 
@@ -62,7 +62,7 @@ impl Default for MessageSchedule {
 
 impl MessageSchedule {
     pub fn new(chaos: &[ChaosRule], seed: u64) -> MessageSchedule {
-        let rules = super::rules_of(chaos, ChaosRule::as_message)
+        let rules = super::rules_of::<MessageRule>(chaos)
             .map(|(index, r)| Rule {
                 index,
                 keys: r.keys.as_ref().map(|k| k.iter().cloned().collect()),
@@ -131,32 +131,6 @@ impl MessageSchedule {
     }
 }
 
-/// `message delay_ack 40s (delivery 2, keys order-7)`: the action, its delay, then every
-/// selector that narrows it.
-pub fn label(r: &MessageRule) -> String {
-    let mut label = format!("message {}", r.action.name());
-    if r.action.delays() {
-        label.push_str(&format!(" {}", format_duration(r.delay)));
-    }
-    let mut scope = Vec::new();
-    if let Some(d) = r.delivery {
-        scope.push(format!("delivery {d}"));
-    }
-    if let Some(keys) = &r.keys {
-        scope.push(super::kill_worker::keys_scope(keys));
-    }
-    if let Some(seq) = &r.seq {
-        let shown: Vec<String> = seq.iter().take(3).map(u32::to_string).collect();
-        let more = if seq.len() > 3 { ", ..." } else { "" };
-        scope.push(format!("seq {}{more}", shown.join(", ")));
-    }
-    super::kill_worker::window_scope(&mut scope, r.from, r.to, r.times, r.probability);
-    if !scope.is_empty() {
-        label.push_str(&format!(" ({})", scope.join(", ")));
-    }
-    label
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -174,7 +148,7 @@ mod tests {
     }
 
     fn schedule(rules: Vec<MessageRule>, seed: u64) -> MessageSchedule {
-        let chaos: Vec<ChaosRule> = rules.into_iter().map(ChaosRule::Message).collect();
+        let chaos: Vec<ChaosRule> = rules.into_iter().map(ChaosRule::new).collect();
         MessageSchedule::new(&chaos, seed)
     }
 
@@ -234,21 +208,5 @@ mod tests {
         assert_eq!(count(3), count(3));
         // 10,000 draws at 0.1: 1,000 expected, a standard deviation of 30.
         assert!((850..1_150).contains(&count(3)), "{}", count(3));
-    }
-
-    #[test]
-    fn labels_name_the_action_its_delay_and_selectors() {
-        let mut r = MessageRule::new(MessageAction::DropAck, Duration::ZERO);
-        r.delivery = Some(2);
-        r.keys = Some(vec!["order-7".into()]);
-        assert_eq!(label(&r), "message drop_ack (delivery 2, keys order-7)");
-        let mut r = MessageRule::new(MessageAction::DelayAck, Duration::from_secs(40));
-        r.seq = Some(vec![3, 5, 8, 9]);
-        r.times = Some(3);
-        r.probability = 0.5;
-        assert_eq!(
-            label(&r),
-            "message delay_ack 40s (seq 3, 5, 8, ..., times 3, probability 0.5)"
-        );
     }
 }

@@ -22,7 +22,7 @@ pub use deploy::DeploySchedule;
 pub use kill_worker::{KillSchedule, PointHit};
 pub use message::{MessageHit, MessageSchedule};
 
-use crate::profile::ChaosRule;
+use crate::profile::{ChaosRule, FaultRule};
 use crate::record::{ChaosRuleRecord, Nanos};
 
 /// Every fault schedule of a run.
@@ -77,16 +77,13 @@ impl From<KillSchedule> for Faults {
     }
 }
 
-/// The rules of one fault (`pick`: `ChaosRule::as_deploy`, ...) with their index in the
-/// profile's `chaos` list: what each schedule is made of.
-pub(crate) fn rules_of<'a, R: 'a>(
-    chaos: &'a [ChaosRule],
-    pick: impl Fn(&'a ChaosRule) -> Option<&'a R> + 'a,
-) -> impl Iterator<Item = (u32, &'a R)> + 'a {
+/// The rules of fault `R` with their index in the profile's `chaos` list: what each schedule
+/// is made of.
+pub(crate) fn rules_of<R: FaultRule>(chaos: &[ChaosRule]) -> impl Iterator<Item = (u32, &R)> {
     chaos
         .iter()
         .enumerate()
-        .filter_map(move |(i, r)| Some((i as u32, pick(r)?)))
+        .filter_map(|(i, r)| Some((i as u32, r.get::<R>()?)))
 }
 
 /// The run's chaos rules as the record keeps them: a label each and whether it may stay unfired.
@@ -95,12 +92,7 @@ pub fn describe(rules: &[ChaosRule]) -> Vec<ChaosRuleRecord> {
         .iter()
         .map(|rule| ChaosRuleRecord {
             fault: rule.fault(),
-            label: match rule {
-                ChaosRule::KillWorker(r) => kill_worker::label(r),
-                ChaosRule::Deploy(r) => deploy::label(r),
-                ChaosRule::Message(r) => message::label(r),
-                ChaosRule::Connection(r) => connection::label(r),
-            },
+            label: rule.label(),
             optional: rule.optional(),
         })
         .collect()
@@ -128,7 +120,7 @@ mod tests {
             optional: true,
             ..KillRule::new(KillTrigger::Every(Duration::from_secs(300)))
         };
-        let got = describe(&[ChaosRule::KillWorker(plain), ChaosRule::KillWorker(narrow)]);
+        let got = describe(&[ChaosRule::new(plain), ChaosRule::new(narrow)]);
         assert_eq!(
             got,
             vec![
@@ -147,6 +139,6 @@ mod tests {
             ]
         );
         let at = KillRule::new(KillTrigger::At(Duration::from_secs(600)));
-        assert_eq!(kill_worker::label(&at), "kill_worker at 10m");
+        assert_eq!(at.label(), "kill_worker at 10m");
     }
 }

@@ -11,7 +11,7 @@ pub struct RuleFires {
     pub rule: u32,
     /// Its fault (`deploy`, ...); left out for `kill_worker`, so a run with kill rules only
     /// writes the same bytes as before other faults existed (and an absent field reads as it).
-    #[serde(default = "kill_worker", skip_serializing_if = "is_kill_worker")]
+    #[serde(default = "unnamed_fault", skip_serializing_if = "is_unnamed_fault")]
     pub fault: String,
     /// What it does, as in `kill_worker at call_started (delivery 5)`.
     pub label: String,
@@ -22,20 +22,22 @@ pub struct RuleFires {
 }
 
 /// The fault of a rule that names none.
-fn kill_worker() -> String {
+fn unnamed_fault() -> String {
     KILL_WORKER.to_string()
 }
 
-fn is_kill_worker(fault: &str) -> bool {
+fn is_unnamed_fault(fault: &str) -> bool {
     fault == KILL_WORKER
 }
 
-const KILL_WORKER: &str = "kill_worker";
+/// The fault summary.json leaves unnamed: every rule was a `kill_worker` before other faults
+/// existed, and a summary of kills only keeps its bytes.
+const KILL_WORKER: &str = <crate::profile::KillRule as crate::profile::FaultRule>::FAULT;
 
 impl RuleFires {
     /// A fault other than `kill_worker`: reports show such rules one per line.
     pub fn is_other_fault(&self) -> bool {
-        !is_kill_worker(&self.fault)
+        !is_unnamed_fault(&self.fault)
     }
 }
 

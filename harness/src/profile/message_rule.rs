@@ -3,6 +3,12 @@
 
 use std::time::Duration;
 
+use super::duration::format_duration;
+use super::faults::{keys_scope, window_scope, FaultRule};
+use super::path::FieldPath;
+use super::problem::Problem;
+use super::scenario::{BrokerSpec, Mode};
+
 /// What a `message` rule does to the delivery or the ack it selects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageAction {
@@ -88,5 +94,63 @@ impl MessageRule {
             times: None,
             optional: false,
         }
+    }
+}
+
+impl FaultRule for MessageRule {
+    const FAULT: &'static str = "message";
+
+    fn optional(&self) -> bool {
+        self.optional
+    }
+
+    fn check(&self, broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
+        super::resolve::message_rule::check_live(self, broker, mode, path)
+    }
+
+    /// `message delay_ack 40s (seq 3, 5, 8, ..., times 3, probability 0.5)`.
+    fn label(&self) -> String {
+        let mut label = format!("message {}", self.action.name());
+        if self.action.delays() {
+            label.push_str(&format!(" {}", format_duration(self.delay)));
+        }
+        let mut scope = Vec::new();
+        if let Some(d) = self.delivery {
+            scope.push(format!("delivery {d}"));
+        }
+        if let Some(keys) = &self.keys {
+            scope.push(keys_scope(keys));
+        }
+        if let Some(seq) = &self.seq {
+            let shown: Vec<String> = seq.iter().take(3).map(u32::to_string).collect();
+            let more = if seq.len() > 3 { ", ..." } else { "" };
+            scope.push(format!("seq {}{more}", shown.join(", ")));
+        }
+        window_scope(&mut scope, self.from, self.to, self.times, self.probability);
+        if !scope.is_empty() {
+            label.push_str(&format!(" ({})", scope.join(", ")));
+        }
+        label
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_name_the_action_its_delay_and_selectors() {
+        let mut r = MessageRule::new(MessageAction::DropAck, Duration::ZERO);
+        r.delivery = Some(2);
+        r.keys = Some(vec!["order-7".into()]);
+        assert_eq!(r.label(), "message drop_ack (delivery 2, keys order-7)");
+        let mut r = MessageRule::new(MessageAction::DelayAck, Duration::from_secs(40));
+        r.seq = Some(vec![3, 5, 8, 9]);
+        r.times = Some(3);
+        r.probability = 0.5;
+        assert_eq!(
+            r.label(),
+            "message delay_ack 40s (seq 3, 5, 8, ..., times 3, probability 0.5)"
+        );
     }
 }

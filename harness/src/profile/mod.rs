@@ -10,14 +10,17 @@
 
 pub(crate) mod connection;
 pub(crate) mod defaults;
+pub(crate) mod deploy;
 mod depth;
 mod document;
 pub(crate) mod duration;
 mod enum_words;
 pub(crate) mod env_value;
 pub(crate) mod error;
+pub(crate) mod faults;
 pub(crate) mod key_path;
 pub(crate) mod key_source;
+pub(crate) mod kill_worker;
 pub(crate) mod kinds;
 mod locate;
 pub(crate) mod message;
@@ -41,9 +44,12 @@ use std::path::Path;
 pub use connection::{
     ConnectionFault, ConnectionRule, CutSchedule, CutTrigger, Direction, HeldFrames, Window,
 };
+pub use deploy::{DeployRule, DeployTrigger, StopSignal};
 pub use duration::{format_duration, parse_duration};
 pub use error::{Origin, ProfileError};
+pub use faults::{ChaosRule, FaultRule};
 pub use key_source::KeySource;
+pub use kill_worker::{KillPoint, KillRule, KillTrigger};
 pub use kinds::{KindDescriptor, KindWords, LeaseRole};
 pub use message_rule::{MessageAction, MessageRule};
 pub use resolve::{check_full_record, scaled_clock_unsupported};

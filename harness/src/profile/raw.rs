@@ -28,7 +28,7 @@ pub struct RawProfile {
     pub workload: Option<RawWorkload>,
     pub consumer: Option<RawConsumer>,
     pub provider: Option<RawProvider>,
-    pub chaos: Option<Vec<RawChaosRule>>,
+    pub chaos: Option<Vec<super::faults::RawChaosRule>>,
     pub redrive: Option<RawRedrive>,
     pub budgets: Option<RawBudgets>,
 }
@@ -586,111 +586,6 @@ pub struct RawErrors {
 pub struct RawHang {
     pub rate: Option<f64>,
     pub after_effect: Option<bool>,
-}
-
-/// `chaos[]`: one fault rule.
-#[derive(Debug, Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a chaos rule such as kill_worker: { point: received }, deploy: { at: 10m } or \
-                 connection: { fault: cut, at: 30s }"
-)]
-pub struct RawChaosRule {
-    pub kill_worker: Option<RawKill>,
-    pub deploy: Option<RawDeploy>,
-    pub message: Option<RawMessageFault>,
-    pub connection: Option<RawConnection>,
-}
-
-/// `chaos[].connection`: a fault on the workers' connections to the broker. Every fault's keys
-/// are read here; which belong to the chosen `fault` is checked when resolving.
-#[derive(Debug, Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a mapping with keys fault, at, every, from, to, times, for, delay, direction, \
-                 frames, workers, optional"
-)]
-pub struct RawConnection {
-    pub fault: Option<Text>,
-    // cut
-    pub at: Option<DurationText>,
-    pub every: Option<DurationText>,
-    pub to: Option<DurationText>,
-    pub times: Option<u64>,
-    /// A cut's first `every` counts from it; a latency's or partition's window opens at it.
-    pub from: Option<DurationText>,
-    // latency, partition
-    #[serde(rename = "for")]
-    pub length: Option<DurationText>,
-    // latency
-    pub delay: Option<DurationText>,
-    pub direction: Option<Text>,
-    // partition
-    pub frames: Option<Text>,
-    pub workers: Option<Vec<u32>>,
-    pub optional: Option<bool>,
-}
-
-/// `chaos[].message`: drop or delay the ack or the delivery of the deliveries it selects.
-#[derive(Debug, Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a mapping with keys action, delay, delivery, keys, seq, probability, from, to, \
-                 times, optional"
-)]
-pub struct RawMessageFault {
-    pub action: Option<Text>,
-    pub delay: Option<DurationText>,
-    pub delivery: Option<u32>,
-    pub keys: Option<Vec<Text>>,
-    pub seq: Option<Vec<u64>>,
-    pub probability: Option<f64>,
-    pub from: Option<DurationText>,
-    pub to: Option<DurationText>,
-    pub times: Option<u64>,
-    pub optional: Option<bool>,
-}
-
-/// `chaos[].deploy`: a rolling restart of the workers.
-#[derive(Debug, Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a mapping with keys at, every, from, to, times, max_unavailable, grace, signal, \
-                 workers, optional"
-)]
-pub struct RawDeploy {
-    pub at: Option<DurationText>,
-    pub every: Option<DurationText>,
-    pub from: Option<DurationText>,
-    pub to: Option<DurationText>,
-    pub times: Option<u64>,
-    pub max_unavailable: Option<u32>,
-    pub grace: Option<DurationText>,
-    pub signal: Option<Text>,
-    pub workers: Option<Vec<u32>>,
-    pub optional: Option<bool>,
-}
-
-/// `chaos[].kill_worker`: when a worker dies, and which deliveries it applies to.
-#[derive(Debug, Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a mapping with keys point, at, every, delivery, probability, keys, worker, \
-                 from, to, times, delay, optional"
-)]
-pub struct RawKill {
-    pub point: Option<Text>,
-    pub at: Option<DurationText>,
-    pub every: Option<DurationText>,
-    pub delivery: Option<u32>,
-    pub probability: Option<f64>,
-    pub keys: Option<Vec<Text>>,
-    pub worker: Option<u32>,
-    pub from: Option<DurationText>,
-    pub to: Option<DurationText>,
-    pub times: Option<u64>,
-    pub delay: Option<DurationText>,
-    pub optional: Option<bool>,
 }
 
 /// `redrive`: an operator moves every DLQ entry back to the main queue.

@@ -2,7 +2,7 @@
 //! (`stream`, or `auto` above [`stream::FULL_RECORD_UP_TO`] messages), else kept whole.
 
 use super::sim::accounting::Accounting;
-use crate::metrics::stream::{self, Stream, StreamSetup};
+use crate::metrics::stream::{self, StreamSetup, StreamedMetrics};
 use crate::metrics::Recording;
 use crate::profile::kinds::Settle;
 use crate::profile::{Record, Scenario};
@@ -20,7 +20,7 @@ pub struct Recorder {
     gave_up: bool,
     accounting: Option<Accounting>,
     /// What the accounting folded, once the run's last instant is over.
-    stream: Option<Stream>,
+    stream: Option<StreamedMetrics>,
     recording: Option<Recording>,
 }
 
@@ -65,7 +65,7 @@ impl Sink for Recorder {
             }),
             ..self.setup
         };
-        self.accounting = Some(Accounting::start(Stream::new(setup)));
+        self.accounting = Some(Accounting::start(StreamedMetrics::new(setup)));
         true
     }
 

@@ -17,7 +17,7 @@ use crate::record::{AckOutcome, EventKind, HandlerEnd, RunRecord};
 pub fn scenario(s: &Scenario) -> Scenario {
     let (point, delay) = worst_point(&s.consumer.target);
     let mut probe = s.clone();
-    probe.chaos.push(ChaosRule::KillWorker(KillRule {
+    probe.chaos.push(ChaosRule::new(KillRule {
         delivery: Some(1),
         times: Some(1),
         delay,

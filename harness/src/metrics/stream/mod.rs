@@ -2,7 +2,7 @@
 //! from the history as a sim run makes it, so a run's memory is what is in flight plus what the
 //! reports need, not every event, call and effect it ever had.
 //!
-//! The run hands every item to [`Stream`] in time order, each instant's events first, then the
+//! The run hands every item to [`StreamedMetrics`] in time order, each instant's events first, then the
 //! calls it started and closed, then its effects (the order the batch analysis reads a record in
 //! wherever order matters). Per message, [`table`] keeps what the accounting, the latencies, the
 //! redrive account, the retries count, the time series, the leases and the anomaly checker
@@ -10,7 +10,7 @@
 //! it: a message is **folded** (counted into the totals and let go) once it is settled
 //! (deleted, or dead-lettered with no redrive still to come), no handler span of it is open, no
 //! provider call about it can still have an effect, and no fetched batch holds it (Kafka: the
-//! broker says so, [`Stream::batched`]). Handler spans, leases, anomalies, kills
+//! broker says so, [`StreamedMetrics::batched`]). Handler spans, leases, anomalies, kills
 //! and crashes fold as the batch analysis does, by the same code ([`super::handlers::Spans`],
 //! [`super::leases::Leases`], [`super::anomalies::Checker`]; the last two are handed the
 //! message's part of its record instead of finding it in a map of their own).
@@ -104,8 +104,8 @@ pub struct StreamSetup {
     pub offsets: bool,
 }
 
-/// The streaming accumulator of one run.
-pub struct Stream {
+/// The metrics of one run, folded as it goes (the streaming accumulator).
+pub struct StreamedMetrics {
     setup: StreamSetup,
     table: Table,
     counts: Accounting,
@@ -129,9 +129,9 @@ pub struct Stream {
     gave_up: Option<GaveUp>,
 }
 
-impl Stream {
-    pub fn new(setup: StreamSetup) -> Stream {
-        Stream {
+impl StreamedMetrics {
+    pub fn new(setup: StreamSetup) -> StreamedMetrics {
+        StreamedMetrics {
             table: Table::default(),
             counts: Accounting {
                 late_after: setup.late_after,
@@ -250,7 +250,7 @@ impl Stream {
     }
 
     /// A provider call started; if it may still have an effect after this instant, it can
-    /// until [`Stream::call_closed`].
+    /// until [`StreamedMetrics::call_closed`].
     pub fn call_started(&mut self, c: &StartedCall) {
         let Some(seq) = c.seq else { return };
         let retries = &mut self.counts.handler_retries;
@@ -316,7 +316,7 @@ impl Stream {
         self.dirty = dirty;
     }
 
-    /// Applies `f` to open message `seq` and marks it for [`Stream::end_instant`] (once per
+    /// Applies `f` to open message `seq` and marks it for [`StreamedMetrics::end_instant`] (once per
     /// instant).
     fn open(&mut self, seq: Seq, what: &str, f: impl FnOnce(&mut Msg)) {
         let mut first = false;

@@ -28,7 +28,7 @@ pub mod words;
 pub use words::KindWords;
 
 #[cfg(test)]
-mod tests;
+pub(in crate::profile) mod tests;
 
 /// Every kind, in the order messages list them.
 pub const KINDS: &[&KindDescriptor] = &[
@@ -322,6 +322,17 @@ pub fn runs_live() -> impl Iterator<Item = &'static KindDescriptor> {
 /// `broker.url`), which sees its workers itself.
 pub fn embedded(kind: &KindDescriptor) -> bool {
     matches!(kind.connections, Connections::Embedded { .. })
+}
+
+/// The kinds whose live runs default to ackbench's embedded broker, by name, joined by "or".
+#[cfg_attr(not(feature = "live"), allow(dead_code))] // a live run's message
+pub fn embedded_names() -> String {
+    let names: Vec<&str> = KINDS
+        .iter()
+        .filter(|k| embedded(k))
+        .map(|k| k.name)
+        .collect();
+    names.join(" or ")
 }
 
 /// The words of the lease of the kind named `name` (a record's or summary.json's

@@ -4,15 +4,18 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
+
 use crate::profile::connection::{
     ConnectionFault, ConnectionRule, CutSchedule, CutTrigger, Direction, HeldFrames, Window,
 };
 use crate::profile::duration::format_duration;
+use crate::profile::faults::{ChaosRule, Fault};
 use crate::profile::kinds::Connections;
 use crate::profile::path::FieldPath;
-use crate::profile::problem::Problem;
-use crate::profile::raw::RawConnection;
-use crate::profile::scenario::{BrokerSpec, ChaosRule, ConsumerSpec, Mode, RunSpec};
+use crate::profile::problem::{read_value, Problem};
+use crate::profile::scalar::{DurationText, Text};
+use crate::profile::scenario::{BrokerSpec, ConsumerSpec, Mode, RunSpec};
 
 use super::checks::{after, at_least_one, exactly_one, positive, required};
 
@@ -24,7 +27,46 @@ const CUT_KEYS: &str = "at or every (with from, to, times)";
 const LATENCY_KEYS: &str = "delay, from, for, direction";
 const PARTITION_KEYS: &str = "from, for, frames";
 
-pub fn resolve(
+pub const FAULT: Fault = Fault {
+    name: "connection",
+    example: "connection: { fault: cut, at: 30s }",
+    needs_full_record: false,
+    resolve: |value, c, path| {
+        let raw = read_value(value, path)?;
+        Ok(ChaosRule::new(resolve(raw, c.run, c.consumer, path)?))
+    },
+};
+
+/// `chaos[].connection`: a fault on the workers' connections to the broker. Every fault's keys
+/// are read here; which belong to the chosen `fault` is checked when resolving.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys fault, at, every, from, to, times, for, delay, direction, \
+                 frames, workers, optional"
+)]
+struct RawConnection {
+    fault: Option<Text>,
+    // cut
+    at: Option<DurationText>,
+    every: Option<DurationText>,
+    to: Option<DurationText>,
+    times: Option<u64>,
+    /// A cut's first `every` counts from it; a latency's or partition's window opens at it.
+    from: Option<DurationText>,
+    // latency, partition
+    #[serde(rename = "for")]
+    length: Option<DurationText>,
+    // latency
+    delay: Option<DurationText>,
+    direction: Option<Text>,
+    // partition
+    frames: Option<Text>,
+    workers: Option<Vec<u32>>,
+    optional: Option<bool>,
+}
+
+fn resolve(
     raw: RawConnection,
     run: &RunSpec,
     consumer: &ConsumerSpec,
@@ -99,16 +141,12 @@ pub fn resolve(
 }
 
 /// A live run acts on connections only where ackbench is on the workers' path
-/// ([`Connections`] of the kind); a sim run models them on every kind.
-pub fn check_mode(
-    chaos: &[ChaosRule],
+/// ([`Connections`] of the kind); a sim run models them on every kind. `path` is the rule's.
+pub(in crate::profile) fn check_mode(
     broker: &BrokerSpec,
     mode: Mode,
     path: &FieldPath,
 ) -> Result<(), Problem> {
-    let Some(i) = chaos.iter().position(|r| r.as_connection().is_some()) else {
-        return Ok(());
-    };
     if mode != Mode::Live {
         return Ok(());
     }
@@ -120,7 +158,7 @@ pub fn check_mode(
         Connections::Unseen { why } => why,
     };
     Err(Problem::at_key(
-        path.index(i).key("connection"),
+        path.clone(),
         format!(
             "a live run on {} cannot act on the workers' connections: {why}",
             kind.name

@@ -19,7 +19,9 @@ fn profile(rule: &str) -> String {
 
 fn rule(text: &str) -> ConnectionRule {
     let rule = one_chaos_rule(&profile(text));
-    rule.as_connection().cloned().expect("a connection rule")
+    rule.get::<crate::profile::ConnectionRule>()
+        .cloned()
+        .expect("a connection rule")
 }
 
 fn s(n: u64) -> Duration {

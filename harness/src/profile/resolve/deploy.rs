@@ -3,16 +3,51 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
+
 use crate::profile::defaults;
+use crate::profile::deploy::{DeployRule, DeployTrigger, StopSignal};
 use crate::profile::duration::format_duration;
+use crate::profile::faults::{ChaosRule, Fault};
 use crate::profile::path::FieldPath;
-use crate::profile::problem::Problem;
-use crate::profile::raw::RawDeploy;
-use crate::profile::scenario::{ConsumerSpec, DeployRule, DeployTrigger, RunSpec, StopSignal};
+use crate::profile::problem::{read_value, Problem};
+use crate::profile::scalar::{DurationText, Text};
+use crate::profile::scenario::{ConsumerSpec, RunSpec};
 
 use super::checks::{after, at_least_one, exactly_one, non_empty, positive};
 
-pub fn resolve(
+pub const FAULT: Fault = Fault {
+    name: "deploy",
+    example: "deploy: { at: 10m }",
+    // What each rollout cost is read from the record's messages.
+    needs_full_record: true,
+    resolve: |value, c, path| {
+        let raw = read_value(value, path)?;
+        Ok(ChaosRule::new(resolve(raw, c.run, c.consumer, path)?))
+    },
+};
+
+/// `chaos[].deploy`: a rolling restart of the workers.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys at, every, from, to, times, max_unavailable, grace, signal, \
+                 workers, optional"
+)]
+struct RawDeploy {
+    at: Option<DurationText>,
+    every: Option<DurationText>,
+    from: Option<DurationText>,
+    to: Option<DurationText>,
+    times: Option<u64>,
+    max_unavailable: Option<u32>,
+    grace: Option<DurationText>,
+    signal: Option<Text>,
+    workers: Option<Vec<u32>>,
+    optional: Option<bool>,
+}
+
+fn resolve(
     raw: RawDeploy,
     run: &RunSpec,
     consumer: &ConsumerSpec,
@@ -168,8 +203,8 @@ fn signal(name: Option<&str>, path: &FieldPath) -> Result<StopSignal, Problem> {
 mod tests {
     use std::time::Duration;
 
-    use crate::profile::scenario::{DeployRule, DeployTrigger, StopSignal};
     use crate::profile::testutil::{error, one_chaos_rule, BASE};
+    use crate::profile::{DeployRule, DeployTrigger, StopSignal};
 
     /// `BASE` with three workers and one deploy rule (on line 7) written `rule`.
     fn profile(rule: &str) -> String {
@@ -184,7 +219,9 @@ mod tests {
 
     fn rule(text: &str) -> DeployRule {
         let rule = one_chaos_rule(&profile(text));
-        rule.as_deploy().cloned().expect("a deploy")
+        rule.get::<crate::profile::DeployRule>()
+            .cloned()
+            .expect("a deploy")
     }
 
     #[test]

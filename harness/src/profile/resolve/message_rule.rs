@@ -3,17 +3,51 @@
 //! take or a delay missing, a selector that selects nothing, and (live) an action the kind's live
 //! path cannot apply.
 
+use crate::profile::faults::{ChaosRule, Fault};
 use crate::profile::kinds::LiveMessageFaults;
 use crate::profile::message_rule::{MessageAction, MessageRule};
 use crate::profile::path::FieldPath;
-use crate::profile::problem::Problem;
-use crate::profile::raw::RawMessageFault;
-use crate::profile::scenario::{BrokerSpec, ChaosRule, Mode};
+use crate::profile::problem::{read_value, Problem};
+use crate::profile::scalar::{DurationText, Text};
+use crate::profile::scenario::{BrokerSpec, Mode};
 
 use super::checks::{after, at_least_one, positive, required};
 use super::keys::KeyUniverse;
 
-pub fn resolve(
+use serde::Deserialize;
+
+pub const FAULT: Fault = Fault {
+    name: "message",
+    example: "message: { action: drop_ack }",
+    needs_full_record: false,
+    resolve: |value, c, path| {
+        let raw = read_value(value, path)?;
+        let keys = KeyUniverse::of(c.workload);
+        Ok(ChaosRule::new(resolve(raw, &keys, path)?))
+    },
+};
+
+/// `chaos[].message`: drop or delay the ack or the delivery of the deliveries it selects.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys action, delay, delivery, keys, seq, probability, from, to, \
+                 times, optional"
+)]
+struct RawMessageFault {
+    action: Option<Text>,
+    delay: Option<DurationText>,
+    delivery: Option<u32>,
+    keys: Option<Vec<Text>>,
+    seq: Option<Vec<u64>>,
+    probability: Option<f64>,
+    from: Option<DurationText>,
+    to: Option<DurationText>,
+    times: Option<u64>,
+    optional: Option<bool>,
+}
+
+fn resolve(
     raw: RawMessageFault,
     keys: &KeyUniverse,
     path: &FieldPath,
@@ -131,9 +165,9 @@ fn seqs(list: Vec<u64>, keys: &KeyUniverse, path: &FieldPath) -> Result<Vec<u32>
 }
 
 /// A live run applies a `message` rule only where the kind's live path can: refused at the
-/// rule's `action`, with the kind's reason.
-pub fn check_live(
-    chaos: &[ChaosRule],
+/// rule's `action` (`path` is the rule's), with the kind's reason.
+pub(in crate::profile) fn check_live(
+    m: &MessageRule,
     broker: &BrokerSpec,
     mode: Mode,
     path: &FieldPath,
@@ -147,23 +181,19 @@ pub fn check_live(
         why_not,
         external,
     } = &kind.live_message;
-    for (i, rule) in chaos.iter().enumerate() {
-        let Some(m) = rule.as_message() else { continue };
-        let why = match external {
-            Some(why) if broker.url.is_some() => why,
-            _ if actions.contains(&m.action) => continue,
-            _ => why_not,
-        };
-        return Err(Problem::new(
-            path.index(i).key("message").key("action"),
-            format!(
-                "{} cannot run live on {}: {why}; run it in sim mode",
-                m.action.name(),
-                kind.name
-            ),
-        ));
-    }
-    Ok(())
+    let why = match external {
+        Some(why) if broker.url.is_some() => why,
+        _ if actions.contains(&m.action) => return Ok(()),
+        _ => why_not,
+    };
+    Err(Problem::new(
+        path.key("action"),
+        format!(
+            "{} cannot run live on {}: {why}; run it in sim mode",
+            m.action.name(),
+            kind.name
+        ),
+    ))
 }
 
 #[cfg(test)]
@@ -181,7 +211,7 @@ mod tests {
 
     fn rule(text: &str) -> MessageRule {
         one_chaos_rule(&profile(text))
-            .as_message()
+            .get::<crate::profile::MessageRule>()
             .cloned()
             .expect("a message rule")
     }

@@ -4,18 +4,18 @@
 
 pub(super) mod broker;
 mod budgets;
-mod chaos;
 pub(super) mod checks;
-mod connection;
+pub(super) mod connection;
 mod consumer;
 mod consumer_env;
-mod deploy;
+pub(super) mod deploy;
 mod footprint;
 mod ingress;
 mod keys;
+pub(super) mod kill_worker;
 mod latency;
 pub(super) mod message;
-mod message_rule;
+pub(super) mod message_rule;
 mod producer;
 mod provider;
 mod ramp;
@@ -106,8 +106,9 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     // A sim run streams its accounting (`--record auto`) unless it models the producer's sends
     // or has a deploy.
     let sim = !matches!(raw.mode, Some(ModeName::Live));
-    let deploys = (raw.chaos.iter().flatten()).any(|r| r.deploy.is_some());
-    let streams = sim && workload.producer.is_none() && broker.fifo.is_none() && !deploys;
+    let full_record_faults = (raw.chaos.iter().flatten()).any(|r| r.needs_full_record());
+    let streams =
+        sim && workload.producer.is_none() && broker.fifo.is_none() && !full_record_faults;
     footprint::Footprint::of(&run, &workload, &consumer, streams).check(
         &workload,
         &top.key("workload"),
@@ -118,13 +119,13 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         &workload,
         &top.key("provider"),
     )?;
-    let chaos = chaos::resolve(
-        raw.chaos.unwrap_or_default(),
-        &run,
-        &workload,
-        &consumer,
-        &top.key("chaos"),
-    )?;
+    let faults = crate::profile::faults::Context {
+        run: &run,
+        workload: &workload,
+        consumer: &consumer,
+    };
+    let chaos =
+        crate::profile::faults::resolve(raw.chaos.unwrap_or_default(), &faults, &top.key("chaos"))?;
     let redrive = match raw.redrive {
         Some(r) => Some(redrive(r, &run, &top.key("redrive"))?),
         None => None,
@@ -137,8 +138,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         &top.key("broker"),
     )?;
     broker::check_observe(&broker, mode, chaos.len(), &top.key("broker"))?;
-    message_rule::check_live(&chaos, &broker, mode, &top.key("chaos"))?;
-    connection::check_mode(&chaos, &broker, mode, &top.key("chaos"))?;
+    crate::profile::faults::check(&chaos, &broker, mode, &top.key("chaos"))?;
     consumer::check_mode(&consumer, mode, &top.key("consumer"))?;
     consumer::check_republish(&consumer, mode, &top.key("consumer"))?;
     consumer::check_clock(&consumer, &broker, &top.key("consumer"))?;

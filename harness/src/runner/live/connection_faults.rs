@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use super::proxy::link::{Effect, Links};
 use super::state::LiveState;
-use crate::profile::{ChaosRule, ConnectionFault, Direction, HeldFrames, Scenario};
+use crate::profile::{ConnectionFault, ConnectionRule, Direction, HeldFrames, Scenario};
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, EventKind, WorkerId};
 
@@ -27,7 +27,7 @@ pub enum Step {
 pub fn links_for(s: &Scenario) -> Option<Arc<Links>> {
     s.chaos
         .iter()
-        .any(|r| matches!(r, ChaosRule::Connection(_)))
+        .any(|r| r.get::<ConnectionRule>().is_some())
         .then(|| Arc::new(Links::new(s.consumer.workers)))
 }
 
@@ -40,13 +40,7 @@ pub type RulePlan = (u32, Vec<WorkerId>, Vec<(Duration, Step)>);
 /// on `clock`.
 pub fn steps(s: &Scenario, clock: LiveClock) -> Vec<RulePlan> {
     let end = s.run.duration + s.run.drain;
-    s.chaos
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| match r {
-            ChaosRule::Connection(c) => Some((i as u32, c)),
-            _ => None,
-        })
+    crate::chaos::rules_of::<ConnectionRule>(&s.chaos)
         .map(|(rule, c)| {
             let timed = match &c.fault {
                 ConnectionFault::Cut(cut) => cut

@@ -276,7 +276,9 @@ async fn use_broker(
         match broker.ingress() {
             None => {
                 failure = Some(RunError::Live(format!(
-                    "an ingress load needs broker kind sqs, not {}",
+                    "an ingress load publishes through ackbench's embedded broker (broker \
+                     kind {} without broker.endpoint), which this run's broker ({}) is not",
+                    crate::profile::kinds::embedded_names(),
                     s.broker.kind.name()
                 )))
             }

@@ -651,7 +651,7 @@ mod tests {
         ));
         rule.delivery = Some(1);
         rule.times = Some(2);
-        let kills = KillSchedule::new(&[crate::profile::ChaosRule::KillWorker(rule)], 1);
+        let kills = KillSchedule::new(&[crate::profile::ChaosRule::new(rule)], 1);
         let s = LiveState::new(LiveClock::new(1.0), "q", 2, kills);
         for k in ["a", "b", "c"] {
             s.publishing(k);

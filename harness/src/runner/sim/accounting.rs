@@ -1,7 +1,7 @@
 //! A streamed sim run's accounting on a thread of its own: the run's events and the ledger's
 //! records pile up where the run records them, each instant's end is marked, and every few
 //! thousand events the lists are handed to the thread whole (swapped for emptied ones, nothing
-//! copied), which folds them into the run's [`Stream`] while the run goes on.
+//! copied), which folds them into the run's [`StreamedMetrics`] while the run goes on.
 //!
 //! The stream is a pure function of the items it is handed, in their order: the thread hands it
 //! what the run would hand it in line at the end of each instant (time has come to the
@@ -15,7 +15,7 @@
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
 
-use crate::metrics::stream::Stream;
+use crate::metrics::stream::StreamedMetrics;
 use crate::provider::ledger::Recorded;
 use crate::record::{Batched, EffectRecord, Event, Nanos, Seq, StartedCall};
 
@@ -59,7 +59,7 @@ impl Batch {
     }
 
     /// Hands every instant of the batch to `stream`, in order.
-    fn fold_into(&self, stream: &mut Stream) {
+    fn fold_into(&self, stream: &mut StreamedMetrics) {
         let (mut e, mut s, mut f, mut c, mut b) = (0, 0, 0, 0, 0);
         for end in &self.instants {
             stream.advance(end.now);
@@ -103,17 +103,20 @@ enum Folder {
     Thread {
         full: Option<SyncSender<Batch>>,
         emptied: Receiver<Batch>,
-        thread: JoinHandle<Option<Box<Stream>>>,
+        thread: JoinHandle<Option<Box<StreamedMetrics>>>,
     },
     /// The run itself, as it hands a batch over: on a machine with one core, or when no thread
     /// could be started (the same folds, in the same order).
-    InLine { stream: Box<Stream>, batch: Batch },
+    InLine {
+        stream: Box<StreamedMetrics>,
+        batch: Batch,
+    },
 }
 
 impl Accounting {
     /// Starts the thread that folds into `stream`; folds in line if the machine has one core
     /// or the thread cannot be started.
-    pub fn start(stream: Stream) -> Accounting {
+    pub fn start(stream: StreamedMetrics) -> Accounting {
         let cores = thread::available_parallelism().map_or(1, |n| n.get());
         if cores < 2 {
             return Accounting::in_line(Box::new(stream));
@@ -123,11 +126,11 @@ impl Accounting {
 
     /// Starts the thread that folds into `stream`; `Err` gives the stream back if it cannot be
     /// started.
-    fn on_thread(stream: Box<Stream>) -> Result<Accounting, Box<Stream>> {
+    fn on_thread(stream: Box<StreamedMetrics>) -> Result<Accounting, Box<StreamedMetrics>> {
         let (full, to_fold) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
         let (give_back, emptied) = mpsc::channel::<Batch>();
         // The stream goes to the thread once it runs, so it stays here if it cannot be started.
-        let (hand, take) = mpsc::sync_channel::<Box<Stream>>(1);
+        let (hand, take) = mpsc::sync_channel::<Box<StreamedMetrics>>(1);
         let spawned = thread::Builder::new()
             .name("ackbench-accounting".into())
             .spawn(move || {
@@ -156,7 +159,7 @@ impl Accounting {
     }
 
     /// Folds in line, as the run hands each batch over.
-    pub fn in_line(stream: Box<Stream>) -> Accounting {
+    pub fn in_line(stream: Box<StreamedMetrics>) -> Accounting {
         Accounting {
             instants: Vec::new(),
             folder: Folder::InLine {
@@ -222,7 +225,11 @@ impl Accounting {
 
     /// Hands over what is left (every instant ended), waits for everything to be folded and
     /// returns the stream. A panic of the thread is the run's.
-    pub fn finish(mut self, events: &mut Vec<Event>, recorded: Option<Recorded<'_>>) -> Stream {
+    pub fn finish(
+        mut self,
+        events: &mut Vec<Event>,
+        recorded: Option<Recorded<'_>>,
+    ) -> StreamedMetrics {
         if !self.instants.is_empty() {
             self.hand_over(events, recorded);
         }
@@ -315,7 +322,7 @@ mod tests {
 
     /// Folds `instants` as a run records them, through `accounting`; returns what it folded
     /// and how many times the run's lists were handed over before the end.
-    fn fold_by(accounting: Accounting, instants: Vec<Instant>) -> (Stream, usize) {
+    fn fold_by(accounting: Accounting, instants: Vec<Instant>) -> (StreamedMetrics, usize) {
         let mut accounting = accounting;
         // The run's own lists, which the instants' items are recorded into.
         let (mut events, mut started, mut effects, mut closed, mut batched) =
@@ -352,7 +359,7 @@ mod tests {
     fn the_thread_folds_what_the_run_would_fold_in_line() {
         // 6,000 messages, 3 instants and 4 events each: 24,000 events, more than one batch.
         let instants = history(6_000);
-        let mut inline = Stream::new(setup());
+        let mut inline = StreamedMetrics::new(setup());
         for (now, events, started, effects) in &instants {
             inline.advance(*now);
             for e in events {
@@ -375,9 +382,9 @@ mod tests {
         assert_eq!(a.counts.effects, 8_000);
         assert_eq!(a.counts.duplicate_effects, 2_000);
         assert_eq!(a.counts.lost + a.counts.unfinished + a.counts.dlq, 0);
-        let on_thread = Accounting::on_thread(Box::new(Stream::new(setup())))
+        let on_thread = Accounting::on_thread(Box::new(StreamedMetrics::new(setup())))
             .unwrap_or_else(|_| panic!("the test starts a thread"));
-        let in_line = Accounting::in_line(Box::new(Stream::new(setup())));
+        let in_line = Accounting::in_line(Box::new(StreamedMetrics::new(setup())));
         for accounting in [on_thread, in_line] {
             let (b, handed_over) = fold_by(accounting, instants.clone());
             // 24,000 events in batches of 4,096: handed over 5 times (after 4,096 x 1..5

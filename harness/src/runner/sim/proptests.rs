@@ -25,7 +25,7 @@ pub(super) fn rule() -> impl Strategy<Value = ChaosRule> {
         0u64..5_000,
     )
         .prop_map(|(trigger, delivery, probability, worker, delay_ms)| {
-            ChaosRule::KillWorker(KillRule {
+            ChaosRule::new(KillRule {
                 trigger,
                 delivery,
                 probability,

@@ -153,7 +153,7 @@ fn effect_at_response_counts_only_answers() {
     // with response there is none for that call. The lease (30 s) expires, d2 at 30 answers
     // at 40.
     let mut s = base();
-    s.chaos = vec![ChaosRule::KillWorker(KillRule {
+    s.chaos = vec![ChaosRule::new(KillRule {
         delivery: Some(1),
         ..KillRule::new(KillTrigger::Point(KillPoint::CallStarted))
     })];

@@ -7,7 +7,7 @@ use crate::profile::*;
 use crate::record::{EffectSource, EventKind, RunRecord};
 
 fn kill_at(point: KillPoint, delivery: Option<u32>, delay: Duration) -> ChaosRule {
-    ChaosRule::KillWorker(KillRule {
+    ChaosRule::new(KillRule {
         delivery,
         delay,
         ..KillRule::new(KillTrigger::Point(point))
@@ -249,7 +249,7 @@ fn a_timed_kill_hits_the_named_worker_and_it_restarts() {
     // One message, provider 10 s, kill worker 1 at 5 s: the call is abandoned (effect at request
     // already counted); restart at 6 s; the lease ends at 30 s: d2 at 30 s, ack at 40 s.
     let mut s = base();
-    s.chaos = vec![ChaosRule::KillWorker(KillRule {
+    s.chaos = vec![ChaosRule::new(KillRule {
         worker: Some(1),
         ..KillRule::new(KillTrigger::At(secs(5)))
     })];

@@ -1,12 +1,12 @@
 //! The plan of `ackbench size` from its runs: one file per recommendation, each giving its
 //! section with the one sentence of reasoning behind it.
 
-mod alert;
-mod duplicates;
-mod lease;
-mod limit;
-mod poll;
-mod workers;
+mod alert_section;
+mod duplicates_section;
+mod lease_section;
+mod limit_section;
+mod poll_section;
+mod workers_section;
 
 use std::time::Duration;
 
@@ -61,10 +61,10 @@ fn ms_text(d: Duration) -> String {
 /// The plan, with one sentence of reasoning per recommendation.
 pub fn assemble(mut a: Assembly) -> Plan {
     let mut notes = std::mem::take(&mut a.notes);
-    let lease = lease::section(&a, &mut notes);
-    let poll = poll::section(&a);
-    let duplicates = duplicates::section(&a);
-    let workers = workers::section(&a);
+    let lease = lease_section::build(&a, &mut notes);
+    let poll = poll_section::build(&a);
+    let duplicates = duplicates_section::build(&a);
+    let workers = workers_section::build(&a);
     let partitions =
         size_partitions(a.now.partitions, a.now.workers, workers.recommended).map(|sizing| {
             PartitionsSection {
@@ -72,8 +72,8 @@ pub fn assemble(mut a: Assembly) -> Plan {
                 sizing,
             }
         });
-    let alert = alert::section(&a);
-    let delivery_limit = limit::section(&a);
+    let alert = alert_section::build(&a);
+    let delivery_limit = limit_section::build(&a);
     let checks: Vec<CheckRow> = checks::all(a.now)
         .into_iter()
         .zip(checks::all(a.after_settings))

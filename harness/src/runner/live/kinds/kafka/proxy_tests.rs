@@ -236,7 +236,7 @@ async fn a_removed_members_commit_is_fenced_and_its_records_go_to_the_next_owner
 
 #[tokio::test]
 async fn a_received_kill_cuts_the_connection_before_the_fetch_answer_reaches_the_worker() {
-    let (state, run) = run(&[ChaosRule::KillWorker(KillRule::new(KillTrigger::Point(
+    let (state, run) = run(&[ChaosRule::new(KillRule::new(KillTrigger::Point(
         KillPoint::Received,
     )))]);
     let mut a = KafkaProtocol(run).connection(1);

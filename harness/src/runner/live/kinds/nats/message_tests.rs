@@ -17,7 +17,7 @@ fn one_rule(action: MessageAction, delay: Duration) -> Arc<Shared> {
     book.lock().unwrap().published(1, 1);
     let mut rule = MessageRule::new(action, delay);
     rule.seq = Some(vec![1]);
-    let faults = Faults::new(&[ChaosRule::Message(rule)], 1);
+    let faults = Faults::new(&[ChaosRule::new(rule)], 1);
     Arc::new(Shared {
         state: LiveState::new(LiveClock::new(1.0), "q", 1, faults),
         book,

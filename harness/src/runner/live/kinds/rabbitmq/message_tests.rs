@@ -19,7 +19,7 @@ fn one_rule(action: MessageAction, delay: Duration, seq: &[Seq]) -> Arc<LiveStat
         crate::provider::http::LiveClock::new(1.0),
         "q",
         1,
-        Faults::new(&[ChaosRule::Message(rule)], 1),
+        Faults::new(&[ChaosRule::new(rule)], 1),
     )
 }
 

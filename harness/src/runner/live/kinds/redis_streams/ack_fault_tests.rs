@@ -63,7 +63,7 @@ pub(super) fn observed(state: &Arc<LiveState>, wire: Option<WireTime>) -> Arc<Ob
 pub(super) fn one_rule(action: MessageAction, delay: Duration) -> (Arc<LiveState>, Arc<Observed>) {
     let mut rule = MessageRule::new(action, delay);
     rule.seq = Some(vec![1]);
-    let faults = Faults::new(&[ChaosRule::Message(rule)], 1);
+    let faults = Faults::new(&[ChaosRule::new(rule)], 1);
     let state = LiveState::new(LiveClock::new(1.0), "s", 1, faults);
     let run = observed(&state, None);
     (state, run)

@@ -8,7 +8,7 @@ use crate::sizing::lease::LeaseAdvice;
 use crate::sizing::plan::LeaseSection;
 
 /// The lease section; a note in `notes` when too few handlers were measured to see the tail.
-pub(super) fn section(a: &Assembly, notes: &mut Vec<String>) -> LeaseSection {
+pub(super) fn build(a: &Assembly, notes: &mut Vec<String>) -> LeaseSection {
     let now = a.now;
     let rule = a.rule;
     let new_lease = a.lease.advice.visibility_timeout();

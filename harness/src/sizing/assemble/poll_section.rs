@@ -8,7 +8,7 @@ use crate::sizing::plan::PollSection;
 use crate::sizing::poll::{PollChange, PollSizing};
 
 /// The poll section, when the kind polls batches and the rule sized them.
-pub(super) fn section(a: &Assembly) -> Option<PollSection> {
+pub(super) fn build(a: &Assembly) -> Option<PollSection> {
     let p = a.poll.as_ref()?;
     let batch = a.now.kind.batch.as_ref()?;
     let (records_words, interval_words) = (batch.words, a.now.kind.lease.words);

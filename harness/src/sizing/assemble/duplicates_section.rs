@@ -11,7 +11,7 @@ fn ratio(x: Option<f64>) -> String {
     x.map_or_else(|| "unbounded".into(), f3)
 }
 
-pub(super) fn section(a: &Assembly) -> DuplicatesSection {
+pub(super) fn build(a: &Assembly) -> DuplicatesSection {
     let (now, rec) = (a.now, a.after_settings);
     let p_now = outlive_chance(a.hist, now.lease);
     let p_rec = outlive_chance(a.hist, rec.lease);

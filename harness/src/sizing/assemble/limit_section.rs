@@ -5,7 +5,7 @@ use crate::sizing::limit::{recovery_path, spare};
 use crate::sizing::plan::LimitSection;
 use crate::sizing::probe;
 
-pub(super) fn section(a: &Assembly) -> LimitSection {
+pub(super) fn build(a: &Assembly) -> LimitSection {
     let (now, rec) = (a.now, a.after_settings);
     let path_now = recovery_path(
         &now.target,

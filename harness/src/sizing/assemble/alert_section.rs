@@ -7,7 +7,7 @@ use crate::profile::format_duration as t;
 use crate::sizing::alert;
 use crate::sizing::plan::AlertSection;
 
-pub(super) fn section(a: &Assembly) -> AlertSection {
+pub(super) fn build(a: &Assembly) -> AlertSection {
     let healthy_age = Duration::from_secs_f64(a.healthy.summary.max_oldest_age_s);
     let threshold = alert::threshold(healthy_age, a.lease.advice.longest_hold());
     let observed_age = Duration::from_secs_f64(a.before.summary.max_oldest_age_s);

@@ -1,73 +1,57 @@
-//! `chaos`: fault rules, one fault per rule: `kill_worker` (a worker dies at a handler point, at
-//! an instant, or periodically, for the deliveries its selectors match), `deploy` (a rolling
-//! restart, [`super::deploy`]) or `connection` (a cut, latency or partition between workers and
-//! the broker, [`super::connection`]).
+//! `chaos[].kill_worker`: when a worker dies, and which deliveries it applies to (the rule:
+//! [`crate::profile::kill_worker`]).
+
+use serde::Deserialize;
 
 use crate::profile::defaults;
+use crate::profile::faults::{ChaosRule, Context, Fault};
+use crate::profile::kill_worker::{KillPoint, KillRule, KillTrigger};
 use crate::profile::path::FieldPath;
-use crate::profile::problem::Problem;
-use crate::profile::raw::{RawChaosRule, RawKill};
-use crate::profile::scenario::{
-    ChaosRule, ConsumerSpec, KillPoint, KillRule, KillTrigger, RunSpec, WorkloadSpec,
-};
+use crate::profile::problem::{read_value, Problem};
+use crate::profile::scalar::{DurationText, Text};
+use crate::profile::scenario::ConsumerSpec;
 
-use super::checks::{after, at_least_one, exactly_one, positive, required, unit_interval};
+use super::checks::{after, at_least_one, exactly_one, positive, unit_interval};
 use super::keys::KeyUniverse;
 
 use ackbench_targets::options::target_info;
 
+pub const FAULT: Fault = Fault {
+    name: "kill_worker",
+    example: "kill_worker: { point: received }",
+    needs_full_record: false,
+    resolve,
+};
+
 /// The points every consumer reaches: ackbench sees them at the broker and the provider.
 const BUILT_IN_POINTS: [&str; 3] = ["received", "call_started", "call_answered"];
 
-pub fn resolve(
-    raw: Vec<RawChaosRule>,
-    run: &RunSpec,
-    workload: &WorkloadSpec,
-    consumer: &ConsumerSpec,
-    path: &FieldPath,
-) -> Result<Vec<ChaosRule>, Problem> {
-    let keys = KeyUniverse::of(workload);
-    raw.into_iter()
-        .enumerate()
-        .map(|(i, rule)| {
-            let at = path.index(i);
-            exactly_one(
-                &at,
-                &[
-                    ("kill_worker", rule.kill_worker.is_some()),
-                    ("deploy", rule.deploy.is_some()),
-                    ("message", rule.message.is_some()),
-                    ("connection", rule.connection.is_some()),
-                ],
-                "kill_worker: { point: received }, deploy: { at: 10m } or connection: \
-                 { fault: cut, at: 30s }",
-            )?;
-            if let Some(m) = rule.message {
-                let m = super::message_rule::resolve(m, &keys, &at.key("message"))?;
-                return Ok(ChaosRule::Message(m));
-            }
-            if let Some(connection) = rule.connection {
-                let path = at.key("connection");
-                let rule = super::connection::resolve(connection, run, consumer, &path)?;
-                return Ok(ChaosRule::Connection(rule));
-            }
-            if let Some(deploy) = rule.deploy {
-                let deploy = super::deploy::resolve(deploy, run, consumer, &at.key("deploy"))?;
-                return Ok(ChaosRule::Deploy(deploy));
-            }
-            let kill = required(
-                rule.kill_worker,
-                &at.key("kill_worker"),
-                "the rule, as in kill_worker: { point: received }",
-            )?;
-            Ok(ChaosRule::KillWorker(kill_rule(
-                kill,
-                &keys,
-                consumer,
-                &at.key("kill_worker"),
-            )?))
-        })
-        .collect()
+/// `chaos[].kill_worker` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys point, at, every, delivery, probability, keys, worker, \
+                 from, to, times, delay, optional"
+)]
+struct RawKill {
+    point: Option<Text>,
+    at: Option<DurationText>,
+    every: Option<DurationText>,
+    delivery: Option<u32>,
+    probability: Option<f64>,
+    keys: Option<Vec<Text>>,
+    worker: Option<u32>,
+    from: Option<DurationText>,
+    to: Option<DurationText>,
+    times: Option<u64>,
+    delay: Option<DurationText>,
+    optional: Option<bool>,
+}
+
+fn resolve(value: &yaml_serde::Value, c: &Context, path: &FieldPath) -> Result<ChaosRule, Problem> {
+    let raw = read_value(value, path)?;
+    let keys = KeyUniverse::of(c.workload);
+    Ok(ChaosRule::new(kill_rule(raw, &keys, c.consumer, path)?))
 }
 
 fn kill_rule(
@@ -183,8 +167,8 @@ fn point(name: &str, consumer: &ConsumerSpec, path: &FieldPath) -> Result<KillPo
 mod tests {
     use std::time::Duration;
 
-    use crate::profile::scenario::{ChaosRule, KillPoint, KillRule, KillTrigger};
     use crate::profile::testutil::{error, one_chaos_rule, scenario, with};
+    use crate::profile::{ChaosRule, KillPoint, KillRule, KillTrigger};
 
     /// `BASE` with one kill rule (on line 7) written `rule`.
     fn profile(rule: &str) -> String {
@@ -197,7 +181,9 @@ mod tests {
 
     fn kill_of(text: &str) -> KillRule {
         let rule = one_chaos_rule(text);
-        rule.as_kill().cloned().expect("a kill_worker")
+        rule.get::<crate::profile::KillRule>()
+            .cloned()
+            .expect("a kill_worker")
     }
 
     #[test]
@@ -261,21 +247,6 @@ mod tests {
     }
 
     #[test]
-    fn a_rule_is_kill_worker() {
-        assert_eq!(
-            error(&with("chaos:\n  - {}\n")),
-            "p.yaml:7:5: chaos.0: give one of kill_worker, deploy, message, connection, as in \
-             kill_worker: { point: received }, deploy: { at: 10m } or connection: \
-             { fault: cut, at: 30s }"
-        );
-        assert_eq!(
-            error(&with("chaos:\n  - kill_provider: {}\n")),
-            "p.yaml:7:5: chaos.0.kill_provider: unknown field `kill_provider`, expected one of \
-             `kill_worker`, `deploy`, `message`, `connection`"
-        );
-    }
-
-    #[test]
     fn a_rule_has_exactly_one_trigger() {
         assert_eq!(
             error(&profile("{ delivery: 1 }")),
@@ -308,7 +279,7 @@ mod tests {
             scenario(&profile("{ point: committed }").replace("ack-after-work", "status-fence"));
         assert_eq!(
             committed.chaos,
-            vec![ChaosRule::KillWorker(KillRule::new(KillTrigger::Point(
+            vec![ChaosRule::new(KillRule::new(KillTrigger::Point(
                 KillPoint::Checkpoint("committed".into())
             )))]
         );

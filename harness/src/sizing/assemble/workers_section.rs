@@ -3,7 +3,7 @@
 use super::{f3, Assembly};
 use crate::sizing::plan::WorkersSection;
 
-pub(super) fn section(a: &Assembly) -> WorkersSection {
+pub(super) fn build(a: &Assembly) -> WorkersSection {
     let now = a.now;
     let workers = a.normal.workers.max(a.fault.workers);
     let busy_after = a.after.busy_fraction();
