@@ -1,10 +1,11 @@
 //! ackbench as a library: a profile run in sim mode with a consumer written in Rust, in-process
 //! and deterministic, its summary handed back (`examples/embed.rs`).
 
+use std::fmt::Display;
 use std::future::Future;
 use std::path::Path;
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::metrics::Recording;
 use crate::profile::{self, Mode, ProfileError, Scenario};
@@ -35,8 +36,19 @@ pub enum BenchError {
 /// ```
 #[doc = include_str!("../examples/embed.rs")]
 /// ```
+///
+/// The knobs users turn most ([`Bench::workers`], [`Bench::duration`], [`Bench::lease`],
+/// [`Bench::broker_kind`], [`Bench::chaos`], and any field by [`Bench::set`]) change the profile as `ackbench run --set`
+/// does, and the profile is validated again: a value `ackbench check` would refuse is an error
+/// here too. `examples/sweep.rs` runs a small sweep with them.
 #[must_use = "a Bench does nothing until it is run"]
 pub struct Bench {
+    /// The profile's file name in messages, and its text.
+    origin: String,
+    text: String,
+    /// The knobs turned so far, as `--set` arguments, in order.
+    sets: Vec<String>,
+    seed: Option<u64>,
     scenario: Scenario,
     consumer: Option<ConsumerFn>,
 }
@@ -44,25 +56,88 @@ pub struct Bench {
 impl Bench {
     /// The profile at `path`, validated as `ackbench run` validates it.
     pub fn from_profile(path: impl AsRef<Path>) -> Result<Bench, BenchError> {
-        Ok(Bench::of(profile::load(path.as_ref(), &[])?))
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Bench::from_yaml(&path.display().to_string(), &text)
     }
 
     /// A profile given as YAML text; `origin` names it in error messages.
     pub fn from_yaml(origin: &str, text: &str) -> Result<Bench, BenchError> {
-        Ok(Bench::of(profile::load_str(origin, text, &[])?))
-    }
-
-    fn of(scenario: Scenario) -> Bench {
-        Bench {
-            scenario,
+        Ok(Bench {
+            scenario: profile::load_str(origin, text, &[])?,
+            origin: origin.to_string(),
+            text: text.to_string(),
+            sets: Vec::new(),
+            seed: None,
             consumer: None,
-        }
+        })
     }
 
     /// The run's seed (the profile's `seed` otherwise): the same seed, the same run.
     pub fn seed(mut self, seed: u64) -> Bench {
+        self.seed = Some(seed);
         self.scenario.seed = seed;
         self
+    }
+
+    /// Sets one field of the profile, as `ackbench run --set PATH=VALUE` does (`value` read as
+    /// YAML: `90s`, `5`, `{ dist: fixed, value: 1s }`), and validates the profile again.
+    ///
+    /// `examples/sweep.rs`, run as this doc test:
+    ///
+    /// ```
+    #[doc = include_str!("../examples/sweep.rs")]
+    /// ```
+    pub fn set(mut self, path: &str, value: impl Display) -> Result<Bench, BenchError> {
+        self.sets.push(format!("{path}={value}"));
+        self.reload()
+    }
+
+    /// `consumer.workers`: how many workers run the consumer.
+    pub fn workers(self, workers: u32) -> Result<Bench, BenchError> {
+        self.set("consumer.workers", workers)
+    }
+
+    /// `run.duration`: how long the workload publishes.
+    pub fn duration(self, duration: Duration) -> Result<Bench, BenchError> {
+        self.set("run.duration", profile::format_duration(duration))
+    }
+
+    /// The broker's lease under the kind's own name (`visibility_timeout` on SQS, `ack_wait` on
+    /// NATS, `min_idle` on Redis Streams, `consumer_timeout` on RabbitMQ, `max_poll_interval`
+    /// on Kafka).
+    pub fn lease(self, lease: Duration) -> Result<Bench, BenchError> {
+        let key = self.scenario.broker.kind.descriptor().lease.key;
+        self.set(&format!("broker.{key}"), profile::format_duration(lease))
+    }
+
+    /// `broker.kind`: the same profile on another broker kind, its lease and delivery limit
+    /// carried over by meaning as `ackbench sweep --vary broker.kind=...` carries them (the
+    /// other keys of the profile's kind left out: the new kind's defaults).
+    pub fn broker_kind(mut self, kind: &str) -> Result<Bench, BenchError> {
+        let carried = crate::sizing::kinds::carried_over(&self.scenario.broker, kind);
+        self.sets.extend(carried);
+        self.set("broker.kind", kind)
+    }
+
+    /// Adds a chaos rule after the profile's own, written as in a profile's `chaos` list
+    /// (`kill_worker: { point: call_answered, probability: 0.3 }`).
+    pub fn chaos(mut self, rule: &str) -> Result<Bench, BenchError> {
+        let set = profile::appending_override(&self.origin, &self.text, &self.sets, "chaos", rule)?;
+        self.sets.push(set);
+        self.reload()
+    }
+
+    /// The profile again, with every knob turned so far.
+    fn reload(mut self) -> Result<Bench, BenchError> {
+        self.scenario = profile::load_str(&self.origin, &self.text, &self.sets)?;
+        if let Some(seed) = self.seed {
+            self.scenario.seed = seed;
+        }
+        Ok(self)
     }
 
     /// Every worker runs `consumer` instead of the profile's `consumer.target`: it is called
@@ -206,5 +281,54 @@ mod tests {
             ),
             (3, 3, 0, 3, 0)
         );
+    }
+
+    #[test]
+    fn knobs_change_the_profile_as_set_does_and_keep_the_seed_and_its_own_rules() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../profiles/kill-after-effect.yaml"
+        );
+        let plain = Bench::from_profile(path).expect("a valid profile");
+        let own = plain.scenario().chaos.clone();
+        assert_eq!(own.len(), 1, "kill-after-effect has one rule");
+        let b = plain
+            .seed(7)
+            .workers(3)
+            .and_then(|b| b.duration(Duration::from_secs(120)))
+            .and_then(|b| b.lease(Duration::from_secs(45)))
+            .and_then(|b| b.chaos("deploy: { at: 1m }"))
+            .expect("every knob is valid");
+        let s = b.scenario();
+        assert_eq!((s.seed, s.consumer.workers), (7, 3));
+        assert_eq!(s.run.duration, Duration::from_secs(120));
+        assert_eq!(s.broker.lease, Duration::from_secs(45));
+        assert_eq!(s.chaos.len(), 2);
+        assert_eq!(s.chaos[0], own[0]);
+        assert_eq!(
+            s.chaos[1].label(),
+            "deploy at 1m (max_unavailable 1, grace 30s, SIGTERM)"
+        );
+        // Another kind: its lease carried over under its own name.
+        let nats = b.broker_kind("nats").expect("a kind");
+        assert_eq!(nats.scenario().broker.kind.name(), "nats");
+        assert_eq!(nats.scenario().broker.lease, Duration::from_secs(45));
+    }
+
+    #[test]
+    fn a_knob_the_profile_refuses_is_an_error_naming_the_field() {
+        let bench = || Bench::from_yaml("p.yaml", crate::profile::testutil::BASE);
+        let err = |r: Result<Bench, BenchError>| r.err().expect("refused").to_string();
+        assert_eq!(
+            err(bench().and_then(|b| b.workers(0))),
+            "--set consumer.workers=0: consumer.workers: must be at least 1, got 0 (a consumer \
+             needs a worker)"
+        );
+        assert!(err(bench().and_then(|b| b.broker_kind("kinesis"))).contains("unknown variant"));
+        assert!(
+            err(bench().and_then(|b| b.chaos("kill_worker: { point: nowhere }")))
+                .contains("chaos.0.kill_worker.point: no handler of target `ack-after-work`")
+        );
+        assert!(err(bench().and_then(|b| b.chaos("[unclosed"))).contains("is not YAML"));
     }
 }

@@ -73,6 +73,31 @@ pub fn load_str(origin: &str, text: &str, overrides: &[String]) -> Result<Scenar
     resolve::resolve(raw, &default_name(origin)).map_err(|p| doc.error(p))
 }
 
+/// The `--set` argument that makes the top-level list `key` of profile `text` (after
+/// `overrides`) end with `item` (YAML): what `Bench::chaos` adds a rule with.
+pub fn appending_override(
+    origin: &str,
+    text: &str,
+    overrides: &[String],
+    key: &str,
+    item: &str,
+) -> Result<String, ProfileError> {
+    let fail = |message: String| Error::Override {
+        arg: format!("{key}=[..., {item}]"),
+        message,
+    };
+    let doc = Document::parse(origin, text, overrides)?;
+    let mut list = match doc.value.get(key) {
+        None | Some(yaml_serde::Value::Null) => Vec::new(),
+        Some(yaml_serde::Value::Sequence(list)) => list.clone(),
+        Some(_) => return Err(fail(format!("{key} is not a list"))),
+    };
+    list.push(yaml_serde::from_str(item).map_err(|e| fail(format!("`{item}` is not YAML: {e}")))?);
+    // As JSON, which YAML reads: one line, whatever the items hold.
+    let value = serde_json::to_string(&list).map_err(|e| fail(e.to_string()))?;
+    Ok(format!("{key}={value}"))
+}
+
 /// The overrides `--mode mode` adds to the profile at `path` after `overrides`: `mode=...`,
 /// and in sim mode the live-only keys it has, left out ([`mode_flag`]).
 pub fn mode_overrides(
