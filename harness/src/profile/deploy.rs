@@ -61,7 +61,7 @@ impl FaultRule for DeployRule {
         self.optional
     }
 
-    /// `deploy every 10m (from 1m) (max_unavailable 1, grace 30s, SIGTERM, workers 2, 1, ...)`.
+    /// `deploy every 1h (from 1m) (max_unavailable 1, grace 30s, SIGTERM, workers 3, 1, times 2)`.
     fn label(&self) -> String {
         let mut label = match self.trigger {
             DeployTrigger::At(t) => format!("deploy at {}", format_duration(t)),
