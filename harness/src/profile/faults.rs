@@ -19,7 +19,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use super::duration::format_duration;
 use super::path::FieldPath;
 use super::problem::Problem;
-use super::scenario::{BrokerSpec, ConsumerSpec, Mode, RunSpec, WorkloadSpec};
+use super::resolve::keys::KeyUniverse;
+use super::scenario::{BrokerSpec, ConsumerSpec, Mode, RunSpec};
 
 /// Every fault a `chaos[]` rule can name, in the order messages list them.
 pub const FAULTS: &[&Fault] = &[
@@ -45,8 +46,10 @@ pub struct Fault {
 /// What a rule is checked against while the profile is resolved.
 pub struct Context<'a> {
     pub run: &'a RunSpec,
-    pub workload: &'a WorkloadSpec,
     pub consumer: &'a ConsumerSpec,
+    /// The keys the workload can publish, for rules that select messages by key or seq (made
+    /// once for every rule).
+    pub keys: &'a KeyUniverse<'a>,
 }
 
 impl fmt::Debug for Fault {

@@ -50,8 +50,7 @@ struct RawKill {
 
 fn resolve(value: &yaml_serde::Value, c: &Context, path: &FieldPath) -> Result<ChaosRule, Problem> {
     let raw = read_value(value, path)?;
-    let keys = KeyUniverse::of(c.workload);
-    Ok(ChaosRule::new(kill_rule(raw, &keys, c.consumer, path)?))
+    Ok(ChaosRule::new(kill_rule(raw, c.keys, c.consumer, path)?))
 }
 
 fn kill_rule(

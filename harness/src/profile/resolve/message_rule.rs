@@ -22,8 +22,7 @@ pub const FAULT: Fault = Fault {
     needs_full_record: false,
     resolve: |value, c, path| {
         let raw = read_value(value, path)?;
-        let keys = KeyUniverse::of(c.workload);
-        Ok(ChaosRule::new(resolve(raw, &keys, path)?))
+        Ok(ChaosRule::new(resolve(raw, c.keys, path)?))
     },
 };
 

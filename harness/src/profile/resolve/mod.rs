@@ -11,7 +11,7 @@ mod consumer_env;
 pub(super) mod deploy;
 mod footprint;
 mod ingress;
-mod keys;
+pub(super) mod keys;
 pub(super) mod kill_worker;
 mod latency;
 pub(super) mod message;
@@ -119,10 +119,11 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         &workload,
         &top.key("provider"),
     )?;
+    let keys = keys::KeyUniverse::of(&workload);
     let faults = crate::profile::faults::Context {
         run: &run,
-        workload: &workload,
         consumer: &consumer,
+        keys: &keys,
     };
     let chaos =
         crate::profile::faults::resolve(raw.chaos.unwrap_or_default(), &faults, &top.key("chaos"))?;
