@@ -883,7 +883,7 @@ fn a_message_that_cannot_reach_its_consumer_is_refused() {
             "{ format: faststream }",
         ),
         &[],
-        "broker.reuse: reuse is for RabbitMQ queues",
+        "broker.reuse: reuse is for the queues of rabbitmq (a framework that declares its queue itself); on nats",
     );
     expect_error(
         &live(

@@ -56,8 +56,7 @@ impl Document {
         if self.value.is_null() {
             return Ok(RawProfile::default());
         }
-        read_value(&self.value, &FieldPath::root())
-            .map_err(|p| self.error(super::unknown_broker_key::for_kind(p, &self.value)))
+        read_value(&self.value, &FieldPath::root()).map_err(|p| self.error(p))
     }
 
     /// The problem with its place: the last `--set` that wrote the field (or a field inside

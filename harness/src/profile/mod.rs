@@ -24,6 +24,7 @@ pub(crate) mod kill_worker;
 pub(crate) mod kinds;
 mod locate;
 pub(crate) mod message;
+pub(crate) mod message_action;
 pub(crate) mod message_rule;
 mod mode_flag;
 pub(crate) mod overrides;
@@ -32,12 +33,12 @@ pub(crate) mod presets;
 mod problem;
 pub(crate) mod ramp;
 pub(crate) mod raw;
+mod raw_broker;
 mod resolve;
 pub(crate) mod run_variables;
 mod scalar;
 pub(crate) mod scenario;
 pub(crate) mod template;
-mod unknown_broker_key;
 
 use std::path::Path;
 

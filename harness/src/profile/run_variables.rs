@@ -4,8 +4,6 @@
 //! kind's module (`runner/live/kinds/`) sets its workers' variables by these names. A kind's
 //! other variables (an SQS client's `AWS_*`) are its client library's, not run variables.
 
-use super::scenario::BrokerKind;
-
 /// The worker's own base URL of the provider (ends in `/`).
 pub const PROVIDER_URL: &str = "ACKBENCH_PROVIDER_URL";
 /// The worker's number, from 1.
@@ -57,30 +55,11 @@ pub const GROUP_INSTANCE_ID: &str = "ACKBENCH_GROUP_INSTANCE_ID";
 
 /// What every kind's workers are told.
 pub const EVERY_KIND: &[&str] = &[PROVIDER_URL, WORKER, TIME_SCALE, STATE_DIR];
-impl BrokerKind {
-    /// The run variables this kind's workers are told: every kind's, then the kind's own
-    /// ([`super::kinds::KindDescriptor::run_variables`]).
-    pub fn run_variables(&self) -> Vec<&'static str> {
-        EVERY_KIND
-            .iter()
-            .chain(self.descriptor().run_variables)
-            .copied()
-            .collect()
-    }
-}
-
-/// The kinds whose workers are told `name`, by name; empty when no kind's are.
-pub fn kinds_telling(name: &str) -> Vec<&'static str> {
-    super::kinds::KINDS
-        .iter()
-        .filter(|k| k.run_variables.contains(&name))
-        .map(|k| k.name)
-        .collect()
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::scenario::BrokerKind;
 
     /// A resolved kind of each descriptor, in the table's order.
     fn every_kind() -> Vec<BrokerKind> {
@@ -127,10 +106,16 @@ mod tests {
 
     #[test]
     fn a_variable_is_told_by_the_kinds_that_have_it() {
-        assert_eq!(kinds_telling(AMQP_URL), ["rabbitmq"]);
-        assert_eq!(kinds_telling(STREAM), ["nats", "redis-streams"]);
-        assert_eq!(kinds_telling(GROUP), ["redis-streams", "kafka"]);
-        assert!(kinds_telling(PROVIDER_URL).is_empty());
-        assert!(kinds_telling("ACKBENCH_NOPE").is_empty());
+        assert_eq!(crate::profile::kinds::telling(AMQP_URL), ["rabbitmq"]);
+        assert_eq!(
+            crate::profile::kinds::telling(STREAM),
+            ["nats", "redis-streams"]
+        );
+        assert_eq!(
+            crate::profile::kinds::telling(GROUP),
+            ["redis-streams", "kafka"]
+        );
+        assert!(crate::profile::kinds::telling(PROVIDER_URL).is_empty());
+        assert!(crate::profile::kinds::telling("ACKBENCH_NOPE").is_empty());
     }
 }

@@ -6,6 +6,12 @@
 //! partition leaves N - 1 of them idle, which is what a topic created with the broker's default
 //! does. A profile that wants its workers busy says how many partitions the topic has.
 
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::read::{duration_or, server_url};
+use super::spec::{BrokerKind, BrokerSpec, Observe, QueueName, StaleAck};
 use super::words::{
     DoneWords, GivenUpWords, HeldWords, SizingWords, StaleWords, TimeoutWords, TraceWords,
 };
@@ -16,18 +22,14 @@ use super::{
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
 use crate::profile::path::FieldPath;
-use crate::profile::problem::Problem;
-use crate::profile::raw::{KafkaAssignmentName, RawBroker};
-use crate::profile::resolve::broker::{duration_or, server_url};
+use crate::profile::problem::{read_value, Problem};
 use crate::profile::resolve::checks::{at_least_one, positive};
 use crate::profile::run_variables::{
     AUTO_COMMIT_INTERVAL_MS, BOOTSTRAP_SERVERS, ENABLE_AUTO_COMMIT, GROUP, GROUP_INSTANCE_ID,
     HEARTBEAT_INTERVAL_MS, MAX_POLL_INTERVAL_MS, MAX_POLL_RECORDS, PARTITION_ASSIGNMENT_STRATEGY,
     SESSION_TIMEOUT_MS, TOPIC,
 };
-use crate::profile::scenario::{
-    BrokerKind, BrokerSpec, KafkaAssignment, KafkaSpec, Observe, QueueName, StaleAck,
-};
+use crate::profile::scalar::DurationText;
 
 pub const KIND: KindDescriptor = KindDescriptor {
     name: "kafka",
@@ -82,6 +84,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
     },
     connections: Connections::Seen,
     carrier: Carrier::Record,
+    queue_by_framework: None,
     run_variables: &[
         BOOTSTRAP_SERVERS,
         TOPIC,
@@ -167,7 +170,53 @@ const WORDS: KindWords = KindWords {
     },
 };
 
-fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+/// `broker.kind: kafka`: a consumer group. `BrokerSpec::lease` is `max_poll_interval`;
+/// `BrokerSpec::max_deliveries` is 0 (Kafka has no delivery limit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KafkaSpec {
+    pub partitions: u32,
+    pub session_timeout: Duration,
+    pub heartbeat_interval: Duration,
+    pub max_poll_records: u32,
+    pub enable_auto_commit: bool,
+    pub auto_commit_interval: Duration,
+    pub assignment: KafkaAssignment,
+    pub static_membership: bool,
+}
+
+/// The consumer's `partition.assignment.strategy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KafkaAssignment {
+    Range,
+    CooperativeSticky,
+}
+
+/// The keys of a Kafka topic and consumer group under `broker`, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKafka {
+    url: Option<String>,
+    partitions: Option<u32>,
+    max_poll_interval: Option<DurationText>,
+    session_timeout: Option<DurationText>,
+    heartbeat_interval: Option<DurationText>,
+    max_poll_records: Option<u32>,
+    enable_auto_commit: Option<bool>,
+    auto_commit_interval: Option<DurationText>,
+    assignment: Option<KafkaAssignmentName>,
+    static_membership: Option<bool>,
+}
+
+/// `broker.assignment`: the consumer's `partition.assignment.strategy`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum KafkaAssignmentName {
+    Range,
+    CooperativeSticky,
+}
+
+fn resolve(own: &yaml_serde::Value, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let raw: RawKafka = read_value(own, path)?;
     let d = |v, default, key: &str| positive(duration_or(v, default), &path.key(key));
     let max_poll_interval = d(
         raw.max_poll_interval,

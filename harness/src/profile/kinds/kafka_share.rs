@@ -10,6 +10,10 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
+
+use super::read::{duration_or, server_url};
+use super::spec::{BrokerKind, BrokerSpec, Observe, QueueName, StaleAck};
 use super::words::{
     DoneWords, GivenUpWords, HeldWords, SizingWords, StaleWords, TimeoutWords, TraceWords,
 };
@@ -19,13 +23,9 @@ use super::{
 };
 use crate::profile::message::Carrier;
 use crate::profile::path::FieldPath;
-use crate::profile::problem::Problem;
-use crate::profile::raw::RawBroker;
-use crate::profile::resolve::broker::{duration_or, server_url};
+use crate::profile::problem::{read_value, Problem};
 use crate::profile::resolve::checks::at_least_one;
-use crate::profile::scenario::{
-    BrokerKind, BrokerSpec, KafkaShareSpec, Observe, QueueName, StaleAck,
-};
+use crate::profile::scalar::DurationText;
 
 /// `broker.record_lock_duration`: Kafka's `group.share.record.lock.duration.ms` default.
 pub const RECORD_LOCK_DURATION: Duration = Duration::from_secs(30);
@@ -84,6 +84,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
                    share groups",
     },
     carrier: Carrier::Record,
+    queue_by_framework: None,
     run_variables: &[],
     live: Live::Refused {
         why: "no broker on this machine runs Kafka share groups (the Tansu 0.6 broker that \
@@ -166,7 +167,25 @@ const WORDS: KindWords = KindWords {
     },
 };
 
-fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+/// `broker.kind: kafka-share`: a share group (KIP-932). `BrokerSpec::lease` is
+/// `record_lock_duration`; `BrokerSpec::max_deliveries` is `delivery_count_limit`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KafkaShareSpec {
+    pub partitions: u32,
+}
+
+/// The keys of a Kafka topic and share group under `broker`, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKafkaShare {
+    url: Option<String>,
+    partitions: Option<u32>,
+    record_lock_duration: Option<DurationText>,
+    delivery_count_limit: Option<u32>,
+}
+
+fn resolve(own: &yaml_serde::Value, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let raw: RawKafkaShare = read_value(own, path)?;
     let lock = duration_or(raw.record_lock_duration, RECORD_LOCK_DURATION);
     let (low, high) = LOCK_BOUNDS;
     if lock < low || lock > high {

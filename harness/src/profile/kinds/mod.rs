@@ -11,20 +11,21 @@
 //! (`tests.rs` checks it, and ARCHITECTURE.md's "Add a broker kind" against the code).
 
 use super::message::Carrier;
-use super::message_rule::MessageAction;
+use super::message_action::MessageAction;
 use super::path::FieldPath;
 use super::problem::Problem;
-use super::raw::RawBroker;
-use super::scenario::BrokerSpec;
 
 pub mod kafka;
 pub mod kafka_share;
 pub mod nats;
 pub mod rabbitmq;
+mod read;
 pub mod redis_streams;
+pub mod spec;
 pub mod sqs;
 pub mod words;
 
+use spec::BrokerSpec;
 pub use words::KindWords;
 
 #[cfg(test)]
@@ -72,15 +73,19 @@ pub struct KindDescriptor {
     pub connections: Connections,
     /// How it carries a message besides its body (`workload.message`).
     pub carrier: Carrier,
+    /// `Some`: a framework preset may declare the kind's queue itself ([`QueueByFramework`]).
+    pub queue_by_framework: Option<QueueByFramework>,
     /// The run variables it tells its workers besides every kind's
     /// ([`super::run_variables::EVERY_KIND`]).
     pub run_variables: &'static [&'static str],
     /// What the reports call its messages, its settling, its lease's end and a stale ack
     /// ([`words::QUEUE`] for a queue).
     pub words: KindWords,
-    /// Reads the kind's keys (already checked to be the kind's own) into a [`BrokerSpec`];
-    /// `broker.observe`, `broker.queue` and `broker.reuse` are filled in after.
-    pub(in crate::profile) resolve: fn(RawBroker, &FieldPath) -> Result<BrokerSpec, Problem>,
+    /// Reads the kind's own keys under `broker` (a mapping of them, already checked to be the
+    /// kind's) into a [`BrokerSpec`]; `broker.observe`, `broker.queue` and `broker.reuse` are
+    /// filled in after.
+    pub(in crate::profile) resolve:
+        fn(&yaml_serde::Value, &FieldPath) -> Result<BrokerSpec, Problem>,
 }
 
 impl PartialEq for KindDescriptor {
@@ -114,6 +119,17 @@ impl KindDescriptor {
     pub fn limit_value(&self, deliveries: u32) -> u32 {
         self.limit.as_ref().map_or(0, |l| l.value(deliveries))
     }
+}
+
+/// A kind whose consumers' frameworks declare the queue themselves (Celery's and Dramatiq's on
+/// RabbitMQ: a classic queue with their own arguments): a run with the framework's message
+/// format declares it the same way, unless the profile says how with one of `keys`.
+#[derive(Debug)]
+pub struct QueueByFramework {
+    /// The kind's keys that say how the queue is declared.
+    pub keys: &'static [&'static str],
+    /// Declares the queue as the framework does, with the framework's queue arguments.
+    pub declare: fn(&mut BrokerSpec, &[(String, super::message::Node)]),
 }
 
 /// Whether a live run can use this kind on this machine.
@@ -310,6 +326,21 @@ pub fn real_brokers() -> String {
     }
 }
 
+/// The names of the kinds for which `pred` holds, in the table's order, as a sentence lists
+/// them ("a, b and c"; empty when none).
+pub fn names_where(pred: impl Fn(&KindDescriptor) -> bool) -> String {
+    let names: Vec<&str> = KINDS.iter().filter(|k| pred(k)).map(|k| k.name).collect();
+    sentence(&names)
+}
+
+/// Words as a sentence lists them: "a, b and c".
+pub fn sentence(words: &[&str]) -> String {
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => words.concat(),
+    }
+}
+
 /// The kinds a live run takes ([`Live::Runs`]), in the order messages list them.
 pub fn runs_live() -> impl Iterator<Item = &'static KindDescriptor> {
     KINDS
@@ -333,6 +364,15 @@ pub fn embedded_names() -> String {
         .map(|k| k.name)
         .collect();
     names.join(" or ")
+}
+
+/// The kinds whose workers are told `name`, by name; empty when no kind's are.
+pub fn telling(name: &str) -> Vec<&'static str> {
+    KINDS
+        .iter()
+        .filter(|k| k.run_variables.contains(&name))
+        .map(|k| k.name)
+        .collect()
 }
 
 /// The words of the lease of the kind named `name` (a record's or summary.json's

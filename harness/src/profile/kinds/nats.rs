@@ -1,20 +1,24 @@
 //! `broker.kind: nats`: a NATS JetStream stream and its durable pull consumer (AckWait,
 //! MaxDeliver, BackOff, MaxAckPending).
 
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::read::{duration_or, kind_url};
+use super::spec::{BrokerKind, BrokerSpec, Observe, QueueName, StaleAck};
 use super::{
     Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
     LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
-use crate::profile::message_rule::MessageAction;
+use crate::profile::message_action::MessageAction;
 use crate::profile::path::FieldPath;
-use crate::profile::problem::Problem;
-use crate::profile::raw::RawBroker;
-use crate::profile::resolve::broker::{duration_or, kind_url};
+use crate::profile::problem::{read_value, Problem};
 use crate::profile::resolve::checks::{at_least_one, positive};
 use crate::profile::run_variables::{CONSUMER, NATS_URL, STREAM, SUBJECT};
-use crate::profile::scenario::{BrokerKind, BrokerSpec, NatsSpec, Observe, QueueName, StaleAck};
+use crate::profile::scalar::DurationText;
 
 pub const KIND: KindDescriptor = KindDescriptor {
     name: "nats",
@@ -65,12 +69,32 @@ pub const KIND: KindDescriptor = KindDescriptor {
     },
     connections: Connections::Seen,
     carrier: Carrier::Nats,
+    queue_by_framework: None,
     run_variables: &[NATS_URL, STREAM, CONSUMER, SUBJECT],
     words: super::words::QUEUE,
     resolve,
 };
 
-fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+#[derive(Debug, Clone, PartialEq)]
+pub struct NatsSpec {
+    /// AckWait per delivery (the last value repeats); empty = `ack_wait` for every delivery.
+    pub backoff: Vec<Duration>,
+    pub max_ack_pending: u32,
+}
+
+/// The keys of a JetStream stream and consumer under `broker`, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNats {
+    url: Option<String>,
+    ack_wait: Option<DurationText>,
+    max_deliver: Option<u32>,
+    backoff: Option<Vec<DurationText>>,
+    max_ack_pending: Option<u32>,
+}
+
+fn resolve(own: &yaml_serde::Value, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let raw: RawNats = read_value(own, path)?;
     let ack_wait = positive(
         duration_or(raw.ack_wait, defaults::NATS_ACK_WAIT),
         &path.key("ack_wait"),

@@ -1,22 +1,24 @@
 //! `broker.kind: rabbitmq`: a RabbitMQ queue (quorum or classic), its consumer timeout and
 //! delivery limit.
 
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::read::{duration_or, kind_url};
+use super::spec::{BrokerKind, BrokerSpec, Observe, QueueName, StaleAck};
 use super::{
     Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
-    LiveMessageFaults, ScaledClock, Settle,
+    LiveMessageFaults, QueueByFramework, ScaledClock, Settle,
 };
 use crate::profile::defaults;
-use crate::profile::message::Carrier;
-use crate::profile::message_rule::MessageAction;
+use crate::profile::message::{Carrier, Node};
+use crate::profile::message_action::MessageAction;
 use crate::profile::path::FieldPath;
-use crate::profile::problem::Problem;
-use crate::profile::raw::{QueueTypeName, RawBroker};
-use crate::profile::resolve::broker::{duration_or, kind_url};
+use crate::profile::problem::{read_value, Problem};
 use crate::profile::resolve::checks::{at_least_one, positive};
 use crate::profile::run_variables::{AMQP_URL, QUEUE};
-use crate::profile::scenario::{
-    BrokerKind, BrokerSpec, Observe, QueueName, RabbitMqSpec, RabbitQueueType, StaleAck,
-};
+use crate::profile::scalar::DurationText;
 
 pub const KIND: KindDescriptor = KindDescriptor {
     name: "rabbitmq",
@@ -70,12 +72,62 @@ pub const KIND: KindDescriptor = KindDescriptor {
     },
     connections: Connections::Seen,
     carrier: Carrier::Amqp,
+    queue_by_framework: Some(QueueByFramework {
+        keys: &["queue_type", "dead_letter", "arguments"],
+        declare: declare_as_framework,
+    }),
     run_variables: &[AMQP_URL, QUEUE],
     words: super::words::QUEUE,
     resolve,
 };
 
-fn resolve(mut raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RabbitQueueType {
+    Quorum,
+    Classic,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RabbitMqSpec {
+    pub queue_type: RabbitQueueType,
+    /// The channel tick on which the consumer timeout is checked.
+    pub timeout_check_every: Duration,
+    /// Unacked deliveries one consumer may hold.
+    pub prefetch: u32,
+    /// Dead messages go to a dead-letter queue through a DLX; without one they are dropped.
+    pub dead_letter: bool,
+    /// The connection's heartbeat timeout: a connection silent this long is closed by the
+    /// server, its unacked deliveries requeued (a sim run's partition reads it).
+    pub heartbeat: Duration,
+    /// More queue arguments (`broker.arguments`, or a framework's): values may use `{queue}`.
+    pub arguments: Vec<(String, crate::profile::message::Node)>,
+}
+
+/// The keys of a RabbitMQ queue under `broker`, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRabbitMq {
+    url: Option<String>,
+    queue_type: Option<QueueTypeName>,
+    consumer_timeout: Option<DurationText>,
+    timeout_check_every: Option<DurationText>,
+    delivery_limit: Option<u32>,
+    prefetch: Option<u32>,
+    dead_letter: Option<bool>,
+    heartbeat: Option<DurationText>,
+    arguments: Option<yaml_serde::Mapping>,
+}
+
+/// `broker.queue_type`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum QueueTypeName {
+    Quorum,
+    Classic,
+}
+
+fn resolve(own: &yaml_serde::Value, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let mut raw: RawRabbitMq = read_value(own, path)?;
     let queue_type = match raw.queue_type {
         None | Some(QueueTypeName::Quorum) => RabbitQueueType::Quorum,
         Some(QueueTypeName::Classic) => RabbitQueueType::Classic,
@@ -136,12 +188,21 @@ fn resolve(mut raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> 
     })
 }
 
+/// A framework that declares its RabbitMQ queue itself: the run declares it the same way (a
+/// classic queue, the framework's arguments, no dead-letter exchange of the run's, so no
+/// delivery limit).
+fn declare_as_framework(broker: &mut BrokerSpec, arguments: &[(String, Node)]) {
+    let BrokerKind::RabbitMq(r) = &mut broker.kind else {
+        return;
+    };
+    r.queue_type = RabbitQueueType::Classic;
+    r.dead_letter = false;
+    r.arguments = arguments.to_vec();
+    broker.max_deliveries = 0;
+}
+
 /// `arguments`: queue arguments by name, each text (`{queue}` allowed), a number or a boolean.
-fn arguments(
-    map: yaml_serde::Mapping,
-    path: &FieldPath,
-) -> Result<Vec<(String, crate::profile::message::Node)>, Problem> {
-    use crate::profile::message::Node;
+fn arguments(map: yaml_serde::Mapping, path: &FieldPath) -> Result<Vec<(String, Node)>, Problem> {
     let mut out = Vec::new();
     for (k, v) in map {
         let Some(name) = k.as_str().map(str::to_string) else {
@@ -151,7 +212,7 @@ fn arguments(
             ));
         };
         let at = path.key(&name);
-        let node = crate::profile::resolve::message::node(v, &at)?;
+        let node = crate::profile::resolve::node::node(v, &at)?;
         if matches!(
             node,
             Node::List(_) | Node::Map(_) | Node::Json(_) | Node::Base64(_)

@@ -4,25 +4,25 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
+
+use super::read::{duration_or, kind_url};
+use super::spec::{BrokerKind, BrokerSpec, Observe, QueueName, StaleAck};
 use super::{
     Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
     LiveMessageFaults, ScaledClock, Settle,
 };
 use crate::profile::defaults;
 use crate::profile::message::Carrier;
-use crate::profile::message_rule::MessageAction;
+use crate::profile::message_action::MessageAction;
 use crate::profile::path::FieldPath;
-use crate::profile::problem::Problem;
-use crate::profile::raw::RawBroker;
-use crate::profile::resolve::broker::{duration_or, kind_url};
+use crate::profile::problem::{read_value, Problem};
 use crate::profile::resolve::checks::positive;
 use crate::profile::run_variables::{
     CLAIM_EVERY_MS, CONSUMER, DEAD_STREAM, GROUP, MAX_DELIVERIES, MIN_IDLE_MS, REDIS_URL,
     RUN_START_MS, STREAM,
 };
-use crate::profile::scenario::{
-    BrokerKind, BrokerSpec, Observe, QueueName, RedisStreamsSpec, StaleAck,
-};
+use crate::profile::scalar::DurationText;
 
 pub const KIND: KindDescriptor = KindDescriptor {
     name: "redis-streams",
@@ -72,6 +72,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
     },
     connections: Connections::Seen,
     carrier: Carrier::StreamEntry,
+    queue_by_framework: None,
     run_variables: &[
         REDIS_URL,
         STREAM,
@@ -87,7 +88,25 @@ pub const KIND: KindDescriptor = KindDescriptor {
     resolve,
 };
 
-fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedisStreamsSpec {
+    /// Zero: an idle consumer claims at the instant an entry reaches `min_idle`; else a
+    /// periodic claimer with this period.
+    pub claim_every: Duration,
+}
+
+/// The keys of a Redis stream and group under `broker`, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRedisStreams {
+    url: Option<String>,
+    min_idle: Option<DurationText>,
+    claim_every: Option<DurationText>,
+    max_deliveries: Option<u32>,
+}
+
+fn resolve(own: &yaml_serde::Value, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let raw: RawRedisStreams = read_value(own, path)?;
     let min_idle = positive(
         duration_or(raw.min_idle, defaults::REDIS_MIN_IDLE),
         &path.key("min_idle"),

@@ -1,6 +1,10 @@
 //! `broker.kind: sqs` (alias `embedded`): the SQS model, served by the embedded broker or, with
 //! `broker.endpoint`, an external SQS endpoint.
 
+use serde::Deserialize;
+
+use super::read::{duration_or, server_url};
+use super::spec::{BrokerKind, BrokerSpec, FifoSpec, Observe, QueueName, StaleAck};
 use super::{
     Capabilities, Connections, Dlq, KindDescriptor, Lease, LeaseRole, Limit, LimitCounts, Live,
     LiveMessageFaults, ScaledClock, Settle,
@@ -8,14 +12,12 @@ use super::{
 use crate::profile::defaults;
 use crate::profile::duration::format_duration;
 use crate::profile::message::Carrier;
-use crate::profile::message_rule::MessageAction;
+use crate::profile::message_action::MessageAction;
 use crate::profile::path::FieldPath;
-use crate::profile::problem::Problem;
-use crate::profile::raw::{RawBroker, StaleAckName};
-use crate::profile::resolve::broker::{duration_or, server_url};
+use crate::profile::problem::{read_value, Problem};
 use crate::profile::resolve::checks::positive;
 use crate::profile::run_variables::QUEUE_URL;
-use crate::profile::scenario::{BrokerKind, BrokerSpec, FifoSpec, Observe, QueueName, StaleAck};
+use crate::profile::scalar::DurationText;
 
 pub const KIND: KindDescriptor = KindDescriptor {
     name: "sqs",
@@ -74,6 +76,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
                    delay or hold; on the embedded broker (no broker.endpoint) it runs",
     },
     carrier: Carrier::Sqs,
+    queue_by_framework: None,
     run_variables: &[QUEUE_URL],
     words: super::words::QUEUE,
     resolve,
@@ -89,7 +92,30 @@ pub fn stale_ack_name(s: StaleAck) -> &'static str {
     }
 }
 
-fn resolve(raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+/// The keys of a SQS queue under `broker`, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSqs {
+    endpoint: Option<String>,
+    visibility_timeout: Option<DurationText>,
+    max_receives: Option<u32>,
+    stale_ack: Option<StaleAckName>,
+    fifo: Option<bool>,
+    dedup_window: Option<DurationText>,
+}
+
+/// `broker.stale_ack`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum StaleAckName {
+    Reject,
+    Delete,
+    Ignore,
+    Sqs,
+}
+
+fn resolve(own: &yaml_serde::Value, path: &FieldPath) -> Result<BrokerSpec, Problem> {
+    let raw: RawSqs = read_value(own, path)?;
     let vt_path = path.key("visibility_timeout");
     let lease = positive(
         duration_or(raw.visibility_timeout, defaults::VISIBILITY_TIMEOUT),

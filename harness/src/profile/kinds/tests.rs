@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::profile::path::FieldPath;
 
 const BASE: &str = "run: { duration: 1m }\nworkload: { arrival: { every: 1s } }\n\
                     consumer: { target: ack-after-work }\n";
@@ -15,14 +16,31 @@ fn scenario_of(kind: &KindDescriptor) -> crate::profile::Scenario {
     crate::profile::load_str("p.yaml", &text, &[]).expect("a profile of the kind")
 }
 
+/// The keys a kind's `resolve` reads, as serde lists them when given a key it does not read.
+fn keys_read(kind: &KindDescriptor) -> Vec<String> {
+    let mut probe = yaml_serde::Mapping::new();
+    probe.insert("\u{0}".into(), 0.into());
+    let problem = (kind.resolve)(&yaml_serde::Value::Mapping(probe), &FieldPath::root())
+        .expect_err("a key the kind does not read");
+    let listed = problem
+        .message
+        .split_once("expected one of ")
+        .or_else(|| problem.message.split_once("expected "))
+        .unwrap_or_else(|| panic!("{}: {}", kind.name, problem.message))
+        .1;
+    listed
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
-fn every_key_of_a_kind_is_a_broker_key_the_profile_reads() {
-    let raw = crate::profile::raw::RawBroker::default();
-    let read: Vec<&str> = raw.keys_set().iter().map(|(k, _)| *k).collect();
+fn a_kind_reads_exactly_its_descriptors_keys() {
     for kind in KINDS {
-        for key in kind.keys {
-            assert!(read.contains(key), "{}: {key} is not read", kind.name);
-        }
+        // Its own raw keys, in its file, are those its descriptor lists, in the same order.
+        assert_eq!(keys_read(kind), kind.keys, "{}", kind.name);
         assert!(kind.keys.contains(&kind.lease.key), "{}", kind.name);
         if let Some(limit) = &kind.limit {
             assert!(kind.keys.contains(&limit.key), "{}", kind.name);
@@ -32,6 +50,11 @@ fn every_key_of_a_kind_is_a_broker_key_the_profile_reads() {
             // A batch is handled between two polls: only a poll interval can cover it.
             assert_eq!(kind.lease.role, LeaseRole::PollInterval, "{}", kind.name);
         }
+        if let Some(by_framework) = &kind.queue_by_framework {
+            for key in by_framework.keys {
+                assert!(kind.keys.contains(key), "{}: {key}", kind.name);
+            }
+        }
         // A scenario of the kind has a batch size exactly when its descriptor names the key.
         assert_eq!(
             scenario_of(kind).broker.poll_batch().is_some(),
@@ -39,12 +62,10 @@ fn every_key_of_a_kind_is_a_broker_key_the_profile_reads() {
             "{}",
             kind.name
         );
-    }
-    for key in read {
-        assert!(
-            KINDS.iter().any(|k| k.keys.contains(&key)),
-            "{key} belongs to no kind"
-        );
+        // No kind's key is one of every kind's.
+        for key in kind.keys {
+            assert!(!EVERY_KIND_KEYS.contains(key) && *key != "kind" && *key != "reuse");
+        }
     }
 }
 
@@ -291,8 +312,8 @@ pub(in crate::profile) fn recipe_files(section: &str) -> BTreeSet<String> {
 }
 
 /// ARCHITECTURE.md's recipe lists exactly the shared files a new kind touches: those whose code
-/// names every kind today (an enum arm per kind, a module per kind, the table of descriptors),
-/// and `raw.rs`, where the kind's keys are read.
+/// names every kind today (an enum arm per kind, a module per kind, the table of descriptors).
+/// A kind's keys are read in its own file: no shared file lists them.
 #[test]
 fn the_recipe_to_add_a_kind_lists_the_files_that_name_every_kind() {
     let naming = files_naming();
@@ -303,8 +324,7 @@ fn the_recipe_to_add_a_kind_lists_the_files_that_name_every_kind() {
             Some(e) => e.intersection(files).cloned().collect(),
         });
     }
-    let mut expected = every.unwrap_or_default();
-    expected.insert("harness/src/profile/raw.rs".to_string());
+    let expected = every.unwrap_or_default();
 
     let listed = recipe_files("Add a broker kind");
     let listing: Vec<String> = naming

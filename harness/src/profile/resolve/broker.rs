@@ -1,9 +1,7 @@
 //! `broker`: the broker kind and the keys of that kind, each named as the broker names it. A key
 //! of another kind is an error naming the chosen kind's keys.
 
-use std::time::Duration;
-
-use crate::profile::kinds::{self, KindDescriptor};
+use crate::profile::kinds;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::raw::{ObserveName, RawBroker};
@@ -11,20 +9,25 @@ use crate::profile::scenario::{BrokerSpec, Mode, Observe, QueueName};
 
 pub fn resolve(mut raw: RawBroker, path: &FieldPath) -> Result<BrokerSpec, Problem> {
     let kind = raw.kind.map_or(kinds::DEFAULT, |k| k.0);
-    check_keys(&raw, kind, path)?;
+    super::broker_keys::check(&raw, kind, path)?;
     let observe = match raw.observe {
         None | Some(ObserveName::Proxy) => Observe::Proxy,
         Some(ObserveName::None) => Observe::Direct,
     };
     let queue = queue_name(raw.queue.take(), raw.reuse.take(), path)?;
-    let mut spec = (kind.resolve)(raw, path)?;
+    // What is left besides the kind's own keys is another kind's key set to nothing.
+    let mut own = std::mem::take(&mut raw.own);
+    own.retain(|k, _| k.as_str().is_some_and(|k| kind.keys.contains(&k)));
+    let own = yaml_serde::Value::Mapping(own);
+    let mut spec = (kind.resolve)(&own, path)?;
     if queue.reuse && !kind.can.reuse_queue {
         return Err(Problem::at_key(
             path.key("reuse"),
             format!(
-                "reuse is for RabbitMQ queues (a framework that declares its queue itself); on \
-                 {} a run creates its own queue or stream with the profile's settings and \
+                "reuse is for the queues of {} (a framework that declares its queue itself); \
+                 on {} a run creates its own queue or stream with the profile's settings and \
                  deletes it at the end",
+                kinds::names_where(|k| k.can.reuse_queue),
                 spec.kind.name()
             ),
         ));
@@ -136,83 +139,4 @@ pub fn check_mode(
         return Ok(());
     };
     Err(Problem::new(path.key("fifo"), why))
-}
-
-/// Refuses the first key that belongs to another kind.
-fn check_keys(raw: &RawBroker, kind: &KindDescriptor, path: &FieldPath) -> Result<(), Problem> {
-    let name = kind.name;
-    let own = kind.keys;
-    let set = raw.keys_set();
-    let is_set = |key: &str| set.iter().any(|(k, s)| *k == key && *s);
-    let Some(foreign) = kinds::KINDS
-        .iter()
-        .flat_map(|k| k.keys.iter().copied())
-        .filter(|k| is_set(k))
-        .find(|k| !own.contains(k))
-    else {
-        return Ok(());
-    };
-    let owners: Vec<&str> = kinds::KINDS
-        .iter()
-        .filter(|k| k.keys.contains(&foreign))
-        .map(|k| k.name)
-        .collect();
-    let owner = match owners.as_slice() {
-        [one] => format!("broker kind {one}"),
-        many => format!("broker kinds {}", many.join(", ")),
-    };
-    Err(Problem::at_key(
-        path.key(foreign),
-        format!(
-            "`{foreign}` is a key of {owner}, not of {name}; the keys of {name} are: {}",
-            kind.every_key().join(", ")
-        ),
-    ))
-}
-
-pub(in crate::profile) fn duration_or(
-    d: Option<crate::profile::scalar::DurationText>,
-    default: Duration,
-) -> Duration {
-    d.map_or(default, |d| d.0)
-}
-
-/// `broker.url` of a real-server kind, or the kind's local default.
-pub(in crate::profile) fn kind_url(
-    url: Option<String>,
-    default: &str,
-    schemes: &[&str],
-    path: &FieldPath,
-) -> Result<Option<String>, Problem> {
-    match url {
-        None => Ok(Some(default.to_string())),
-        Some(u) => server_url(&u, schemes, &path.key("url")).map(Some),
-    }
-}
-
-/// A server URL with one of `schemes` and a host.
-pub(in crate::profile) fn server_url(
-    text: &str,
-    schemes: &[&str],
-    path: &FieldPath,
-) -> Result<String, Problem> {
-    let u = url::Url::parse(text)
-        .map_err(|e| Problem::new(path.clone(), format!("is not a URL ({e}): `{text}`")))?;
-    if !schemes.contains(&u.scheme()) {
-        return Err(Problem::new(
-            path.clone(),
-            format!(
-                "must be a URL with scheme {}, got `{}` in `{text}`",
-                schemes.join(" or "),
-                u.scheme()
-            ),
-        ));
-    }
-    if u.host_str().is_none_or(str::is_empty) {
-        return Err(Problem::new(
-            path.clone(),
-            format!("names no host: `{text}`"),
-        ));
-    }
-    Ok(text.to_string())
 }

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use crate::profile::env_value::EnvValue;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
-use crate::profile::run_variables::kinds_telling;
 use crate::profile::scalar::Text;
 use crate::profile::scenario::BrokerSpec;
 
@@ -51,7 +50,7 @@ fn check_variables(value: &EnvValue, broker: &BrokerSpec, at: &FieldPath) -> Res
         return Ok(());
     };
     let kind = broker.kind.name();
-    let whose = match kinds_telling(name).as_slice() {
+    let whose = match crate::profile::kinds::telling(name).as_slice() {
         [] => "is not a run variable".to_string(),
         [one] => format!("is a run variable of broker kind {one}, not of {kind}"),
         many => format!(

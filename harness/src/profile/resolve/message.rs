@@ -8,10 +8,11 @@ use crate::profile::path::FieldPath;
 use crate::profile::presets::{self, PresetInput};
 use crate::profile::problem::Problem;
 use crate::profile::raw::{FormatName, RawMessage};
-use crate::profile::scenario::{BrokerKind, BrokerSpec, RabbitQueueType};
+use crate::profile::scenario::BrokerKind;
 use crate::profile::template::Slot;
 
 use super::ingress::template;
+use super::node::{node, scalar_text};
 
 /// The message of `raw` on a broker of `kind`; `poison` is whether the workload has poison
 /// messages (`poison_path` names that key).
@@ -59,14 +60,7 @@ fn preset(
     kind: &BrokerKind,
     path: &FieldPath,
 ) -> Result<MessageSpec, Problem> {
-    let own = [
-        ("headers", raw.headers.is_some()),
-        ("content_type", raw.content_type.is_some()),
-        ("content_encoding", raw.content_encoding.is_some()),
-        ("correlation_id", raw.correlation_id.is_some()),
-        ("fields", raw.fields.is_some()),
-        ("attributes", raw.attributes.is_some()),
-    ];
+    let own = parts_set(&raw);
     if let Some((key, _)) = own.iter().find(|(_, set)| *set) {
         return Err(Problem::at_key(
             path.key(key),
@@ -118,33 +112,22 @@ fn custom(raw: RawMessage, kind: &BrokerKind, path: &FieldPath) -> Result<Messag
             ));
         }
     }
-    let carries = |key: &str, set: bool, on: &[Carrier]| -> Result<(), Problem> {
-        if set && !on.contains(&carrier) {
+    for (key, set) in parts_set(&raw) {
+        let on = PARTS
+            .iter()
+            .find(|(keys, _)| keys.contains(&key))
+            .map(|p| p.1);
+        if set && !on.is_some_and(|on| on.contains(&carrier)) {
             return Err(Problem::at_key(
                 path.key(key),
-                format!("broker.kind {} carries no {key}: {}", kind.name(), CARRIED),
+                format!(
+                    "broker.kind {} carries no {key}: {}",
+                    kind.name(),
+                    carried()
+                ),
             ));
         }
-        Ok(())
-    };
-    carries(
-        "headers",
-        raw.headers.is_some(),
-        &[Carrier::Amqp, Carrier::Nats, Carrier::Record],
-    )?;
-    carries("content_type", raw.content_type.is_some(), &[Carrier::Amqp])?;
-    carries(
-        "content_encoding",
-        raw.content_encoding.is_some(),
-        &[Carrier::Amqp],
-    )?;
-    carries(
-        "correlation_id",
-        raw.correlation_id.is_some(),
-        &[Carrier::Amqp],
-    )?;
-    carries("fields", raw.fields.is_some(), &[Carrier::StreamEntry])?;
-    carries("attributes", raw.attributes.is_some(), &[Carrier::Sqs])?;
+    }
     let body = match raw.body {
         Some(v) => node(v, &path.key("body"))?,
         None => Node::text("{body}"),
@@ -177,8 +160,48 @@ fn custom(raw: RawMessage, kind: &BrokerKind, path: &FieldPath) -> Result<Messag
     })
 }
 
-const CARRIED: &str = "headers go with rabbitmq, nats, kafka and kafka-share; content_type, content_encoding and \
-                       correlation_id with rabbitmq; fields with redis-streams; attributes with sqs";
+/// Each part of a message besides its body and its task (the keys of [`PARTS`]), and whether the
+/// profile writes it.
+fn parts_set(raw: &RawMessage) -> [(&'static str, bool); 6] {
+    [
+        ("headers", raw.headers.is_some()),
+        ("content_type", raw.content_type.is_some()),
+        ("content_encoding", raw.content_encoding.is_some()),
+        ("correlation_id", raw.correlation_id.is_some()),
+        ("fields", raw.fields.is_some()),
+        ("attributes", raw.attributes.is_some()),
+    ]
+}
+
+/// The parts of a custom message besides its body, and the carriers that take them.
+const PARTS: &[(&[&str], &[Carrier])] = &[
+    (
+        &["headers"],
+        &[Carrier::Amqp, Carrier::Nats, Carrier::Record],
+    ),
+    (
+        &["content_type", "content_encoding", "correlation_id"],
+        &[Carrier::Amqp],
+    ),
+    (&["fields"], &[Carrier::StreamEntry]),
+    (&["attributes"], &[Carrier::Sqs]),
+];
+
+/// Which kinds carry each part, from their descriptors: "headers go with rabbitmq, nats, ...;
+/// fields with redis-streams; ...".
+fn carried() -> String {
+    let parts: Vec<String> = PARTS
+        .iter()
+        .enumerate()
+        .map(|(i, (keys, on))| {
+            let keys = crate::profile::kinds::sentence(keys);
+            let kinds = crate::profile::kinds::names_where(|k| on.contains(&k.carrier));
+            let go = if i == 0 { "go " } else { "" };
+            format!("{keys} {go}with {kinds}")
+        })
+        .collect();
+    parts.join("; ")
+}
 
 /// A mapping of names to nodes; `text_only`: each value must render as text (a string or a
 /// scalar, or an encoding step, not a list or mapping).
@@ -228,82 +251,27 @@ fn mapping(v: yaml_serde::Value, path: &FieldPath) -> Result<Node, Problem> {
     }
 }
 
-/// A YAML value as a node: strings are templates, `{ $json: X }` and `{ $base64: X }` encoding
-/// steps, other mappings and lists structure.
-pub fn node(v: yaml_serde::Value, path: &FieldPath) -> Result<Node, Problem> {
-    use yaml_serde::Value;
-    Ok(match v {
-        Value::String(s) => Node::Text(template(&s, MESSAGE_SLOTS, path)?),
-        Value::Null => Node::Scalar(serde_json::Value::Null),
-        Value::Bool(b) => Node::Scalar(b.into()),
-        Value::Number(n) => Node::Scalar(
-            serde_json::to_value(&n).map_err(|e| Problem::new(path.clone(), e.to_string()))?,
-        ),
-        Value::Sequence(items) => Node::List(
-            items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| node(v, &path.index(i)))
-                .collect::<Result<_, _>>()?,
-        ),
-        Value::Mapping(map) => {
-            let step = map.len() == 1
-                && map
-                    .keys()
-                    .next()
-                    .and_then(Value::as_str)
-                    .is_some_and(|k| k.starts_with('$'));
-            if step {
-                let (k, inner) = map.into_iter().next().expect("one entry");
-                let name = k.as_str().unwrap_or_default().to_string();
-                let at = path.key(&name);
-                let inner = Box::new(node(inner, &at)?);
-                return match name.as_str() {
-                    "$json" => Ok(Node::Json(inner)),
-                    "$base64" => Ok(Node::Base64(inner)),
-                    _ => Err(Problem::at_key(
-                        at,
-                        "unknown encoding step: the steps are $json (as JSON text) and $base64",
-                    )),
-                };
-            }
-            let mut out = Vec::new();
-            for (k, v) in map {
-                let name = scalar_text(&k)
-                    .ok_or_else(|| Problem::at_key(path.clone(), "keys must be text"))?;
-                let n = node(v, &path.key(&name))?;
-                out.push((name, n));
-            }
-            Node::Map(out)
-        }
-        Value::Tagged(_) => {
-            return Err(Problem::new(
-                path.clone(),
-                "a YAML tag is not a message part: write text, a number, a list or a mapping",
-            ))
-        }
-    })
-}
+#[cfg(test)]
+mod tests {
+    use crate::profile::testutil::error;
 
-/// A mapping key as text (a string, number or boolean).
-fn scalar_text(k: &yaml_serde::Value) -> Option<String> {
-    match k {
-        yaml_serde::Value::String(s) => Some(s.clone()),
-        yaml_serde::Value::Number(n) => Some(n.to_string()),
-        yaml_serde::Value::Bool(b) => Some(b.to_string()),
-        _ => None,
+    #[test]
+    fn a_part_the_kind_does_not_carry_names_the_kinds_that_do() {
+        // Each part's kinds come from the descriptors' carriers: headers with AMQP (rabbitmq),
+        // NATS (nats) and Kafka records (kafka, kafka-share); the AMQP properties with rabbitmq;
+        // stream fields with redis-streams; message attributes with sqs.
+        let e = error(
+            "name: t\nrun: { duration: 10m }\nbroker: { kind: sqs }\nworkload:\n  \
+             arrival: { every: 50s }\n  message: { headers: { k: v } }\n\
+             consumer: { target: ack-after-work }\n",
+        );
+        assert!(
+            e.ends_with(
+                "broker.kind sqs carries no headers: headers go with rabbitmq, nats, kafka and \
+                 kafka-share; content_type, content_encoding and correlation_id with rabbitmq; \
+                 fields with redis-streams; attributes with sqs"
+            ),
+            "{e}"
+        );
     }
-}
-
-/// A framework that declares its RabbitMQ queue itself: the run declares it the same way (a
-/// classic queue, the framework's arguments, no dead-letter exchange of the run's, so no
-/// delivery limit).
-pub fn declare_as_framework(spec: &MessageSpec, broker: &mut BrokerSpec) {
-    let (Some(arguments), BrokerKind::RabbitMq(r)) = (&spec.declares, &mut broker.kind) else {
-        return;
-    };
-    r.queue_type = RabbitQueueType::Classic;
-    r.dead_letter = false;
-    r.arguments = arguments.clone();
-    broker.max_deliveries = 0;
 }

@@ -3,6 +3,7 @@
 //! naming the field.
 
 pub(super) mod broker;
+mod broker_keys;
 mod budgets;
 pub(super) mod checks;
 pub(super) mod connection;
@@ -16,6 +17,7 @@ pub(super) mod kill_worker;
 mod latency;
 pub(super) mod message;
 pub(super) mod message_rule;
+pub(super) mod node;
 mod producer;
 mod provider;
 mod ramp;
@@ -27,7 +29,7 @@ use crate::profile::defaults;
 use crate::profile::duration::format_duration;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
-use crate::profile::raw::{ModeName, RawProfile, RawRedrive, RawRun};
+use crate::profile::raw::{ModeName, RawBroker, RawProfile, RawRedrive, RawRun};
 use crate::profile::scalar::number_text;
 use crate::profile::scenario::{Mode, RunSpec, Scenario};
 
@@ -61,10 +63,9 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         })?,
     };
     let run = run(raw.run.unwrap_or_default(), &top.key("run"))?;
-    // What a framework preset may fill in when the profile leaves it out.
-    let queue_set = raw.broker.as_ref().is_some_and(|b| {
-        b.queue_type.is_some() || b.dead_letter.is_some() || b.arguments.is_some()
-    });
+    // The broker keys the profile sets: a framework preset declares the queue where the
+    // profile does not.
+    let broker_sets = raw.broker.as_ref().map_or(Vec::new(), RawBroker::keys_set);
     let mut broker = broker::resolve(raw.broker.unwrap_or_default(), &top.key("broker"))?;
     let mut raw_workload = raw.workload;
     let raw_message = raw_workload.as_mut().and_then(|w| w.message.take());
@@ -86,8 +87,11 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
             &at.key("message"),
             &at.key("poison"),
         )?;
-        if !queue_set {
-            message::declare_as_framework(&m, &mut broker);
+        let by_framework = broker.kind.descriptor().queue_by_framework.as_ref();
+        if let (Some(f), Some(arguments)) = (by_framework, &m.declares) {
+            if !f.keys.iter().any(|k| broker_sets.iter().any(|s| s == k)) {
+                (f.declare)(&mut broker, arguments);
+            }
         }
         workload.message = Some(m);
     }

@@ -133,7 +133,9 @@ proptest! {
     ) {
         let (target, options) = target;
         // A message handed back at once with no delivery limit goes round for ever at one
-        // instant (the sim stops such a run after a million rounds): give it a limit.
+        // instant (the sim stops such a run after a million rounds): give it a limit. Kafka
+        // (kind 5) has none to give: a released poison record is fetched again for ever.
+        prop_assume!(!(kind == 5 && options.contains("release") && poison > 0));
         let limit = if options.contains("release") { limit.max(1) } else { limit };
         let mut s = profile(
             kind, target, options, effect_at, messages, workers, lease_s, limit, poison, redrive,

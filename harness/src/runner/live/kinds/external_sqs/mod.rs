@@ -122,8 +122,9 @@ impl ExternalSqs {
                 return Err(OpenError::Settings(format!(
                     "broker.queue {}: the queue already exists at {url}, and a run uses a queue \
                      of its own (it deletes it at the end): name another, or delete it; \
-                     broker.reuse is for RabbitMQ, NATS and Redis Streams",
-                    cx.queue
+                     broker.reuse is for {}",
+                    cx.queue,
+                    crate::profile::kinds::names_where(|k| k.can.reuse_queue)
                 )));
             }
             if s.broker.queue.reuse {
