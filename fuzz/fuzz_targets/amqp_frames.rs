@@ -6,4 +6,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| ackbench::fuzz_entry::amqp_frames(data));
+fuzz_target!(|data: &[u8]| ackbench::internals::fuzz::amqp_frames(data));

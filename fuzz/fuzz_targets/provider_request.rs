@@ -6,4 +6,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| ackbench::fuzz_entry::provider_request(data));
+fuzz_target!(|data: &[u8]| ackbench::internals::fuzz::provider_request(data));

@@ -3,10 +3,10 @@
 //!
 //! `cargo +nightly fuzz run sqs_request` from `fuzz/`. The input's first byte picks the
 //! protocol's headers (JSON target, form, wrong content type, none), the next line the action or
-//! path, and the rest is the body (`ackbench::fuzz_entry::sqs_request`).
+//! path, and the rest is the body (`ackbench::internals::fuzz::sqs_request`).
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| ackbench::fuzz_entry::sqs_request(data));
+fuzz_target!(|data: &[u8]| ackbench::internals::fuzz::sqs_request(data));

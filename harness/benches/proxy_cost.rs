@@ -32,7 +32,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use ackbench::profile::load_str;
+use ackbench::internals::profile::load_str;
 use common::window::{self, secs, Rate};
 use common::{median, BenchArgs};
 
@@ -144,6 +144,6 @@ fn profile(kind: &str, observe: &str, n: u64, hold: u64) -> String {
 fn run(kind: &str, observe: &str, n: u64, hold: u64) -> Result<Rate, String> {
     let scenario = load_str("proxy-cost.yaml", &profile(kind, observe, n, hold), &[])
         .map_err(|e| e.to_string())?;
-    let record = ackbench::runner::run(&scenario).map_err(|e| e.to_string())?;
+    let record = ackbench::internals::run::run(&scenario).map_err(|e| e.to_string())?;
     window::of_record(&record, n)
 }

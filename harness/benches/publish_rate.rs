@@ -28,8 +28,8 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use ackbench::metrics::publisher::{summarise, PublisherSummary};
-use ackbench::profile::load_str;
+use ackbench::internals::profile::load_str;
+use ackbench::internals::report::{summarise_publisher as summarise, PublisherSummary};
 use common::{median, BenchArgs};
 
 const KINDS: [&str; 4] = ["rabbitmq", "nats", "redis-streams", "sqs"];
@@ -139,7 +139,7 @@ fn profile(kind: &str, gap: u64, window: u32, n: u64) -> String {
 fn run(kind: &str, gap: u64, window: u32, n: u64) -> Result<PublisherSummary, String> {
     let scenario = load_str("publish-rate.yaml", &profile(kind, gap, window, n), &[])
         .map_err(|e| e.to_string())?;
-    let record = ackbench::runner::run(&scenario).map_err(|e| e.to_string())?;
+    let record = ackbench::internals::run::run(&scenario).map_err(|e| e.to_string())?;
     let p = summarise(&record).ok_or("the run recorded no publisher")?;
     if p.sends != n || record.messages.len() as u64 != n {
         return Err(format!(

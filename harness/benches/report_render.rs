@@ -14,8 +14,8 @@
 
 use std::time::Instant;
 
-use ackbench::report::{self, Format, RunInfo, RunOutputs};
-use ackbench::{metrics, profile, runner};
+use ackbench::internals::report::{self, Format, RunInfo, RunOutputs};
+use ackbench::internals::{profile, run};
 
 const PROFILE: &str = include_str!("bench-workload.yaml");
 
@@ -50,7 +50,7 @@ fn measure(n: u64) {
     let scenario = profile::load_str("bench.yaml", &text, &[]).expect("bench profile is valid");
 
     let t = Instant::now();
-    let record = runner::run(&scenario).expect("run completes");
+    let record = run::run(&scenario).expect("run completes");
     let run_s = t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -64,8 +64,8 @@ fn measure(n: u64) {
     let analyse_s = t.elapsed().as_secs_f64();
     // Sampled side by side with the accounting (as `ackbench run` does); timed alone here.
     let t = Instant::now();
-    let every = metrics::default_interval(&record);
-    std::hint::black_box(metrics::timeseries(&record, every));
+    let every = report::default_interval(&record);
+    std::hint::black_box(report::timeseries(&record, every));
     let timeseries_s = t.elapsed().as_secs_f64();
     let (summary, metrics, samples) = (&analysed.summary, &analysed.metrics, &analysed.samples);
 

@@ -90,7 +90,7 @@ pub struct BrokerArgs {
     #[arg(long = "set", value_name = "PATH=VALUE", requires = "profile")]
     pub sets: Vec<String>,
     /// Address to listen on (loopback by default; a host name must resolve to loopback).
-    #[arg(long, default_value = "127.0.0.1:9324", value_name = "ADDR", value_parser = crate::serving::parse_listen)]
+    #[arg(long, default_value = crate::broker::sqs::DEFAULT_LISTEN, value_name = "ADDR", value_parser = crate::serving::parse_listen)]
     pub listen: std::net::SocketAddr,
     /// Name of the queue created from the profile.
     #[arg(long, default_value = "ackbench", value_name = "NAME")]

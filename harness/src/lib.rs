@@ -17,11 +17,10 @@
 //!
 //! The public surface is the root: [`Bench`], [`BenchError`], [`Summary`], [`Verdict`],
 //! [`SimClient`], [`Scenario`], [`ProfileError`], [`RunError`] and [`targets`], and
-//! [`summary`], which names every type a [`Summary`] holds. The modules
-//! below that are `pub` are so only for the `ackbench` binary (`cli`, `commands`), the benches
-//! (`harness/benches`) and the end-to-end tests (`tests/e2e`), and are `#[doc(hidden)]`: they
-//! are not a stable interface; inside them too, only what those use is `pub` (`broker::sqs`,
-//! `provider::http`, `metrics::{publisher, recording, stream}`). The rest is `pub(crate)`.
+//! [`summary`], which names every type a [`Summary`] holds. Every module below is `pub(crate)`;
+//! what the `ackbench` binary, the benches (`harness/benches`), the end-to-end tests
+//! (`tests/e2e`) and the fuzz targets (`fuzz/`) use of them is named in one `#[doc(hidden)]`
+//! module, `internals`, which is not a stable interface.
 //!
 //! - `cli` and `commands`: the command line and one pipeline per subcommand (`main.rs` only
 //!   dispatches).
@@ -54,29 +53,22 @@
 //!   provider's calls) as entry points for `fuzz/`'s targets.
 //! - `stdout`: printing that ends quietly when stdout is closed (`| head`): `stdout::outln!`.
 //! - `summary`: the types of a [`Summary`]'s fields, by name.
+//! - `internals`: what the binary, the benches, the end-to-end tests and the fuzz targets use.
 
 mod bench;
-#[doc(hidden)]
-pub mod broker;
+pub(crate) mod broker;
 pub(crate) mod chaos;
+pub(crate) mod cli;
+pub(crate) mod commands;
+pub(crate) mod fuzz_entry;
 #[doc(hidden)]
-pub mod cli;
-#[doc(hidden)]
-pub mod commands;
-#[doc(hidden)]
-pub mod fuzz_entry;
-#[doc(hidden)]
-pub mod metrics;
-#[doc(hidden)]
-pub mod profile;
-#[doc(hidden)]
-pub mod provider;
-#[doc(hidden)]
-pub mod record;
-#[doc(hidden)]
-pub mod report;
-#[doc(hidden)]
-pub mod runner;
+pub mod internals;
+pub(crate) mod metrics;
+pub(crate) mod profile;
+pub(crate) mod provider;
+pub(crate) mod record;
+pub(crate) mod report;
+pub(crate) mod runner;
 pub(crate) mod seed;
 pub(crate) mod seq_window;
 pub(crate) mod serving;

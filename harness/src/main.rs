@@ -2,12 +2,11 @@
 //! stopped on one, and exit with its code.
 //!
 //! Each subcommand reads as the pipeline it is (parse, validate, run, export, exit code); see
-//! `ackbench::commands`.
+//! `ackbench::internals::commands`.
 
 use std::process::ExitCode;
 
-use ackbench::cli::{Cli, Command};
-use ackbench::commands;
+use ackbench::internals::commands::{self, Cli, Command};
 use clap::Parser;
 
 fn main() -> ExitCode {
@@ -16,7 +15,7 @@ fn main() -> ExitCode {
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
             // Clap's own error (usage, a flag's value), its echoed values cut.
-            eprint!("{}", commands::echo::cut_echoes(&e.render().to_string()));
+            eprint!("{}", commands::cut_echoes(&e.render().to_string()));
             return commands::exit_code(e.exit_code());
         }
     };

@@ -22,14 +22,20 @@ pub mod sink;
 pub mod worker_logs;
 
 pub use attribution::{Unattributed, UnattributedCall};
-pub use broker::{BrokerSample, BrokerSamples, Unavailable};
+#[cfg(feature = "live")]
+pub use broker::Unavailable;
+pub use broker::{BrokerSample, BrokerSamples};
 pub use commit_handlers::CommitHandlers;
-pub use ingress::{GooseTotals, IngressRecord, IngressRequest};
+#[cfg(feature = "live")]
+pub use ingress::IngressRequest;
+pub use ingress::{GooseTotals, IngressRecord};
 pub use key::Key;
 pub use publisher::PublisherRecord;
 pub use returned::{ReturnCounts, ReturnWhy};
-pub use sink::{Batched, FullRecord, GaveUp, Recorded, RunStart, Sink};
-pub use worker_logs::{StderrTail, WorkerLogsRecord};
+pub use sink::{Batched, GaveUp, Recorded, RunStart, Sink};
+#[cfg(feature = "live")]
+pub use worker_logs::StderrTail;
+pub use worker_logs::WorkerLogsRecord;
 
 /// Nanoseconds since the start of the run.
 pub type Nanos = u64;
@@ -123,6 +129,10 @@ pub struct RunRecord {
     /// the broker's limits, bytes that are no frame of its protocol, a panic of the proxy's
     /// reader), in the order they broke; none in a sim run.
     pub broken_connections: Vec<BrokenConnection>,
+    /// A live run: what the broker's side says of the run that its counts do not (how its
+    /// lease expiries were recorded, its group's joins, rejoins and fenced commits); none in a
+    /// sim run.
+    pub broker_notes: Vec<String>,
 }
 
 /// A worker connection the proxy closed because it broke: the worker saw it closed, as from a

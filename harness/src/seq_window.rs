@@ -55,11 +55,13 @@ impl<T> SeqWindow<T> {
     }
 
     /// Entries held.
+    #[cfg(test)]
     pub fn held(&self) -> usize {
         self.in_window + self.older.len()
     }
 
     /// Slots and map entries there is room for (its memory, in entries).
+    #[cfg(test)]
     pub fn room(&self) -> usize {
         self.window.capacity() + self.older.capacity()
     }

@@ -4,7 +4,7 @@
 
 use std::fs;
 
-use ackbench::report::{self, Format};
+use ackbench::internals::report::{self, Format};
 
 use crate::report_run::write_report;
 

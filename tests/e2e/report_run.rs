@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ackbench::report::{self, Format, RunInfo, RunOutputs};
-use ackbench::{metrics, profile, runner};
+use ackbench::internals::report::{self, Format, RunInfo, RunOutputs};
+use ackbench::internals::{profile, run};
 
 use crate::common::root;
 
@@ -15,7 +15,7 @@ pub fn write_report(name: &str, sets: &[&str], dir: &Path) -> Vec<PathBuf> {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let scenario = profile::load(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
     let text = profile::effective_yaml(&path, &sets).unwrap_or_else(|e| panic!("{e}"));
-    let record = runner::run(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    let record = run::run(&scenario).unwrap_or_else(|e| panic!("{e}"));
     let info = RunInfo {
         profile: scenario.name.clone(),
         mode: "sim".into(),
@@ -23,8 +23,8 @@ pub fn write_report(name: &str, sets: &[&str], dir: &Path) -> Vec<PathBuf> {
         wall_s: 0.5,
     };
     let (summary, metrics) = report::summarise_with_metrics(&info, &record, &scenario.budgets);
-    let every = metrics::default_interval(&record);
-    let samples = metrics::timeseries(&record, every);
+    let every = report::default_interval(&record);
+    let samples = report::timeseries(&record, every);
     let mut command = format!("ackbench run profiles/{name}.yaml --seed {}", scenario.seed);
     for s in &sets {
         command.push_str(&format!(" --set {s}"));

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use ackbench::metrics::analyse;
-use ackbench::{profile, runner};
+use ackbench::internals::report::analyse;
+use ackbench::internals::{profile, run};
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use serde_json::Value;
@@ -184,7 +184,7 @@ fn the_kafka_thursday_gets_six_records_a_poll_instead_of_five_hundred() {
 /// folder's handler-latency.hlog is written.
 fn record_latency(profile: &str, to: &Path) {
     let scenario = profile::load(&root().join(profile), &[]).expect("profile loads");
-    let record = runner::run(&scenario).expect("run completes");
+    let record = run::run(&scenario).expect("run completes");
     let m = analyse(&record, 300_000_000_000);
     let mut bytes = Vec::new();
     let mut serializer = V2DeflateSerializer::new();

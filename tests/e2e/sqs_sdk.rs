@@ -3,10 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use ackbench::broker::sqs::QueueSpec;
-use ackbench::broker::BrokerConfig;
-use ackbench::profile::StaleAck;
-use ackbench::record::{AckOutcome, EventKind};
+use ackbench::internals::profile::StaleAck;
+use ackbench::internals::run::{AckOutcome, EventKind};
+use ackbench::internals::serve::{BrokerConfig, QueueSpec};
 use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::operation::create_queue::CreateQueueError;
 use aws_sdk_sqs::operation::delete_message::DeleteMessageError;
@@ -501,7 +500,7 @@ async fn queues_configured_at_bind_dead_letter_into_their_named_dlq() {
         dead_letter_queue: Some("emails-dlq".into()),
         fifo: None,
     };
-    let config = ackbench::broker::sqs::SqsConfig {
+    let config = ackbench::internals::serve::SqsConfig {
         queues: vec![("emails".into(), spec)],
         ..Default::default()
     };

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use ackbench::broker::sqs::{SqsConfig, SqsServer};
+use ackbench::internals::serve::{SqsConfig, SqsServer};
 use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
 use aws_sdk_sqs::operation::send_message::SendMessageOutput;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};

@@ -350,11 +350,11 @@ async fn shutdown_answers_open_long_polls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broker_that_records_no_events_keeps_none() {
-    let config = ackbench::broker::sqs::SqsConfig {
+    let config = ackbench::internals::serve::SqsConfig {
         record_events: false,
         ..Default::default()
     };
-    let srv = ackbench::broker::sqs::SqsServer::bind("127.0.0.1:0".parse().unwrap(), config)
+    let srv = ackbench::internals::serve::SqsServer::bind("127.0.0.1:0".parse().unwrap(), config)
         .await
         .unwrap();
     let endpoint = srv.endpoint_url();

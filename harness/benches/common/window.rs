@@ -6,7 +6,7 @@
 //! pace or the consumers' start-up. A window that contains any of the hold is refused (the
 //! figure would follow the hold's length, as `proxy_cost.rs`'s header explains).
 
-use ackbench::record::{EventKind, Nanos, RunRecord};
+use ackbench::internals::run::{EventKind, Nanos, RunRecord};
 
 /// What a run's rate is read from, as plain instants on the run's clock (ns).
 pub struct Timeline {

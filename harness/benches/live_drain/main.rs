@@ -32,7 +32,7 @@
 mod common;
 mod native;
 
-use ackbench::profile::{load_str, Scenario};
+use ackbench::internals::profile::{load_str, Scenario};
 use common::window::{self, secs, Rate};
 use common::{median, BenchArgs};
 
@@ -118,6 +118,6 @@ fn profile(kind: &str, n: u64, hold: u64) -> String {
 
 /// One ackbench live run of the profile.
 fn ackbench_run(scenario: &Scenario, n: u64) -> Result<Rate, String> {
-    let record = ackbench::runner::run(scenario).map_err(|e| e.to_string())?;
+    let record = ackbench::internals::run::run(scenario).map_err(|e| e.to_string())?;
     window::of_record(&record, n)
 }

@@ -213,17 +213,17 @@ fn child(n: u64, kind: &str, run_only: bool) {
         out.deliveries
     } else {
         let text = profile_text(n, kind);
-        let mut scenario =
-            ackbench::profile::load_str("bench.yaml", &text, &[]).expect("bench profile is valid");
+        let mut scenario = ackbench::internals::profile::load_str("bench.yaml", &text, &[])
+            .expect("bench profile is valid");
         if std::env::var("ACKBENCH_BENCH_RECORD").as_deref() == Ok("full") {
-            scenario.run.record = ackbench::profile::Record::Full;
+            scenario.run.record = ackbench::internals::profile::Record::Full;
         }
         // As `ackbench run` runs it: above 50 messages the accounting streams as the run goes
         // (`--record auto`), so the metrics are part of the run; the analysis reads them.
-        let record = ackbench::runner::run(&scenario).expect("run completes");
-        let m = ackbench::metrics::analyse(
+        let record = ackbench::internals::run::run(&scenario).expect("run completes");
+        let m = ackbench::internals::report::analyse(
             &record,
-            ackbench::record::nanos(scenario.budgets.late_after),
+            ackbench::internals::run::nanos(scenario.budgets.late_after),
         );
         assert_eq!(m.messages, n);
         std::hint::black_box(&record);

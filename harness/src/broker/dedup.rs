@@ -31,10 +31,6 @@ impl Deduplicator {
         }
     }
 
-    pub fn window(&self) -> Nanos {
-        self.window
-    }
-
     /// Whether a send of `id` at `now` is enqueued (`true`) or dropped as a duplicate. Times
     /// must not go backwards between calls.
     pub fn admit(&mut self, now: Nanos, id: &str) -> bool {
@@ -62,11 +58,13 @@ impl Deduplicator {
     }
 
     /// Sends dropped so far.
+    #[cfg(test)]
     pub fn dropped(&self) -> u64 {
         self.dropped
     }
 
     /// Ids still within their interval at the last call.
+    #[cfg(test)]
     pub fn remembered(&self) -> usize {
         self.accepted_at.len()
     }

@@ -75,6 +75,7 @@ impl Groups {
     }
 
     /// Messages of `group` in flight and visible.
+    #[cfg(test)]
     pub fn counts(&self, group: u32) -> (u32, u32) {
         let g = group as usize;
         (

@@ -98,6 +98,7 @@ pub struct KafkaShare {
 
 impl KafkaShare {
     /// A model that remembers every record it was given.
+    #[cfg(test)]
     pub fn new(config: KafkaShareConfig) -> KafkaShare {
         KafkaShare::with(config, Messages::remembering())
     }
@@ -285,6 +286,7 @@ impl KafkaShare {
     }
 
     /// REJECT by the holder: archived at once, never delivered again.
+    #[cfg(test)]
     pub fn reject(
         &mut self,
         now: Nanos,
@@ -394,6 +396,7 @@ impl KafkaShare {
     }
 
     /// Archived records, in the order they were archived.
+    #[cfg(test)]
     pub fn archived(&self) -> &[Seq] {
         &self.archived
     }

@@ -45,6 +45,7 @@ pub(crate) trait MessageTable {
     }
 
     /// Where message `seq` is (`Deleted` once forgotten); `None` if it was never published.
+    #[cfg(test)]
     fn state(&self, seq: Seq) -> Option<MessageState> {
         self.messages().state(seq)
     }
@@ -55,11 +56,13 @@ pub(crate) trait MessageTable {
     }
 
     /// Messages kept in memory.
+    #[cfg(test)]
     fn held(&self) -> usize {
         self.messages().held()
     }
 
     /// The room the message table takes, in messages.
+    #[cfg(test)]
     fn table_room(&self) -> usize {
         self.messages().table_room()
     }
@@ -73,6 +76,7 @@ pub(crate) struct Messages<X = ()> {
 
 impl<X: Default> Messages<X> {
     /// A table of every message ever published.
+    #[cfg(test)]
     pub fn remembering() -> Messages<X> {
         Messages {
             table: Table::remembering(),
@@ -89,11 +93,13 @@ impl<X: Default> Messages<X> {
     }
 
     /// Messages kept in memory.
+    #[cfg(test)]
     pub fn held(&self) -> usize {
         self.table.held_count()
     }
 
     /// The room the table takes, in messages.
+    #[cfg(test)]
     pub fn table_room(&self) -> usize {
         self.table.room()
     }

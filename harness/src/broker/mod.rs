@@ -37,9 +37,8 @@ pub mod sqs;
 mod state;
 mod table;
 
-pub use dedup::Deduplicator;
 pub use model::BrokerModel;
-pub use queue::{AckRefused, Broker, BrokerConfig, Handout, Receipt, VisibilityError};
+pub use queue::{Broker, BrokerConfig, Handout, Receipt};
 pub use state::{Counts, MessageState};
 
 #[cfg(test)]

@@ -17,7 +17,9 @@ use super::nats::Nats;
 use super::queue::{AckRefused, Broker, Handout, Receipt, VisibilityError};
 use super::rabbitmq::RabbitMq;
 use super::redis_streams::RedisStreams;
-use super::state::{Counts, MessageState};
+use super::state::Counts;
+#[cfg(test)]
+use super::state::MessageState;
 use crate::record::{AckOutcome, Batched, Event, Nanos, Seq, WorkerId};
 
 /// One broker of the kind a profile names, driven on explicit time.
@@ -246,6 +248,7 @@ impl BrokerModel {
     /// In test builds: `worker` was passed over as idle; checks that its receive would have
     /// changed nothing.
     #[inline]
+    #[cfg(test)]
     pub fn check_passed_over(&self, now: Nanos, worker: WorkerId) {
         match self {
             BrokerModel::Kafka(b) => b.check_passed_over(now, worker),
@@ -327,6 +330,7 @@ impl BrokerModel {
     /// Where message `seq` is, in the states every kind shares (`Deleted` for a message a
     /// forgetting model forgot: through the seam a model forgets only deleted messages, since
     /// nothing here takes an SQS DLQ or purges); `None` for a seq never published.
+    #[cfg(test)]
     pub fn state(&self, seq: Seq) -> Option<MessageState> {
         match self {
             BrokerModel::Sqs(b) => b
@@ -348,11 +352,13 @@ impl BrokerModel {
     /// Messages the model keeps in memory: every message published, or, in a model that
     /// forgets settled messages (what a sim run drives), those it still holds: in the queue,
     /// handed out and not settled, or dead-lettered (a redrive may still take them back).
+    #[cfg(test)]
     pub fn held(&self) -> usize {
         each!(self, b => b.held())
     }
 
     /// The room the model's message table takes, in messages.
+    #[cfg(test)]
     pub fn table_room(&self) -> usize {
         each!(self, b => b.table_room())
     }

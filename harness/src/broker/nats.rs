@@ -64,6 +64,7 @@ pub struct Nats {
 
 impl Nats {
     /// A model that remembers every message it was given.
+    #[cfg(test)]
     pub fn new(config: NatsConfig) -> Nats {
         Nats::with(config, Messages::remembering())
     }
@@ -86,10 +87,6 @@ impl Nats {
             ack_pending: 0,
             dlq: Vec::new(),
         }
-    }
-
-    pub fn config(&self) -> &NatsConfig {
-        &self.config
     }
 
     pub fn publish(&mut self, now: Nanos, log: &mut Vec<Event>) -> Seq {
@@ -311,6 +308,7 @@ impl Nats {
     }
 
     /// Messages whose MaxDeliver was reached, in that order.
+    #[cfg(test)]
     pub fn dlq(&self) -> &[Seq] {
         &self.dlq
     }

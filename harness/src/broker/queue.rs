@@ -112,6 +112,7 @@ impl Broker {
     }
 
     /// The queue's message groups, if it has them.
+    #[cfg(test)]
     pub fn groups(&self) -> Option<&Groups> {
         self.groups.as_ref()
     }
@@ -129,25 +130,10 @@ impl Broker {
         self.dedup = Some(Deduplicator::new(window));
     }
 
-    /// The queue's deduplication, if it is a FIFO queue.
-    pub fn deduplicator(&self) -> Option<&Deduplicator> {
-        self.dedup.as_ref()
-    }
-
-    /// A send with deduplication id `id`: published as [`Broker::publish`] does, or, on a FIFO
-    /// queue that accepted `id` within its window, dropped (`None`; nothing is logged, the
-    /// sender is told it succeeded). A standard queue publishes every send.
-    pub fn publish_deduplicated(
-        &mut self,
-        now: Nanos,
-        delay: Nanos,
-        id: &str,
-        log: &mut Vec<Event>,
-    ) -> Option<Seq> {
-        self.publish_send(now, delay, id, 0, log)
-    }
-
-    /// [`Broker::publish_deduplicated`] into message group `group` (on a queue with groups).
+    /// A send with deduplication id `id` into message group `group` (0 on a queue without
+    /// groups): published as [`Broker::publish`] does, or, on a FIFO queue that accepted `id`
+    /// within its window, dropped (`None`; nothing is logged, the sender is told it succeeded).
+    /// A standard queue publishes every send.
     pub fn publish_send(
         &mut self,
         now: Nanos,
@@ -194,18 +180,16 @@ impl Broker {
         self.messages.published()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Messages the broker keeps in memory: all of them ([`Broker::new`]), or those it still
     /// holds ([`Broker::forgetting_settled`]).
+    #[cfg(test)]
     pub fn held(&self) -> usize {
         self.messages.held_count()
     }
 
     /// The room its message table takes, in messages (what [`Broker::held`] keeps, the table's
     /// spare slots, and the redrive offsets of forgotten messages).
+    #[cfg(test)]
     pub fn table_room(&self) -> usize {
         self.messages.room()
     }
@@ -223,6 +207,7 @@ impl Broker {
 
     /// True when message `seq` was published and then forgotten (settled, in a broker that
     /// forgets settled messages).
+    #[cfg(test)]
     pub fn forgotten(&self, seq: Seq) -> bool {
         self.messages.forgotten(seq)
     }
@@ -241,6 +226,7 @@ impl Broker {
     }
 
     /// True when the main queue holds nothing (no visible, leased or delayed message).
+    #[cfg(test)]
     pub fn is_settled(&self) -> bool {
         self.counts.in_queue() == 0
     }

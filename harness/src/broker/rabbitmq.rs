@@ -130,6 +130,7 @@ pub struct RabbitMq {
 
 impl RabbitMq {
     /// A model that remembers every message it was given.
+    #[cfg(test)]
     pub fn new(config: RabbitMqConfig) -> RabbitMq {
         RabbitMq::with(config, Messages::remembering())
     }
@@ -162,10 +163,6 @@ impl RabbitMq {
             waiting: LeaseIndex::default(),
             dlq: Vec::new(),
         }
-    }
-
-    pub fn config(&self) -> &RabbitMqConfig {
-        &self.config
     }
 
     pub fn publish(&mut self, now: Nanos, log: &mut Vec<Event>) -> Seq {
@@ -441,11 +438,13 @@ impl RabbitMq {
     }
 
     /// Dead-lettered messages, in the order they arrived in the DLQ.
+    #[cfg(test)]
     pub fn dlq(&self) -> &[Seq] {
         &self.dlq
     }
 
     /// The unacked deliveries `worker` holds.
+    #[cfg(test)]
     pub fn held_by(&self, worker: WorkerId) -> &[Seq] {
         self.held
             .get((worker - 1) as usize)

@@ -51,6 +51,7 @@ pub struct RedisStreams {
 
 impl RedisStreams {
     /// A model that remembers every entry it was given.
+    #[cfg(test)]
     pub fn new(config: RedisStreamsConfig) -> RedisStreams {
         RedisStreams::with(config, Messages::remembering())
     }
@@ -72,10 +73,6 @@ impl RedisStreams {
             claimable: BTreeSet::new(),
             dead: Vec::new(),
         }
-    }
-
-    pub fn config(&self) -> &RedisStreamsConfig {
-        &self.config
     }
 
     pub fn publish(&mut self, now: Nanos, log: &mut Vec<Event>) -> Seq {
@@ -293,11 +290,13 @@ impl RedisStreams {
     }
 
     /// Entries moved to `<stream>:dead`, in that order.
+    #[cfg(test)]
     pub fn dlq(&self) -> &[Seq] {
         &self.dead
     }
 
     /// True when entry `seq` is pending and XAUTOCLAIM would take it now.
+    #[cfg(test)]
     pub fn is_claimable(&self, seq: Seq) -> bool {
         self.claimable.contains(&seq)
     }

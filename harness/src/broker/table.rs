@@ -85,11 +85,13 @@ impl<T: Entry> Table<T> {
     }
 
     /// Messages the table holds in memory.
+    #[cfg(test)]
     pub fn held_count(&self) -> usize {
         self.messages.held()
     }
 
     /// Slots and entries the table has room for (its memory, in messages).
+    #[cfg(test)]
     pub fn room(&self) -> usize {
         self.messages.room() + self.redriven.capacity()
     }

@@ -1,5 +1,6 @@
 //! Hand-derived broker scenarios.
 
+use super::queue::{AckRefused, VisibilityError};
 use super::*;
 use crate::profile::StaleAck;
 use crate::record::{AckOutcome, Event, EventKind};

@@ -1,6 +1,7 @@
 //! Hand-derived Kafka share group scenarios: a record or a few, a few members, fixed instants.
 
 use super::kafka_share::{KafkaShare, KafkaShareConfig};
+use super::queue::{AckRefused, VisibilityError};
 use super::*;
 use crate::record::{AckOutcome, EventKind, Seq};
 

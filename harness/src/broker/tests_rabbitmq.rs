@@ -1,5 +1,6 @@
 //! Hand-derived RabbitMQ scenarios: one message (or a few), a few consumers, fixed instants.
 
+use super::queue::{AckRefused, VisibilityError};
 use super::rabbitmq::{QueueType, RabbitMq, RabbitMqConfig};
 use super::*;
 use crate::record::{AckOutcome, Event, EventKind};

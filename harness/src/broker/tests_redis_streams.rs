@@ -1,5 +1,6 @@
 //! Hand-derived Redis Streams scenarios: one entry (or a few), a few consumers, fixed instants.
 
+use super::queue::VisibilityError;
 use super::redis_streams::{RedisStreams, RedisStreamsConfig};
 use super::*;
 use crate::record::{AckOutcome, EventKind};

@@ -1,5 +1,6 @@
 //! Hand-derived scenarios of `stale_ack: sqs`: what SQS does with a receipt whose lease ended.
 
+use super::queue::VisibilityError;
 use super::*;
 use crate::profile::StaleAck;
 use crate::record::{AckOutcome, Event};

@@ -53,11 +53,6 @@ impl DeploySchedule {
         DeploySchedule { rules }
     }
 
-    #[cfg_attr(not(feature = "live"), allow(dead_code))] // read by the live runner only
-    pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
-    }
-
     /// The first rollout instant of each rule: (instant, rule index).
     pub fn timed(&self) -> Vec<(Nanos, u32)> {
         self.rules
@@ -135,6 +130,7 @@ impl DeploySchedule {
 
     /// Which rollout (rule index, rollout number) is replacing `w` now, if any.
     #[cfg_attr(not(feature = "live"), allow(dead_code))] // read by the live runner only
+    #[cfg(test)]
     pub fn replacing(&self, w: WorkerId) -> Option<(u32, u32)> {
         self.rules.iter().find_map(|r| {
             let out = r.current.as_ref()?.out.contains(&w);

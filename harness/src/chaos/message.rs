@@ -136,7 +136,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::profile::MessageAction;
+    use crate::profile::message_action::MessageAction;
 
     fn hit(seq: Seq, key: &str, delivery: u32, now: Nanos) -> MessageHit<'_> {
         MessageHit {

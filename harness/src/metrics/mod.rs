@@ -52,11 +52,11 @@ pub(crate) mod timeseries;
 #[cfg(test)]
 pub(crate) mod testkit;
 
-pub use accounting::{Accounting, MessageAccount};
+pub use accounting::Accounting;
 pub use chaos::RuleFires;
 pub use crashes::Crash;
 pub use ingress::IngressSummary;
-pub use latency::{Latencies, LatencyHistogram, LatencySummary};
+pub use latency::{Latencies, LatencySummary};
 pub use leases::HandlerLeases;
 pub use recording::{Recording, View};
 pub use timeseries::{default_interval, timeseries, Sample};
@@ -133,6 +133,8 @@ pub struct Metrics {
     pub worker_logs: Option<crate::record::WorkerLogsRecord>,
     /// The queues a live run removed at its end that still held messages.
     pub removed: Vec<crate::record::RemovedQueue>,
+    /// What a live run's broker side says of the run that its counts do not.
+    pub broker_notes: Vec<String>,
     /// The worker connections a live run's proxy closed because they broke.
     pub broken_connections: Vec<broken_connections::BrokenConnection>,
     /// A live run's provider calls not matched to one delivery their worker held.
@@ -299,6 +301,7 @@ fn assemble(run: View<'_>, mut f: stream::Folded) -> Metrics {
         consumer_clock: record.consumer_clock.clone(),
         worker_logs: record.worker_logs.clone(),
         removed: record.removed.clone(),
+        broker_notes: record.broker_notes.clone(),
         broken_connections: broken_connections::named(record),
         unattributed_calls: attribution::UnattributedCalls::of(record),
     }

@@ -36,15 +36,6 @@ pub enum ConnectionFault {
 }
 
 impl ConnectionFault {
-    /// Its name, as `chaos[].connection.fault` writes it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            ConnectionFault::Cut(_) => "cut",
-            ConnectionFault::Latency { .. } => "latency",
-            ConnectionFault::Partition { .. } => "partition",
-        }
-    }
-
     /// The window of a latency or a partition.
     pub fn window(&self) -> Option<Window> {
         match self {
@@ -78,6 +69,7 @@ pub enum CutTrigger {
 
 impl CutSchedule {
     /// The instants of the cuts before `end`, in order.
+    #[cfg_attr(not(feature = "live"), allow(dead_code))] // the live runner's only
     pub fn instants(&self, end: Duration) -> Vec<Duration> {
         let limit = self.times.unwrap_or(u64::MAX);
         let last = self.to.map_or(end, |to| to.min(end));
@@ -105,6 +97,7 @@ pub struct Window {
 
 impl Window {
     /// The instant it closes, in a run that ends at `end`.
+    #[cfg_attr(not(feature = "live"), allow(dead_code))] // the live runner's only
     pub fn until(&self, end: Duration) -> Duration {
         self.length.map_or(end, |l| (self.from + l).min(end))
     }

@@ -35,6 +35,7 @@ pub struct MessageRule {
 
 impl MessageRule {
     /// A rule with `action` and no selector (every delivery or ack).
+    #[cfg(test)]
     pub fn new(action: MessageAction, delay: Duration) -> MessageRule {
         MessageRule {
             action,

@@ -42,9 +42,7 @@ pub(crate) mod template;
 
 use std::path::Path;
 
-pub use connection::{
-    ConnectionFault, ConnectionRule, CutSchedule, CutTrigger, Direction, HeldFrames, Window,
-};
+pub use connection::{ConnectionFault, ConnectionRule, CutTrigger, Direction, HeldFrames, Window};
 pub use deploy::{DeployRule, DeployTrigger, StopSignal};
 pub use duration::{format_duration, parse_duration};
 pub use error::{Origin, ProfileError};
@@ -52,8 +50,10 @@ pub use faults::{ChaosRule, FaultRule};
 pub use key_source::KeySource;
 pub use kill_worker::{KillPoint, KillRule, KillTrigger};
 pub use kinds::{KindDescriptor, KindWords, LeaseRole};
-pub use message_rule::{MessageAction, MessageRule};
-pub use resolve::{check_full_record, scaled_clock_unsupported};
+pub use message_rule::MessageRule;
+pub use resolve::check_full_record;
+#[cfg(feature = "live")]
+pub use resolve::scaled_clock_unsupported;
 pub use scalar::number_text;
 pub use scenario::*;
 

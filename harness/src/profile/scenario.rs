@@ -65,7 +65,6 @@ pub enum Record {
     Stream,
 }
 
-pub use super::kinds::lease_words;
 pub use super::kinds::spec::*;
 pub use super::ramp::Ramp;
 

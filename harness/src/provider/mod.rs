@@ -16,5 +16,5 @@ pub(crate) mod model;
 pub(crate) mod select;
 
 pub use ledger::{CallId, EffectLedger};
-pub use model::{CallPlan, ProviderModel};
+pub use model::ProviderModel;
 pub use select::CallFacts;

@@ -1,5 +1,5 @@
-//! Where a run puts its history as it makes it: a [`Sink`]. The whole record
-//! ([`FullRecord`]) keeps every message, event, call and effect; a stream folds them instant by
+//! Where a run puts its history as it makes it: a [`Sink`]. The whole record keeps every
+//! message, event, call and effect (`FullRecord` in tests); a stream folds them instant by
 //! instant and keeps only what is in flight (`runner::Recorder`, `metrics::stream`). The record
 //! itself holds events only: what is computed from them lives beside it, in the sink.
 
@@ -80,11 +80,13 @@ pub trait Sink {
 }
 
 /// The whole record: every message, event, call and effect, handed over when the run ends.
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub struct FullRecord {
     record: Option<RunRecord>,
 }
 
+#[cfg(test)]
 impl FullRecord {
     /// The record of the run it was handed to; `None` before the run ended.
     pub fn into_record(self) -> Option<RunRecord> {
@@ -92,6 +94,7 @@ impl FullRecord {
     }
 }
 
+#[cfg(test)]
 impl Sink for FullRecord {
     fn start(&mut self, _: RunStart) -> bool {
         false

@@ -59,22 +59,18 @@ pub(crate) mod trace;
 pub(crate) mod words;
 pub(crate) mod worker_logs;
 
-use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-pub use analysed::{analyse_run, Analysed};
-pub use console::table;
+pub use analysed::analyse_run;
 pub use data::ReportData;
 pub use error::ReportError;
 pub use format::Format;
 pub use hlog::read_latency_log;
 pub use outputs::RunOutputs;
 pub use progress::{Progress, RunProgress};
-pub use summary::{
-    summarise, summarise_with_metrics, to_json, RunInfo, Summary, SummaryJson, SCHEMA_VERSION,
-};
-pub use timeseries_csv::{write_csv, TimeseriesCsv};
+pub use summary::{summarise, summarise_with_metrics, RunInfo, Summary, SummaryJson};
+pub use timeseries_csv::TimeseriesCsv;
 
 use crate::metrics::Sample;
 
@@ -153,22 +149,6 @@ fn render(data: &ReportData, dir: &Path, formats: &[Format]) -> Result<Vec<PathB
     Ok(written)
 }
 
-/// Writes the report folder `dir` (created if needed): summary.json and timeseries.csv. An error
-/// names the file it happened on.
-pub fn write_report(dir: &Path, summary: &Summary, samples: &[Sample]) -> io::Result<()> {
-    fs::create_dir_all(dir).map_err(|e| at(dir, e))?;
-    for exporter in EXPORTERS {
-        let path = dir.join(exporter.file_name());
-        let write = || -> io::Result<()> {
-            let mut w = BufWriter::new(no_follow::create_file(&path)?);
-            exporter.export(summary, samples, &mut w)?;
-            w.flush()
-        };
-        write().map_err(|e| at(&path, e))?;
-    }
-    Ok(())
-}
-
 /// Writes file `name` of report folder `dir` through `f`; an error names the file.
 pub(crate) fn write_file(
     dir: &Path,
@@ -185,11 +165,6 @@ pub(crate) fn write_file(
         Ok(()) => Ok(path),
         Err(source) => Err(ReportError::write(path, source)),
     }
-}
-
-/// The error, with the path it happened on.
-fn at(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 impl Renderer for SummaryJson {
@@ -231,12 +206,35 @@ mod tests_schema;
 
 #[cfg(test)]
 mod folder_tests {
+    use std::fs;
     use std::time::Duration;
 
+    use super::summary::to_json;
     use super::*;
     use crate::metrics::testkit::{s, slow_handler};
     use crate::metrics::timeseries;
     use crate::profile::{Budgets, StaleAck};
+
+    /// Writes the report folder `dir` (created if needed): summary.json and timeseries.csv. An
+    /// error names the file it happened on.
+    fn write_report(dir: &Path, summary: &Summary, samples: &[Sample]) -> io::Result<()> {
+        fs::create_dir_all(dir).map_err(|e| at(dir, e))?;
+        for exporter in EXPORTERS {
+            let path = dir.join(exporter.file_name());
+            let write = || -> io::Result<()> {
+                let mut w = BufWriter::new(no_follow::create_file(&path)?);
+                exporter.export(summary, samples, &mut w)?;
+                w.flush()
+            };
+            write().map_err(|e| at(&path, e))?;
+        }
+        Ok(())
+    }
+
+    /// The error, with the path it happened on.
+    fn at(path: &Path, e: io::Error) -> io::Error {
+        io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+    }
 
     #[test]
     fn the_report_folder_holds_the_summary_and_the_time_series() -> io::Result<()> {

@@ -162,6 +162,9 @@ fn anomalies(s: &Summary, notes: &mut Vec<Note>) {
             named.join(", "),
         )));
     }
+    for note in &s.broker_notes {
+        notes.push(Note::from(format!("BROKER: {note}.")));
+    }
 }
 
 /// `LOST`, and the two `DLQ` notes: dead-lettered work already done, and work never done.

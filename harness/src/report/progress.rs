@@ -55,6 +55,7 @@ impl RunProgress {
     }
 
     /// A bar that never shows.
+    #[cfg(test)]
     pub fn hidden() -> Self {
         Self::with_target(0.0, None, None, SHOW_AFTER)
     }
@@ -102,6 +103,7 @@ impl RunProgress {
     }
 
     /// Whether the bar has appeared.
+    #[cfg(test)]
     pub fn is_shown(&self) -> bool {
         self.bar.get().is_some()
     }

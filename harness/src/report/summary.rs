@@ -228,6 +228,11 @@ pub struct Summary {
     /// queue it removed was empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_at_end: Vec<crate::record::RemovedQueue>,
+    /// A live run: what the broker's side says of the run that its counts do not (NATS: how its
+    /// lease expiries and dead-lettering were recorded; Kafka: its group's joins, rejoins and
+    /// fenced commits). Absent when it says nothing (always, in a sim run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broker_notes: Vec<String>,
     /// A live run: the worker connections its proxy closed because they broke (`worker`,
     /// `at_s`, `why`: a frame over the broker's limits, bytes that are no frame of its
     /// protocol, a panic of the proxy's reader); the run went on. Absent when none broke.
@@ -316,6 +321,7 @@ impl Summary {
             unfinished_delayed: m.unfinished_delayed,
             failed: m.failed,
             removed_at_end: m.removed.clone(),
+            broker_notes: m.broker_notes.clone(),
             broken_connections: m.broken_connections.clone(),
         }
     }

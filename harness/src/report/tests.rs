@@ -4,6 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::console::table;
 use super::*;
 use crate::metrics::Recording;
 use crate::metrics::{self, Metrics};

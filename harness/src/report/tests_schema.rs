@@ -104,7 +104,7 @@ fn the_optional_fields_of_a_sim_run_are_in_the_schema() {
 }
 
 #[test]
-fn an_interrupted_run_says_why_and_the_schema_holds_it_and_its_broken_connections_to_that() {
+fn an_interrupted_run_says_why_and_the_schema_holds_it_its_broken_connections_and_broker_notes() {
     let v = validator();
     let text = include_str!("../../../profiles/healthy.yaml");
     let scenario = profile::load_str("healthy.yaml", text, &[]).unwrap_or_else(|e| panic!("{e}"));
@@ -124,10 +124,26 @@ fn an_interrupted_run_says_why_and_the_schema_holds_it_and_its_broken_connection
         seed: scenario.seed,
         wall_s: 0.25,
     };
-    let s: Value =
-        serde_json::from_str(&to_json(&summarise(&info, &record, &scenario.budgets))).unwrap();
+    // And what a live run's broker side says.
+    record
+        .broker_notes
+        .push("consumer group: 2 generation(s) joined".into());
+    let summary = summarise(&info, &record, &scenario.budgets);
+    let notes: Vec<String> = super::words::notes(&summary)
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
+    assert!(
+        notes.contains(&"BROKER: consumer group: 2 generation(s) joined.".to_string()),
+        "{notes:?}"
+    );
+    let s: Value = serde_json::from_str(&to_json(&summary)).unwrap();
     assert_eq!(s["verdict"], "incomplete");
     assert_eq!(s["broken_connections"][0]["at_s"], 1.0);
+    assert_eq!(
+        s["broker_notes"][0],
+        "consumer group: 2 generation(s) joined"
+    );
     assert_eq!(complaints(&v, &s), Vec::<String>::new());
     let mut unnamed = s.clone();
     unnamed["broken_connections"][0]

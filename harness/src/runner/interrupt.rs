@@ -58,6 +58,7 @@ impl Interrupt {
     }
 
     /// A receiver that changes at each request from now on.
+    #[cfg_attr(not(feature = "live"), allow(dead_code))] // the live runner's only
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.0.changes.subscribe()
     }

@@ -13,10 +13,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ackbench::profile::Scenario;
-use ackbench::provider::http::{HttpProvider, KeySource, LiveClock, NoHooks};
-use ackbench::provider::ProviderModel;
-use ackbench::record::Nanos;
+use ackbench::internals::profile::Scenario;
+use ackbench::internals::run::Nanos;
+use ackbench::internals::serve::{HttpProvider, KeySource, LiveClock, NoHooks, ProviderModel};
 
 use crate::common::window::{measure, Rate, Timeline};
 use crate::WORKERS;
@@ -162,7 +161,7 @@ async fn drain(queue: &Queue, scenario: &Scenario, n: u64, hold: u64) -> Result<
         consumers.spawn(queue.consumer(w, call).await?);
     }
     for seq in 1..=n {
-        provider.publish_key(&key(seq), seq as ackbench::record::Seq);
+        provider.publish_key(&key(seq), seq as ackbench::internals::run::Seq);
     }
     let p0 = clock.now();
     let published = queue.publish(n).await;

@@ -47,9 +47,6 @@ impl Kafka {
         self.check_idle_poll(now, i);
     }
 
-    #[cfg(not(test))]
-    pub fn check_passed_over(&self, _now: Nanos, _worker: WorkerId) {}
-
     /// In test builds: the poll an idle member is spared would have returned nothing, logged
     /// nothing and left its timers as they are.
     #[cfg(test)]

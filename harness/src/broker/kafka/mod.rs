@@ -49,8 +49,12 @@ mod tests_idle;
 mod tests_rebalance;
 
 use super::queue;
-use super::state::{Counts, MessageState};
-use crate::record::{Batched, Event, EventKind, Nanos, Seq, WorkerId};
+use super::state::Counts;
+#[cfg(test)]
+use super::state::MessageState;
+#[cfg(test)]
+use crate::record::WorkerId;
+use crate::record::{Batched, Event, EventKind, Nanos, Seq};
 use group::Member;
 use members::MemberIndex;
 use partition::Partition;
@@ -110,6 +114,8 @@ pub struct Kafka {
     published: u64,
     /// Records handed out and not committed.
     leased: u64,
+    /// Drops what is committed ([`Kafka::forgetting_settled`]): what [`Kafka::held`] counts.
+    #[cfg(test)]
     forget: bool,
     /// Someone joined, was taken back or a rebalance completed during a round of receives:
     /// the waiting consumers poll again.
@@ -123,6 +129,7 @@ pub struct Kafka {
 
 impl Kafka {
     /// A model that keeps every record.
+    #[cfg(test)]
     pub fn new(config: KafkaConfig) -> Kafka {
         Kafka::with(config, false)
     }
@@ -152,6 +159,7 @@ impl Kafka {
             owners: vec![None; n as usize],
             published: 0,
             leased: 0,
+            #[cfg(test)]
             forget,
             repoll: false,
             batched: None,
@@ -170,10 +178,6 @@ impl Kafka {
         if let Some(b) = &mut self.batched {
             out.append(b);
         }
-    }
-
-    pub fn config(&self) -> &KafkaConfig {
-        &self.config
     }
 
     /// The partition and offset of record `seq` (from 1).
@@ -222,6 +226,7 @@ impl Kafka {
         }
     }
 
+    #[cfg(test)]
     pub fn state(&self, seq: Seq) -> Option<MessageState> {
         if seq == 0 || u64::from(seq) > self.published {
             return None;
@@ -253,6 +258,7 @@ impl Kafka {
     /// Records the model holds for the topic: every record, or (forgetting) those not yet
     /// committed. A committed record still in a fetched batch is kept too, until handed out
     /// (at most `max_poll_records` per member); [`Kafka::entries`] counts it.
+    #[cfg(test)]
     pub fn held(&self) -> usize {
         if self.forget {
             (self.published - self.counts().deleted) as usize
@@ -261,6 +267,7 @@ impl Kafka {
         }
     }
 
+    #[cfg(test)]
     pub fn table_room(&self) -> usize {
         self.partitions.iter().map(Partition::kept).sum()
     }
@@ -272,12 +279,14 @@ impl Kafka {
     }
 
     /// The generation of the last completed rebalance.
+    #[cfg(test)]
     pub fn generation(&self) -> u32 {
         self.generation
     }
 
     /// The member id owning each partition in the current generation (`None`: nobody, as
     /// during an eager rebalance).
+    #[cfg(test)]
     pub fn owners(&self) -> Vec<Option<(u32, WorkerId)>> {
         (0..self.config.partitions)
             .map(|p| {
@@ -290,6 +299,7 @@ impl Kafka {
     }
 
     /// How many members of the group own partition `p` (at most one).
+    #[cfg(test)]
     pub fn owners_of(&self, p: u32) -> usize {
         self.members
             .iter()
@@ -297,11 +307,13 @@ impl Kafka {
             .count()
     }
 
+    #[cfg(test)]
     pub fn partitions(&self) -> u32 {
         self.config.partitions
     }
 
     /// Partition `p`'s committed offset.
+    #[cfg(test)]
     pub fn committed(&self, p: u32) -> u64 {
         self.partitions[p as usize].committed
     }

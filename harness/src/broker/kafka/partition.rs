@@ -94,6 +94,7 @@ impl Partition {
     }
 
     /// Records kept in memory.
+    #[cfg(test)]
     pub fn kept(&self) -> usize {
         self.recs.len()
     }

@@ -64,8 +64,8 @@
 //! # API for the rest of ackbench
 //! ```no_run
 //! # async fn f() -> std::io::Result<()> {
-//! use ackbench::broker::sqs::{QueueSpec, SqsConfig, SqsServer};
-//! # let broker_config: ackbench::broker::BrokerConfig = todo!();
+//! use ackbench::internals::serve::{QueueSpec, SqsConfig, SqsServer};
+//! # let broker_config: ackbench::internals::serve::BrokerConfig = todo!();
 //! let server = SqsServer::bind("127.0.0.1:0".parse().unwrap(), SqsConfig::default()).await?;
 //! let url = server
 //!     .create_queue("orders", QueueSpec { broker: broker_config, dead_letter_queue: Some("orders-dlq".into()), fifo: None })
@@ -114,11 +114,13 @@ mod wire_time;
 pub mod workers;
 
 pub use config::{QueueSpec, SqsConfig};
-pub use error::{ErrorCode, SqsError};
-pub use hooks::{Delete, Hooks, SqsHooks};
-pub use parse::{access_key, parse_request, protocol_of};
-pub use queue_attributes::{RedrivePolicy, MAX_MESSAGE_BYTES};
-pub use request::{Action, NewMessage, Protocol, Receive, Request, VisibilityEntry};
+pub use hooks::Hooks;
+#[cfg(feature = "live")]
+pub use hooks::{Delete, SqsHooks};
+pub use parse::parse_request;
+pub use request::NewMessage;
+#[cfg(feature = "live")]
+pub use request::{Action, Protocol};
 pub use server::{run_standalone, SqsServer};
 pub use validate::is_queue_name;
 pub use wire_time::WireTime;

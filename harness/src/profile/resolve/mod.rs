@@ -35,6 +35,7 @@ use crate::profile::scenario::{Mode, RunSpec, Scenario};
 
 use checks::{positive, required};
 
+#[cfg(feature = "live")]
 pub use consumer::scaled_clock_unsupported;
 
 /// A sim run that streams by default, asked to keep its full record (`ackbench run --record

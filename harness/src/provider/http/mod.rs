@@ -27,8 +27,10 @@ mod server;
 pub mod standalone;
 
 pub use clock::LiveClock;
-pub use key::{KeyError, KeySource};
-pub use server::{HttpProvider, LiveHooks, NoHooks};
+pub use key::KeySource;
+#[cfg(feature = "live")]
+pub use server::LiveHooks;
+pub use server::{HttpProvider, NoHooks};
 
 #[cfg(test)]
 mod tests;

@@ -126,8 +126,6 @@ async fn run_live(
             .clone()
             .unwrap_or_else(|| run_id.clone()),
         run_id,
-        published: published.clone(),
-        spawner: &spawner,
         wire_scaled: clock.is_some(),
         clock_start_ms: clock.as_ref().map(|c| c.start_unix_ms()),
     })
@@ -180,6 +178,7 @@ async fn run_live(
         harness_cpu: ran.harness_cpu,
         commit_handlers: finished.commit_handlers,
         removed: finished.removed,
+        broker_notes: finished.notes,
         ..RunRecord::described(s)
     })
 }

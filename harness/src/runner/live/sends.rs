@@ -191,7 +191,7 @@ mod tests {
     use futures::FutureExt;
 
     use super::*;
-    use crate::broker::Deduplicator;
+    use crate::broker::dedup::Deduplicator;
     use crate::chaos::KillSchedule;
     use crate::provider::http::LiveClock;
     use crate::provider::ProviderModel;

@@ -74,7 +74,7 @@ fn streams_as_its_full_record(s: &Scenario) -> Result<Recording, TestCaseError> 
 
 /// Everything the reports read of the metrics, compared as text (histograms by their counts).
 fn described(m: &Metrics) -> String {
-    let h = |l: &crate::metrics::LatencyHistogram| {
+    let h = |l: &crate::metrics::latency::LatencyHistogram| {
         let counts: Vec<(u64, u64)> = l
             .histogram
             .iter_recorded()

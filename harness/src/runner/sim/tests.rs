@@ -26,7 +26,7 @@ provider: { effect_at: request, latency: { dist: fixed, value: 10s } }
 
 /// Runs `s` keeping its full record: these tests read the history itself.
 pub(super) fn run(s: &Scenario) -> RunRecord {
-    let mut full = crate::record::FullRecord::default();
+    let mut full = crate::record::sink::FullRecord::default();
     super::run(s, &mut full, &mut |_| {}, &crate::runner::Interrupt::new()).expect("run completes");
     full.into_record().expect("the run handed its record over")
 }

@@ -3,7 +3,9 @@
 use http::HeaderMap;
 use proptest::prelude::*;
 
-use crate::broker::sqs::{access_key, parse_request, Action, ErrorCode, Protocol};
+use crate::broker::sqs::error::ErrorCode;
+use crate::broker::sqs::parse::access_key;
+use crate::broker::sqs::{parse_request, Action, Protocol};
 
 fn json_headers(action: &str) -> HeaderMap {
     let mut h = HeaderMap::new();

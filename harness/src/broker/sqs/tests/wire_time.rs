@@ -7,7 +7,8 @@ use crate::broker::sqs::message_attributes::MessageAttributes;
 use crate::broker::sqs::queue::{default_broker_config, SqsQueue};
 use crate::broker::sqs::queue_attributes::QueueSettings;
 use crate::broker::sqs::receipt::ReceiptCodec;
-use crate::broker::sqs::{NewMessage, Receive, WireTime};
+use crate::broker::sqs::request::Receive;
+use crate::broker::sqs::{NewMessage, WireTime};
 use crate::record::Nanos;
 
 const MS: Nanos = 1_000_000;

@@ -31,8 +31,6 @@ use std::time::Duration;
 
 use ackbench_targets::{Delivery, QueueError};
 
-use super::published::Published;
-use super::spawn::Spawner;
 use super::state::LiveState;
 use crate::profile::{BrokerKind, Scenario};
 use crate::record::{BrokerSample, Event, Seq, Unavailable, WorkerId};
@@ -225,9 +223,6 @@ pub struct Context<'a> {
     pub run_id: String,
     /// The run's queue (stream): `broker.queue`, or [`Context::run_id`].
     pub queue: String,
-    /// With an ingress load: the messages the system publishes itself (SQS only).
-    pub published: Option<Arc<Published>>,
-    pub spawner: &'a Spawner,
     /// The consumer runs on the scaled clock: the durations it sends are in profile time.
     pub wire_scaled: bool,
     /// With [`Context::wire_scaled`]: where the consumer's faked timeline starts, as Unix

@@ -103,6 +103,7 @@ impl Holdings {
     }
 
     /// Deliveries held now.
+    #[cfg(test)]
     pub fn held(&self) -> usize {
         self.entries.len() - self.let_go
     }

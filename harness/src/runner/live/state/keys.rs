@@ -52,6 +52,7 @@ impl PublishedKeys {
     }
 
     /// Every key, by seq.
+    #[cfg(test)]
     pub fn by_seq(&self) -> &[String] {
         &self.by_seq
     }

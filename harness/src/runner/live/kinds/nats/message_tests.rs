@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::chaos::Faults;
-use crate::profile::{ChaosRule, MessageAction, MessageRule};
+use crate::profile::message_action::MessageAction;
+use crate::profile::{ChaosRule, MessageRule};
 use crate::provider::http::LiveClock;
 use crate::record::AckOutcome;
 

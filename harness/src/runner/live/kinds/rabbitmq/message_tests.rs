@@ -8,7 +8,8 @@ use super::super::test_frames::{frame, short, Greeted};
 use super::tests::{ack, channel_close, delivery};
 use super::*;
 use crate::chaos::Faults;
-use crate::profile::{ChaosRule, MessageAction, MessageRule};
+use crate::profile::message_action::MessageAction;
+use crate::profile::{ChaosRule, MessageRule};
 
 /// The state of a run of one worker on wall time with one `message` rule: `action` (held
 /// `delay`) on the messages `seq`.

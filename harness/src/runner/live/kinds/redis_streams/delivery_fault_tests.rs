@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::ack_fault_tests::{bulk, cmd, lines, one_rule, read_reply, READ};
 use super::proxy::RespProtocol;
-use crate::profile::MessageAction;
+use crate::profile::message_action::MessageAction;
 use crate::runner::live::proxy::{Flow, Protocol};
 
 #[tokio::test]
