@@ -90,7 +90,7 @@ pub struct RunRecord {
     pub chaos: Vec<ChaosRuleRecord>,
     /// The broker kind the run modelled (`broker.kind`: `sqs`, `rabbitmq`, `nats`,
     /// `redis-streams`), so reports use its words; empty reads as `sqs`.
-    pub broker_kind: String,
+    pub broker_kind: crate::profile::kinds::KindName,
     /// Every send of the producer that reached the broker, in time order, when the run models
     /// the producer or the broker's deduplication (`workload.producer`, `broker.fifo`); `None`
     /// otherwise (one send per message, each a publish). A key published more than once has

@@ -19,6 +19,8 @@
 //! #     _: (HarnessCpuSummary, GooseResponse, GooseSummary, IngressSummary, LateGroup),
 //! #     _: (HandlerLeases, PublisherSummary, Rebalance, ReturnCounts, StderrTail),
 //! #     _: (WorkerLogsRecord, ConsumerClockRecord, RebalanceWhy, RemovedQueue, Verdict),
+//! #     _: (KindName, KindWords, LeaseRole, DoneWords, GivenUpWords, HeldWords, SizingWords),
+//! #     _: (StaleWords, TimeoutWords, TraceWords),
 //! # ) {}
 //! ```
 
@@ -38,6 +40,10 @@ pub use crate::metrics::latency::LatencySummary;
 pub use crate::metrics::leases::HandlerLeases;
 pub use crate::metrics::publisher::PublisherSummary;
 pub use crate::metrics::rebalances::Rebalance;
+pub use crate::profile::kinds::words::{
+    DoneWords, GivenUpWords, HeldWords, SizingWords, StaleWords, TimeoutWords, TraceWords,
+};
+pub use crate::profile::kinds::{KindName, KindWords, LeaseRole};
 pub use crate::record::returned::ReturnCounts;
 pub use crate::record::worker_logs::{StderrTail, WorkerLogsRecord};
 pub use crate::record::{ConsumerClockRecord, RebalanceWhy, RemovedQueue};

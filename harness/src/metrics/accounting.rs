@@ -100,7 +100,7 @@ pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
     }
     // A commit of offsets settles whatever it passes, tried or not: only a broker that takes
     // an ack per message hears the consumer give up on one.
-    if !settles_by_offsets(&record.broker_kind) {
+    if !record.broker_kind.settles_by_offsets() {
         for c in &record.ledger.calls {
             if let Some(i) = c.seq.and_then(|q| index_of(q, n)) {
                 if c.outcome.is_failure() {
@@ -113,13 +113,6 @@ pub fn per_message(record: &RunRecord) -> Vec<MessageAccount> {
         fold_copies(&mut acc, &first);
     }
     acc
-}
-
-/// Whether the run's broker kind settles by committed offsets (Kafka), not by an ack per
-/// message.
-pub fn settles_by_offsets(broker_kind: &str) -> bool {
-    crate::profile::kinds::named(broker_kind)
-        .is_some_and(|k| k.can.settle == crate::profile::kinds::Settle::Offsets)
 }
 
 /// The message an event is about, for [`MessageAccount::event`] (refusals and deleting acks).

@@ -74,7 +74,7 @@ pub struct Seen {
 
 /// The run's anomalies, in time order.
 pub fn anomalies(record: &RunRecord) -> Vec<Anomaly> {
-    let offsets = super::accounting::settles_by_offsets(&record.broker_kind);
+    let offsets = record.broker_kind.settles_by_offsets();
     let mut checker = Checker::new(offsets);
     for e in &record.events {
         checker.event(e.at, &e.kind);

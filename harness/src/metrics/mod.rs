@@ -120,7 +120,7 @@ pub struct Metrics {
     /// Why the run stopped before its end, if it did ([`RunRecord::incomplete`]).
     pub incomplete: Option<String>,
     /// The broker kind of the run ([`RunRecord::broker_kind`]; `sqs` when the record has none).
-    pub broker_kind: String,
+    pub broker_kind: crate::profile::kinds::KindName,
     /// Steps no broker should take, found in the history ([`anomalies`]).
     pub anomalies: Vec<anomalies::Anomaly>,
     /// A FIFO queue's message groups (`workload.groups`); empty without.
@@ -293,8 +293,8 @@ fn assemble(run: View<'_>, mut f: stream::Folded) -> Metrics {
         incomplete: record.incomplete.clone(),
         groups: groups::groups(record),
         broker_kind: match record.broker_kind.as_str() {
-            "" => crate::profile::kinds::DEFAULT.name.to_string(),
-            k => k.to_string(),
+            "" => crate::profile::kinds::KindName::default(),
+            _ => record.broker_kind.clone(),
         },
         anomalies: f.anomalies,
         broker_counts: record.broker_samples.as_ref().map(broker_counts::summarise),

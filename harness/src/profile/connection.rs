@@ -4,10 +4,12 @@
 use std::time::Duration;
 
 use super::duration::format_duration;
-use super::faults::FaultRule;
+use super::fault::FaultRule;
+use super::kinds::spec::BrokerSpec;
+use super::kinds::Connections;
 use super::path::FieldPath;
 use super::problem::Problem;
-use super::scenario::{BrokerSpec, Mode};
+use super::run_spec::Mode;
 
 /// One `connection` rule.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,6 +143,28 @@ impl HeldFrames {
     }
 }
 
+/// A live run acts on connections only where ackbench is on the workers' path
+/// ([`Connections`] of the kind); a sim run models them on every kind. `path` is the rule's.
+fn check_mode(broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
+    if mode != Mode::Live {
+        return Ok(());
+    }
+    let kind = broker.kind.descriptor();
+    let why = match kind.connections {
+        Connections::Seen => return Ok(()),
+        Connections::Embedded { .. } if broker.url.is_none() => return Ok(()),
+        Connections::Embedded { external } => external,
+        Connections::Unseen { why } => why,
+    };
+    Err(Problem::at_key(
+        path.clone(),
+        format!(
+            "a live run on {} cannot act on the workers' connections: {why}",
+            kind.name
+        ),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,7 +231,7 @@ impl FaultRule for ConnectionRule {
     }
 
     fn check(&self, broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
-        super::resolve::connection::check_mode(broker, mode, path)
+        check_mode(broker, mode, path)
     }
 
     /// `connection partition from 30s for 45s (hold, workers 1)`: the fault and its time, then how

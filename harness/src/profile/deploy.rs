@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::duration::format_duration;
-use super::faults::FaultRule;
+use super::fault::FaultRule;
 
 /// `deploy`: a rolling restart of the workers, as a release does it: each is told to stop
 /// (`signal`), given `grace` to finish, then killed; at most `max_unavailable` at a time, the

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use super::duration::format_duration;
-use super::faults::{keys_scope, window_scope, FaultRule};
+use super::fault::{keys_scope, window_scope, FaultRule};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct KillRule {

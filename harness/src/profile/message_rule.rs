@@ -4,10 +4,12 @@
 use std::time::Duration;
 
 use super::duration::format_duration;
-use super::faults::{keys_scope, window_scope, FaultRule};
+use super::fault::{keys_scope, window_scope, FaultRule};
+use super::kinds::spec::BrokerSpec;
+use super::kinds::LiveMessageFaults;
 use super::path::FieldPath;
 use super::problem::Problem;
-use super::scenario::{BrokerSpec, Mode};
+use super::run_spec::Mode;
 
 pub use super::message_action::MessageAction;
 
@@ -60,7 +62,7 @@ impl FaultRule for MessageRule {
     }
 
     fn check(&self, broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
-        super::resolve::message_rule::check_live(self, broker, mode, path)
+        check_live(self, broker, mode, path)
     }
 
     /// `message delay_ack 40s (seq 3, 5, 8, ..., times 3, probability 0.5)`.
@@ -87,6 +89,38 @@ impl FaultRule for MessageRule {
         }
         label
     }
+}
+
+/// A live run applies a `message` rule only where the kind's live path can: refused at the
+/// rule's `action` (`path` is the rule's), with the kind's reason.
+fn check_live(
+    m: &MessageRule,
+    broker: &BrokerSpec,
+    mode: Mode,
+    path: &FieldPath,
+) -> Result<(), Problem> {
+    if mode != Mode::Live {
+        return Ok(());
+    }
+    let kind = broker.kind.descriptor();
+    let LiveMessageFaults {
+        actions,
+        why_not,
+        external,
+    } = &kind.live_message;
+    let why = match external {
+        Some(why) if broker.url.is_some() => why,
+        _ if actions.contains(&m.action) => return Ok(()),
+        _ => why_not,
+    };
+    Err(Problem::new(
+        path.key("action"),
+        format!(
+            "{} cannot run live on {}: {why}; run it in sim mode",
+            m.action.name(),
+            kind.name
+        ),
+    ))
 }
 
 #[cfg(test)]

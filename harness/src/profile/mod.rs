@@ -8,7 +8,9 @@
 //! Every error names its place (`file:line:column`, or the `--set` argument) and the dotted field
 //! path, and says what is allowed: see [`ProfileError`].
 
+mod budget_spec;
 pub(crate) mod connection;
+mod consumer_spec;
 pub(crate) mod defaults;
 pub(crate) mod deploy;
 mod depth;
@@ -17,6 +19,7 @@ pub(crate) mod duration;
 mod enum_words;
 pub(crate) mod env_value;
 pub(crate) mod error;
+pub(crate) mod fault;
 pub(crate) mod faults;
 pub(crate) mod key_path;
 pub(crate) mod key_source;
@@ -31,14 +34,17 @@ pub(crate) mod overrides;
 pub(crate) mod path;
 pub(crate) mod presets;
 mod problem;
+mod provider_spec;
 pub(crate) mod ramp;
 pub(crate) mod raw;
 mod raw_broker;
 mod resolve;
+mod run_spec;
 pub(crate) mod run_variables;
 mod scalar;
 pub(crate) mod scenario;
 pub(crate) mod template;
+mod workload_spec;
 
 use std::path::Path;
 
@@ -46,7 +52,7 @@ pub use connection::{ConnectionFault, ConnectionRule, CutTrigger, Direction, Hel
 pub use deploy::{DeployRule, DeployTrigger, StopSignal};
 pub use duration::{format_duration, parse_duration};
 pub use error::{Origin, ProfileError};
-pub use faults::{ChaosRule, FaultRule};
+pub use fault::{ChaosRule, FaultRule};
 pub use key_source::KeySource;
 pub use kill_worker::{KillPoint, KillRule, KillTrigger};
 pub use kinds::{KindDescriptor, KindWords, LeaseRole};

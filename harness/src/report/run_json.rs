@@ -37,8 +37,8 @@ pub struct RunJson {
     pub stale_ack: String,
     /// The broker kind (`sqs`, `rabbitmq`, `nats`, `redis-streams`, `kafka-share`); left out
     /// for `sqs`, as in folders written before there were kinds.
-    #[serde(default = "default_kind", skip_serializing_if = "is_default_kind")]
-    pub broker_kind: String,
+    #[serde(default, skip_serializing_if = "kinds::KindName::is_default")]
+    pub broker_kind: kinds::KindName,
     /// When publishing stopped.
     pub publish_end_s: f64,
     /// When the run stopped.
@@ -65,25 +65,16 @@ pub struct PhaseJson {
     pub label: String,
 }
 
-/// The kind of a run.json that names none.
-fn default_kind() -> String {
-    kinds::DEFAULT.name.to_string()
-}
-
-fn is_default_kind(kind: &str) -> bool {
-    kind == kinds::DEFAULT.name
-}
-
 impl RunJson {
     /// The lease in the broker kind's own words (visibility timeout, consumer timeout, AckWait,
     /// min idle).
     pub fn lease_words(&self) -> &'static str {
-        kinds::lease_words(&self.broker_kind)
+        self.broker_kind.lease_words()
     }
 
     /// What the kind calls its messages, its settling and a stale ack.
     pub fn words(&self) -> &'static kinds::KindWords {
-        kinds::words_of(&self.broker_kind)
+        self.broker_kind.words()
     }
 
     /// run.json of a finished run.
@@ -106,7 +97,7 @@ impl RunJson {
             visibility_timeout_s: seconds(out.record.lease),
             max_receives: s.broker.max_deliveries,
             stale_ack: kinds::sqs::stale_ack_name(s.broker.stale_ack).to_string(),
-            broker_kind: s.broker.kind.name().to_string(),
+            broker_kind: kinds::KindName::new(s.broker.kind.name()),
             publish_end_s: seconds(out.record.publish_end),
             end_s: seconds(out.record.end),
             sample_every_s: seconds(out.sample_every),

@@ -115,8 +115,8 @@ pub struct Summary {
     pub crashes: Vec<Crash>,
     /// The broker kind the run modelled; left out for `sqs`, so a run on the SQS model writes
     /// the same bytes as before kinds existed (and an absent field reads as `sqs`).
-    #[serde(default = "default_kind", skip_serializing_if = "is_default_kind")]
-    pub broker_kind: String,
+    #[serde(default, skip_serializing_if = "kinds::KindName::is_default")]
+    pub broker_kind: kinds::KindName,
     /// The HTTP ingress load (`workload.ingress`); absent for runs without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingress: Option<IngressSummary>,
@@ -327,41 +327,32 @@ impl Summary {
     }
 }
 
-/// The kind of a summary that names none.
-fn default_kind() -> String {
-    kinds::DEFAULT.name.to_string()
-}
-
-fn is_default_kind(kind: &str) -> bool {
-    kind == kinds::DEFAULT.name
-}
-
 impl Summary {
     /// The kind's word for the lease (`visibility timeout`, `AckWait`, `consumer timeout`,
     /// `min idle`).
     pub fn lease_words(&self) -> &'static str {
-        kinds::lease_words(&self.broker_kind)
+        self.broker_kind.lease_words()
     }
 
     /// What the kind's lease is for (a lease, a stuck consumer's guard, a poll interval).
     pub fn lease_role(&self) -> kinds::LeaseRole {
-        kinds::lease_role(&self.broker_kind)
+        self.broker_kind.lease_role()
     }
 
     /// What happened to a message the kind gave up on, after "had its message" (`dlq` counts
     /// them whatever the kind calls it).
     pub fn dlq_words(&self) -> &'static str {
-        kinds::dlq_words(&self.broker_kind)
+        self.broker_kind.dlq_words()
     }
 
     /// The DLQ row's note: what the kind calls it.
     pub fn dlq_row_words(&self) -> &'static str {
-        kinds::dlq_row_words(&self.broker_kind)
+        self.broker_kind.dlq_row_words()
     }
 
     /// What the kind calls its messages, its settling, its lease's end and a stale ack.
     pub fn words(&self) -> &'static kinds::KindWords {
-        kinds::words_of(&self.broker_kind)
+        self.broker_kind.words()
     }
 }
 

@@ -28,7 +28,7 @@ fn a_trace_speaks_its_kinds_words() {
         outcome,
     };
     let lines = |kind: &str| {
-        let w = crate::profile::kinds::words_of(kind);
+        let w = crate::profile::kinds::KindName::new(kind).words();
         [
             delivered,
             expired,

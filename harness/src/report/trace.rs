@@ -22,7 +22,7 @@ pub fn trace(record: &RunRecord, key: &str) -> Option<Vec<String>> {
         return Some(lines);
     };
     let seq = seq as Seq + 1;
-    let words = crate::profile::kinds::words_of(&record.broker_kind);
+    let words = record.broker_kind.words();
     let mut steps: Vec<(Nanos, u8, String)> = requests;
     // The delivery whose return was just said with its reason: its `LeaseExpired` says no more.
     let mut explained: Option<u32> = None;

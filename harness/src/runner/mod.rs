@@ -150,7 +150,7 @@ impl crate::record::RunRecord {
                 .map(|p| phase_record(p, &s.run))
                 .collect(),
             chaos: crate::chaos::describe(&s.chaos),
-            broker_kind: s.broker.kind.name().to_string(),
+            broker_kind: crate::profile::kinds::KindName::new(s.broker.kind.name()),
             ramp: ramp_record(&s.workload),
             ..Default::default()
         }

@@ -49,14 +49,14 @@ impl Default for LeaseRule {
 pub enum LeaseAdvice {
     /// A plain visibility timeout.
     Lease {
-        #[serde(serialize_with = "secs")]
-        visibility_timeout: Duration,
+        #[serde(rename = "visibility_timeout", serialize_with = "secs")]
+        lease: Duration,
     },
     /// A short lease, extended every `extend_every` while the handler works, for at most
     /// `max_extension` of extra time.
     Heartbeat {
-        #[serde(serialize_with = "secs")]
-        visibility_timeout: Duration,
+        #[serde(rename = "visibility_timeout", serialize_with = "secs")]
+        lease: Duration,
         #[serde(serialize_with = "secs")]
         extend_every: Duration,
         #[serde(serialize_with = "secs")]
@@ -69,13 +69,11 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 }
 
 impl LeaseAdvice {
-    /// The visibility timeout the advice sets: also the worst-case recovery time.
-    pub fn visibility_timeout(&self) -> Duration {
+    /// The lease the advice sets (`visibility_timeout` in sizing.json): also the worst-case
+    /// recovery time.
+    pub fn lease(&self) -> Duration {
         match *self {
-            LeaseAdvice::Lease { visibility_timeout }
-            | LeaseAdvice::Heartbeat {
-                visibility_timeout, ..
-            } => visibility_timeout,
+            LeaseAdvice::Lease { lease } | LeaseAdvice::Heartbeat { lease, .. } => lease,
         }
     }
 }
@@ -85,12 +83,12 @@ impl LeaseAdvice {
     /// heartbeat.
     pub fn longest_hold(&self) -> Duration {
         match *self {
-            LeaseAdvice::Lease { visibility_timeout } => visibility_timeout,
+            LeaseAdvice::Lease { lease } => lease,
             LeaseAdvice::Heartbeat {
-                visibility_timeout,
+                lease,
                 max_extension,
                 ..
-            } => visibility_timeout + max_extension,
+            } => lease + max_extension,
         }
     }
 }
@@ -150,9 +148,7 @@ pub fn size_lease(
     let with_margin = Duration::from_micros(tail).mul_f64(rule.margin.max(1.0));
     let rounded = readable::round_up(with_margin).filter(|l| *l <= rule.max_lease);
     let advice = match (rounded, heartbeat_target) {
-        (Some(lease), false) => LeaseAdvice::Lease {
-            visibility_timeout: lease,
-        },
+        (Some(lease), false) => LeaseAdvice::Lease { lease },
         _ => {
             let lease = if heartbeat_target {
                 current_lease
@@ -160,7 +156,7 @@ pub fn size_lease(
                 HEARTBEAT_LEASE
             };
             LeaseAdvice::Heartbeat {
-                visibility_timeout: lease,
+                lease,
                 extend_every: lease / 3,
                 max_extension: readable::round_up(with_margin).unwrap_or(SQS_MAX_LEASE),
             }
@@ -191,7 +187,7 @@ pub(super) mod tests {
     }
 
     fn lease_of(s: &LeaseSizing) -> Duration {
-        s.advice.visibility_timeout()
+        s.advice.lease()
     }
 
     #[test]
@@ -233,7 +229,7 @@ pub(super) mod tests {
         assert_eq!(
             s.advice,
             LeaseAdvice::Heartbeat {
-                visibility_timeout: Duration::from_secs(30),
+                lease: Duration::from_secs(30),
                 extend_every: Duration::from_secs(10),
                 max_extension: Duration::from_secs(1800),
             }
@@ -242,7 +238,7 @@ pub(super) mod tests {
         let h = hist(&[(40 * S, 10)]);
         let s =
             size_lease(&h, &LeaseRule::default(), true, Duration::from_secs(45)).expect("sized");
-        assert_eq!(s.advice.visibility_timeout(), Duration::from_secs(45));
+        assert_eq!(s.advice.lease(), Duration::from_secs(45));
         assert!(
             matches!(s.advice, LeaseAdvice::Heartbeat { max_extension, .. }
             if max_extension == Duration::from_secs(60))

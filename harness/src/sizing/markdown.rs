@@ -134,16 +134,16 @@ fn recommendation(o: &mut String, p: &Plan) {
 /// One section per recommendation: what, in bold, and the sentence of reasoning.
 fn reasons(o: &mut String, p: &Plan) {
     let lease_head = match p.lease.advice {
-        LeaseAdvice::Lease { visibility_timeout } => {
-            format!("**{}**", format_duration(visibility_timeout))
+        LeaseAdvice::Lease { lease } => {
+            format!("**{}**", format_duration(lease))
         }
         LeaseAdvice::Heartbeat {
-            visibility_timeout,
+            lease,
             extend_every,
             max_extension,
         } => format!(
             "**a heartbeat**: a {} lease extended every {}, at most {} extra",
-            format_duration(visibility_timeout),
+            format_duration(lease),
             format_duration(extend_every),
             format_duration(max_extension)
         ),

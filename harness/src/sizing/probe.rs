@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::profile::kinds::{words_of, KindWords};
+use crate::profile::kinds::{KindName, KindWords};
 use crate::profile::{ChaosRule, KillPoint, KillRule, KillTrigger, Scenario};
 use crate::record::{AckOutcome, EventKind, HandlerEnd, RunRecord};
 
@@ -66,7 +66,7 @@ pub struct ProbeOutcome {
     /// The broker kind of the run (run.json's `broker_kind`), whose words [`Self::summary`]
     /// speaks.
     #[serde(skip)]
-    pub broker_kind: String,
+    pub broker_kind: KindName,
 }
 
 impl ProbeOutcome {
@@ -77,7 +77,7 @@ impl ProbeOutcome {
         } else {
             String::new()
         };
-        let w = words_of(&self.broker_kind);
+        let w = self.broker_kind.words();
         let verb = match self.fate.as_str() {
             "acked" => format!("{} on delivery", w.sizing.acked),
             "dead-lettered" => format!("{} after delivery", w.given_up.what),
@@ -141,7 +141,7 @@ pub fn outcome(target: &str, record: &RunRecord, limit: u32) -> Option<ProbeOutc
         .filter(|e| e.seq == Some(seq))
         .count() as u32;
     Some(ProbeOutcome {
-        kill: describe_point(target, words_of(&record.broker_kind)),
+        kill: describe_point(target, record.broker_kind.words()),
         key: (seq as usize)
             .checked_sub(1)
             .and_then(|i| record.messages.get(i))
@@ -204,13 +204,13 @@ mod tests {
 
     #[test]
     fn the_kill_point_is_named_in_the_kinds_words() {
-        let on = |kind| describe_point("ack-after-work", words_of(kind));
+        let on = |kind: &str| describe_point("ack-after-work", KindName::new(kind).words());
         assert_eq!(on("sqs"), "right after the receive");
         assert_eq!(on("kafka"), "right after the fetch");
         assert_eq!(on("kafka-share"), "right after the acquisition");
         // A claim's checkpoint names no broker's words.
         assert_eq!(
-            describe_point("claim-then-send", words_of("kafka")),
+            describe_point("claim-then-send", KindName::new("kafka").words()),
             "1s after the `claimed` checkpoint"
         );
     }

@@ -29,20 +29,20 @@ pub fn recommendation_sets(
         ));
     }
     match *advice {
-        LeaseAdvice::Lease { visibility_timeout } => {
-            if visibility_timeout != now.lease {
-                let lease = t(visibility_timeout);
+        LeaseAdvice::Lease { lease } => {
+            if lease != now.lease {
+                let lease = t(lease);
                 sets.push(format!("broker.{key}={lease}"));
             }
         }
         LeaseAdvice::Heartbeat {
-            visibility_timeout,
+            lease,
             extend_every,
             max_extension,
         } => {
             if matches!(now.target.as_str(), "ack-after-work" | "heartbeat") {
-                if visibility_timeout != now.lease {
-                    let lease = t(visibility_timeout);
+                if lease != now.lease {
+                    let lease = t(lease);
                     sets.push(format!("broker.{key}={lease}"));
                 }
                 if now.target != "heartbeat" {

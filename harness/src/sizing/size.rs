@@ -167,7 +167,7 @@ pub fn size(args: &SizeRequest) -> Result<(), SizingError> {
         .and_then(|records| size_poll(&hist, &inputs.rule, now.lease, records));
     if let Some(p) = &poll {
         lease.advice = LeaseAdvice::Lease {
-            visibility_timeout: p.interval(),
+            lease: p.interval(),
         };
     }
 
@@ -180,7 +180,7 @@ pub fn size(args: &SizeRequest) -> Result<(), SizingError> {
         (&lease, poll.as_ref()),
         &healthy_run,
     )?;
-    let new_lease = lease.advice.visibility_timeout();
+    let new_lease = lease.advice.lease();
 
     let Verified {
         after,
@@ -252,7 +252,7 @@ fn recommend(
     (lease, poll): (&LeaseSizing, Option<&PollSizing>),
     healthy_run: &Simulated,
 ) -> Result<Recommendation, SizingError> {
-    let new_lease = lease.advice.visibility_timeout();
+    let new_lease = lease.advice.lease();
     let path = recovery_path(
         &now.target,
         new_lease,

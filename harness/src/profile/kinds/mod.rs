@@ -17,6 +17,7 @@ use super::problem::Problem;
 
 pub mod kafka;
 pub mod kafka_share;
+mod kind_name;
 pub mod nats;
 pub mod rabbitmq;
 mod read;
@@ -25,6 +26,7 @@ pub mod spec;
 pub mod sqs;
 pub mod words;
 
+pub use kind_name::KindName;
 use spec::BrokerSpec;
 pub use words::KindWords;
 
@@ -373,30 +375,4 @@ pub fn telling(name: &str) -> Vec<&'static str> {
         .filter(|k| k.run_variables.contains(&name))
         .map(|k| k.name)
         .collect()
-}
-
-/// The words of the lease of the kind named `name` (a record's or summary.json's
-/// `broker_kind`); a name no kind has (a folder written by a later ackbench) reads as "lease".
-pub fn lease_words(name: &str) -> &'static str {
-    named(name).map_or("lease", |k| k.lease.words)
-}
-
-/// The role of the lease of the kind named `name`; a name no kind has reads as a lease.
-pub fn lease_role(name: &str) -> LeaseRole {
-    named(name).map_or(LeaseRole::Lease, |k| k.lease.role)
-}
-
-/// [`Dlq::gave_up`] of the kind named `name`; plain words for a name no kind has.
-pub fn dlq_words(name: &str) -> &'static str {
-    named(name).map_or("given up on by the broker", |k| k.dlq.gave_up)
-}
-
-/// [`KindDescriptor::words`] of the kind named `name`; a queue's for a name no kind has.
-pub fn words_of(name: &str) -> &'static KindWords {
-    named(name).map_or(&words::QUEUE, |k| &k.words)
-}
-
-/// [`Dlq::row`] of the kind named `name`; "" for a name no kind has.
-pub fn dlq_row_words(name: &str) -> &'static str {
-    named(name).map_or("", |k| k.dlq.row)
 }

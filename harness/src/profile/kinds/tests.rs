@@ -81,7 +81,7 @@ fn names_and_aliases_are_unique_and_name_their_kind() {
         assert_eq!(scenario_of(kind).broker.kind.descriptor(), *kind);
     }
     assert_eq!(named("no-such-kind"), None);
-    assert_eq!(lease_words("no-such-kind"), "lease");
+    assert_eq!(KindName::new("no-such-kind").lease_words(), "lease");
 }
 
 #[test]

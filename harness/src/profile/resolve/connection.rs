@@ -9,13 +9,13 @@ use serde::Deserialize;
 use crate::profile::connection::{
     ConnectionFault, ConnectionRule, CutSchedule, CutTrigger, Direction, HeldFrames, Window,
 };
+use crate::profile::consumer_spec::ConsumerSpec;
 use crate::profile::duration::format_duration;
-use crate::profile::faults::{ChaosRule, Fault};
-use crate::profile::kinds::Connections;
+use crate::profile::fault::{ChaosRule, Fault};
 use crate::profile::path::FieldPath;
 use crate::profile::problem::{read_value, Problem};
+use crate::profile::run_spec::RunSpec;
 use crate::profile::scalar::{DurationText, Text};
-use crate::profile::scenario::{BrokerSpec, ConsumerSpec, Mode, RunSpec};
 
 use super::checks::{after, at_least_one, exactly_one, positive, required};
 
@@ -138,32 +138,6 @@ fn resolve(
         )?,
         optional: raw.optional.unwrap_or(false),
     })
-}
-
-/// A live run acts on connections only where ackbench is on the workers' path
-/// ([`Connections`] of the kind); a sim run models them on every kind. `path` is the rule's.
-pub(in crate::profile) fn check_mode(
-    broker: &BrokerSpec,
-    mode: Mode,
-    path: &FieldPath,
-) -> Result<(), Problem> {
-    if mode != Mode::Live {
-        return Ok(());
-    }
-    let kind = broker.kind.descriptor();
-    let why = match kind.connections {
-        Connections::Seen => return Ok(()),
-        Connections::Embedded { .. } if broker.url.is_none() => return Ok(()),
-        Connections::Embedded { external } => external,
-        Connections::Unseen { why } => why,
-    };
-    Err(Problem::at_key(
-        path.clone(),
-        format!(
-            "a live run on {} cannot act on the workers' connections: {why}",
-            kind.name
-        ),
-    ))
 }
 
 /// A key the profile set that belongs to another fault.

@@ -5,14 +5,15 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::profile::consumer_spec::ConsumerSpec;
 use crate::profile::defaults;
 use crate::profile::deploy::{DeployRule, DeployTrigger, StopSignal};
 use crate::profile::duration::format_duration;
-use crate::profile::faults::{ChaosRule, Fault};
+use crate::profile::fault::{ChaosRule, Fault};
 use crate::profile::path::FieldPath;
 use crate::profile::problem::{read_value, Problem};
+use crate::profile::run_spec::RunSpec;
 use crate::profile::scalar::{DurationText, Text};
-use crate::profile::scenario::{ConsumerSpec, RunSpec};
 
 use super::checks::{after, at_least_one, exactly_one, non_empty, positive};
 

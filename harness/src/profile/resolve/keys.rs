@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::Problem;
 use crate::profile::scalar::Text;
-use crate::profile::scenario::{Arrival, WorkloadSpec};
+use crate::profile::workload_spec::{Arrival, WorkloadSpec};
 
 use super::checks::non_empty;
 

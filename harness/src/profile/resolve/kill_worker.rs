@@ -3,13 +3,13 @@
 
 use serde::Deserialize;
 
+use crate::profile::consumer_spec::ConsumerSpec;
 use crate::profile::defaults;
-use crate::profile::faults::{ChaosRule, Context, Fault};
+use crate::profile::fault::{ChaosRule, Context, Fault};
 use crate::profile::kill_worker::{KillPoint, KillRule, KillTrigger};
 use crate::profile::path::FieldPath;
 use crate::profile::problem::{read_value, Problem};
 use crate::profile::scalar::{DurationText, Text};
-use crate::profile::scenario::ConsumerSpec;
 
 use super::checks::{after, at_least_one, exactly_one, positive, unit_interval};
 use super::keys::KeyUniverse;

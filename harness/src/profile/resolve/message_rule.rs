@@ -3,13 +3,11 @@
 //! take or a delay missing, a selector that selects nothing, and (live) an action the kind's live
 //! path cannot apply.
 
-use crate::profile::faults::{ChaosRule, Fault};
-use crate::profile::kinds::LiveMessageFaults;
+use crate::profile::fault::{ChaosRule, Fault};
 use crate::profile::message_rule::{MessageAction, MessageRule};
 use crate::profile::path::FieldPath;
 use crate::profile::problem::{read_value, Problem};
 use crate::profile::scalar::{DurationText, Text};
-use crate::profile::scenario::{BrokerSpec, Mode};
 
 use super::checks::{after, at_least_one, positive, required};
 use super::keys::KeyUniverse;
@@ -161,38 +159,6 @@ fn seqs(list: Vec<u64>, keys: &KeyUniverse, path: &FieldPath) -> Result<Vec<u32>
             }
         })
         .collect()
-}
-
-/// A live run applies a `message` rule only where the kind's live path can: refused at the
-/// rule's `action` (`path` is the rule's), with the kind's reason.
-pub(in crate::profile) fn check_live(
-    m: &MessageRule,
-    broker: &BrokerSpec,
-    mode: Mode,
-    path: &FieldPath,
-) -> Result<(), Problem> {
-    if mode != Mode::Live {
-        return Ok(());
-    }
-    let kind = broker.kind.descriptor();
-    let LiveMessageFaults {
-        actions,
-        why_not,
-        external,
-    } = &kind.live_message;
-    let why = match external {
-        Some(why) if broker.url.is_some() => why,
-        _ if actions.contains(&m.action) => return Ok(()),
-        _ => why_not,
-    };
-    Err(Problem::new(
-        path.key("action"),
-        format!(
-            "{} cannot run live on {}: {why}; run it in sim mode",
-            m.action.name(),
-            kind.name
-        ),
-    ))
 }
 
 #[cfg(test)]

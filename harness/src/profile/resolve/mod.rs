@@ -125,7 +125,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
         &top.key("provider"),
     )?;
     let keys = keys::KeyUniverse::of(&workload);
-    let faults = crate::profile::faults::Context {
+    let faults = crate::profile::fault::Context {
         run: &run,
         consumer: &consumer,
         keys: &keys,

@@ -14,7 +14,7 @@ use super::world::{Doom, Handling, OpResult, TimerKind, World, CLASS_HANDLER, CL
 use crate::broker::setup;
 use crate::chaos::connection::{Route, Toward};
 use crate::chaos::{Faults, Timed};
-use crate::profile::{ChaosRule, KillPoint, Scenario};
+use crate::profile::{KillPoint, Scenario};
 use crate::provider::{EffectLedger, ProviderModel};
 use crate::record::{
     nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, RunStart, Seq, Sink, WorkerExit, WorkerId,
@@ -69,7 +69,7 @@ pub(crate) fn run_consumer(
     let b = &scenario.broker;
     let plan = workload::plan(scenario);
     // A fault whose costs are read from the whole record (a deploy's rollouts).
-    let full_record_faults = scenario.chaos.iter().any(ChaosRule::needs_full_record);
+    let full_record_faults = crate::profile::faults::needs_full_record(&scenario.chaos);
     let folds = sink.start(RunStart {
         planned: plan.len() as u64,
         foldable: plan.sends.is_none() && !full_record_faults,

@@ -11,7 +11,7 @@ use crate::sizing::plan::LeaseSection;
 pub(super) fn build(a: &Assembly, notes: &mut Vec<String>) -> LeaseSection {
     let now = a.now;
     let rule = a.rule;
-    let new_lease = a.lease.advice.visibility_timeout();
+    let new_lease = a.lease.advice.lease();
     let tail = Duration::from_micros(a.lease.tail_us);
     let small_sample = (a.lease.handlers as f64) < 1.0 / rule.target_risk;
     let measured = match a.source.kind {
@@ -54,7 +54,7 @@ pub(super) fn build(a: &Assembly, notes: &mut Vec<String>) -> LeaseSection {
 fn lease_reason(a: &Assembly, measured: &str, tail: Duration) -> String {
     let (now, rule) = (a.now, a.rule);
     match a.lease.advice {
-        LeaseAdvice::Lease { visibility_timeout } => format!(
+        LeaseAdvice::Lease { lease } => format!(
             "Fewer than {} of the {} {measured} handlers outlive {}, so with the {}x margin ({}) \
              the lease is {}, rounded up to a readable value; {}",
             rule.target_risk,
@@ -62,7 +62,7 @@ fn lease_reason(a: &Assembly, measured: &str, tail: Duration) -> String {
             ms_text(tail),
             rule.margin,
             ms_text(a.lease.with_margin),
-            t(visibility_timeout),
+            t(lease),
             match now.kind.lease.role {
                 // A dead consumer's connection closes and RabbitMQ requeues at once: the
                 // consumer timeout only ends a holder that is alive but stuck.
@@ -72,7 +72,7 @@ fn lease_reason(a: &Assembly, measured: &str, tail: Duration) -> String {
                      (now {}).",
                     now.kind.words.message.1,
                     now.kind.words.message.0,
-                    t(visibility_timeout),
+                    t(lease),
                     t(now.lease)
                 ),
                 // A dead member stops heartbeating: its partitions move after the session
@@ -81,19 +81,19 @@ fn lease_reason(a: &Assembly, measured: &str, tail: Duration) -> String {
                     "a member that dies hands its partitions back after its session timeout, so \
                      the price is only how long a stuck but living member holds its partitions: \
                      {} (now {}).",
-                    t(visibility_timeout),
+                    t(lease),
                     t(now.lease)
                 ),
                 LeaseRole::Lease => format!(
                     "the price is recovery time: a worker that dies right after receiving \
                      leaves its message hidden for {} (now {}).",
-                    t(visibility_timeout),
+                    t(lease),
                     t(now.lease)
                 ),
             }
         ),
         LeaseAdvice::Heartbeat {
-            visibility_timeout,
+            lease,
             extend_every,
             max_extension,
         } => format!(
@@ -104,7 +104,7 @@ fn lease_reason(a: &Assembly, measured: &str, tail: Duration) -> String {
             rule.margin,
             ms_text(a.lease.with_margin),
             t(rule.max_lease),
-            t(visibility_timeout),
+            t(lease),
             t(extend_every),
             t(max_extension)
         ),
