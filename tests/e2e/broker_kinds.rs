@@ -27,6 +27,9 @@ fn the_thursday_on_nats_and_redis_streams_sends_two_emails_per_order() {
         assert_eq!(code, 1, "{p}: duplicate_rate fails");
         assert_eq!(counts(&s), [108, 216, 216, 108, 0, 0], "{p}");
         assert_eq!(s["stale_acks"], 216, "{p}");
+        // Delivery 2 comes at 30 s while delivery 1 still calls the provider (31-40 s): one
+        // overlapping execution per order; delivery 1's ack then settles the message.
+        assert_eq!(s["overlapping_executions"], 108, "{p}");
     }
 }
 
@@ -36,6 +39,8 @@ fn the_thursday_on_rabbitmq_sends_one_email_per_order() {
     assert_eq!(code, 0, "every budget holds");
     assert_eq!(counts(&s), [108, 108, 108, 0, 0, 0]);
     assert_eq!(s["stale_acks"], 0);
+    // The consumer timeout outlasts every call: no message is delivered twice.
+    assert_eq!(s["overlapping_executions"], 0);
 }
 
 #[test]
@@ -43,6 +48,9 @@ fn the_thursday_on_sqs_is_the_reference_incident() {
     let (code, s) = run("profiles/brokers/sqs.yaml");
     assert_eq!(code, 1);
     assert_eq!(counts(&s), [108, 324, 324, 216, 108, 0]);
+    // Each order: delivery 2 at 30 s while delivery 1 works until 31-40 s, delivery 3 at 60 s
+    // while delivery 2 works until 61-70 s: 2 overlapping executions, 216 in all.
+    assert_eq!(s["overlapping_executions"], 216);
 }
 
 #[test]
@@ -53,6 +61,9 @@ fn the_kafka_thursday_processes_the_batch_past_the_last_commit_twice() {
     assert_eq!(code, 1, "duplicate_rate fails");
     assert_eq!(counts(&s), [20, 28, 28, 8, 0, 0]);
     assert_eq!(s["stale_acks"], 8);
+    // Worker 2 fetches orders 13-20 while worker 1 still works through its batch of them:
+    // 8 overlapping executions.
+    assert_eq!(s["overlapping_executions"], 8);
 }
 
 /// `ackbench check` on `text`: exit 2 and stderr containing `expected` (`{path}` = the file).

@@ -71,6 +71,11 @@ pub struct LeaseAnalysis {
     pub effective_lease: LatencyHistogram,
     /// p99 over the handlers of (time held) / (lease held); 0 without handlers.
     pub p99_hold_over_lease: f64,
+    /// Overlapping executions: deliveries made while an earlier handler of the same message
+    /// was still running (its lease ended under it, or its ack never counted), so that two
+    /// workers handled one message at once. Counted when the later delivery is made, whether
+    /// or not either handler ends before the run stops.
+    pub overlapping: u64,
 }
 
 /// One handler in progress.
@@ -220,6 +225,7 @@ fn on_message(
                 }
             }
             list.retain(|o| (o.worker, o.delivery) != (worker, delivery));
+            out.overlapping += u64::from(!list.is_empty());
             list.push(Open {
                 worker,
                 delivery,
@@ -497,6 +503,32 @@ mod tests {
         );
         assert_eq!(l.p99_hold_over_lease, 34.0 / 30.0);
         assert_eq!(l.effective_lease.summary().max, 30000.0);
+        // Delivery 2 (30 s) comes while delivery 1 works until 34 s, delivery 3 (60 s) while
+        // delivery 2 works until 64 s: two overlapping executions.
+        assert_eq!(l.overlapping, 2);
+    }
+
+    #[test]
+    fn a_redelivery_after_its_handler_ended_does_not_overlap() {
+        // Delivery 1 at 0 s: the worker is killed at 6 s (its handler ends), the lease runs
+        // out at 30 s and delivery 2 comes at 30 s to another worker: one message, never two
+        // handlers at once. Delivery 3 at 31 s (a duplicate the broker made, as after a
+        // rebalance) while delivery 2 still works (until 40 s): one overlap.
+        let mut r = Rec::new(30.0, 3);
+        let m = r.publish(0.0);
+        r.deliver(0.0, m, 1, 1)
+            .kill(6.0, 1)
+            .end_handler(6.0, m, 1, 1, HandlerEnd::Killed)
+            .expire(30.0, m, 1)
+            .deliver(30.0, m, 2, 2)
+            .deliver(31.0, m, 3, 3)
+            .ack(40.0, m, 2, 2, AckOutcome::StaleRejected)
+            .end_handler(40.0, m, 2, 2, HandlerEnd::Finished)
+            .ack(41.0, m, 3, 3, AckOutcome::Deleted)
+            .end_handler(41.0, m, 3, 3, HandlerEnd::Finished);
+        assert_eq!(analyse(&r.finish(50.0)).overlapping, 1);
+        // A heartbeat's one handler overlaps nothing.
+        assert_eq!(analyse(&heartbeat().finish(40.0)).overlapping, 0);
     }
 
     #[test]

@@ -95,6 +95,9 @@ pub struct Metrics {
     pub effective_lease: LatencySummary,
     /// What the handlers did with their leases.
     pub handler_leases: HandlerLeases,
+    /// Deliveries made while an earlier handler of the same message still ran
+    /// ([`leases::LeaseAnalysis::overlapping`]).
+    pub overlapping_executions: u64,
     /// Publish to done (effect happened and an ack deleted the message), ms.
     pub time_to_done: LatencySummary,
     /// Messages that were done.
@@ -276,6 +279,7 @@ fn assemble(run: View<'_>, mut f: stream::Folded) -> Metrics {
         p99_over_visibility: f.leases.p99_hold_over_lease,
         effective_lease: f.leases.effective_lease.summary(),
         handler_leases: f.leases.counts,
+        overlapping_executions: f.leases.overlapping,
         time_to_done: f.latencies.time_to_done.summary(),
         messages_done: f.latencies.time_to_done.len(),
         chaos: chaos::named(&record.chaos, f.chaos_fired),

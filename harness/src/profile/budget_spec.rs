@@ -15,6 +15,8 @@ pub struct Budgets {
     pub p999_handler_latency: Option<Duration>,
     pub max_oldest_age: Option<Duration>,
     pub worker_busy_fraction: Option<f64>,
+    /// Deliveries made while an earlier handler of the same message still ran.
+    pub overlapping_executions: Option<u64>,
     pub rejected: Option<u64>,
     /// Orders an HTTP ingress accepted (2xx) that never reached the queue.
     pub ingress_lost: Option<u64>,

@@ -416,6 +416,7 @@ pub struct RawBudgets {
     pub p999_handler_latency: Option<DurationText>,
     pub max_oldest_age: Option<DurationText>,
     pub worker_busy_fraction: Option<f64>,
+    pub overlapping_executions: Option<u64>,
     pub rejected: Option<u64>,
     pub ingress_lost: Option<u64>,
     pub unfinished: Option<u64>,

@@ -91,6 +91,10 @@ pub struct Summary {
     /// redelivered or dead-lettered).
     #[serde(default)]
     pub handler_leases: HandlerLeases,
+    /// Deliveries made while an earlier handler of the same message was still running: one
+    /// message handled by two workers at once (budget `overlapping_executions`).
+    #[serde(default)]
+    pub overlapping_executions: u64,
     /// From publish to done: the effect happened and an ack deleted the message.
     #[serde(default)]
     pub time_to_done_ms: LatencySummary,
@@ -282,6 +286,7 @@ impl Summary {
             p99_over_visibility: m.p99_over_visibility,
             effective_lease_ms: m.effective_lease,
             handler_leases: m.handler_leases,
+            overlapping_executions: m.overlapping_executions,
             time_to_done_ms: m.time_to_done,
             messages_done: m.messages_done,
             chaos_rules: m.chaos.clone(),
@@ -458,6 +463,7 @@ mod tests {
         "p99_over_visibility",
         "effective_lease_ms",
         "handler_leases",
+        "overlapping_executions",
         "time_to_done_ms",
         "messages_done",
         "chaos_rules",

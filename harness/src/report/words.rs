@@ -89,6 +89,11 @@ pub(crate) fn count_rows(s: &Summary) -> Vec<(&'static str, String, String)> {
         ),
         (w.stale.label, s.stale_acks.to_string(), w.stale.row.into()),
         (
+            "overlapping executions",
+            s.overlapping_executions.to_string(),
+            format!("{} while an earlier handler still ran", w.delivered),
+        ),
+        (
             "worker kills / crashes",
             format!("{} / {}", s.worker_kills, s.worker_crashes),
             String::new(),

@@ -38,6 +38,7 @@ const BUDGET_NAMES: &[&str] = &[
     "p999_handler_latency",
     "max_oldest_age",
     "worker_busy_fraction",
+    "overlapping_executions",
     "rejected",
     "ingress_lost",
 ];
@@ -196,6 +197,11 @@ pub fn evaluate(budgets: &Budgets, m: &Metrics) -> Vec<BudgetResult> {
         budgets.worker_busy_fraction,
         &|| m.worker_busy_fraction(),
     );
+    check(
+        "overlapping_executions",
+        budgets.overlapping_executions.map(count),
+        &|| count(m.overlapping_executions),
+    );
     check("rejected", budgets.rejected.map(count), &|| {
         count(m.rejected)
     });
@@ -249,6 +255,7 @@ mod tests {
             p999_handler_latency: Some(Duration::from_secs(40)),
             max_oldest_age: Some(Duration::from_secs(60)),
             worker_busy_fraction: Some(0.5),
+            overlapping_executions: Some(1),
             rejected: Some(0),
             ingress_lost: Some(0),
             late_after: Duration::from_secs(60),
@@ -259,7 +266,8 @@ mod tests {
     fn the_slow_handler_against_every_budget() {
         // 2 duplicates (rate 2), 1 DLQ entry with effect, nothing left in the queue, every
         // handler held its message 34 s on a 30 s lease, p99.9
-        // 34000 ms, oldest message 90 s, 102 s busy of 3 workers x 94 s.
+        // 34000 ms, oldest message 90 s, 102 s busy of 3 workers x 94 s, deliveries 2 and 3
+        // each made while the one before still worked (2 overlapping executions).
         let m = analyse(&slow_handler(StaleAck::Reject), s(60.0));
         let got = evaluate(&every_budget(), &m);
         let r = |name: &str, limit: f64, actual: f64, pass: bool| BudgetResult {
@@ -282,6 +290,7 @@ mod tests {
                 r("p999_handler_latency", 40000.0, 34000.0, true),
                 r("max_oldest_age", 60.0, 90.0, false),
                 r("worker_busy_fraction", 0.5, 102.0 / 282.0, true),
+                r("overlapping_executions", 1.0, 2.0, false),
                 r("rejected", 0.0, 0.0, true),
                 r("ingress_lost", 0.0, 0.0, true),
             ]

@@ -50,6 +50,7 @@ pub fn resolve(raw: RawBudgets, path: &FieldPath) -> Result<Budgets, Problem> {
             .worker_busy_fraction
             .map(|x| unit_interval(x, &path.key("worker_busy_fraction")))
             .transpose()?,
+        overlapping_executions: raw.overlapping_executions,
         rejected: raw.rejected,
         ingress_lost: raw.ingress_lost,
         unfinished: Some(raw.unfinished.unwrap_or(DEFAULT_UNFINISHED)),
@@ -68,7 +69,8 @@ mod tests {
         let s = scenario(&with(
             "budgets:\n  duplicate_rate: 2\n  duplicate_effects: 3\n  lost: 0\n  late: { after: 2m, max: 4 }\n  \
              dlq: 5\n  dlq_with_effect: 6\n  p99_over_visibility: 0.5\n  p999_handler_latency: 10s\n  \
-             max_oldest_age: 1m\n  worker_busy_fraction: 0.8\n  rejected: 7\n  ingress_lost: 8\n  \
+             max_oldest_age: 1m\n  worker_busy_fraction: 0.8\n  overlapping_executions: 10\n  \
+             rejected: 7\n  ingress_lost: 8\n  \
              unfinished: 9\n",
         ));
         assert_eq!(
@@ -87,6 +89,7 @@ mod tests {
                 p999_handler_latency: Some(Duration::from_secs(10)),
                 max_oldest_age: Some(Duration::from_secs(60)),
                 worker_busy_fraction: Some(0.8),
+                overlapping_executions: Some(10),
                 rejected: Some(7),
                 ingress_lost: Some(8),
                 unfinished: Some(9),
