@@ -100,7 +100,8 @@ fn an_unknown_budget_lists_the_valid_budget_names() {
         "{path}:7:3: budgets.duplicate_rat: unknown field `duplicate_rat`, expected one of \
          `duplicate_rate`, `duplicate_effects`, `lost`, `late`, `dlq`, `dlq_with_effect`, \
          `p99_over_visibility`, `p999_handler_latency`, `max_oldest_age`, \
-         `worker_busy_fraction`, `rejected`, `ingress_lost`, `unfinished`",
+         `worker_busy_fraction`, `overlapping_executions`, `rejected`, `ingress_lost`, \
+         `unfinished`",
     );
 }
 

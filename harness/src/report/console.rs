@@ -323,7 +323,7 @@ mod tests {
         );
         let json = crate::report::summary::to_json(&s);
         assert!(json.contains("\"lost\": 0,"));
-        assert!(json.contains("\"unmatched_effects\": 2,\n  \"unverifiable_keys\": 2\n"));
+        assert!(json.contains("\"unmatched_effects\": 2,\n  \"unverifiable_keys\": 2,\n"));
     }
 
     #[test]

@@ -91,10 +91,6 @@ pub struct Summary {
     /// redelivered or dead-lettered).
     #[serde(default)]
     pub handler_leases: HandlerLeases,
-    /// Deliveries made while an earlier handler of the same message was still running: one
-    /// message handled by two workers at once (budget `overlapping_executions`).
-    #[serde(default)]
-    pub overlapping_executions: u64,
     /// From publish to done: the effect happened and an ack deleted the message.
     #[serde(default)]
     pub time_to_done_ms: LatencySummary,
@@ -175,6 +171,10 @@ pub struct Summary {
     /// whether their work was done cannot be told (counted here instead of `lost`).
     #[serde(default)]
     pub unverifiable_keys: u64,
+    /// Deliveries made while an earlier handler of the same message was still running: one
+    /// message handled by two workers at once (budget `overlapping_executions`).
+    #[serde(default)]
+    pub overlapping_executions: u64,
     /// What a live run on a real broker read from the broker itself every `run.sample_every`:
     /// the last and peak DLQ depth, backlog and in-flight count, `null` (with the reason) for a
     /// figure the kind cannot give; absent for sim runs and the embedded broker.
@@ -463,7 +463,6 @@ mod tests {
         "p99_over_visibility",
         "effective_lease_ms",
         "handler_leases",
-        "overlapping_executions",
         "time_to_done_ms",
         "messages_done",
         "chaos_rules",
@@ -479,6 +478,7 @@ mod tests {
         "anomalies",
         "unmatched_effects",
         "unverifiable_keys",
+        "overlapping_executions",
     ];
 
     fn info() -> RunInfo {
