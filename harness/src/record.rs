@@ -409,6 +409,42 @@ pub enum EventKind {
     /// from the group, or rejoined as another: CommitFailedException, UNKNOWN_MEMBER_ID,
     /// ILLEGAL_GENERATION). Logged after the ack it refused (a stale ack).
     CommitFenced { seq: Seq, worker: WorkerId },
+    /// An `autoscale` rule (`rule`) changed the replica count from `from` to `to`, `by` KEDA's
+    /// poll or the HPA's sync, on reading the queue at `metric` messages. The workers a
+    /// scale-in removes follow (`FaultFired`: told to stop), as do those a scale-out adds
+    /// (`WorkerAdded`, once started).
+    Scaled {
+        rule: u32,
+        from: u32,
+        to: u32,
+        by: ScaledBy,
+        metric: u64,
+    },
+    /// A worker a scale-out made started (past its startup).
+    WorkerAdded { worker: WorkerId },
+    /// A scale-in of `autoscale` rule `rule` removed the worker's replica: it is told to stop
+    /// (its `WorkerStopped` within the grace, or the rule's `WorkerKilled` at its end, follows)
+    /// and is not brought back.
+    ReplicaRemoved { worker: WorkerId, rule: u32 },
+}
+
+/// Which controller changed a fleet's replica count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScaledBy {
+    /// KEDA's activation poll: woken from zero, or back to zero after the cooldown.
+    Keda,
+    /// The HorizontalPodAutoscaler's sync: the count the queue's length asks for.
+    Hpa,
+}
+
+impl ScaledBy {
+    pub fn name(self) -> &'static str {
+        match self {
+            ScaledBy::Keda => "KEDA",
+            ScaledBy::Hpa => "the HPA",
+        }
+    }
 }
 
 /// Where a message the consumer published again went.
@@ -486,7 +522,11 @@ impl EventKind {
             | EventKind::WorkerRestarted { .. }
             // The group's events: the refused ack before a fence names its message.
             | EventKind::Rebalanced { .. }
-            | EventKind::CommitFenced { .. } => None,
+            | EventKind::CommitFenced { .. }
+            // The fleet's.
+            | EventKind::Scaled { .. }
+            | EventKind::WorkerAdded { .. }
+            | EventKind::ReplicaRemoved { .. } => None,
         }
     }
 }

@@ -20,18 +20,20 @@
 //! #     _: (HandlerLeases, PublisherSummary, Rebalance, ReturnCounts, StderrTail),
 //! #     _: (WorkerLogsRecord, ConsumerClockRecord, RebalanceWhy, RemovedQueue, Verdict),
 //! #     _: (KindName, KindWords, LeaseRole, DoneWords, GivenUpWords, HeldWords, SizingWords),
-//! #     _: (StaleWords, TimeoutWords, TraceWords),
+//! #     _: (StaleWords, TimeoutWords, TraceWords, Autoscaling, ScaleEvent, StopCost),
+//! #     _: ScaledBy,
 //! # ) {}
 //! ```
 
 pub use crate::metrics::anomalies::{Anomaly, AnomalyKind};
 pub use crate::metrics::attribution::UnattributedCalls;
+pub use crate::metrics::autoscale::{Autoscaling, ScaleEvent};
 pub use crate::metrics::broken_connections::BrokenConnection;
 pub use crate::metrics::broker_counts::{BrokerCounts, Figure, Missing};
 pub use crate::metrics::capacity::{Capacity, CapacityStep};
 pub use crate::metrics::chaos::RuleFires;
 pub use crate::metrics::crashes::Crash;
-pub use crate::metrics::deploys::DeployCost;
+pub use crate::metrics::deploys::{DeployCost, StopCost};
 pub use crate::metrics::groups::GroupSummary;
 pub use crate::metrics::harness_cpu::HarnessCpuSummary;
 pub use crate::metrics::ingress::{GooseResponse, GooseSummary, IngressSummary};
@@ -46,6 +48,6 @@ pub use crate::profile::kinds::words::{
 pub use crate::profile::kinds::{KindName, KindWords, LeaseRole};
 pub use crate::record::returned::ReturnCounts;
 pub use crate::record::worker_logs::{StderrTail, WorkerLogsRecord};
-pub use crate::record::{ConsumerClockRecord, RebalanceWhy, RemovedQueue};
+pub use crate::record::{ConsumerClockRecord, RebalanceWhy, RemovedQueue, ScaledBy};
 pub use crate::report::Summary;
 pub use crate::verdict::{BudgetResult, Verdict};

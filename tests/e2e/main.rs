@@ -1,6 +1,7 @@
 //! End-to-end tests: run the real `ackbench` binary on profiles and check what it prints,
 //! writes (summary.json) and its exit code.
 
+mod autoscale_profiles;
 mod broker_kafka_share;
 mod broker_kinds;
 mod broker_kinds_words;

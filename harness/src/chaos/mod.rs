@@ -5,6 +5,7 @@
 //! - [`deploy`]: a rolling restart: each worker told to stop, killed at the end of its grace.
 //! - [`message`]: the ack or the delivery of the deliveries it selects is dropped or delayed.
 //! - [`connection`]: a cut, latency or partition between workers and the broker.
+//! - [`autoscale`]: the fleet's replica count changed as KEDA and the HPA change it.
 //!
 //! [`Faults`] holds every schedule of a run; a runner asks it, not one fault's type. Each firing
 //! is recorded as `EventKind::FaultFired` with the rule's index (counted per rule by
@@ -12,11 +13,13 @@
 //! effect) are the provider's phases, by time window, key, attempt and delivery
 //! (`provider::model`, `provider::select`).
 
+pub mod autoscale;
 pub mod connection;
 pub mod deploy;
 pub mod kill_worker;
 pub mod message;
 
+pub use autoscale::AutoscaleSchedule;
 pub use connection::ConnectionSchedule;
 pub use deploy::DeploySchedule;
 pub use kill_worker::{KillSchedule, PointHit};
@@ -32,6 +35,7 @@ pub struct Faults {
     pub deploys: DeploySchedule,
     pub messages: MessageSchedule,
     pub connections: ConnectionSchedule,
+    pub autoscale: AutoscaleSchedule,
 }
 
 /// A rule's timed instant: which schedule it belongs to.
@@ -40,6 +44,8 @@ pub enum Timed {
     Kill(u32),
     Deploy(u32),
     Connection(u32),
+    /// A look at the queue by the autoscaler's controller.
+    Autoscale(autoscale::Controller),
 }
 
 impl Faults {
@@ -49,6 +55,7 @@ impl Faults {
             deploys: DeploySchedule::new(rules),
             messages: MessageSchedule::new(rules, seed),
             connections: ConnectionSchedule::new(rules),
+            autoscale: AutoscaleSchedule::new(rules),
         }
     }
 
@@ -57,10 +64,12 @@ impl Faults {
         let kills = self.kills.timed().into_iter();
         let deploys = self.deploys.timed().into_iter();
         let connections = self.connections.timed().into_iter();
+        let looks = self.autoscale.timed().into_iter();
         kills
             .map(|(at, r)| (at, Timed::Kill(r)))
             .chain(deploys.map(|(at, r)| (at, Timed::Deploy(r))))
             .chain(connections.map(|(at, r)| (at, Timed::Connection(r))))
+            .chain(looks.map(|(at, by)| (at, Timed::Autoscale(by))))
             .collect()
     }
 }
@@ -73,6 +82,7 @@ impl From<KillSchedule> for Faults {
             deploys: DeploySchedule::default(),
             messages: MessageSchedule::default(),
             connections: ConnectionSchedule::default(),
+            autoscale: AutoscaleSchedule::default(),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! How often each chaos rule fired: its firings in the record (`FaultFired::rule`).
+//! How often each chaos rule fired: its firings in the record (`FaultFired::rule`, and an
+//! `autoscale` rule's `Scaled`).
 
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +18,8 @@ pub struct RuleFires {
     pub label: String,
     /// `optional: true`: never firing is not a failure.
     pub optional: bool,
-    /// Times it fired: a `kill_worker`'s kills, a `deploy`'s workers told to stop.
+    /// Times it fired: a `kill_worker`'s kills, a `deploy`'s workers told to stop, an
+    /// `autoscale`'s changes of the replica count.
     pub fired: u64,
 }
 
@@ -55,7 +57,7 @@ pub fn fires(record: &crate::record::RunRecord) -> Vec<RuleFires> {
 /// Counts a firing in `fired` (by rule index); one naming no rule of the run is nobody's.
 #[inline]
 pub fn count_kill(fired: &mut [u64], kind: &EventKind) {
-    if let EventKind::FaultFired { rule, .. } = *kind {
+    if let EventKind::FaultFired { rule, .. } | EventKind::Scaled { rule, .. } = *kind {
         if let Some(n) = fired.get_mut(rule as usize) {
             *n += 1;
         }

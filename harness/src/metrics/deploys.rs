@@ -22,6 +22,14 @@ pub struct DeployCost {
     /// Its rollout number (1 for the rule's first).
     pub deploy: u32,
     pub started_s: f64,
+    /// Its workers and the messages their kills cut (written beside the fields above).
+    #[serde(flatten)]
+    pub cost: StopCost,
+}
+
+/// What stopping a wave of workers cost (a rollout's, a scale-in's).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StopCost {
     /// Workers told to stop.
     pub told: u64,
     /// Of those, workers that exited within their grace.
@@ -38,8 +46,33 @@ pub struct DeployCost {
     pub late: u64,
 }
 
+/// A way of stopping workers in waves: the event that starts a wave (naming its rule), and the
+/// event that tells one of its workers to stop (naming the worker and the rule).
+pub(crate) struct Waves {
+    pub starts: fn(&EventKind) -> Option<u32>,
+    pub tells: fn(&EventKind) -> Option<(WorkerId, u32)>,
+}
+
+/// A `deploy`'s rollouts: `DeployStarted`, then the rule's `FaultFired` on each worker.
+const ROLLOUTS: Waves = Waves {
+    starts: |kind| match *kind {
+        EventKind::DeployStarted { rule } => Some(rule),
+        _ => None,
+    },
+    tells: |kind| match *kind {
+        EventKind::FaultFired { worker, rule } => Some((worker, rule)),
+        _ => None,
+    },
+};
+
 /// Every rollout of the record, in the order they started (empty without a `deploy`).
 pub fn costs(record: &RunRecord, late_after: Nanos) -> Vec<DeployCost> {
+    waves(record, late_after, &ROLLOUTS)
+}
+
+/// What each wave of `how` cost, in the order they started (a scale-in's cost is a rollout's,
+/// [`super::autoscale`]).
+pub(crate) fn waves(record: &RunRecord, late_after: Nanos, how: &Waves) -> Vec<DeployCost> {
     let mut rollouts: Vec<(DeployCost, BTreeSet<Seq>)> = Vec::new();
     // Each deploy rule's current rollout, and each worker's, by index in `rollouts`.
     let mut current: HashMap<u32, usize> = HashMap::new();
@@ -47,18 +80,20 @@ pub fn costs(record: &RunRecord, late_after: Nanos) -> Vec<DeployCost> {
     // The handler a kill ended a moment ago: (worker, message).
     let mut cut: Option<(WorkerId, Seq)> = None;
     for e in &record.events {
+        if let Some(rule) = (how.starts)(&e.kind) {
+            let deploy = rollouts.iter().filter(|(c, _)| c.rule == rule).count() as u32 + 1;
+            current.insert(rule, rollouts.len());
+            rollouts.push((DeployCost::new(rule, deploy, e.at), BTreeSet::new()));
+            continue;
+        }
+        if let Some((worker, rule)) = (how.tells)(&e.kind) {
+            if let Some(&i) = current.get(&rule) {
+                rollouts[i].0.cost.told += 1;
+                told.insert(worker, i);
+            }
+            continue;
+        }
         match e.kind {
-            EventKind::DeployStarted { rule } => {
-                let deploy = rollouts.iter().filter(|(c, _)| c.rule == rule).count() as u32 + 1;
-                current.insert(rule, rollouts.len());
-                rollouts.push((DeployCost::new(rule, deploy, e.at), BTreeSet::new()));
-            }
-            EventKind::FaultFired { worker, rule } => {
-                if let Some(&i) = current.get(&rule) {
-                    rollouts[i].0.told += 1;
-                    told.insert(worker, i);
-                }
-            }
             EventKind::HandlerEnded {
                 seq,
                 worker,
@@ -67,7 +102,7 @@ pub fn costs(record: &RunRecord, late_after: Nanos) -> Vec<DeployCost> {
             } => cut = Some((worker, seq)),
             EventKind::WorkerStopped { worker } => {
                 if let Some(i) = told.remove(&worker) {
-                    rollouts[i].0.stopped += 1;
+                    rollouts[i].0.cost.stopped += 1;
                 }
             }
             EventKind::WorkerKilled { worker, rule } => {
@@ -78,9 +113,9 @@ pub fn costs(record: &RunRecord, late_after: Nanos) -> Vec<DeployCost> {
                 if rollouts[i].0.rule != rule {
                     continue;
                 }
-                rollouts[i].0.killed += 1;
+                rollouts[i].0.cost.killed += 1;
                 if let Some((_, seq)) = cut.filter(|&(w, _)| w == worker) {
-                    rollouts[i].0.interrupted += 1;
+                    rollouts[i].0.cost.interrupted += 1;
                     rollouts[i].1.insert(seq);
                 }
             }
@@ -102,7 +137,7 @@ pub fn costs(record: &RunRecord, late_after: Nanos) -> Vec<DeployCost> {
                     continue;
                 };
                 let published = record.messages[(seq - 1) as usize].published_at;
-                cost.count(m, published, late_after);
+                cost.cost.count(m, published, late_after);
             }
             cost
         })
@@ -115,16 +150,12 @@ impl DeployCost {
             rule,
             deploy,
             started_s: secs_f64(at),
-            told: 0,
-            stopped: 0,
-            killed: 0,
-            interrupted: 0,
-            duplicates: 0,
-            lost: 0,
-            late: 0,
+            cost: StopCost::default(),
         }
     }
+}
 
+impl StopCost {
     fn count(&mut self, m: &MessageAccount, published_at: Nanos, late_after: Nanos) {
         self.duplicates += u64::from(m.effects > 1);
         self.lost += u64::from(m.is_lost());
@@ -175,11 +206,15 @@ mod tests {
         let rec = r.finish(50.0);
         let got = costs(&rec, 300_000_000_000);
         let want = DeployCost {
-            told: 2,
-            stopped: 1,
-            killed: 1,
-            interrupted: 1,
-            duplicates: 1,
+            cost: StopCost {
+                told: 2,
+                stopped: 1,
+                killed: 1,
+                interrupted: 1,
+                duplicates: 1,
+                lost: 0,
+                late: 0,
+            },
             ..DeployCost::new(1, 1, 10_000_000_000)
         };
         assert_eq!(got, vec![want]);
@@ -194,8 +229,9 @@ mod tests {
         r.ev(2.0, EventKind::FaultFired { worker: 1, rule: 1 });
         r.ev(2.0, EventKind::WorkerKilled { worker: 1, rule: 1 });
         let got = costs(&r.finish(5.0), 1);
+        let c = &got[0].cost;
         assert_eq!(
-            (got[0].told, got[0].stopped, got[0].killed),
+            (c.told, c.stopped, c.killed),
             (1, 0, 0),
             "the rule-1 firing names no rollout"
         );

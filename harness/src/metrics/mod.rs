@@ -27,6 +27,7 @@
 pub(crate) mod accounting;
 pub(crate) mod anomalies;
 pub(crate) mod attribution;
+pub(crate) mod autoscale;
 pub(crate) mod broken_connections;
 pub(crate) mod broker_counts;
 pub(crate) mod capacity;
@@ -106,6 +107,8 @@ pub struct Metrics {
     pub chaos: Vec<RuleFires>,
     /// What each rollout of a `deploy` rule cost (empty without one).
     pub deploys: Vec<deploys::DeployCost>,
+    /// What an `autoscale` rule did to the fleet (`None` without one that scaled).
+    pub autoscaling: Option<autoscale::Autoscaling>,
     /// The raw histograms behind `handler`, `end_to_end` and `time_to_done`.
     pub latencies: Latencies,
     /// The HTTP ingress load against what reached the queue, if the run had one.
@@ -192,6 +195,7 @@ pub fn analyse<'a>(run: impl Into<View<'a>>, late_after: Nanos) -> Metrics {
     };
     let mut m = assemble(run, folded);
     m.deploys = deploys::costs(run.record, late_after);
+    m.autoscaling = autoscale::autoscaling(run.record, late_after);
     m
 }
 
@@ -284,6 +288,7 @@ fn assemble(run: View<'_>, mut f: stream::Folded) -> Metrics {
         messages_done: f.latencies.time_to_done.len(),
         chaos: chaos::named(&record.chaos, f.chaos_fired),
         deploys: Vec::new(),
+        autoscaling: None,
         latencies: f.latencies,
         counts: f.counts,
         ingress: ingress::account(record),

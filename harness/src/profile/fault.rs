@@ -47,6 +47,9 @@ pub trait FaultRule: fmt::Debug + Clone + PartialEq + Send + Sync + 'static {
     /// Its fault's name, as the profile writes it.
     const FAULT: &'static str;
 
+    /// A profile holds at most one rule of this fault (one ScaledObject per Deployment).
+    const ONE_PER_PROFILE: bool = false;
+
     /// `optional: true`: a run in which the rule never fires is not a failure.
     fn optional(&self) -> bool;
 
@@ -83,6 +86,11 @@ impl ChaosRule {
         self.0.optional()
     }
 
+    /// A profile holds at most one rule of its fault ([`FaultRule::ONE_PER_PROFILE`]).
+    pub fn one_per_profile(&self) -> bool {
+        self.0.one_per_profile()
+    }
+
     pub fn label(&self) -> String {
         self.0.label()
     }
@@ -115,6 +123,7 @@ impl fmt::Debug for ChaosRule {
 trait AnyRule: fmt::Debug + Send + Sync {
     fn fault(&self) -> &'static str;
     fn optional(&self) -> bool;
+    fn one_per_profile(&self) -> bool;
     fn label(&self) -> String;
     fn check(&self, broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem>;
     fn as_any(&self) -> &dyn Any;
@@ -128,6 +137,9 @@ impl<R: FaultRule> AnyRule for R {
     }
     fn optional(&self) -> bool {
         FaultRule::optional(self)
+    }
+    fn one_per_profile(&self) -> bool {
+        R::ONE_PER_PROFILE
     }
     fn label(&self) -> String {
         FaultRule::label(self)

@@ -27,6 +27,7 @@ pub const FAULTS: &[&Fault] = &[
     &super::resolve::deploy::FAULT,
     &super::resolve::message_rule::FAULT,
     &super::resolve::connection::FAULT,
+    &super::resolve::autoscale::FAULT,
 ];
 
 /// `chaos[]` as written: the fault each key names, with its keys still unread.
@@ -117,7 +118,25 @@ pub fn resolve(
             let (fault, value) = &rule.given[0];
             (fault.resolve)(value, context, &at.key(fault.name))
         })
-        .collect()
+        .collect::<Result<Vec<ChaosRule>, Problem>>()
+        .and_then(|rules| one_per_profile(rules, path))
+}
+
+/// A second rule of a fault a profile holds once ([`ChaosRule::one_per_profile`]) is refused.
+fn one_per_profile(rules: Vec<ChaosRule>, path: &FieldPath) -> Result<Vec<ChaosRule>, Problem> {
+    for (i, rule) in rules.iter().enumerate() {
+        let first = rules[..i].iter().position(|r| r.fault() == rule.fault());
+        if let (true, Some(first)) = (rule.one_per_profile(), first) {
+            return Err(Problem::new(
+                path.index(i).key(rule.fault()),
+                format!(
+                    "a profile holds one {} rule (chaos.{first} is one): one fleet, one scaler",
+                    rule.fault()
+                ),
+            ));
+        }
+    }
+    Ok(rules)
 }
 
 /// Whether a sim run with these rules keeps its full record: one of them is of a fault that
@@ -153,27 +172,29 @@ mod tests {
     fn a_rule_names_exactly_one_fault_of_the_registry() {
         assert_eq!(
             error(&with("chaos:\n  - {}\n")),
-            "p.yaml:7:5: chaos.0: give one of kill_worker, deploy, message, connection, as in \
-             kill_worker: { point: received }, deploy: { at: 10m }, message: \
-             { action: drop_ack } or connection: { fault: cut, at: 30s }"
+            "p.yaml:7:5: chaos.0: give one of kill_worker, deploy, message, connection, \
+             autoscale, as in kill_worker: { point: received }, deploy: { at: 10m }, message: \
+             { action: drop_ack }, connection: { fault: cut, at: 30s } or autoscale: \
+             { target: 100, max: 8 }"
         );
         assert_eq!(
             error(&with("chaos:\n  - kill_provider: {}\n")),
             "p.yaml:7:5: chaos.0.kill_provider: unknown field `kill_provider`, expected one of \
-             `kill_worker`, `deploy`, `message`, `connection`"
+             `kill_worker`, `deploy`, `message`, `connection`, `autoscale`"
         );
         assert_eq!(
             error(&with(
                 "chaos:\n  - { kill_worker: { point: received }, deploy: { at: 1m } }\n"
             )),
-            "p.yaml:7:5: chaos.0: give only one of kill_worker, deploy, message, connection, got \
-             kill_worker and deploy"
+            "p.yaml:7:5: chaos.0: give only one of kill_worker, deploy, message, connection, \
+             autoscale, got kill_worker and deploy"
         );
         assert_eq!(
             error(&with("chaos:\n  - kill_worker\n")),
             "p.yaml:7:5: chaos.0: invalid type: string \"kill_worker\", expected a chaos rule \
              such as kill_worker: { point: received }, deploy: { at: 10m }, message: \
-             { action: drop_ack } or connection: { fault: cut, at: 30s }"
+             { action: drop_ack }, connection: { fault: cut, at: 30s } or autoscale: \
+             { target: 100, max: 8 }"
         );
     }
 
@@ -212,7 +233,7 @@ mod tests {
             .filter(|f| f.needs_full_record)
             .map(|f| f.name)
             .collect();
-        assert_eq!(full, vec!["deploy"]);
+        assert_eq!(full, vec!["deploy", "autoscale"]);
     }
 }
 

@@ -8,6 +8,7 @@
 //! Every error names its place (`file:line:column`, or the `--set` argument) and the dotted field
 //! path, and says what is allowed: see [`ProfileError`].
 
+pub(crate) mod autoscale;
 mod budget_spec;
 pub(crate) mod connection;
 mod consumer_spec;
@@ -48,6 +49,7 @@ mod workload_spec;
 
 use std::path::Path;
 
+pub use autoscale::{AutoscaleRule, PolicyUnit, QueueMetric, ScalingRules, SelectPolicy};
 pub use connection::{ConnectionFault, ConnectionRule, CutTrigger, Direction, HeldFrames, Window};
 pub use deploy::{DeployRule, DeployTrigger, StopSignal};
 pub use duration::{format_duration, parse_duration};

@@ -4,6 +4,7 @@
 
 use super::summary::Summary;
 use super::words::plural;
+use crate::metrics::deploys::StopCost;
 
 /// One line per rule of another fault that fired, then one per rollout.
 pub(crate) fn notes(s: &Summary) -> Vec<String> {
@@ -22,25 +23,66 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
         });
     let deploys = s.deploys.iter().map(|d| {
         format!(
-            "DEPLOY: rollout {} of rule {} (from {:.3} s) told {} {} to stop: {} stopped within \
-             the grace, {} killed at its end, cutting {} {}; of {}: {} with a duplicate effect, \
-             {} lost, {} late.",
+            "DEPLOY: rollout {} of rule {} (from {:.3} s) {}",
             d.deploy,
             d.rule,
             d.started_s,
-            d.told,
-            plural(d.told, "worker", "workers"),
-            d.stopped,
-            d.killed,
-            d.interrupted,
-            plural(d.interrupted, "delivery", "deliveries"),
-            plural(d.interrupted, "its message", "their messages"),
-            d.duplicates,
-            d.lost,
-            d.late,
+            stop_words(&d.cost)
         )
     });
-    rules.chain(deploys).collect()
+    rules.chain(deploys).chain(scale_ins(s)).collect()
+}
+
+/// One line per scale-in of an `autoscale` rule that told a running worker to stop, after one
+/// with the fleet's scale events, size and worker-seconds.
+fn scale_ins(s: &Summary) -> Vec<String> {
+    let Some(a) = &s.autoscaling else {
+        return Vec::new();
+    };
+    let outs = a.scale_events.iter().filter(|e| e.to > e.from).count() as u64;
+    let ins = a.scale_events.len() as u64 - outs;
+    let fleet = format!(
+        "AUTOSCALE: rule {} scaled out {outs} {} and in {ins} {}; at most {} {} running, {:.3} \
+         worker-seconds.",
+        a.rule,
+        plural(outs, "time", "times"),
+        plural(ins, "time", "times"),
+        a.workers_max,
+        plural(u64::from(a.workers_max), "worker", "workers"),
+        a.worker_seconds,
+    );
+    let cuts = a.scale_events.iter().filter_map(|e| {
+        let c = e.cost.as_ref().filter(|c| c.told > 0)?;
+        Some(format!(
+            "SCALE-IN: {} -> {} at {:.3} s ({} read {}) {}",
+            e.from,
+            e.to,
+            e.at_s,
+            e.by.name(),
+            e.metric,
+            stop_words(c)
+        ))
+    });
+    std::iter::once(fleet).chain(cuts).collect()
+}
+
+/// "told 3 workers to stop: 2 stopped within the grace, 1 killed at its end, ...": what
+/// stopping a wave of workers cost.
+fn stop_words(c: &StopCost) -> String {
+    format!(
+        "told {} {} to stop: {} stopped within the grace, {} killed at its end, cutting {} {}; \
+         of {}: {} with a duplicate effect, {} lost, {} late.",
+        c.told,
+        plural(c.told, "worker", "workers"),
+        c.stopped,
+        c.killed,
+        c.interrupted,
+        plural(c.interrupted, "delivery", "deliveries"),
+        plural(c.interrupted, "its message", "their messages"),
+        c.duplicates,
+        c.lost,
+        c.late,
+    )
 }
 
 #[cfg(test)]
@@ -79,13 +121,15 @@ mod tests {
             rule: 1,
             deploy: 1,
             started_s: 300.0,
-            told: 3,
-            stopped: 2,
-            killed: 1,
-            interrupted: 1,
-            duplicates: 1,
-            lost: 0,
-            late: 0,
+            cost: StopCost {
+                told: 3,
+                stopped: 2,
+                killed: 1,
+                interrupted: 1,
+                duplicates: 1,
+                lost: 0,
+                late: 0,
+            },
         }];
         assert_eq!(
             notes(&s),

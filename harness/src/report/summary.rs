@@ -212,6 +212,11 @@ pub struct Summary {
     /// duplicates, lost and late; absent for a run without a deploy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deploys: Vec<crate::metrics::deploys::DeployCost>,
+    /// What an `autoscale` chaos rule did to the fleet: each change of the replica count (when,
+    /// by KEDA or the HPA, on what queue length) with each scale-in's cost, the most workers
+    /// running at once, and the worker-seconds; absent for a run without one that scaled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autoscaling: Option<crate::metrics::autoscale::Autoscaling>,
     /// Times a handler published its message again for another try (a framework's retry
     /// through a delay queue, Celery's `retry`); counted in `handler_retries` too. Absent when
     /// none did.
@@ -322,6 +327,7 @@ impl Summary {
             harness_cpu: m.harness_cpu.clone(),
             publisher: m.publisher.clone(),
             deploys: m.deploys.clone(),
+            autoscaling: m.autoscaling.clone(),
             consumer_retries: m.consumer_retries,
             unfinished_delayed: m.unfinished_delayed,
             failed: m.failed,

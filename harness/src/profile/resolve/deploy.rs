@@ -186,7 +186,7 @@ pub(super) fn workers(
     Ok(list)
 }
 
-fn signal(name: Option<&str>, path: &FieldPath) -> Result<StopSignal, Problem> {
+pub(super) fn signal(name: Option<&str>, path: &FieldPath) -> Result<StopSignal, Problem> {
     match name {
         None | Some("SIGTERM") | Some("TERM") => Ok(StopSignal::Term),
         Some("SIGINT") | Some("INT") => Ok(StopSignal::Int),

@@ -2,6 +2,7 @@
 //! defaults and checks every rule the types cannot express; a broken rule is a [`Problem`]
 //! naming the field.
 
+pub(super) mod autoscale;
 pub(super) mod broker;
 mod broker_keys;
 mod budgets;

@@ -39,8 +39,13 @@ fn look(o: Outcome) -> (RGBColor, Marker, RGBColor) {
     }
 }
 
+/// A row per worker: those the run started with, and any a scale-out added.
 fn rows(data: &ReportData) -> u32 {
-    data.run.workers.max(1)
+    let added = (data.deliveries.iter().flatten())
+        .map(|d| d.worker)
+        .max()
+        .unwrap_or(0);
+    data.run.workers.max(added).max(1)
 }
 
 impl Chart for Workers {
@@ -93,7 +98,7 @@ impl Chart for Workers {
                 deliveries.len(),
                 data.summary.messages,
                 data.run.words().message.1,
-                data.run.workers
+                workers
             ),
             legend,
         };

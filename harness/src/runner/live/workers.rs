@@ -139,8 +139,9 @@ pub fn start(
 /// a rollout), and sleeps again.
 fn start_timed_faults(state: &Arc<LiveState>, stop: &watch::Receiver<bool>) {
     for (at, timed) in state.timed_faults() {
-        // A `connection` rule acts on the workers' links: [`super::connection_faults`].
-        if matches!(timed, Timed::Connection(_)) {
+        // A `connection` rule acts on the workers' links: [`super::connection_faults`]; an
+        // `autoscale` rule is refused in a live profile (its check).
+        if matches!(timed, Timed::Connection(_) | Timed::Autoscale(_)) {
             continue;
         }
         let (state, mut stop) = (state.clone(), stop.clone());
@@ -152,7 +153,7 @@ fn start_timed_faults(state: &Arc<LiveState>, stop: &watch::Receiver<bool>) {
                     _ = tokio::time::sleep(due) => next = match timed {
                         Timed::Kill(rule) => state.fire_timed(rule),
                         Timed::Deploy(rule) => state.rollout(rule),
-                        Timed::Connection(_) => None,
+                        Timed::Connection(_) | Timed::Autoscale(_) => None,
                     },
                     _ = stop.changed() => return,
                 }

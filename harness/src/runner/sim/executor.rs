@@ -16,6 +16,7 @@ use crate::chaos::connection::{Route, Toward};
 use crate::chaos::{Faults, Timed};
 use crate::profile::{KillPoint, Scenario};
 use crate::provider::{EffectLedger, ProviderModel};
+use crate::record::Nanos;
 use crate::record::{
     nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, RunStart, Seq, Sink, WorkerExit, WorkerId,
 };
@@ -151,6 +152,7 @@ impl Executor {
                     Timed::Kill(rule) => TimerKind::TimedKill { rule },
                     Timed::Deploy(rule) => TimerKind::Rollout { rule },
                     Timed::Connection(rule) => TimerKind::Connection { rule },
+                    Timed::Autoscale(by) => TimerKind::Look { by },
                 };
                 w.schedule(at, CLASS_SUPERVISOR, timer);
             }
@@ -372,6 +374,19 @@ impl Executor {
                 }
                 return;
             }
+            TimerKind::Look { by } => {
+                let told = w.look(by);
+                drop(w);
+                for id in told {
+                    self.poll(id);
+                }
+                return;
+            }
+            TimerKind::ScaleOut { worker, made } => {
+                drop(w);
+                self.scale_out(worker, made);
+                return;
+            }
             TimerKind::GraceEnd {
                 worker,
                 incarnation,
@@ -508,8 +523,32 @@ impl Executor {
             world: self.world.clone(),
             worker: id,
         };
-        self.tasks[(id - 1) as usize] = Some(self.consumer.task(client));
+        let i = (id - 1) as usize;
+        if self.tasks.len() <= i {
+            self.tasks.resize_with(i + 1, || None);
+        }
+        self.tasks[i] = Some(self.consumer.task(client));
         self.poll(id);
+    }
+
+    /// A worker a scale-out made at `made` starts, unless a scale-in removed it meanwhile.
+    fn scale_out(&mut self, id: WorkerId, made: Nanos) {
+        {
+            let mut w = self.world.borrow_mut();
+            let now = w.now;
+            let s = w.slot(id);
+            if s.alive || s.removed || s.made != made {
+                return;
+            }
+            s.alive = true;
+            s.incarnation += 1;
+            s.ready = Some(now);
+            w.events.push(crate::record::Event {
+                at: now,
+                kind: EventKind::WorkerAdded { worker: id },
+            });
+        }
+        self.start(id);
     }
 
     fn restart(&mut self, id: WorkerId) {
@@ -517,7 +556,8 @@ impl Executor {
             let mut w = self.world.borrow_mut();
             let now = w.now;
             let s = w.slot(id);
-            if s.alive {
+            // Removed by a scale-in, or its slot taken by a replica still starting: no restart.
+            if s.alive || s.removed || s.ready.is_none() {
                 return;
             }
             s.alive = true;
@@ -543,7 +583,7 @@ impl Executor {
             (None, Some(task)) => task.as_mut().poll(&mut Context::from_waker(Waker::noop())),
         };
         let mut w = self.world.borrow_mut();
-        match outcome {
+        let buried = match outcome {
             Poll::Ready(_crash) => {
                 self.tasks[i] = None;
                 w.bury(
@@ -553,7 +593,7 @@ impl Executor {
                         worker: id,
                         exit: WorkerExit::TargetCrashed,
                     },
-                );
+                )
             }
             Poll::Pending => match w.slot(id).doom {
                 Some(Doom::Killed { rule }) => {
@@ -562,15 +602,23 @@ impl Executor {
                         id,
                         HandlerEnd::Killed,
                         EventKind::WorkerKilled { worker: id, rule },
-                    );
+                    )
                 }
                 Some(Doom::Stopped) => {
                     self.tasks[i] = None;
                     let stopped = EventKind::WorkerStopped { worker: id };
-                    w.bury(id, HandlerEnd::Finished, stopped);
+                    w.bury(id, HandlerEnd::Finished, stopped)
                 }
-                None => {}
+                None => false,
             },
+        };
+        if buried {
+            // Removed by a scale-in: no restart will tell a rollout it is back; it goes on now.
+            let told = w.replaced(id);
+            drop(w);
+            for next in told {
+                self.poll(next);
+            }
         }
     }
 }

@@ -26,6 +26,7 @@
 //! in the order it was recorded.
 
 pub(crate) mod accounting;
+mod autoscale;
 mod client;
 mod connection;
 mod consumer;
@@ -44,9 +45,13 @@ pub(crate) use executor::run_consumer;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
+mod proptests_autoscale;
+#[cfg(test)]
 mod proptests_stream;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_autoscale;
 #[cfg(test)]
 mod tests_connection;
 #[cfg(test)]

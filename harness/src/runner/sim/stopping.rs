@@ -7,7 +7,7 @@
 //! return, which buries the doomed ones.
 
 use super::world::{Doom, TimerKind, World, CLASS_SUPERVISOR};
-use crate::record::{Event, EventKind, WorkerId};
+use crate::record::{Event, EventKind, Nanos, WorkerId};
 
 impl World {
     /// A rollout instant of `rule` came: the workers told to stop now (to poll).
@@ -27,22 +27,36 @@ impl World {
         started
             .stop
             .into_iter()
-            .filter(|&w| self.tell_to_stop(w, rule))
+            .filter(|&w| self.deploy_tells(w, rule))
             .collect()
     }
 
-    /// Worker `w` was restarted: the next workers its rollouts tell to stop (to poll).
+    /// Worker `w` was restarted (or removed for good by a scale-in): the next workers its
+    /// rollouts tell to stop (to poll).
     pub fn replaced(&mut self, w: WorkerId) -> Vec<WorkerId> {
         let next = self.faults.deploys.back(w);
         next.into_iter()
-            .filter(|&(rule, n)| self.tell_to_stop(n, rule))
+            .filter(|&(rule, n)| self.deploy_tells(n, rule))
             .map(|(_, n)| n)
             .collect()
     }
 
-    /// Sends rule `rule`'s stop signal to `w` and schedules its grace's end; false when `w` is
-    /// not there to be told (dead: it comes back by its own restart) or already told.
-    fn tell_to_stop(&mut self, w: WorkerId, rule: u32) -> bool {
+    /// Deploy rule `rule` tells `w` to stop (recorded as the rule's firing).
+    fn deploy_tells(&mut self, w: WorkerId, rule: u32) -> bool {
+        let grace = self.faults.deploys.grace(rule);
+        self.tell_to_stop(w, rule, grace, EventKind::FaultFired { worker: w, rule })
+    }
+
+    /// Sends rule `rule`'s stop signal to `w` (recorded as `told`) and schedules the end of its
+    /// `grace`; false when `w` is not there to be told (dead: it comes back by its own restart)
+    /// or already told.
+    pub(super) fn tell_to_stop(
+        &mut self,
+        w: WorkerId,
+        rule: u32,
+        grace: Nanos,
+        told: EventKind,
+    ) -> bool {
         let now = self.now;
         let slot = self.slot(w);
         if !slot.alive || slot.stopping || slot.doom.is_some() {
@@ -57,9 +71,9 @@ impl World {
         self.waiting.remove((w - 1) as usize);
         self.events.push(Event {
             at: now,
-            kind: EventKind::FaultFired { worker: w, rule },
+            kind: told,
         });
-        let end = now + self.faults.deploys.grace(rule);
+        let end = now + grace;
         let timer = TimerKind::GraceEnd {
             worker: w,
             incarnation,

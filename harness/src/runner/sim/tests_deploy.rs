@@ -4,7 +4,7 @@
 //! and one deploy at 5 s replacing worker 1 then worker 2.
 
 use super::tests::{count, run, S};
-use crate::metrics::deploys::{costs, DeployCost};
+use crate::metrics::deploys::{costs, DeployCost, StopCost};
 use crate::profile::load_str;
 use crate::record::{EventKind, RunRecord};
 
@@ -39,13 +39,15 @@ fn rollout(told: u64, stopped: u64, killed: u64, interrupted: u64, duplicates: u
         rule: 0,
         deploy: 1,
         started_s: 5.0,
-        told,
-        stopped,
-        killed,
-        interrupted,
-        duplicates,
-        lost: 0,
-        late: 0,
+        cost: StopCost {
+            told,
+            stopped,
+            killed,
+            interrupted,
+            duplicates,
+            lost: 0,
+            late: 0,
+        },
     }
 }
 

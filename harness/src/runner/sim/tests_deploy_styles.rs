@@ -19,7 +19,7 @@ fn sim(text: &str) -> RunRecord {
 fn cost(r: &RunRecord) -> (u64, u64, u64, u64, u64, u64) {
     let c = costs(r, 300 * S);
     assert_eq!(c.len(), 1, "one rollout");
-    let c = &c[0];
+    let c = &c[0].cost;
     (
         c.told,
         c.stopped,

@@ -32,6 +32,15 @@ pub(super) enum TimerKind {
     Rollout {
         rule: u32,
     },
+    /// An `autoscale` rule's controller looks at the queue.
+    Look {
+        by: crate::record::ScaledBy,
+    },
+    /// A worker a scale-out made at `made` starts (its startup is over).
+    ScaleOut {
+        worker: WorkerId,
+        made: Nanos,
+    },
     /// The grace of a worker told to stop ends: still there, it is killed.
     GraceEnd {
         worker: WorkerId,

@@ -18,6 +18,13 @@ impl Waiting {
         }
     }
 
+    /// Room for `slots` slots (a fleet that grew).
+    pub fn grow(&mut self, slots: usize) {
+        self.words
+            .resize(slots.div_ceil(64).max(self.words.len()), 0);
+        self.ops.resize(slots.max(self.ops.len()), None);
+    }
+
     /// Slot `i` waits in receive operation `op`.
     pub fn insert(&mut self, i: usize, op: OpId) {
         self.words[i / 64] |= 1 << (i % 64);

@@ -63,6 +63,32 @@ pub(super) struct WorkerSlot {
     pub doom: Option<Doom>,
     /// Told to stop (a `deploy`): it takes no more messages, and exits at its next receive.
     pub stopping: bool,
+    /// Not part of the fleet (removed by a scale-in, or a slot no replica holds yet): the
+    /// supervisor does not bring it back.
+    pub removed: bool,
+    /// When the replica in this slot was made (0 for the fleet the run starts with), and when
+    /// it started (`None` while starting): what a scale-in ranks it by.
+    pub made: Nanos,
+    pub ready: Option<Nanos>,
+}
+
+impl WorkerSlot {
+    /// A slot whose worker starts with the run.
+    pub fn new(id: WorkerId) -> WorkerSlot {
+        WorkerSlot {
+            id,
+            incarnation: 0,
+            alive: true,
+            handling: None,
+            results: Vec::new(),
+            open_calls: Vec::new(),
+            doom: None,
+            stopping: false,
+            removed: false,
+            made: 0,
+            ready: Some(0),
+        }
+    }
 }
 
 /// Everything a sim run mutates.
@@ -152,18 +178,7 @@ impl World {
             published: 0,
             key_index: HashMap::with_capacity(n),
             waiting: Waiting::new(workers as usize),
-            workers: (1..=workers)
-                .map(|id| WorkerSlot {
-                    id,
-                    incarnation: 0,
-                    alive: true,
-                    handling: None,
-                    results: Vec::new(),
-                    open_calls: Vec::new(),
-                    doom: None,
-                    stopping: false,
-                })
-                .collect(),
+            workers: (1..=workers).map(WorkerSlot::new).collect(),
             target_rng,
             tables: ackbench_targets::Tables::default(),
             restart_after,
@@ -442,8 +457,8 @@ impl World {
     /// ends, its open calls are abandoned, the broker learns its consumer is gone (what it does
     /// then is the kind's rule: RabbitMQ requeues, the others leave the lease to its timer; a
     /// stopped Kafka member leaves its group at once), and the supervisor restarts it after
-    /// `restart_after`.
-    pub fn bury(&mut self, w: WorkerId, how: HandlerEnd, event: EventKind) {
+    /// `restart_after`, unless a scale-in removed it: then it returns true (gone for good).
+    pub fn bury(&mut self, w: WorkerId, how: HandlerEnd, event: EventKind) -> bool {
         self.end_handler(w, how);
         let at = self.now;
         // A worker that stopped on its own closed its consumer on the way out.
@@ -465,7 +480,12 @@ impl World {
         s.results.clear();
         s.doom = None;
         s.stopping = false;
+        if s.removed {
+            // Scaled in: its replica is gone for good.
+            return true;
+        }
         let restart = self.now + self.restart_after;
         self.schedule(restart, CLASS_SUPERVISOR, TimerKind::Restart { worker: w });
+        false
     }
 }
