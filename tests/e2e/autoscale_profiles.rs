@@ -81,3 +81,40 @@ fn the_evening_scale_ins_cost_what_their_profiles_derive() {
         )
     );
 }
+
+#[test]
+fn the_morning_scale_out_lags_by_its_startup() {
+    // 120 orders in 2 minutes on 1 worker: the HPA asks 4, 6, 9, 10 replicas at 15-60 s; each
+    // starts 60 s later. The last order waits 196 s for a worker and is deleted 216 s after its
+    // publish.
+    let profile = root().join("profiles/chaos/autoscale-morning-sqs.yaml");
+    let age = |args: &[&str]| {
+        let ran = run_profile(&profile, &[&["--quiet"], args].concat());
+        assert_eq!(ran.code(), 0, "the budgets hold\n{}", ran.stderr());
+        let s = ran.summary();
+        let a = &s["autoscaling"];
+        let scales: Vec<(u64, u64, u64)> = (a["scale_events"].as_array().expect("events"))
+            .iter()
+            .map(|e| {
+                let n = |k: &str| e[k].as_f64().unwrap_or_else(|| panic!("{k}: {e}")) as u64;
+                (n("at_s"), n("from"), n("to"))
+            })
+            .collect();
+        assert_eq!(
+            scales,
+            vec![(15, 1, 4), (30, 4, 6), (45, 6, 9), (60, 9, 10)]
+        );
+        assert_eq!(counts(&s, &KEYS), vec![120, 120, 120, 0, 0, 0]);
+        (
+            s["end_to_end_ms"]["max"].as_f64().expect("e2e"),
+            s["max_oldest_age_s"].as_f64().expect("age"),
+            a["worker_seconds"].as_f64().expect("worker-seconds"),
+        )
+    };
+    assert_eq!(age(&[]), (196_000.0, 216.0, 2510.0));
+    // Replicas ready at once: the same scale events, a minute less of lag.
+    assert_eq!(
+        age(&["--set", "chaos.0.autoscale.startup=0s"]),
+        (141_000.0, 161.0, 2500.0)
+    );
+}

@@ -2,6 +2,7 @@
 //! section with the one sentence of reasoning behind it.
 
 mod alert_section;
+mod autoscale_note;
 mod duplicates_section;
 mod lease_section;
 mod limit_section;
@@ -61,6 +62,7 @@ fn ms_text(d: Duration) -> String {
 /// The plan, with one sentence of reasoning per recommendation.
 pub fn assemble(mut a: Assembly) -> Plan {
     let mut notes = std::mem::take(&mut a.notes);
+    notes.extend(autoscale_note::note(a.current, a.hist));
     let lease = lease_section::build(&a, &mut notes);
     let poll = poll_section::build(&a);
     let duplicates = duplicates_section::build(&a);
