@@ -301,10 +301,7 @@ fn assemble(run: View<'_>, mut f: stream::Folded) -> Metrics {
         },
         incomplete: record.incomplete.clone(),
         groups: groups::groups(record),
-        broker_kind: match record.broker_kind.as_str() {
-            "" => crate::profile::kinds::KindName::default(),
-            _ => record.broker_kind.clone(),
-        },
+        broker_kind: record.broker_kind.named_or_default(),
         anomalies: f.anomalies,
         broker_counts: record.broker_samples.as_ref().map(broker_counts::summarise),
         consumer_clock: record.consumer_clock.clone(),

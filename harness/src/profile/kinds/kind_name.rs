@@ -33,6 +33,15 @@ impl KindName {
         &self.name
     }
 
+    /// The name reports write: the default kind's for an empty one (a record written before
+    /// kinds had names).
+    pub fn named_or_default(&self) -> KindName {
+        match self.name.as_str() {
+            "" => KindName::default(),
+            _ => self.clone(),
+        }
+    }
+
     /// The kind's word for the lease (`visibility timeout`, `AckWait`, `consumer timeout`,
     /// `min idle`); "lease" for a name no kind has.
     pub fn lease_words(&self) -> &'static str {
@@ -144,6 +153,9 @@ mod tests {
         assert_eq!(empty.lease_words(), "visibility timeout");
         assert_eq!(empty.as_str(), "");
         assert!(!empty.is_default());
+        // Reports name it: the default kind's name; a named kind keeps its own.
+        assert_eq!(empty.named_or_default().as_str(), "sqs");
+        assert_eq!(nats.named_or_default(), "nats");
         // A later ackbench's kind: plain words, its name kept.
         let later = KindName::new("pubsub-next");
         assert_eq!(

@@ -3,7 +3,7 @@
 //! delivery of the run's queue. Which queue a delivery comes from is read from the worker's
 //! `basic.consume` (its consumer tag, confirmed by `consume-ok`) or `basic.get`; such a delivery
 //! is held whole, its method, content header and body frames, until the body names its message
-//! ([`super::republish::Places::message_of`]): then it goes on as a delivery of that message
+//! ([`super::republish::RunQueues::message_of`]): then it goes on as a delivery of that message
 //! (the `received` kill rules and `message` faults as for any), or as the framework's hold of a
 //! delayed copy, or unread when it is none of the run's.
 

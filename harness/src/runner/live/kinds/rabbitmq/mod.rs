@@ -82,7 +82,7 @@ fn places(
     s: &crate::profile::Scenario,
     spec: &RabbitMqSpec,
     queue: &str,
-) -> proxy::republish::Places {
+) -> proxy::republish::RunQueues {
     let fill = crate::profile::template::Fill {
         queue,
         ..Default::default()
@@ -92,7 +92,7 @@ fn places(
         ts.map(|v| v.iter().map(|t| t.render(&fill)).collect())
             .unwrap_or_default()
     };
-    proxy::republish::Places {
+    proxy::republish::RunQueues {
         queue: queue.to_string(),
         delay: named(message.map(|m| &m.delay_queues)),
         dead_letter: named(message.map(|m| &m.dead_letter_queues)),

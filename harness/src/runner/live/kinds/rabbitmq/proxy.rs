@@ -40,7 +40,7 @@ use delivery_faults::KeptDeliveries;
 use frame_max::FrameMax;
 use identify::{Consumers, Unnamed};
 use refused::FrameRefused;
-use republish::{Places, Publishing, QueueRole};
+use republish::{Publishing, QueueRole, RunQueues};
 
 /// Makes the reader of each worker connection.
 pub struct Amqp {
@@ -52,7 +52,7 @@ pub struct Amqp {
     /// The worker runs on the scaled clock: its durations on the wire are in profile time.
     pub wire: Option<WireTime>,
     /// The run's queue and its framework's queues, and how a body names its message.
-    pub places: Arc<Places>,
+    pub places: Arc<RunQueues>,
 }
 
 impl Protocol for Amqp {
@@ -127,7 +127,7 @@ struct AmqpConnection {
     /// Some `message` rule acts on deliveries: each is read whole before it goes on.
     deliveries_faulted: bool,
     kept_deliveries: KeptDeliveries,
-    places: Arc<Places>,
+    places: Arc<RunQueues>,
     consumers: Consumers,
     /// Deliveries held until their body names their message, by channel.
     unnamed: HashMap<u16, Unnamed>,

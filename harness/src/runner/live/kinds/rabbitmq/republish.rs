@@ -4,7 +4,7 @@
 //! delayed message to the queue when it is due). A `basic.publish` whose body holds a published
 //! message's key ([`KeyReader`]) is that message's next life: it is recorded as republished to
 //! the queue, a delay queue or the framework's dead-letter queue, by the queue its routing key
-//! names ([`Places`]), and the run counts it as unsettled until a worker takes it.
+//! names ([`RunQueues`]), and the run counts it as unsettled until a worker takes it.
 //!
 //! The delivery a handler was working on when it published is the one the retry replaces: its
 //! ack removes the old copy (`AckOutcome::Superseded`) and settles nothing. A delivery taken from
@@ -22,7 +22,7 @@ const READ_AT_MOST: u64 = 1 << 20;
 
 /// The run's queue and the framework's own queues beside it, by name.
 #[derive(Debug, Default)]
-pub struct Places {
+pub struct RunQueues {
     /// The run's queue; empty: every queue counts as the run's.
     pub queue: String,
     /// Where the framework keeps a message waiting for its retry (Dramatiq's `.DQ`).
@@ -47,7 +47,7 @@ pub enum QueueRole {
     Other,
 }
 
-impl Places {
+impl RunQueues {
     pub fn role(&self, queue: Option<&str>) -> QueueRole {
         match queue {
             None => QueueRole::Main,

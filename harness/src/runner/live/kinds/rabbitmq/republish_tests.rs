@@ -80,7 +80,7 @@ fn connection(rejects_dead_letter: bool) -> (Arc<LiveState>, Arc<Ledger>, Box<dy
     state.publishing("msg-1");
     let ledger = Arc::new(Ledger::default());
     ledger.published();
-    let places = Places {
+    let places = RunQueues {
         queue: "q".into(),
         delay: vec!["q.DQ".into()],
         dead_letter: vec!["q.XQ".into()],
@@ -215,7 +215,7 @@ async fn a_retry_published_on_another_connection_after_its_ack_is_still_that_del
         ledger: ledger.clone(),
         consumer_timeout: 1_000,
         wire: None,
-        places: Arc::new(Places {
+        places: Arc::new(RunQueues {
             queue: "q".into(),
             delay: vec!["q.DQ".into()],
             dead_letter: vec!["q.XQ".into()],
