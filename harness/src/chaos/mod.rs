@@ -8,10 +8,10 @@
 //! - [`autoscale`]: the fleet's replica count changed as KEDA and the HPA change it.
 //!
 //! [`Faults`] holds every schedule of a run; a runner asks it, not one fault's type. Each firing
-//! is recorded as `EventKind::FaultFired` with the rule's index (counted per rule by
-//! `metrics::chaos`). Provider faults (slowness, errors, resets, hangs, before or after the
-//! effect) are the provider's phases, by time window, key, attempt and delivery
-//! (`provider::model`, `provider::select`).
+//! is recorded as `EventKind::FaultFired` (an `autoscale`'s change as `Scaled`) with the rule's
+//! index (counted per rule by `metrics::chaos`). Provider faults (slowness, errors, resets,
+//! hangs, before or after the effect) are the provider's phases, by time window, key, attempt
+//! and delivery (`provider::model`, `provider::select`).
 
 pub mod autoscale;
 pub mod connection;

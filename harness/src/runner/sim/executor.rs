@@ -16,9 +16,9 @@ use crate::chaos::connection::{Route, Toward};
 use crate::chaos::{Faults, Timed};
 use crate::profile::{KillPoint, Scenario};
 use crate::provider::{EffectLedger, ProviderModel};
-use crate::record::Nanos;
 use crate::record::{
-    nanos, CallOutcome, EventKind, HandlerEnd, RunRecord, RunStart, Seq, Sink, WorkerExit, WorkerId,
+    nanos, CallOutcome, EventKind, HandlerEnd, Nanos, RunRecord, RunStart, Seq, Sink, WorkerExit,
+    WorkerId,
 };
 use crate::runner::{Interrupt, Progress, RunError};
 use crate::seed;
@@ -583,7 +583,7 @@ impl Executor {
             (None, Some(task)) => task.as_mut().poll(&mut Context::from_waker(Waker::noop())),
         };
         let mut w = self.world.borrow_mut();
-        let buried = match outcome {
+        let gone = match outcome {
             Poll::Ready(_crash) => {
                 self.tasks[i] = None;
                 w.bury(
@@ -612,7 +612,7 @@ impl Executor {
                 None => false,
             },
         };
-        if buried {
+        if gone {
             // Removed by a scale-in: no restart will tell a rollout it is back; it goes on now.
             let told = w.replaced(id);
             drop(w);
