@@ -94,6 +94,7 @@ mod servers_connections;
 mod servers_flags;
 mod servers_support;
 mod signals;
+mod sizing_autoscale;
 mod sizing_size;
 mod sizing_sweep;
 mod sqs_boto3;

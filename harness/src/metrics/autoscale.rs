@@ -91,7 +91,7 @@ pub fn autoscaling(record: &RunRecord, late_after: Nanos) -> Option<Autoscaling>
 /// The most workers running at once, and the seconds of running workers summed to the run's
 /// end. The run starts with workers 1 to `record.workers` running; a worker stops running when
 /// it is killed, crashes or stops, and runs again when restarted or added.
-fn running(record: &RunRecord) -> (u32, f64) {
+pub(crate) fn running(record: &RunRecord) -> (u32, f64) {
     let mut alive: Vec<bool> = vec![true; record.workers as usize];
     let mut now_running = record.workers;
     let mut most = now_running;

@@ -33,6 +33,9 @@ pub fn render(p: &Plan) -> String {
     title(&mut o, p);
     recommendation(&mut o, p);
     reasons(&mut o, p);
+    if let Some(a) = &p.autoscale {
+        super::fleet::render::section(&mut o, a);
+    }
     checks(&mut o, p);
     let _ = writeln!(o, "\n## Verification: the profile before and after\n");
     verification(&mut o, p);

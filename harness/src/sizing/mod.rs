@@ -6,8 +6,9 @@
 //!   ([`sweep_table`]) and charts ([`chart`]).
 //! - `ackbench size` ([`size`]): pure rules of the handler latency histogram and the settings
 //!   ([`lease`], [`poll`] on a kind that polls batches, [`duplicates`], [`workers`],
-//!   [`partitions`] on a consumer group, [`alert`], [`limit`], [`checks`]), then sim runs
-//!   that check them, written as sizing.md, sizing.json and sizing.png/.svg.
+//!   [`partitions`] on a consumer group, [`alert`], [`limit`], [`checks`], and [`fleet`] for
+//!   an `autoscale` rule), then sim runs that check them, written as sizing.md, sizing.json
+//!   and sizing.png/.svg (and a KEDA ScaledObject for an autoscaled fleet).
 //!
 //! Everything here reads profiles, runs and summaries through their public interfaces; the rules
 //! are pure functions of histograms, settings and summaries, tested without running anything.
@@ -18,6 +19,7 @@ pub mod chart;
 pub mod checks;
 pub mod duplicates;
 pub mod error;
+pub mod fleet;
 pub mod grid;
 pub mod hlog;
 pub mod kinds;

@@ -32,6 +32,9 @@ pub struct Plan {
     /// kinds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<PartitionsSection>,
+    /// The autoscaler's settings, on a profile with an `autoscale` rule; absent on the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autoscale: Option<super::fleet::AutoscaleSection>,
     pub alert: AlertSection,
     pub delivery_limit: LimitSection,
     pub checks: Vec<CheckRow>,

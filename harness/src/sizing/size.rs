@@ -20,6 +20,7 @@ use hdrhistogram::Histogram;
 use super::assemble::{assemble, Assembly};
 use super::chart::{self, DualChart, Series};
 use super::error::{needs_sim, reason, SizingError};
+use super::fleet::{size_fleet, FleetInputs, FleetSizing};
 use super::hlog;
 use super::lease::{size_lease, LeaseAdvice, LeaseRule, LeaseSizing, SQS_MAX_LEASE};
 use super::limit::{recommended_limit, recovery_path};
@@ -34,7 +35,7 @@ use super::sets::recommendation_sets;
 use super::settings::{worst_call, Settings};
 use super::simulate::{simulate, Simulated};
 use super::workers::{arrival_rate, workers_for, WorkerSizing};
-use crate::profile::{self, format_duration, parse_duration, Poison, Scenario};
+use crate::profile::{self, format_duration, parse_duration, AutoscaleRule, Poison, Scenario};
 use crate::report::folder;
 
 /// The validated flags.
@@ -179,6 +180,7 @@ pub fn size(args: &SizeRequest) -> Result<(), SizingError> {
         &now,
         (&lease, poll.as_ref()),
         &healthy_run,
+        &hist,
     )?;
     let new_lease = lease.advice.lease();
 
@@ -214,6 +216,7 @@ pub fn size(args: &SizeRequest) -> Result<(), SizingError> {
         curve: curve.iter().map(|(l, run)| (*l, run)).collect(),
         notes: rec.notes,
         limit: rec.limit,
+        fleet: rec.fleet.as_ref().map(|(i, f)| (*i, f)),
     });
 
     let md = markdown::render(&plan);
@@ -237,12 +240,16 @@ struct Recommendation {
     normal: WorkerSizing,
     fault: WorkerSizing,
     notes: Vec<String>,
+    /// The autoscale rule's index and its settings sized, on an autoscaled profile.
+    fleet: Option<(usize, FleetSizing)>,
 }
 
 /// The delivery limit and the workers that go with the sized `lease`: the workers for a healthy
 /// day and for the fault's handler time with the recommended lease and limit (a lease that
 /// handlers outlive multiplies the work by the redeliveries; the recommendation removes them),
-/// which one more sim run of the profile measures.
+/// which one more sim run of the profile measures. On an autoscaled profile the workers are the
+/// autoscaler's `max` ([`size_fleet`]) rather than a fixed fleet.
+#[allow(clippy::too_many_arguments)]
 fn recommend(
     file: &Path,
     sets: &[String],
@@ -251,6 +258,7 @@ fn recommend(
     now: &Settings,
     (lease, poll): (&LeaseSizing, Option<&PollSizing>),
     healthy_run: &Simulated,
+    hist: &Histogram<u64>,
 ) -> Result<Recommendation, SizingError> {
     let new_lease = lease.advice.lease();
     let path = recovery_path(
@@ -288,8 +296,30 @@ fn recommend(
     );
     let fault = workers_at(&simulate(&load_with(&leased_sets)?)?);
     let workers = normal.workers.max(fault.workers);
+    let fleet = (current.chaos.iter().enumerate())
+        .find_map(|(i, r)| Some((i, r.get::<AutoscaleRule>()?)))
+        .map(|(i, rule)| {
+            let inputs = FleetInputs {
+                rule,
+                p99: Duration::from_micros(hist.value_at_quantile(0.99)),
+                margin: inputs.rule.margin,
+                mean_handler: Duration::from_secs_f64(fault.mean_handler_s.max(0.0)),
+                peak_workers: workers,
+                messages: current.workload.count,
+            };
+            (i, size_fleet(&inputs))
+        });
     let mut notes = Vec::new();
-    let rec_sets = recommendation_sets(now, &lease.advice, poll, limit, workers, &mut notes);
+    // An autoscaled fleet's size is the autoscaler's: the workers it starts with stay.
+    let fixed = if fleet.is_some() {
+        now.workers
+    } else {
+        workers
+    };
+    let mut rec_sets = recommendation_sets(now, &lease.advice, poll, limit, fixed, &mut notes);
+    if let Some((i, f)) = &fleet {
+        rec_sets.extend(f.sets(*i));
+    }
     Ok(Recommendation {
         scenario: load_with(&rec_sets)?,
         sets: rec_sets,
@@ -297,6 +327,7 @@ fn recommend(
         normal,
         fault,
         notes,
+        fleet,
     })
 }
 
@@ -399,7 +430,13 @@ fn write(out: &Path, plan: &Plan, md: &str) -> Result<Vec<PathBuf>, SizingError>
     let mut json = serde_json::to_string_pretty(plan).map_err(|e| fail(out, e.to_string()))?;
     json.push('\n');
     let mut written = Vec::new();
-    for (name, text) in [("sizing.md", md.to_string()), ("sizing.json", json)] {
+    let mut files = vec![("sizing.md", md.to_string()), ("sizing.json", json)];
+    if let Some(m) = plan.autoscale.as_ref().and_then(|a| a.manifests.as_ref()) {
+        let [object, patch] = super::assemble::autoscale_section::FILES;
+        files.push((object, m.scaled_object.clone()));
+        files.push((patch, m.deployment_patch.clone()));
+    }
+    for (name, text) in files {
         let path = out.join(name);
         crate::report::no_follow::write(&path, text)
             .map_err(|e| SizingError::cannot_write(&path, e))?;

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::keda::KedaScaler;
 use super::read::{duration_or, server_url};
 use super::spec::{BrokerKind, BrokerSpec, Observe, QueueName, StaleAck};
 use super::words::{
@@ -99,6 +100,19 @@ pub const KIND: KindDescriptor = KindDescriptor {
         GROUP_INSTANCE_ID,
     ],
     words: WORDS,
+    // The scaler reads the group's lag: records past its committed offsets, fetched or not.
+    keda: Some(KedaScaler {
+        scaler: "kafka",
+        target: "lagThreshold",
+        activation: "activationLagThreshold",
+        ready: None,
+        ready_and_in_flight: Some(&[]),
+        placeholders: &[
+            ("bootstrapServers", "<host:9092>"),
+            ("consumerGroup", "<the group>"),
+            ("topic", "<the topic>"),
+        ],
+    }),
     resolve,
 };
 

@@ -99,6 +99,8 @@ pub const KIND: KindDescriptor = KindDescriptor {
         why: super::CONNECTIONS_SIM_ONLY,
     },
     words: WORDS,
+    // KEDA has no scaler for a share group.
+    keda: None,
     resolve,
 };
 

@@ -2,13 +2,13 @@
 //! `rabbitmq.rs`, `nats.rs`, `redis_streams.rs`, `kafka.rs`, `kafka_share.rs`), with the code that reads the
 //! kind's keys.
 //!
-//! A descriptor says everything the profile, the reports and sizing need to know of a kind
-//! without naming it: its name in a profile, its keys, its lease and delivery limit (the key, the
-//! kind's words for it, how it counts), what it calls a message it gave up on, what it can do
-//! (extend a lease, release with a delay, how it settles), whether a consumer on it can run on
-//! the scaled clock, and the run variables its workers are told. Code outside a kind's own files
-//! reads the descriptor ([`super::BrokerKind::descriptor`]); it never compares a kind's name
-//! (`tests.rs` checks it, and ARCHITECTURE.md's "Add a broker kind" against the code).
+//! A descriptor says everything the profile, the reports and sizing need to know of a kind without
+//! naming it: its name in a profile, its keys, its lease and delivery limit (the key, the kind's
+//! words for it, how it counts), what it calls a message it gave up on, what it can do (extend a
+//! lease, release with a delay, how it settles), whether a consumer on it can run on the scaled
+//! clock, the run variables its workers are told, and KEDA's scaler for it. Code outside a kind's
+//! own files reads the descriptor ([`super::BrokerKind::descriptor`]); it never compares a kind's
+//! name (`tests.rs` checks it, and ARCHITECTURE.md's "Add a broker kind" against the code).
 
 use super::message::Carrier;
 use super::message_action::MessageAction;
@@ -17,6 +17,7 @@ use super::problem::Problem;
 
 pub mod kafka;
 pub mod kafka_share;
+pub mod keda;
 mod kind_name;
 pub mod nats;
 pub mod rabbitmq;
@@ -83,6 +84,8 @@ pub struct KindDescriptor {
     /// What the reports call its messages, its settling, its lease's end and a stale ack
     /// ([`words::QUEUE`] for a queue).
     pub words: KindWords,
+    /// KEDA's scaler for it, for the `ScaledObject` sizing writes; `None` when KEDA has none.
+    pub keda: Option<keda::KedaScaler>,
     /// Reads the kind's own keys under `broker` (a mapping of them, already checked to be the
     /// kind's) into a [`BrokerSpec`]; `broker.observe`, `broker.queue` and `broker.reuse` are
     /// filled in after.

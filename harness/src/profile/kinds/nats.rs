@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::keda::KedaScaler;
 use super::read::{duration_or, kind_url};
 use super::spec::{BrokerKind, BrokerSpec, Observe, QueueName, StaleAck};
 use super::{
@@ -72,6 +73,20 @@ pub const KIND: KindDescriptor = KindDescriptor {
     queue_by_framework: None,
     run_variables: &[NATS_URL, STREAM, CONSUMER, SUBJECT],
     words: super::words::QUEUE,
+    // The scaler reads the consumer's num_pending + num_ack_pending.
+    keda: Some(KedaScaler {
+        scaler: "nats-jetstream",
+        target: "lagThreshold",
+        activation: "activationLagThreshold",
+        ready: None,
+        ready_and_in_flight: Some(&[]),
+        placeholders: &[
+            ("natsServerMonitoringEndpoint", "<host:8222>"),
+            ("account", "$G"),
+            ("stream", "<the stream>"),
+            ("consumer", "<the durable consumer>"),
+        ],
+    }),
     resolve,
 };
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::keda::KedaScaler;
 use super::read::{duration_or, kind_url};
 use super::spec::{BrokerKind, BrokerSpec, Observe, QueueName, StaleAck};
 use super::{
@@ -78,6 +79,19 @@ pub const KIND: KindDescriptor = KindDescriptor {
     }),
     run_variables: &[AMQP_URL, QUEUE],
     words: super::words::QUEUE,
+    // Over AMQP the scaler reads the queue's ready messages; over the management API its
+    // `messages`, unacknowledged ones included.
+    keda: Some(KedaScaler {
+        scaler: "rabbitmq",
+        target: "value",
+        activation: "activationValue",
+        ready: Some(&[("protocol", "amqp"), ("mode", "QueueLength")]),
+        ready_and_in_flight: Some(&[("protocol", "http"), ("mode", "QueueLength")]),
+        placeholders: &[
+            ("host", "<amqp:// or http:// address of the broker>"),
+            ("queueName", "<the queue>"),
+        ],
+    }),
     resolve,
 };
 

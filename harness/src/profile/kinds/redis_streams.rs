@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::keda::KedaScaler;
 use super::read::{duration_or, kind_url};
 use super::spec::{BrokerKind, BrokerSpec, Observe, QueueName, StaleAck};
 use super::{
@@ -85,6 +86,20 @@ pub const KIND: KindDescriptor = KindDescriptor {
         RUN_START_MS,
     ],
     words: super::words::QUEUE,
+    // Scaled on `lagCount`: the entries never delivered to the group; its other factors read
+    // the pending entries list alone or the stream's length, neither of them ready + in flight.
+    keda: Some(KedaScaler {
+        scaler: "redis-streams",
+        target: "lagCount",
+        activation: "activationLagCount",
+        ready: Some(&[]),
+        ready_and_in_flight: None,
+        placeholders: &[
+            ("address", "<host:6379>"),
+            ("stream", "<the stream>"),
+            ("consumerGroup", "<the group>"),
+        ],
+    }),
     resolve,
 };
 

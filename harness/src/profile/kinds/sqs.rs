@@ -3,6 +3,7 @@
 
 use serde::Deserialize;
 
+use super::keda::KedaScaler;
 use super::read::{duration_or, server_url};
 use super::spec::{BrokerKind, BrokerSpec, FifoSpec, Observe, QueueName, StaleAck};
 use super::{
@@ -79,6 +80,17 @@ pub const KIND: KindDescriptor = KindDescriptor {
     queue_by_framework: None,
     run_variables: &[QUEUE_URL],
     words: super::words::QUEUE,
+    keda: Some(KedaScaler {
+        scaler: "aws-sqs-queue",
+        target: "queueLength",
+        activation: "activationQueueLength",
+        ready: Some(&[("scaleOnInFlight", "false")]),
+        ready_and_in_flight: Some(&[("scaleOnInFlight", "true")]),
+        placeholders: &[
+            ("queueURL", "<the queue's URL>"),
+            ("awsRegion", "<the queue's region>"),
+        ],
+    }),
     resolve,
 };
 

@@ -2,7 +2,7 @@
 //! section with the one sentence of reasoning behind it.
 
 mod alert_section;
-mod autoscale_note;
+pub mod autoscale_section;
 mod duplicates_section;
 mod lease_section;
 mod limit_section;
@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 
 use super::checks::{self, Check};
 use super::duplicates::predicted_duplicate_rate;
+use super::fleet::FleetSizing;
 use super::lease::{outlive_chance, LeaseRule, LeaseSizing};
 use super::partitions::size_partitions;
 use super::plan::*;
@@ -47,6 +48,8 @@ pub struct Assembly<'a> {
     pub curve: Vec<(Duration, &'a Simulated)>,
     pub notes: Vec<String>,
     pub limit: u32,
+    /// The autoscale rule's index in `chaos` and its settings sized, on an autoscaled profile.
+    pub fleet: Option<(usize, &'a FleetSizing)>,
 }
 
 /// A number for sentences, to three decimals.
@@ -62,7 +65,6 @@ fn ms_text(d: Duration) -> String {
 /// The plan, with one sentence of reasoning per recommendation.
 pub fn assemble(mut a: Assembly) -> Plan {
     let mut notes = std::mem::take(&mut a.notes);
-    notes.extend(autoscale_note::note(a.current, a.hist));
     let lease = lease_section::build(&a, &mut notes);
     let poll = poll_section::build(&a);
     let duplicates = duplicates_section::build(&a);
@@ -74,6 +76,7 @@ pub fn assemble(mut a: Assembly) -> Plan {
                 sizing,
             }
         });
+    let autoscale = autoscale_section::build(&a, &mut notes);
     let alert = alert_section::build(&a);
     let delivery_limit = limit_section::build(&a);
     let checks: Vec<CheckRow> = checks::all(a.now)
@@ -113,6 +116,7 @@ pub fn assemble(mut a: Assembly) -> Plan {
         duplicates,
         workers,
         partitions,
+        autoscale,
         alert,
         delivery_limit,
         checks,
