@@ -36,6 +36,11 @@ fn run(name: &str) -> (Vec<u64>, Vec<Scale>, f64) {
         })
         .collect();
     let seconds = a["worker_seconds"].as_f64().expect("worker_seconds");
+    // A run that scaled draws its fleet.
+    for ext in ["png", "svg"] {
+        let chart = ran.dir.path().join(format!("charts/fleet.{ext}"));
+        assert!(chart.is_file(), "{name}: {}", chart.display());
+    }
     (counts(&s, &KEYS), scales, seconds)
 }
 

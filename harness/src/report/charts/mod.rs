@@ -8,6 +8,8 @@
 //! - [`broker`]: the broker's own DLQ depth, backlog and in-flight count beside the same counts
 //!   from the events (live runs on a real broker only);
 //! - [`groups`]: a FIFO run's head-of-line blocking per message group (runs with groups only);
+//! - [`fleet`]: the replica count over time above the oldest message's age (autoscaled runs
+//!   only);
 //! - [`workers`]: one row per worker, one bar per delivery (small runs only).
 //!
 //! Every chart implements [`Chart`] and is drawn from a report folder's recorded data
@@ -19,6 +21,7 @@ pub mod broker;
 pub mod dlq;
 pub mod done;
 pub mod effects;
+pub mod fleet;
 pub mod font;
 pub mod frame;
 pub mod groups;
@@ -78,6 +81,7 @@ pub fn for_each<V: ChartVisitor>(v: &mut V) -> Result<(), ReportError> {
     v.visit(&inflight::InFlight)?;
     v.visit(&broker::Broker)?;
     v.visit(&groups::Groups)?;
+    v.visit(&fleet::Fleet)?;
     v.visit(&workers::Workers)
 }
 
