@@ -7,7 +7,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::axis::{count_label, count_top, duration, short, TimeAxis};
+use super::axis::{count_label, count_top, duration, short};
 use super::frame::{frame, Header, LegendItem};
 use super::style::{draw_line, draw_markers, Line, Marker, BLUE, INK, VERMILLION};
 use super::{time, Chart, DrawResult};
@@ -113,16 +113,7 @@ impl Chart for Fleet {
         draw_line(&mut replicas, &x(line), &REPLICAS, 0.0)?;
         draw_markers(&mut replicas, &x(cut_events), (0, 0), CUT.marker, CUT.color)?;
 
-        let age_axis = TimeAxis::for_end(max_age_s);
-        let age_top = age_axis.x(max_age_s * 1.15).max(age_axis.x(1.0));
-        let mut ages = time::chart(
-            &bottom,
-            data,
-            &axis,
-            age_top,
-            &format!("age of the oldest {one} ({})", age_axis.unit),
-            &|v| short(*v),
-        )?;
+        let (mut ages, age_axis) = time::age_chart(&bottom, data, &axis, max_age_s, one)?;
         let oldest = time::series(data, &axis, |s| age_axis.x(s.oldest_age as f64 / 1e9));
         draw_line(&mut ages, &oldest, &OLDEST, 0.4)?;
         Ok(())

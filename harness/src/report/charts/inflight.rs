@@ -5,7 +5,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::axis::{count_label, count_top, duration, short, TimeAxis};
+use super::axis::{count_label, count_top, duration};
 use super::frame::{frame, Header, LegendItem};
 use super::style::{draw_line, Line, Marker, BLUE, INK, ORANGE, VERMILLION};
 use super::{time, Chart, DrawResult};
@@ -82,18 +82,8 @@ impl Chart for InFlight {
         draw_line(&mut counts, &in_flight, &IN_FLIGHT, 0.2)?;
         draw_line(&mut counts, &visible, &VISIBLE, 0.6)?;
 
-        let age_axis = TimeAxis::for_end(max_age_s.max(lease_s));
-        let age_top = age_axis
-            .x(max_age_s.max(lease_s) * 1.15)
-            .max(age_axis.x(1.0));
-        let mut ages = time::chart(
-            &bottom,
-            data,
-            &axis,
-            age_top,
-            &format!("age of the oldest {one} ({})", age_axis.unit),
-            &|v| short(*v),
-        )?;
+        let (mut ages, age_axis) =
+            time::age_chart(&bottom, data, &axis, max_age_s.max(lease_s), one)?;
         let x_end = axis.range(data.run.end_s).end;
         draw_line(
             &mut ages,

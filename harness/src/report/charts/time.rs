@@ -66,6 +66,24 @@ pub fn chart<'a, DB: DrawingBackend>(
     Ok(chart)
 }
 
+/// A panel of ages up to `span_s` (with headroom) over the run's time on `area`, in the
+/// age's own unit (returned), labelled with the age of the oldest `one` (message, record...).
+pub fn age_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    data: &ReportData,
+    axis: &TimeAxis,
+    span_s: f64,
+    one: &str,
+) -> DrawResult<(XyChart<'a, DB>, TimeAxis), DB> {
+    let age_axis = TimeAxis::for_end(span_s);
+    let age_top = age_axis.x(span_s * 1.15).max(age_axis.x(1.0));
+    let desc = format!("age of the oldest {one} ({})", age_axis.unit);
+    let ages = chart(area, data, axis, age_top, &desc, &|v| {
+        super::axis::short(*v)
+    })?;
+    Ok((ages, age_axis))
+}
+
 /// Shades each provider phase (clipped to the run) and writes its label at its top.
 fn shade_phases<DB: DrawingBackend>(
     chart: &mut XyChart<'_, DB>,
