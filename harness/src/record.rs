@@ -411,8 +411,8 @@ pub enum EventKind {
     CommitFenced { seq: Seq, worker: WorkerId },
     /// An `autoscale` rule (`rule`) changed the replica count from `from` to `to`, `by` KEDA's
     /// poll or the HPA's sync, on reading the queue at `metric` messages. The workers a
-    /// scale-in removes follow (`FaultFired`: told to stop), as do those a scale-out adds
-    /// (`WorkerAdded`, once started).
+    /// scale-in removes follow (`ReplicaRemoved`), as do those a scale-out makes
+    /// (`ReplicaMade`; `WorkerAdded` once each started).
     Scaled {
         rule: u32,
         from: u32,
@@ -420,6 +420,9 @@ pub enum EventKind {
         by: ScaledBy,
         metric: u64,
     },
+    /// A scale-out of `autoscale` rule `rule` made a replica in the worker's slot; it starts
+    /// (`WorkerAdded`) after the rule's startup, unless a scale-in removes it first.
+    ReplicaMade { worker: WorkerId, rule: u32 },
     /// A worker a scale-out made started (past its startup).
     WorkerAdded { worker: WorkerId },
     /// A scale-in of `autoscale` rule `rule` removed the worker's replica: it is told to stop
@@ -525,6 +528,7 @@ impl EventKind {
             | EventKind::CommitFenced { .. }
             // The fleet's.
             | EventKind::Scaled { .. }
+            | EventKind::ReplicaMade { .. }
             | EventKind::WorkerAdded { .. }
             | EventKind::ReplicaRemoved { .. } => None,
         }

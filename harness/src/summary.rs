@@ -20,14 +20,14 @@
 //! #     _: (HandlerLeases, PublisherSummary, Rebalance, ReturnCounts, StderrTail),
 //! #     _: (WorkerLogsRecord, ConsumerClockRecord, RebalanceWhy, RemovedQueue, Verdict),
 //! #     _: (KindName, KindWords, LeaseRole, DoneWords, GivenUpWords, HeldWords, SizingWords),
-//! #     _: (StaleWords, TimeoutWords, TraceWords, Autoscaling, ScaleEvent, StopCost),
-//! #     _: ScaledBy,
+//! #     _: (StaleWords, TimeoutWords, TraceWords, Autoscaling, ScaleEvent, ScaleOutLag),
+//! #     _: (StopCost, ScaledBy),
 //! # ) {}
 //! ```
 
 pub use crate::metrics::anomalies::{Anomaly, AnomalyKind};
 pub use crate::metrics::attribution::UnattributedCalls;
-pub use crate::metrics::autoscale::{Autoscaling, ScaleEvent};
+pub use crate::metrics::autoscale::{Autoscaling, ScaleEvent, ScaleOutLag};
 pub use crate::metrics::broken_connections::BrokenConnection;
 pub use crate::metrics::broker_counts::{BrokerCounts, Figure, Missing};
 pub use crate::metrics::capacity::{Capacity, CapacityStep};

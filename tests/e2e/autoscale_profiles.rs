@@ -110,16 +110,51 @@ fn the_morning_scale_out_lags_by_its_startup() {
             vec![(15, 1, 4), (30, 4, 6), (45, 6, 9), (60, 9, 10)]
         );
         assert_eq!(counts(&s, &KEYS), vec![120, 120, 120, 0, 0, 0]);
+        // Each scale-out's lag: the oldest message's age when it rose, when its replicas had
+        // started, and how long after.
+        let lags: Vec<(f64, f64, f64)> = (a["scale_events"].as_array().expect("events"))
+            .iter()
+            .map(|e| {
+                let l = &e["lag"];
+                let n = |k: &str| l[k].as_f64().unwrap_or_else(|| panic!("{k}: {e}"));
+                (
+                    n("oldest_age_s"),
+                    n("oldest_age_when_started_s"),
+                    n("started_after_s"),
+                )
+            })
+            .collect();
         (
+            lags,
             s["end_to_end_ms"]["max"].as_f64().expect("e2e"),
             s["max_oldest_age_s"].as_f64().expect("age"),
             a["worker_seconds"].as_f64().expect("worker-seconds"),
         )
     };
-    assert_eq!(age(&[]), (196_000.0, 216.0, 2510.0));
+    // Worker 1 alone takes an order every 20 s to 75 s; the oldest not yet deleted at each
+    // scale-out is the one in its hands (published at 0, 1, 2, 3 s), and when the replicas of
+    // each start 60 s later: order 4 (3 s) at 75 s, order 5 (4 s) at 90 s, order 9 (8 s) at
+    // 105 s, orders 15-17 (14 s) at 120 s (the profile's comment).
+    let lags = vec![
+        (15.0, 72.0, 60.0),
+        (29.0, 86.0, 60.0),
+        (43.0, 97.0, 60.0),
+        (57.0, 106.0, 60.0),
+    ];
+    assert_eq!(age(&[]), (lags, 196_000.0, 216.0, 2510.0));
     // Replicas ready at once: the same scale events, a minute less of lag.
     assert_eq!(
         age(&["--set", "chaos.0.autoscale.startup=0s"]),
-        (141_000.0, 161.0, 2500.0)
+        (
+            vec![
+                (15.0, 15.0, 0.0),
+                (29.0, 29.0, 0.0),
+                (40.0, 40.0, 0.0),
+                (49.0, 49.0, 0.0)
+            ],
+            141_000.0,
+            161.0,
+            2500.0
+        )
     );
 }

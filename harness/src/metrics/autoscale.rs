@@ -5,12 +5,15 @@
 //! and the worker-seconds the fleet ran (what it costs).
 //!
 //! A scale-in is a wave of [`super::deploys::waves`]: its `Scaled` (to fewer replicas) starts
-//! it, each `ReplicaRemoved` tells one of its workers to stop.
+//! it, each `ReplicaRemoved` tells one of its workers to stop. A scale-out's lag is read from
+//! its `ReplicaMade` events and their `WorkerAdded`: how old the oldest message was when the
+//! count rose, and when the last of its replicas started.
 
 use serde::{Deserialize, Serialize};
 
+use super::accounting::{per_message, MessageAccount};
 use super::deploys::{waves, StopCost, Waves};
-use crate::record::{secs_f64, EventKind, Nanos, RunRecord, ScaledBy, WorkerId};
+use crate::record::{secs_f64, EventKind, MessageRecord, Nanos, RunRecord, ScaledBy, WorkerId};
 
 /// What the fleet did under an `autoscale` rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +41,23 @@ pub struct ScaleEvent {
     /// A scale-in: what it cost; absent for a scale-out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<StopCost>,
+    /// A scale-out: how the backlog aged while its replicas started; absent for a scale-in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag: Option<ScaleOutLag>,
+}
+
+/// A scale-out's lag: the age of the oldest message not yet deleted (in flight or waiting, as
+/// `max_oldest_age_s` counts it) when the count rose, and when its replicas had started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScaleOutLag {
+    pub oldest_age_s: f64,
+    /// Seconds from the rise to the start of the last of its replicas; absent when none
+    /// started (each removed first, or the run ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_after_s: Option<f64>,
+    /// The oldest message's age at that start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oldest_age_when_started_s: Option<f64>,
 }
 
 /// An `autoscale` rule's scale-ins: a `Scaled` to fewer replicas, then its `ReplicaRemoved`.
@@ -60,6 +80,8 @@ pub fn autoscaling(record: &RunRecord, late_after: Nanos) -> Option<Autoscaling>
         _ => None,
     })?;
     let mut costs = waves(record, late_after, &SCALE_INS).into_iter();
+    let ages = OldestAge::of(record);
+    let mut starts = scale_out_starts(record).into_iter();
     let scale_events = (record.events.iter())
         .filter_map(|e| match e.kind {
             EventKind::Scaled {
@@ -75,6 +97,14 @@ pub fn autoscaling(record: &RunRecord, late_after: Nanos) -> Option<Autoscaling>
                 from,
                 to,
                 cost: (to < from).then(|| costs.next().map(|d| d.cost)).flatten(),
+                lag: (to > from).then(|| {
+                    let started = starts.next().flatten();
+                    ScaleOutLag {
+                        oldest_age_s: secs_f64(ages.at(e.at)),
+                        started_after_s: started.map(|t| secs_f64(t - e.at)),
+                        oldest_age_when_started_s: started.map(|t| secs_f64(ages.at(t))),
+                    }
+                }),
             }),
             _ => None,
         })
@@ -86,6 +116,75 @@ pub fn autoscaling(record: &RunRecord, late_after: Nanos) -> Option<Autoscaling>
         workers_max,
         worker_seconds,
     })
+}
+
+/// Each scale-out's last replica start, in the order of the scale-outs: its `ReplicaMade`
+/// events follow its `Scaled`; a replica starts at its slot's next `WorkerAdded`, unless a
+/// `ReplicaRemoved` of the slot comes first (it never starts). `None` when none started.
+fn scale_out_starts(record: &RunRecord) -> Vec<Option<Nanos>> {
+    // Per scale-out: its last start so far.
+    let mut outs: Vec<Option<Nanos>> = Vec::new();
+    // Per slot: the scale-out whose replica it holds, still starting.
+    let mut starting: Vec<Option<usize>> = Vec::new();
+    for e in &record.events {
+        match e.kind {
+            EventKind::Scaled { from, to, .. } if to > from => outs.push(None),
+            EventKind::ReplicaMade { worker, .. } => {
+                let i = (worker - 1) as usize;
+                if starting.len() <= i {
+                    starting.resize(i + 1, None);
+                }
+                starting[i] = outs.len().checked_sub(1);
+            }
+            EventKind::WorkerAdded { worker } | EventKind::ReplicaRemoved { worker, .. } => {
+                let added = matches!(e.kind, EventKind::WorkerAdded { .. });
+                let Some(out) = starting
+                    .get_mut((worker - 1) as usize)
+                    .and_then(Option::take)
+                else {
+                    continue;
+                };
+                if added {
+                    outs[out] = Some(e.at);
+                }
+            }
+            _ => {}
+        }
+    }
+    outs
+}
+
+/// The age of the oldest message not yet deleted at an instant: O(messages) per question.
+struct OldestAge<'a> {
+    messages: &'a [MessageRecord],
+    accounts: Vec<MessageAccount>,
+}
+
+impl<'a> OldestAge<'a> {
+    fn of(record: &'a RunRecord) -> Self {
+        OldestAge {
+            messages: &record.messages,
+            accounts: per_message(record),
+        }
+    }
+
+    /// A message counts from its publish until it last left the main queue (deleted or
+    /// dead-lettered), or to the end when it is still there.
+    fn at(&self, t: Nanos) -> Nanos {
+        (self.messages.iter().zip(&self.accounts))
+            .filter(|(m, a)| {
+                let gone = if a.place.in_main_queue() {
+                    None
+                } else {
+                    a.left_queue_at
+                };
+                let published = !matches!(a.place, super::place::Place::Unpublished);
+                published && m.published_at <= t && gone.is_none_or(|g| g > t)
+            })
+            .map(|(m, _)| t - m.published_at)
+            .max()
+            .unwrap_or(0)
+    }
 }
 
 /// The most workers running at once, and the seconds of running workers summed to the run's
@@ -131,7 +230,7 @@ pub(crate) fn running(record: &RunRecord) -> (u32, f64) {
 mod tests {
     use super::*;
     use crate::metrics::testkit::Rec;
-    use crate::record::HandlerEnd;
+    use crate::record::{AckOutcome, HandlerEnd};
 
     const S: Nanos = 1_000_000_000;
 
@@ -180,6 +279,44 @@ mod tests {
             late: 0,
         };
         assert_eq!(got.scale_events[1].cost, Some(cut));
+    }
+
+    #[test]
+    fn a_scale_out_s_lag_is_the_backlog_s_age_when_it_rose_and_when_its_replicas_started() {
+        // One worker; msg-1 published at 0 s, msg-2 at 2 s, msg-3 at 4 s. Worker 1 takes msg-1
+        // at 0 s and acks it at 30 s, then takes msg-2. At 10 s the HPA scales 1 -> 3:
+        // replicas in slots 2 and 3, both starting at 70 s; a scale-in at 40 s removes slot 3
+        // before it started, so slot 2's start (70 s) is the last. At 10 s the oldest message
+        // not yet deleted is msg-1 (published at 0 s): 10 s. At 70 s msg-1 is deleted; msg-2
+        // (2 s) is in flight on worker 1: 68 s. A second scale-out at 100 s, 1 -> 2, whose
+        // replica never starts before the end (120 s): no start.
+        let mut r = Rec::new(300.0, 1);
+        let (m1, m2, m3) = (r.publish(0.0), r.publish(2.0), r.publish(4.0));
+        r.deliver(0.0, m1, 1, 1);
+        r.ev(10.0, scaled(1, 3, 3));
+        r.ev(10.0, EventKind::ReplicaMade { worker: 2, rule: 0 });
+        r.ev(10.0, EventKind::ReplicaMade { worker: 3, rule: 0 });
+        r.ack(30.0, m1, 1, 1, AckOutcome::Deleted);
+        r.deliver(30.0, m2, 1, 1);
+        r.ev(40.0, scaled(3, 2, 1));
+        r.ev(40.0, EventKind::ReplicaRemoved { worker: 3, rule: 0 });
+        r.ev(70.0, EventKind::WorkerAdded { worker: 2 });
+        r.deliver(70.0, m3, 2, 1);
+        r.ack(80.0, m3, 2, 1, AckOutcome::Deleted);
+        r.ack(90.0, m2, 1, 1, AckOutcome::Deleted);
+        r.ev(100.0, scaled(2, 3, 0));
+        r.ev(100.0, EventKind::ReplicaMade { worker: 3, rule: 0 });
+        let got = autoscaling(&r.finish(120.0), 300 * S).expect("it scaled");
+        let lags: Vec<_> = got.scale_events.iter().map(|e| e.lag.clone()).collect();
+        let lag = |oldest, started: Option<(f64, f64)>| {
+            Some(ScaleOutLag {
+                oldest_age_s: oldest,
+                started_after_s: started.map(|s| s.0),
+                oldest_age_when_started_s: started.map(|s| s.1),
+            })
+        };
+        // The scale-in has no lag; the last scale-out: nothing left at 100 s, never started.
+        assert_eq!(lags, [lag(10.0, Some((60.0, 68.0))), None, lag(0.0, None)]);
     }
 
     #[test]

@@ -34,14 +34,14 @@ pub(crate) fn notes(s: &Summary) -> Vec<String> {
 }
 
 /// One line per scale-in of an `autoscale` rule that told a running worker to stop, after one
-/// with the fleet's scale events, size and worker-seconds.
+/// with the fleet's scale events, size, worker-seconds and slowest scale-out.
 fn scale_ins(s: &Summary) -> Vec<String> {
     let Some(a) = &s.autoscaling else {
         return Vec::new();
     };
     let outs = a.scale_events.iter().filter(|e| e.to > e.from).count() as u64;
     let ins = a.scale_events.len() as u64 - outs;
-    let fleet = format!(
+    let mut fleet = format!(
         "AUTOSCALE: rule {} scaled out {outs} {} and in {ins} {}; at most {} {} running, {:.3} \
          worker-seconds.",
         a.rule,
@@ -51,6 +51,24 @@ fn scale_ins(s: &Summary) -> Vec<String> {
         plural(u64::from(a.workers_max), "worker", "workers"),
         a.worker_seconds,
     );
+    // The scale-out whose replicas found the oldest backlog when they started.
+    let slowest = (a.scale_events.iter())
+        .filter_map(|e| {
+            let l = e.lag.as_ref()?;
+            Some((e, l.started_after_s?, l.oldest_age_when_started_s?))
+        })
+        .max_by(|x, y| x.2.total_cmp(&y.2));
+    if let Some((e, after, age)) = slowest {
+        fleet.push_str(&format!(
+            " The oldest message not yet deleted was {age:.3} s old when the replicas of the \
+             scale-out at {:.3} s ({} -> {}) had started, {after:.3} s after it ({:.3} s when \
+             it rose).",
+            e.at_s,
+            e.from,
+            e.to,
+            e.lag.as_ref().map_or(0.0, |l| l.oldest_age_s),
+        ));
+    }
     let cuts = a.scale_events.iter().filter_map(|e| {
         let c = e.cost.as_ref().filter(|c| c.told > 0)?;
         Some(format!(

@@ -142,6 +142,7 @@ mod tests {
                 lost: 0,
                 late: 0,
             }),
+            lag: None,
         }
     }
 

@@ -39,7 +39,7 @@ impl World {
         });
         if scale.to > scale.from {
             for _ in scale.from..scale.to {
-                self.make_replica();
+                self.make_replica(rule);
             }
             return Vec::new();
         }
@@ -62,7 +62,7 @@ impl World {
 
     /// A scale-out's replica: in the lowest slot no replica holds and no worker still runs in
     /// (one told to stop may be in its grace), started after the rule's startup.
-    fn make_replica(&mut self) {
+    fn make_replica(&mut self, rule: u32) {
         let now = self.now;
         let free = self.workers.iter().position(|s| s.removed && !s.alive);
         let id = match free {
@@ -80,6 +80,10 @@ impl World {
         s.removed = false;
         s.made = now;
         s.ready = None;
+        self.events.push(Event {
+            at: now,
+            kind: EventKind::ReplicaMade { worker: id, rule },
+        });
         let at = now + self.faults.autoscale.startup();
         let timer = TimerKind::ScaleOut {
             worker: id,

@@ -248,6 +248,7 @@ fn a_fleet_row_sums_the_scale_ins() {
         from: 0,
         to,
         cost,
+        lag: None,
     };
     // The evening: 4 -> 1 cutting 3 (3 duplicated), 1 -> 2, 2 -> 1 cutting 1 (duplicated).
     let a = Autoscaling {
