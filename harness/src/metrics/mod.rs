@@ -160,10 +160,15 @@ impl std::ops::Deref for Metrics {
 }
 
 impl Metrics {
-    /// Share of the workers' time spent handling: busy time / (workers x run length); 0 for a
-    /// run without workers or length.
+    /// Share of the workers' time spent handling: busy time / (workers x run length), or / the
+    /// worker-seconds of a fleet an `autoscale` rule scaled; 0 for a run without workers or
+    /// length.
     pub fn worker_busy_fraction(&self) -> f64 {
-        let capacity = f64::from(self.workers) * self.end as f64;
+        // An autoscaled fleet's capacity is the time its workers ran, not the starting count's.
+        let capacity = match &self.autoscaling {
+            Some(a) => a.worker_seconds * 1e9,
+            None => f64::from(self.workers) * self.end as f64,
+        };
         if capacity > 0.0 {
             self.worker_busy as f64 / capacity
         } else {

@@ -40,6 +40,30 @@ fn ack_before_work_end_to_end() {
 }
 
 #[test]
+fn an_autoscaled_fleet_is_busy_for_a_share_of_the_time_it_ran() {
+    // One worker; at 10 s the HPA scales 1 -> 2 and worker 2 starts at once; msg-1 is handled
+    // by worker 2 from 20 s to 60 s. The run ends at 100 s: 100 + 90 = 190 worker-seconds, of
+    // which 40 busy (not 40 / (1 worker x 100 s)).
+    let mut r = super::testkit::Rec::new(300.0, 1);
+    let m1 = r.publish(20.0);
+    let scaled = EventKind::Scaled {
+        rule: 0,
+        from: 1,
+        to: 2,
+        by: crate::record::ScaledBy::Hpa,
+        metric: 1,
+    };
+    r.ev(10.0, scaled);
+    r.ev(10.0, EventKind::ReplicaMade { worker: 2, rule: 0 });
+    r.ev(10.0, EventKind::WorkerAdded { worker: 2 });
+    r.deliver(20.0, m1, 2, 1);
+    r.end_handler(60.0, m1, 2, 1, HandlerEnd::Finished);
+    r.ack(60.0, m1, 2, 1, AckOutcome::Deleted);
+    let m = analyse(&r.finish(100.0), s(300.0));
+    assert_eq!(m.worker_busy_fraction(), 40.0 / 190.0);
+}
+
+#[test]
 fn no_workers_no_busy_fraction() {
     let m = analyse(&RunRecord::default(), s(300.0));
     assert_eq!(m.worker_busy_fraction(), 0.0);

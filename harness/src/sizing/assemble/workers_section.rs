@@ -7,10 +7,17 @@ pub(super) fn build(a: &Assembly) -> WorkersSection {
     let now = a.now;
     let workers = a.normal.workers.max(a.fault.workers);
     let busy_after = a.after.busy_fraction();
+    let autoscaled = match a.fleet {
+        Some((i, _)) => format!(
+            ", the autoscaler's max at the peak (chaos.{i}.autoscale, the Autoscaler section; \
+             the fleet starts at"
+        ),
+        None => " (now".into(),
+    };
     let reason = format!(
         "Little's law: {}/s x {} s mean handler time (the profile with the recommended lease \
-         and limit) = {} busy workers ({} on a healthy day), / {} utilisation = {} workers \
-         (now {}); the after-run kept them {}% busy.",
+         and limit) = {} busy workers ({} on a healthy day), / {} utilisation = {} workers\
+         {autoscaled} {}); the after-run kept them {}% busy.",
         f3(a.fault.arrival_per_s),
         f3(a.fault.mean_handler_s),
         f3(a.fault.busy_workers),
