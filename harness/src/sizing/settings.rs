@@ -6,7 +6,7 @@ use std::time::Duration;
 use ackbench_targets::options::target_info;
 use serde::Serialize;
 
-use crate::profile::{BrokerKind, KindDescriptor, RetrySpec, Scenario};
+use crate::profile::{KindDescriptor, RetrySpec, Scenario};
 use crate::record::{CallOutcome, RunRecord};
 
 /// What the sizing rules and the consistency checks read.
@@ -65,10 +65,7 @@ impl Settings {
             lease_key: s.broker.lease_key(),
             limit: s.broker.max_deliveries,
             limit_key: s.broker.limit_key(),
-            check_every: match &s.broker.kind {
-                BrokerKind::RabbitMq(r) => Some(r.timeout_check_every),
-                _ => None,
-            },
+            check_every: s.broker.lease_check_every(),
             batch: s.broker.poll_batch(),
             partitions: s.broker.group_partitions(),
             workers: s.consumer.workers,

@@ -149,6 +149,16 @@ impl BrokerSpec {
         }
     }
 
+    /// The tick on which the broker checks a delivery's lease, so that a delivery past it is
+    /// caught at the first tick after (RabbitMQ's `timeout_check_every` for `consumer_timeout`);
+    /// `None` on the kinds that end a lease at its instant.
+    pub fn lease_check_every(&self) -> Option<Duration> {
+        match &self.kind {
+            BrokerKind::RabbitMq(r) => Some(r.timeout_check_every),
+            _ => None,
+        }
+    }
+
     /// The partitions of a consumer group's topic, each read by one member at a time, so that
     /// workers past them sit idle (Kafka's `partitions`); `None` on the kinds whose workers
     /// share a partition's or a queue's messages (a share group spreads a partition's records

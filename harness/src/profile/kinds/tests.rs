@@ -344,3 +344,33 @@ fn the_recipe_to_add_a_kind_lists_the_files_that_name_every_kind() {
         listing.join("\n")
     );
 }
+
+/// No shared code singles a kind out by its `BrokerKind` variant: outside the kinds' own files,
+/// a file that matches on the variants dispatches on every kind (an arm each: `spec.rs`, the
+/// enum's home, also keeps the accessors of one kind's values), and one that wants a single
+/// kind's value asks the spec (`BrokerSpec::lease_check_every`, ...) or the descriptor.
+#[test]
+fn no_shared_code_singles_a_kind_out_by_its_variant() {
+    let sources = sources();
+    let namings = namings();
+    let mut found = Vec::new();
+    for (path, lines) in &sources {
+        let named: Vec<&str> = (namings.iter())
+            .filter(|n| !n.owns(path))
+            .filter(|n| {
+                let variant = &n.variants[0];
+                lines.iter().any(|l| !l.test && word(&l.text, variant))
+            })
+            .map(|n| n.name)
+            .collect();
+        let owned = namings.iter().filter(|n| n.owns(path)).count();
+        if !named.is_empty() && named.len() + owned < namings.len() {
+            found.push(format!("{}: {}", path.display(), named.join(", ")));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "files naming some kinds' variants, not all:\n{}",
+        found.join("\n")
+    );
+}
