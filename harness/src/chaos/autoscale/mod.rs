@@ -121,14 +121,23 @@ impl AutoscaleSchedule {
         (scale, next)
     }
 
-    /// The replicas a scale-in by `n` removes, first removed first.
-    pub fn to_remove(&self, fleet: &[Replica], n: usize) -> Vec<WorkerId> {
-        replica_set::to_remove(fleet, n)
-    }
-
-    /// Worker `w`'s pod-deletion-cost.
-    pub fn cost_of(&self, w: WorkerId) -> i32 {
-        self.scaler.as_ref().map_or(0, |s| s.rule.cost_of(w))
+    /// The replicas a scale-in by `n` removes, first removed first, from the fleet's
+    /// (worker, made, ready), each with the rule's pod-deletion-cost for it.
+    pub fn to_remove(
+        &self,
+        fleet: impl IntoIterator<Item = (WorkerId, Nanos, Option<Nanos>)>,
+        n: usize,
+    ) -> Vec<WorkerId> {
+        let cost_of = |w| self.scaler.as_ref().map_or(0, |s| s.rule.cost_of(w));
+        let replicas: Vec<Replica> = (fleet.into_iter())
+            .map(|(worker, made, ready)| Replica {
+                worker,
+                made,
+                ready,
+                cost: cost_of(worker),
+            })
+            .collect();
+        replica_set::to_remove(&replicas, n)
     }
 
     /// From a scale-out to the new worker's start.
@@ -189,5 +198,20 @@ mod tests {
         let mut both = AutoscaleSchedule::new(&[ChaosRule::new(both)]);
         let (s, _) = both.look(Controller::Hpa, 15 * S, q, 1);
         assert_eq!(s.map(|s| (s.to, s.metric)), Some((3, 300)));
+    }
+
+    #[test]
+    fn a_scale_in_applies_the_rule_s_deletion_costs() {
+        // Workers 1-3 ready since 0s: equal, the highest goes first (3). With worker 2's
+        // pod-deletion-cost at -5, it goes first instead; then 3.
+        let fleet = || (1..=3).map(|w| (w, 0, Some(0)));
+        let plain = AutoscaleSchedule::new(&[ChaosRule::new(AutoscaleRule::new(1))]);
+        assert_eq!(plain.to_remove(fleet(), 1), [3]);
+        let cheap = AutoscaleRule {
+            deletion_cost: vec![(2, -5)],
+            ..AutoscaleRule::new(1)
+        };
+        let cheap = AutoscaleSchedule::new(&[ChaosRule::new(cheap)]);
+        assert_eq!(cheap.to_remove(fleet(), 2), [2, 3]);
     }
 }

@@ -9,7 +9,7 @@
 //! timer names and polls those told to stop.
 
 use super::world::{TimerKind, WorkerSlot, World, CLASS_SUPERVISOR};
-use crate::chaos::autoscale::{QueueLength, Replica};
+use crate::chaos::autoscale::QueueLength;
 use crate::record::{Event, EventKind, ScaledBy, WorkerId};
 
 impl World {
@@ -43,17 +43,12 @@ impl World {
             }
             return Vec::new();
         }
-        let fleet: Vec<Replica> = (self.workers.iter())
+        let fleet: Vec<_> = (self.workers.iter())
             .filter(|s| !s.removed)
-            .map(|s| Replica {
-                worker: s.id,
-                made: s.made,
-                ready: s.ready,
-                cost: self.faults.autoscale.cost_of(s.id),
-            })
+            .map(|s| (s.id, s.made, s.ready))
             .collect();
         let n = (scale.from - scale.to) as usize;
-        let victims = self.faults.autoscale.to_remove(&fleet, n);
+        let victims = self.faults.autoscale.to_remove(fleet, n);
         victims
             .into_iter()
             .filter(|&w| self.remove_replica(w, rule))
