@@ -1,6 +1,7 @@
 //! Properties of a fleet under `autoscale`, on every kind, whatever its settings and kills: the
-//! replica count moves in a chain within its bounds, a removed replica never comes back, the
-//! anomaly checker finds nothing, and `dedupe-table` still neither duplicates nor loses.
+//! replica count moves in a chain within its bounds, a removed replica never comes back, each
+//! scale-out makes its replicas, which start after the startup, the anomaly checker finds
+//! nothing, and `dedupe-table` still neither duplicates nor loses.
 
 use std::time::Duration;
 
@@ -69,7 +70,7 @@ proptest! {
         s.workload.arrival = Arrival::Every(Duration::from_secs(2));
         s.workload.count = Some(messages);
         s.broker = broker_of_kind(kind, lease_s, 0);
-        let (min, max) = (scaling.min, scaling.max);
+        let (min, max, startup) = (scaling.min, scaling.max, scaling.startup);
         s.chaos = std::iter::once(ChaosRule::new(scaling)).chain(kills).collect();
         let r = run(&s);
         // The count starts at the fleet the run starts with; each change starts where the last
@@ -77,14 +78,18 @@ proptest! {
         let mut replicas = workers;
         // Slots whose replica a scale-in removed and no scale-out has made again.
         let mut gone = std::collections::BTreeSet::new();
+        // Replicas the scale-outs asked for, and those they made.
+        let (mut asked, mut made) = (0, 0);
         for e in &r.events {
             match e.kind {
                 EventKind::Scaled { from, to, .. } => {
                     prop_assert_eq!(from, replicas);
                     prop_assert!(to <= max && (to >= min || to == 0));
                     prop_assert!(to > 0 || min == 0);
+                    asked += to.saturating_sub(from);
                     replicas = to;
                 }
+                EventKind::ReplicaMade { .. } => made += 1,
                 EventKind::ReplicaRemoved { worker, .. } => {
                     gone.insert(worker);
                 }
@@ -97,7 +102,16 @@ proptest! {
                 _ => {}
             }
         }
+        prop_assert_eq!(asked, made);
         let m = analyse(&r, crate::record::nanos(secs(300)));
+        // A scale-out, and only one, has a lag; its replicas that started did so after the
+        // startup, all made at its instant.
+        for e in m.autoscaling.iter().flat_map(|a| &a.scale_events) {
+            prop_assert_eq!(e.lag.is_some(), e.to > e.from);
+            if let Some(after) = e.lag.as_ref().and_then(|l| l.started_after_s) {
+                prop_assert_eq!(after, startup.as_secs_f64());
+            }
+        }
         prop_assert!(m.anomalies.is_empty(), "{:?}", m.anomalies);
         prop_assert_eq!(m.duplicate_effects, 0);
         prop_assert_eq!(m.lost, 0);
