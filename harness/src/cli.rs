@@ -221,11 +221,17 @@ Examples:
   # A stricter risk, a wider margin, a FIFO queue's 5-minute deduplication window.
   ackbench size profiles/healthy.yaml --target-risk 1e-6 --margin 1.5 --dedup-window 5m
 
+  # An autoscaled fleet: KEDA's and the HPA's settings, written as scaledobject.yaml and
+  # deployment-patch.yaml beside sizing.md.
+  ackbench size profiles/chaos/autoscale-evening-sqs.yaml
+
 The rules: the lease is the smallest readable value above (latency at 1 - target risk) x margin;
 above --max-lease (default 15m) a heartbeat is recommended instead. Workers: arrival rate x mean
 handler time / utilisation, at least 2. Delivery limit: the target's slowest recovery path plus
 one spare. Alert on the age of the oldest message: max(2 x a healthy run's, the lease
-(plus the maximum extension with a heartbeat)).
+(plus the maximum extension with a heartbeat)). An autoscale rule: grace >= handler p99 x margin,
+max = the workers above (at most the messages), min >= 1, target = what a replica handles in the
+HPA's sync period + startup, the scale-down window >= that time (docs/autoscale.md).
 
 Exit codes: 0 the sizing was written; 2 bad usage, an invalid profile, a missing or unreadable
 latency file; 3 a run could not complete.";
