@@ -105,3 +105,74 @@ fn the_recommended_sets_run_as_the_after_run_did() {
     );
     assert_eq!(cost["interrupted"], 0, "{cost}");
 }
+
+/// KEDA's ScaledObject schema, from the CRD shipped in `tests/e2e/data/` (its source named
+/// there), made strict as `kubectl apply --validate=strict` is: a field the schema does not
+/// name is an error, not pruned.
+fn scaled_object_schema() -> jsonschema::Validator {
+    let text = std::fs::read_to_string(root().join("tests/e2e/data/keda.sh_scaledobjects.yaml"))
+        .expect("the CRD");
+    let crd: Value = yaml_serde::from_str(&text).expect("YAML");
+    assert_eq!(crd["spec"]["names"]["kind"], "ScaledObject");
+    let version = &crd["spec"]["versions"][0];
+    assert_eq!(version["name"], "v1alpha1");
+    let mut schema = version["schema"]["openAPIV3Schema"].clone();
+    strict(&mut schema);
+    jsonschema::validator_for(&schema).expect("a valid schema")
+}
+
+/// Every object of `schema` that names its properties and neither allows more nor keeps
+/// unknown fields refuses others.
+fn strict(schema: &mut Value) {
+    match schema {
+        Value::Object(o) => {
+            let keeps = o.contains_key("additionalProperties")
+                || o.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+            if o.contains_key("properties") && !keeps {
+                o.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            o.values_mut().for_each(strict);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strict),
+        _ => {}
+    }
+}
+
+/// What `validator` finds wrong in `object`, one line each.
+fn complaints(validator: &jsonschema::Validator, object: &Value) -> Vec<String> {
+    (validator.iter_errors(object))
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn every_scaled_object_size_writes_is_valid_against_kedas_crd() {
+    let validator = scaled_object_schema();
+    // Each shipped autoscaled profile: SQS (ready, and the morning's), RabbitMQ, Redis Streams.
+    for profile in [
+        "autoscale-evening-sqs",
+        "autoscale-morning-sqs",
+        "autoscale-evening-rabbitmq",
+        "autoscale-evening-redis-streams",
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join("sizing");
+        let path = format!("profiles/chaos/{profile}.yaml");
+        let o = ackbench(&["size", &path, "--out", out.to_str().expect("utf-8")]);
+        assert_eq!(o.status.code(), Some(0), "{profile}: {}", stderr(&o));
+        let text = std::fs::read_to_string(out.join("scaledobject.yaml")).expect("written");
+        let object: Value = yaml_serde::from_str(&text).expect("YAML");
+        let wrong = complaints(&validator, &object);
+        assert!(wrong.is_empty(), "{profile}:\n{}\n{text}", wrong.join("\n"));
+        // The check can fail: a count given as text, and a field KEDA does not know.
+        let mut bad = object.clone();
+        bad["spec"]["minReplicaCount"] = "one".into();
+        bad["spec"]["replicas"] = 3.into();
+        let wrong = complaints(&validator, &bad);
+        assert_eq!(wrong.len(), 2, "{profile}: {wrong:?}");
+        assert!(
+            wrong.iter().any(|w| w.starts_with("/spec/minReplicaCount")),
+            "{wrong:?}"
+        );
+    }
+}
