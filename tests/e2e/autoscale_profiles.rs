@@ -158,3 +158,46 @@ fn the_morning_scale_out_lags_by_its_startup() {
         )
     );
 }
+
+#[test]
+fn a_rule_that_could_never_scale_exits_2_naming_its_field() {
+    let evening = root().join("profiles/chaos/autoscale-evening-rabbitmq.yaml");
+    let base = ["run", evening.to_str().expect("utf-8 path"), "--quiet"];
+    let set = |rule: &str| format!("chaos=[{{autoscale: {rule}}}]");
+    for (args, want) in [
+        (
+            vec!["--set".to_string(), set("{target: 1, min: 5, max: 4}")],
+            "chaos.0.autoscale.min: must be at most max (4), got 5",
+        ),
+        (
+            vec!["--set".to_string(), set("{target: 0}")],
+            "chaos.0.autoscale.target: must be at least 1, got 0",
+        ),
+        // The RabbitMQ scaler over AMQP or HTTP reads both; Redis Streams' reads only the lag.
+        (
+            vec![
+                "--set".to_string(),
+                "broker={kind: redis-streams}".to_string(),
+                "--set".to_string(),
+                set("{target: 1, metric: ready_and_in_flight}"),
+            ],
+            "chaos.0.autoscale.metric: KEDA's redis-streams scaler for broker kind \
+             redis-streams cannot read ready_and_in_flight",
+        ),
+        (
+            vec![
+                "--set".to_string(),
+                "broker={kind: nats}".to_string(),
+                "--set".to_string(),
+                set("{target: 1, metric: ready_and_in_flight}"),
+                "--set".to_string(),
+                "mode=live".to_string(),
+            ],
+            "chaos.0.autoscale: runs in the sim only on broker kind nats (run.mode: sim)",
+        ),
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let err = crate::common::refused(&base, &args);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

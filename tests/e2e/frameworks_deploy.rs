@@ -38,7 +38,7 @@ fn celery_pool(pool: &str) -> String {
 }
 
 /// One framework run at a time: Python frameworks starting side by side take seconds longer.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+pub static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Runs framework profile `name` with 3 orders, tasks of `latency`, effects at `effect_at` and
 /// a rollout at 15 s with `grace`; `more` are further overrides.

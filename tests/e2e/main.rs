@@ -36,6 +36,8 @@ mod live;
 #[cfg(feature = "live")]
 mod live_attribution;
 #[cfg(feature = "live")]
+mod live_autoscale;
+#[cfg(feature = "live")]
 mod live_broker_counts;
 #[cfg(feature = "live")]
 mod live_capacity;

@@ -182,16 +182,20 @@ impl FaultRule for AutoscaleRule {
         )
     }
 
-    /// A live run cannot yet start or remove workers as the fleet changes: refused, not run
-    /// with a fixed fleet.
-    fn check(&self, _broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
-        match mode {
-            Mode::Sim => Ok(()),
-            Mode::Live => Err(Problem::new(
+    /// A live run scales its fleet where its kind's live path reads the queue's length while
+    /// it runs; elsewhere it is refused with the reason, not run with a fixed fleet.
+    fn check(&self, broker: &BrokerSpec, mode: Mode, path: &FieldPath) -> Result<(), Problem> {
+        let descriptor = broker.kind.descriptor();
+        let not_live = descriptor.keda.as_ref().and_then(|k| k.not_live);
+        match (mode, not_live) {
+            (Mode::Live, Some(why)) => Err(Problem::new(
                 path.clone(),
-                "runs in the sim only (run.mode: sim): a live run keeps a fixed fleet of \
-                 consumer.workers",
+                format!(
+                    "runs in the sim only on broker kind {} (run.mode: sim): {why}",
+                    descriptor.name
+                ),
             )),
+            _ => Ok(()),
         }
     }
 }

@@ -31,6 +31,8 @@ pub struct Fault {
 pub struct Context<'a> {
     pub run: &'a RunSpec,
     pub consumer: &'a ConsumerSpec,
+    /// The broker: what its kind can give a rule (the metric KEDA's scaler reads).
+    pub broker: &'a BrokerSpec,
     /// The keys the workload can publish, for rules that select messages by key or seq (made
     /// once for every rule).
     pub keys: &'a KeyUniverse<'a>,

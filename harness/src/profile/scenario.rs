@@ -36,3 +36,21 @@ pub struct Scenario {
     pub redrive: Option<Duration>,
     pub budgets: Budgets,
 }
+
+impl Scenario {
+    /// The worker numbers a live run opens (each its proxy port, its provider path, its logs):
+    /// the fleet it starts with, or, with an `autoscale` rule, twice the larger of that and the
+    /// rule's `max`: a scale-out makes its replicas in the lowest numbers no replica holds,
+    /// while the replicas a scale-in removed keep theirs through their grace.
+    pub fn worker_slots(&self) -> u32 {
+        let max = self
+            .chaos
+            .iter()
+            .find_map(|r| r.get::<super::AutoscaleRule>())
+            .map(|a| a.max);
+        match max {
+            Some(max) => 2 * self.consumer.workers.max(max),
+            None => self.consumer.workers,
+        }
+    }
+}

@@ -12,7 +12,7 @@ pub mod hpa;
 pub mod keda;
 pub mod replica_set;
 
-use crate::profile::{AutoscaleRule, ChaosRule, QueueMetric};
+use crate::profile::{AutoscaleRule, ChaosRule, QueueMetric, StopSignal};
 use crate::record::{nanos, Nanos, WorkerId};
 
 pub use replica_set::Replica;
@@ -148,6 +148,14 @@ impl AutoscaleSchedule {
     /// From a scale-in's stop signal to its kill.
     pub fn grace(&self) -> Nanos {
         self.scaler.as_ref().map_or(0, |s| nanos(s.rule.grace))
+    }
+
+    /// The signal a scale-in stops a replica with.
+    #[cfg_attr(not(feature = "live"), allow(dead_code))] // read by the live runner only
+    pub fn signal(&self) -> StopSignal {
+        self.scaler
+            .as_ref()
+            .map_or(StopSignal::Term, |s| s.rule.signal)
     }
 }
 

@@ -112,6 +112,9 @@ pub const KIND: KindDescriptor = KindDescriptor {
             ("consumerGroup", "<the group>"),
             ("topic", "<the topic>"),
         ],
+        not_live: Some(
+            "a live Kafka run cannot read its consumer group's lag while it runs yet",
+        ),
     }),
     resolve,
 };

@@ -20,4 +20,7 @@ pub struct KedaScaler {
     pub ready_and_in_flight: Option<&'static [Entry]>,
     /// The metadata naming the server and the queue: values the user fills in.
     pub placeholders: &'static [Entry],
+    /// Why a live run of the kind cannot scale its fleet (its live path cannot read the queue's
+    /// length while it runs); `None` when it can.
+    pub not_live: Option<&'static str>,
 }

@@ -86,6 +86,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
             ("stream", "<the stream>"),
             ("consumer", "<the durable consumer>"),
         ],
+        not_live: Some("a live NATS run cannot read its consumer's num_pending while it runs yet"),
     }),
     resolve,
 };

@@ -91,6 +91,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
             ("host", "<amqp:// or http:// address of the broker>"),
             ("queueName", "<the queue>"),
         ],
+        not_live: None,
     }),
     resolve,
 };

@@ -99,6 +99,9 @@ pub const KIND: KindDescriptor = KindDescriptor {
             ("stream", "<the stream>"),
             ("consumerGroup", "<the group>"),
         ],
+        not_live: Some(
+            "a live Redis Streams run cannot read its group's lag and pending entries while it runs yet",
+        ),
     }),
     resolve,
 };

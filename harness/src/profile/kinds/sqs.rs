@@ -90,6 +90,7 @@ pub const KIND: KindDescriptor = KindDescriptor {
             ("queueURL", "<the queue's URL>"),
             ("awsRegion", "<the queue's region>"),
         ],
+        not_live: None,
     }),
     resolve,
 };

@@ -12,6 +12,7 @@ use crate::profile::autoscale::{
 };
 use crate::profile::consumer_spec::ConsumerSpec;
 use crate::profile::fault::{ChaosRule, Fault};
+use crate::profile::kinds::spec::BrokerSpec;
 use crate::profile::path::FieldPath;
 use crate::profile::problem::{read_value, Problem};
 use crate::profile::scalar::{DurationText, Text};
@@ -25,7 +26,7 @@ pub const FAULT: Fault = Fault {
     needs_full_record: true,
     resolve: |value, c, path| {
         let raw = read_value(value, path)?;
-        Ok(ChaosRule::new(resolve(raw, c.consumer, path)?))
+        Ok(ChaosRule::new(resolve(raw, c.consumer, c.broker, path)?))
     },
 };
 
@@ -88,6 +89,7 @@ const LONGEST_WINDOW: Duration = Duration::from_secs(3600);
 fn resolve(
     raw: RawAutoscale,
     consumer: &ConsumerSpec,
+    broker: &BrokerSpec,
     path: &FieldPath,
 ) -> Result<AutoscaleRule, Problem> {
     let defaults = AutoscaleRule::new(1);
@@ -124,7 +126,7 @@ fn resolve(
         }
     }
     Ok(AutoscaleRule {
-        metric: metric(raw.metric, &path.key("metric"))?,
+        metric: metric(raw.metric, broker, path)?,
         target,
         activation: raw.activation.unwrap_or(defaults.activation),
         min,
@@ -152,18 +154,62 @@ fn resolve(
     })
 }
 
-fn metric(raw: Option<Text>, path: &FieldPath) -> Result<QueueMetric, Problem> {
-    match raw.as_ref().map(|t| t.0.as_str()) {
-        None | Some("ready") => Ok(QueueMetric::Ready),
-        Some("ready_and_in_flight") => Ok(QueueMetric::ReadyAndInFlight),
-        Some(other) => Err(Problem::new(
-            path.clone(),
+/// `metric`: what KEDA's scaler for the broker's kind reads. By default messages ready, or ready
+/// and in flight where the scaler reads only that (a lag); one the scaler cannot read is refused,
+/// as is a kind without a scaler.
+fn metric(
+    raw: Option<Text>,
+    broker: &BrokerSpec,
+    rule: &FieldPath,
+) -> Result<QueueMetric, Problem> {
+    let path = rule.key("metric");
+    let kind = broker.kind.descriptor();
+    let Some(keda) = kind.keda.as_ref() else {
+        return Err(Problem::new(
+            rule.clone(),
             format!(
-                "must be ready (messages waiting) or ready_and_in_flight (waiting, and delivered \
-                 but not settled), got {other:?}"
+                "broker kind {} has no KEDA scaler: nothing reads its queue's length for the HPA",
+                kind.name
             ),
-        )),
+        ));
+    };
+    let words = |m: QueueMetric| match m {
+        QueueMetric::Ready => "ready",
+        QueueMetric::ReadyAndInFlight => "ready_and_in_flight",
+    };
+    let reads = |m: QueueMetric| match m {
+        QueueMetric::Ready => keda.ready.is_some(),
+        QueueMetric::ReadyAndInFlight => keda.ready_and_in_flight.is_some(),
+    };
+    let (given, other) = match raw.as_ref().map(|t| t.0.as_str()) {
+        None if reads(QueueMetric::Ready) => return Ok(QueueMetric::Ready),
+        None => return Ok(QueueMetric::ReadyAndInFlight),
+        Some("ready") => (QueueMetric::Ready, QueueMetric::ReadyAndInFlight),
+        Some("ready_and_in_flight") => (QueueMetric::ReadyAndInFlight, QueueMetric::Ready),
+        Some(other) => {
+            return Err(Problem::new(
+                path,
+                format!(
+                    "must be ready (messages waiting) or ready_and_in_flight (waiting, and \
+                     delivered but not settled), got {other:?}"
+                ),
+            ))
+        }
+    };
+    if reads(given) {
+        return Ok(given);
     }
+    Err(Problem::new(
+        path,
+        format!(
+            "KEDA's {} scaler for broker kind {} cannot read {}: it reads {} (metric: {})",
+            keda.scaler,
+            kind.name,
+            words(given),
+            words(other),
+            words(other)
+        ),
+    ))
 }
 
 /// One direction's `behavior`: what is given replaces the HPA's default for it.

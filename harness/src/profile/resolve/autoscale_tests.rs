@@ -103,7 +103,7 @@ fn what_could_never_scale_is_refused() {
 }
 
 #[test]
-fn a_profile_holds_one_autoscale_rule_and_runs_it_in_the_sim_only() {
+fn a_profile_holds_one_autoscale_rule_live_only_where_its_kind_reads_the_queue() {
     let two = format!(
         "{}  - autoscale: {{ target: 5 }}\n",
         profile("{ target: 10 }")
@@ -113,16 +113,56 @@ fn a_profile_holds_one_autoscale_rule_and_runs_it_in_the_sim_only() {
         "p.yaml:8:5: chaos.1.autoscale: a profile holds one autoscale rule (chaos.0 is one): \
          one fleet, one scaler"
     );
-    let live = profile("{ target: 10 }").replace("name: t\n", "name: t\nmode: live\n");
+    // Live on SQS (the default kind) and RabbitMQ: their live paths read the queue's length.
+    let live = |broker: &str| {
+        profile("{ target: 10 }").replace("name: t\n", &format!("name: t\nmode: live\n{broker}"))
+    };
+    assert_eq!(scenario(&live("")).chaos.len(), 1);
+    assert_eq!(
+        scenario(&live("broker: { kind: rabbitmq }\n")).chaos.len(),
+        1
+    );
+    // Live on NATS: refused, with the reason.
+    let nats = error(&live("broker: { kind: nats }\n"));
     assert!(
-        error(&live).contains(
-            "chaos.0.autoscale: runs in the sim only (run.mode: sim): a live run keeps a fixed \
-             fleet of consumer.workers"
+        nats.contains(
+            "chaos.0.autoscale: runs in the sim only on broker kind nats (run.mode: sim): a live \
+             NATS run cannot read its consumer's num_pending while it runs yet"
         ),
-        "{}",
-        error(&live)
+        "{nats}"
     );
     // Beside a deploy, each keeps its own rule.
     let both = format!("{}  - deploy: {{ at: 5m }}\n", profile("{ target: 10 }"));
     assert_eq!(scenario(&both).chaos.len(), 2);
+}
+
+#[test]
+fn the_metric_is_what_the_kinds_scaler_reads() {
+    let on = |broker: &str, rule: &str| {
+        profile(rule).replace("name: t\n", &format!("name: t\nbroker: {broker}\n"))
+    };
+    let metric = |text: &str| {
+        let rule = one_chaos_rule(text);
+        rule.get::<AutoscaleRule>().expect("an autoscale").metric
+    };
+    // KEDA's NATS JetStream scaler reads num_pending + num_ack_pending: ready and in flight,
+    // by default; SQS's reads ready messages by default.
+    let nats = "{ kind: nats }";
+    assert_eq!(
+        metric(&on(nats, "{ target: 10 }")),
+        QueueMetric::ReadyAndInFlight
+    );
+    assert_eq!(metric(&profile("{ target: 10 }")), QueueMetric::Ready);
+    // One the scaler cannot read is refused, naming what it reads.
+    assert!(error(&on(nats, "{ target: 10, metric: ready }")).contains(
+        "chaos.0.autoscale.metric: KEDA's nats-jetstream scaler for broker kind nats cannot read \
+         ready: it reads ready_and_in_flight (metric: ready_and_in_flight)"
+    ));
+    let streams = "{ kind: redis-streams }";
+    assert!(
+        error(&on(streams, "{ target: 10, metric: ready_and_in_flight }")).contains(
+            "chaos.0.autoscale.metric: KEDA's redis-streams scaler for broker kind redis-streams \
+             cannot read ready_and_in_flight: it reads ready (metric: ready)"
+        )
+    );
 }

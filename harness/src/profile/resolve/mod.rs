@@ -129,6 +129,7 @@ pub fn resolve(raw: RawProfile, default_name: &str) -> Result<Scenario, Problem>
     let faults = crate::profile::fault::Context {
         run: &run,
         consumer: &consumer,
+        broker: &broker,
         keys: &keys,
     };
     let chaos =

@@ -28,7 +28,7 @@ pub fn links_for(s: &Scenario) -> Option<Arc<Links>> {
     s.chaos
         .iter()
         .any(|r| r.get::<ConnectionRule>().is_some())
-        .then(|| Arc::new(Links::new(s.consumer.workers)))
+        .then(|| Arc::new(Links::new(s.worker_slots())))
 }
 
 /// One rule's plan: its index, its workers, and its steps (instant in profile time, what

@@ -21,6 +21,7 @@
 //! incomplete.
 
 mod assemble;
+mod autoscale;
 mod backoff;
 mod client;
 mod clock;
@@ -246,7 +247,7 @@ async fn use_broker(
             ProviderModel::new(&s.provider, s.seed),
             state.clock,
             s.provider.key.clone(),
-            s.consumer.workers,
+            s.worker_slots(),
             Arc::new(StateHooks(state.clone())),
         )
         .await
@@ -307,7 +308,9 @@ async fn use_broker(
     let mut publishes = None;
     let mut publisher = None;
     if failure.is_none() && !interrupted {
-        let driven = Drive {
+        // An `autoscale` rule's controllers run beside the loop, and end with it.
+        let launcher = workers.launcher.clone();
+        let drive = Drive {
             scenario: s,
             plan,
             broker,
@@ -316,8 +319,11 @@ async fn use_broker(
             ingress: ingress.as_ref(),
             workers: &mut workers,
         }
-        .run(progress, &mut interruptions)
-        .await;
+        .run(progress, &mut interruptions);
+        let driven = tokio::select! {
+            driven = drive => driven,
+            never = autoscale::control(broker, state, &launcher) => match never {},
+        };
         messages = driven.messages;
         publishes = driven.publishes;
         publisher = driven.publisher;

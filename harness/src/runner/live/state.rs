@@ -7,6 +7,7 @@ mod keys;
 mod lives;
 mod message;
 mod observe;
+mod replicas;
 mod stopping;
 
 pub use copies_out::CopiesOut;
@@ -73,6 +74,23 @@ pub struct WorkerState {
     pub stopping: Option<u32>,
     /// Wakes a built-in target told to stop while it waits for a message.
     pub stop_signal: Arc<tokio::sync::Notify>,
+    /// Not part of the fleet (an `autoscale` rule's scale-in removed it, or no replica holds
+    /// this number yet): its supervisor does not bring it back.
+    pub removed: bool,
+    /// When the replica holding this number was made (profile time; 0 for the fleet the run
+    /// starts with), and when it started (`None` while starting): what a scale-in ranks it by.
+    pub made: Nanos,
+    pub ready: Option<Nanos>,
+}
+
+impl WorkerState {
+    /// A worker of the fleet the run starts with.
+    fn starting() -> WorkerState {
+        WorkerState {
+            ready: Some(0),
+            ..WorkerState::default()
+        }
+    }
 }
 
 /// An incarnation the run ended: how to stop it, and the delivery (seq, receive count) its
@@ -127,7 +145,7 @@ impl LiveState {
             clock,
             queue: queue.to_string(),
             keys: Mutex::new(keys::PublishedKeys::default()),
-            workers: Mutex::new(vec![WorkerState::default(); workers as usize]),
+            workers: Mutex::new(vec![WorkerState::starting(); workers as usize]),
             faults: Mutex::new(faults.into()),
             events: Mutex::new(Vec::new()),
             runtime: tokio::runtime::Handle::current(),

@@ -20,7 +20,7 @@ use super::state::LiveState;
 use super::worker_logs::WorkerLogs;
 use crate::profile::env_value::{EnvValue, MissingVariable};
 use crate::profile::run_variables as vars;
-use crate::record::{WorkerExit, WorkerId};
+use crate::record::{Nanos, WorkerExit, WorkerId};
 
 /// Everything a worker process is told.
 #[derive(Debug, Clone)]
@@ -131,17 +131,37 @@ fn command(w: WorkerId, e: &WorkerEnv) -> Result<Command, SpawnError> {
     Ok(c)
 }
 
+/// The worker a supervisor keeps running: its number, the replica's making (0 for the fleet
+/// the run starts with), and how long after a death it starts it again.
+#[derive(Debug, Clone, Copy)]
+pub struct Replica {
+    pub worker: WorkerId,
+    pub made: Nanos,
+    pub restart_after: Duration,
+}
+
+/// Whether the supervisor of `r` goes on after an incarnation ended: not once a scale-in
+/// removed its replica (then the rollouts waiting for it go on).
+fn goes_on(r: &Replica, state: &LiveState) -> bool {
+    if state.holds(r.worker, r.made) {
+        return true;
+    }
+    state.gone(r.worker);
+    false
+}
+
 /// Runs worker `w` until `stop` turns true: start, wait for its death, wait (`restart_after`,
 /// or longer after quick crashes: [`Backoff`]), start again. A death nobody asked for is a
-/// crash, recorded by the state with its exit status or signal.
+/// crash, recorded by the state with its exit status or signal. A replica a scale-in removed
+/// is not started again.
 pub async fn supervise(
-    w: WorkerId,
+    r: Replica,
     env: Arc<WorkerEnv>,
     state: Arc<LiveState>,
     spawner: Spawner,
-    restart_after: Duration,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), SpawnError> {
+    let (w, restart_after) = (r.worker, r.restart_after);
     let mut first = true;
     let mut backoff = Backoff::default();
     let spawn_error = |source| SpawnError {
@@ -184,11 +204,17 @@ pub async fn supervise(
         if crashed {
             env.logs.crashed(w);
         }
+        if !goes_on(&r, &state) {
+            return Ok(());
+        }
         let wait = backoff.next_delay(started.elapsed(), crashed, restart_after);
         tokio::select! {
             biased;
             _ = stop.changed() => return Ok(()),
             _ = tokio::time::sleep(wait) => {}
+        }
+        if !state.holds(w, r.made) {
+            return Ok(());
         }
     }
     Ok(())
@@ -215,12 +241,12 @@ pub fn fresh_dir(dir: &Path) -> std::io::Result<()> {
 /// `restart_after` (wall time) after it dies (a crash, or a kill that aborted the task), later
 /// after quick crashes ([`Backoff`]).
 pub async fn supervise_task(
-    w: WorkerId,
+    r: Replica,
     target: ackbench_targets::BuiltinTarget,
     shared: Arc<super::client::Shared>,
-    restart_after: Duration,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), SpawnError> {
+    let (w, restart_after) = (r.worker, r.restart_after);
     let mut first = true;
     let mut backoff = Backoff::default();
     while !*stop.borrow() {
@@ -264,11 +290,17 @@ pub async fn supervise_task(
                 false
             }
         };
+        if !goes_on(&r, &shared.state) {
+            return Ok(());
+        }
         let wait = backoff.next_delay(started.elapsed(), crashed, restart_after);
         tokio::select! {
             biased;
             _ = stop.changed() => return Ok(()),
             _ = tokio::time::sleep(wait) => {}
+        }
+        if !shared.state.holds(w, r.made) {
+            return Ok(());
         }
     }
     Ok(())

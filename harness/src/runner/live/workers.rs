@@ -1,7 +1,8 @@
 //! The workers stage of a live run: one supervisor per worker (the profile's program as a
 //! process, or a built-in target as a task), and the timed kill rules.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -17,14 +18,82 @@ use crate::broker::setup;
 use crate::chaos::Timed;
 use crate::profile::Scenario;
 use crate::provider::http::HttpProvider;
+use crate::record::{Nanos, WorkerId};
 use crate::runner::RunError;
 
 /// The run's workers, each under its supervisor.
 pub struct Workers {
-    pub supervisors: JoinSet<Result<(), SpawnError>>,
+    supervisors: Supervisors,
     stop: watch::Sender<bool>,
     /// The worker processes' logs; `None` for built-in targets.
     pub logs: Option<Arc<WorkerLogs>>,
+    /// Starts the supervisor of each replica an `autoscale` rule's scale-out makes.
+    pub launcher: Launcher,
+}
+
+type Supervisors = Arc<Mutex<JoinSet<Result<(), SpawnError>>>>;
+
+/// What a worker runs as: the profile's program, or a built-in target.
+#[derive(Clone)]
+enum Program {
+    Process {
+        env: Arc<WorkerEnv>,
+        spawner: Spawner,
+    },
+    Task {
+        target: ackbench_targets::BuiltinTarget,
+        shared: Arc<client::Shared>,
+    },
+}
+
+/// Starts a worker's supervisor: one for each worker of the fleet the run starts with, and one
+/// for each replica a scale-out makes, until the run stops its workers.
+#[derive(Clone)]
+pub struct Launcher {
+    program: Program,
+    state: Arc<LiveState>,
+    restart_after: Duration,
+    stop: watch::Receiver<bool>,
+    supervisors: Supervisors,
+    /// Why the run fails, when something beside the supervisors failed it (an `autoscale`
+    /// rule's look that cannot read the queue).
+    failure: Arc<Mutex<Option<RunError>>>,
+}
+
+impl Launcher {
+    /// Supervises worker `w` for the replica made at `made` (0: the starting fleet); nothing
+    /// once the run stops its workers.
+    pub fn launch(&self, w: WorkerId, made: Nanos) {
+        if *self.stop.borrow() {
+            return;
+        }
+        let (state, stop) = (self.state.clone(), self.stop.clone());
+        let replica = supervisor::Replica {
+            worker: w,
+            made,
+            restart_after: self.restart_after,
+        };
+        let mut supervisors = self.supervisors.lock().unwrap_or_else(|e| e.into_inner());
+        match self.program.clone() {
+            Program::Process { env, spawner } => {
+                supervisors.spawn(supervisor::supervise(replica, env, state, spawner, stop));
+            }
+            Program::Task { target, shared } => {
+                supervisors.spawn(supervisor::supervise_task(replica, target, shared, stop));
+            }
+        }
+    }
+
+    /// Fails the run: the run's loop ends it as it ends a run whose worker cannot start.
+    pub fn fail(&self, why: RunError) {
+        let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        failure.get_or_insert(why);
+    }
+
+    /// Whether the run has told its workers to stop.
+    pub fn stopped(&self) -> watch::Receiver<bool> {
+        self.stop.clone()
+    }
 }
 
 /// Where the run's scratch folders are: the workers' shared state and their logs.
@@ -64,23 +133,21 @@ pub fn start(
     clock: &Option<Arc<ScaledClock>>,
 ) -> Result<Workers, RunError> {
     let (stop, stop_rx) = watch::channel(false);
-    let mut supervisors = JoinSet::new();
     let restart_after = state
         .clock
         .wall(crate::record::nanos(s.consumer.restart_after));
     let provider_url = format!("http://{}/", provider.local_addr());
+    let slots = s.worker_slots();
     let mut logs = None;
-    match &s.consumer.command {
+    let program = match &s.consumer.command {
         // The user's program, one process per worker.
         Some(argv) => {
-            let worker_logs = Arc::new(WorkerLogs::new(&scratch.log_dir, s.consumer.workers));
+            let worker_logs = Arc::new(WorkerLogs::new(&scratch.log_dir, slots));
             logs = Some(worker_logs.clone());
             let env = Arc::new(WorkerEnv {
                 argv: argv.clone(),
                 env: s.consumer.env.clone(),
-                broker_env: (1..=s.consumer.workers)
-                    .map(|w| broker.worker_env(w))
-                    .collect(),
+                broker_env: (1..=slots).map(|w| broker.worker_env(w)).collect(),
                 run_variables: s.broker.kind.run_variables(),
                 provider_url,
                 time_scale: s.run.time_scale,
@@ -88,17 +155,9 @@ pub fn start(
                 logs: worker_logs,
                 clock: clock.clone(),
             });
-            for w in 1..=s.consumer.workers {
-                let (env, state, stop) = (env.clone(), state.clone(), stop_rx.clone());
-                let spawner = spawner.clone();
-                supervisors.spawn(supervisor::supervise(
-                    w,
-                    env,
-                    state,
-                    spawner,
-                    restart_after,
-                    stop,
-                ));
+            Program::Process {
+                env,
+                spawner: spawner.clone(),
             }
         }
         // A built-in target, one task per worker, over the kind's client and reqwest.
@@ -114,24 +173,28 @@ pub fn start(
                 seed: s.seed,
                 provider: provider.clone(),
             });
-            for w in 1..=s.consumer.workers {
-                let (target, shared, stop) = (target.clone(), shared.clone(), stop_rx.clone());
-                supervisors.spawn(supervisor::supervise_task(
-                    w,
-                    target,
-                    shared,
-                    restart_after,
-                    stop,
-                ));
-            }
+            Program::Task { target, shared }
         }
+    };
+    let launcher = Launcher {
+        program,
+        state: state.clone(),
+        restart_after,
+        stop: stop_rx.clone(),
+        supervisors: Supervisors::default(),
+        failure: Arc::default(),
+    };
+    state.open_slots(slots);
+    for w in 1..=s.consumer.workers {
+        launcher.launch(w, 0);
     }
     start_timed_faults(state, &stop_rx);
     super::connection_faults::start(s, state, &stop_rx);
     Ok(Workers {
-        supervisors,
+        supervisors: launcher.supervisors.clone(),
         stop,
         logs,
+        launcher,
     })
 }
 
@@ -140,7 +203,7 @@ pub fn start(
 fn start_timed_faults(state: &Arc<LiveState>, stop: &watch::Receiver<bool>) {
     for (at, timed) in state.timed_faults() {
         // A `connection` rule acts on the workers' links: [`super::connection_faults`]; an
-        // `autoscale` rule is refused in a live profile (its check).
+        // `autoscale` rule's looks read the broker: [`super::autoscale`].
         if matches!(timed, Timed::Connection(_) | Timed::Autoscale(_)) {
             continue;
         }
@@ -163,17 +226,33 @@ fn start_timed_faults(state: &Arc<LiveState>, stop: &watch::Receiver<bool>) {
 }
 
 impl Workers {
-    /// The first supervisor that failed (a worker that cannot start), if one did.
+    /// What failed the run, if something did: the first supervisor that failed (a worker that
+    /// cannot start), or an `autoscale` rule's look.
     pub fn failed(&mut self) -> Option<RunError> {
-        match self.supervisors.try_join_next() {
+        let failure = self
+            .launcher
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if failure.is_some() {
+            return failure;
+        }
+        let ended = (self.supervisors.lock())
+            .unwrap_or_else(|e| e.into_inner())
+            .try_join_next();
+        match ended {
             Some(Ok(Err(e))) => Some(RunError::Live(e.to_string())),
             _ => None,
         }
     }
 
     /// Stops every worker (each supervisor kills its own and reaps it) and waits for them.
-    pub async fn stop(mut self) {
+    pub async fn stop(self) {
         let _ = self.stop.send(true);
-        while self.supervisors.join_next().await.is_some() {}
+        // No supervisor starts from now on ([`Launcher::launch`]).
+        let mut supervisors =
+            std::mem::take(&mut *self.supervisors.lock().unwrap_or_else(|e| e.into_inner()));
+        while supervisors.join_next().await.is_some() {}
     }
 }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use super::{
     confirmed, BoxFuture, Confirmation, Context, Counts, FifoSend, Finished, IngressTarget,
-    LiveBroker, LiveQueue, OpenError, QueueFactory,
+    LiveBroker, LiveQueue, OpenError, QueueFactory, QueueLength,
 };
 use crate::broker::setup;
 use crate::broker::sqs::{Hooks as SqsHooksHandle, QueueSpec, SqsConfig, SqsServer, WireTime};
@@ -109,7 +109,7 @@ impl EmbeddedSqs {
             Some(links) => Some(
                 Proxy::start(
                     server.local_addr(),
-                    s.consumer.workers,
+                    s.worker_slots(),
                     Arc::new(Unread(cx.state.clone())),
                     Some(links),
                 )
@@ -126,7 +126,7 @@ impl EmbeddedSqs {
             timebase: Timebase { t0, scale },
             clock,
             proxy,
-            workers: s.consumer.workers,
+            workers: s.worker_slots(),
             state: cx.state.clone(),
         })
     }
@@ -191,6 +191,14 @@ impl LiveBroker for EmbeddedSqs {
             unsettled: c.in_queue(),
             dead_lettered: c.dead_lettered,
         })))
+    }
+
+    fn queue_length(&self) -> BoxFuture<'_, Option<Result<QueueLength, String>>> {
+        let c = self.server.counts(&self.queue).unwrap_or_default();
+        Box::pin(std::future::ready(Some(Ok(QueueLength {
+            ready: c.visible,
+            in_flight: c.leased,
+        }))))
     }
 
     fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)> {

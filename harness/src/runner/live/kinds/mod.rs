@@ -37,6 +37,8 @@ use crate::record::{BrokerSample, Event, Seq, Unavailable, WorkerId};
 use crate::workload::message::Outgoing;
 
 /// A boxed future, as the seam's methods return (a live run calls them a few times per message).
+pub use crate::chaos::autoscale::QueueLength;
+
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The broker's answer to a publish already handed to it: resolves when the broker has the
@@ -128,6 +130,12 @@ pub trait LiveBroker: Send + Sync {
     }
     /// The broker's counts now.
     fn counts(&self) -> BoxFuture<'_, Result<Counts, String>>;
+    /// The queue as KEDA's scaler reads it now (messages ready, and delivered but not yet
+    /// settled), for an `autoscale` rule's looks; `None` for a kind whose live path cannot read
+    /// it (the rule's check refuses such a profile: `KedaScaler::not_live`).
+    fn queue_length(&self) -> BoxFuture<'_, Option<Result<QueueLength, String>>> {
+        Box::pin(async { None })
+    }
     /// The environment of worker process `worker`: how it reaches the broker (its own proxy
     /// port, for the kinds observed through one) and the run's resource names.
     fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)>;

@@ -21,7 +21,7 @@ impl LiveState {
         if let Some(started) = started {
             self.record(EventKind::DeployStarted { rule });
             for w in started.stop {
-                self.tell_to_stop(w, rule);
+                self.deploy_tells(w, rule);
             }
         }
         next
@@ -36,13 +36,45 @@ impl LiveState {
         }
         let next = lock(&self.faults).deploys.back(w);
         for (rule, n) in next {
-            self.tell_to_stop(n, rule);
+            self.deploy_tells(n, rule);
         }
     }
 
-    /// Sends rule `rule`'s stop signal to the running incarnation of `w` (none running, or one
-    /// already dying or told: nothing) and kills it at the end of the grace if it still runs.
-    fn tell_to_stop(&self, w: WorkerId, rule: u32) {
+    /// Worker `w`'s replica, removed by a scale-in, is gone for good: the rollouts waiting for
+    /// it go on (the sim's `replaced`), telling their next workers to stop.
+    pub fn gone(&self, w: WorkerId) {
+        let next = lock(&self.faults).deploys.back(w);
+        for (rule, n) in next {
+            self.deploy_tells(n, rule);
+        }
+    }
+
+    /// Deploy rule `rule` tells `w` to stop (recorded as the rule's firing).
+    fn deploy_tells(&self, w: WorkerId, rule: u32) {
+        let (grace, signal) = {
+            let faults = lock(&self.faults);
+            (faults.deploys.grace(rule), faults.deploys.signal(rule))
+        };
+        self.tell_to_stop(
+            w,
+            rule,
+            grace,
+            signal,
+            EventKind::FaultFired { worker: w, rule },
+        );
+    }
+
+    /// Sends `signal` to the running incarnation of `w` for rule `rule`, recorded as `told`
+    /// (none running, or one already dying or told: nothing), and kills it at the end of
+    /// `grace` if it still runs.
+    pub(super) fn tell_to_stop(
+        &self,
+        w: WorkerId,
+        rule: u32,
+        grace: Nanos,
+        signal: StopSignal,
+        told: EventKind,
+    ) {
         let (handle, incarnation, wake) = {
             let mut ws = lock(&self.workers);
             let Some(s) = ws.get_mut((w as usize).wrapping_sub(1)) else {
@@ -58,11 +90,7 @@ impl LiveState {
             s.stopping = Some(rule);
             (handle, s.incarnation, s.stop_signal.clone())
         };
-        self.record(EventKind::FaultFired { worker: w, rule });
-        let (grace, signal) = {
-            let faults = lock(&self.faults);
-            (faults.deploys.grace(rule), faults.deploys.signal(rule))
-        };
+        self.record(told);
         match handle {
             Handle::Process(pgid) => {
                 let signal = match signal {

@@ -25,7 +25,7 @@ use aws_sdk_sqs::types::QueueAttributeName;
 
 use super::{
     BoxFuture, BrokerSampler, Confirmation, Context, Counts, Finished, LiveBroker, LiveQueue,
-    OpenError, QueueFactory,
+    OpenError, QueueFactory, QueueLength,
 };
 use crate::provider::http::LiveClock;
 use crate::record::{nanos, Seq, WorkerId};
@@ -186,7 +186,7 @@ impl ExternalSqs {
         });
         let mut ports = Vec::new();
         let mut servers = Vec::new();
-        for worker in 1..=s.consumer.workers {
+        for worker in 1..=s.worker_slots() {
             let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
                 .await
                 .map_err(|e| OpenError::Failed(format!("cannot listen on 127.0.0.1: {e}")))?;
@@ -319,6 +319,44 @@ impl LiveBroker for ExternalSqs {
 
     fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {
         Box::pin(self.fresh_counts())
+    }
+
+    /// `ApproximateNumberOfMessages` and `ApproximateNumberOfMessagesNotVisible`, as KEDA's
+    /// `aws-sqs-queue` scaler reads them.
+    fn queue_length(&self) -> BoxFuture<'_, Option<Result<QueueLength, String>>> {
+        Box::pin(async {
+            let (ready, not_visible) = (
+                QueueAttributeName::ApproximateNumberOfMessages,
+                QueueAttributeName::ApproximateNumberOfMessagesNotVisible,
+            );
+            let read = self
+                .admin
+                .get_queue_attributes()
+                .queue_url(&self.queue_url)
+                .attribute_names(ready.clone())
+                .attribute_names(not_visible.clone())
+                .send()
+                .await
+                .map_err(|e| {
+                    format!(
+                        "cannot read the queue's length: {}",
+                        aws_sdk_sqs::error::DisplayErrorContext(e)
+                    )
+                });
+            Some(read.and_then(|a| {
+                let attrs = a.attributes.unwrap_or_default();
+                let get = |n: &QueueAttributeName| {
+                    attrs
+                        .get(n)
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .ok_or_else(|| format!("GetQueueAttributes did not give {}", n.as_str()))
+                };
+                Ok(QueueLength {
+                    ready: get(&ready)?,
+                    in_flight: get(&not_visible)?,
+                })
+            }))
+        })
     }
 
     fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)> {

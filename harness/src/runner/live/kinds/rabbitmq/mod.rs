@@ -33,7 +33,7 @@ use lapin::{
 
 use super::{
     BoxFuture, BrokerSampler, Confirmation, Context, Counts, Finished, LiveBroker, LiveQueue,
-    OpenError, QueueFactory,
+    OpenError, QueueFactory, QueueLength,
 };
 use crate::profile::{run_variables, BrokerKind, RabbitMqSpec};
 use crate::record::{Seq, WorkerId};
@@ -189,7 +189,7 @@ impl RabbitMq {
             ledger: ledger.clone(),
             proxy: Proxy::start(
                 addr,
-                s.consumer.workers,
+                s.worker_slots(),
                 Arc::new(proxy::Amqp {
                     state: cx.state.clone(),
                     ledger: ledger.clone(),
@@ -212,7 +212,7 @@ impl RabbitMq {
                 ledger,
             },
             dead_letter: spec.dead_letter,
-            workers: s.consumer.workers,
+            workers: s.worker_slots(),
             ready: Mutex::new(None),
             direct: s.broker.observe == crate::profile::Observe::Direct,
             heartbeat: cx
@@ -407,6 +407,31 @@ impl LiveBroker for RabbitMq {
 
     fn counts(&self) -> BoxFuture<'_, Result<Counts, String>> {
         Box::pin(self.counts_now())
+    }
+
+    /// `messages_ready` from the server (a passive declare, never the cached count), and the
+    /// deliveries the proxies saw and no ack or return settled yet: what the management API's
+    /// `messages_unacknowledged` counts. Without the proxies (`observe: none`) nothing counts
+    /// the deliveries.
+    fn queue_length(&self) -> BoxFuture<'_, Option<Result<QueueLength, String>>> {
+        Box::pin(async {
+            if self.direct {
+                return Some(Err(
+                    "with broker.observe: none no proxy counts the deliveries in flight, which \
+                     an autoscale rule's looks read"
+                        .to_string(),
+                ));
+            }
+            let ready = resources::ready(&self.admin, &self.names.queue).await;
+            Some(
+                ready
+                    .map(|ready| QueueLength {
+                        ready,
+                        in_flight: self.ledger.held(),
+                    })
+                    .map_err(|e| format!("cannot read the queue {}: {e}", self.names.queue)),
+            )
+        })
     }
 
     fn worker_env(&self, worker: WorkerId) -> Vec<(String, String)> {
