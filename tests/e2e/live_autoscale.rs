@@ -108,6 +108,21 @@ fn an_evening_scale_in_on_the_embedded_sqs_endpoint_costs_what_the_sim_model_say
 }
 
 #[test]
+fn the_same_evening_against_an_external_sqs_server_reads_its_queue_attributes() {
+    // moto's server (`broker.endpoint`): the looks read ApproximateNumberOfMessages as KEDA's
+    // aws-sqs-queue scaler does. The lease and the jobs are whole wall seconds (9 s, 6 s).
+    let Some(moto) = crate::live_sqs_endpoint::moto() else {
+        return;
+    };
+    let endpoint = format!("broker.endpoint=http://127.0.0.1:{}", moto.port);
+    let sim = live_like_sim(
+        "chaos/autoscale-evening-sqs.yaml",
+        &[&EVENING[..], &["broker.visibility_timeout=3m", &endpoint]].concat(),
+    );
+    assert_eq!(counts(&sim), [4, 8, 4, 0, 0], "{sim}");
+}
+
+#[test]
 fn an_evening_scale_in_on_real_rabbitmq_costs_what_the_sim_model_says() {
     if !service_up("RabbitMQ", 5672) {
         return;

@@ -13,7 +13,7 @@ pub mod keda;
 pub mod replica_set;
 
 use crate::profile::{AutoscaleRule, ChaosRule, QueueMetric, StopSignal};
-use crate::record::{nanos, Nanos, WorkerId};
+use crate::record::{nanos, EventKind, Nanos, WorkerId};
 
 pub use replica_set::Replica;
 
@@ -37,6 +37,19 @@ pub struct Scale {
     pub by: Controller,
     /// The metric the controller read.
     pub metric: u64,
+}
+
+impl Scale {
+    /// The change as the record keeps it, made by rule `rule`.
+    pub fn event(&self, rule: u32) -> EventKind {
+        EventKind::Scaled {
+            rule,
+            from: self.from,
+            to: self.to,
+            by: self.by,
+            metric: self.metric,
+        }
+    }
 }
 
 /// A run's `autoscale` rule and its controllers' state (none without the rule).

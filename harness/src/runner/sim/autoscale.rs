@@ -29,13 +29,7 @@ impl World {
         };
         self.events.push(Event {
             at: now,
-            kind: EventKind::Scaled {
-                rule,
-                from: scale.from,
-                to: scale.to,
-                by,
-                metric: scale.metric,
-            },
+            kind: scale.event(rule),
         });
         if scale.to > scale.from {
             for _ in scale.from..scale.to {

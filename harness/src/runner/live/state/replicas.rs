@@ -74,13 +74,7 @@ impl LiveState {
         let (Some(scale), Some(rule)) = (scale, rule) else {
             return Ok(looked);
         };
-        self.record(EventKind::Scaled {
-            rule,
-            from: scale.from,
-            to: scale.to,
-            by,
-            metric: scale.metric,
-        });
+        self.record(scale.event(rule));
         if scale.to > scale.from {
             for _ in scale.from..scale.to {
                 looked.made.push(self.make_replica(rule, at)?);

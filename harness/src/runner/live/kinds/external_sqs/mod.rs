@@ -325,37 +325,8 @@ impl LiveBroker for ExternalSqs {
     /// `aws-sqs-queue` scaler reads them.
     fn queue_length(&self) -> BoxFuture<'_, Option<Result<QueueLength, String>>> {
         Box::pin(async {
-            let (ready, not_visible) = (
-                QueueAttributeName::ApproximateNumberOfMessages,
-                QueueAttributeName::ApproximateNumberOfMessagesNotVisible,
-            );
-            let read = self
-                .admin
-                .get_queue_attributes()
-                .queue_url(&self.queue_url)
-                .attribute_names(ready.clone())
-                .attribute_names(not_visible.clone())
-                .send()
-                .await
-                .map_err(|e| {
-                    format!(
-                        "cannot read the queue's length: {}",
-                        aws_sdk_sqs::error::DisplayErrorContext(e)
-                    )
-                });
-            Some(read.and_then(|a| {
-                let attrs = a.attributes.unwrap_or_default();
-                let get = |n: &QueueAttributeName| {
-                    attrs
-                        .get(n)
-                        .and_then(|v| v.parse::<u64>().ok())
-                        .ok_or_else(|| format!("GetQueueAttributes did not give {}", n.as_str()))
-                };
-                Ok(QueueLength {
-                    ready: get(&ready)?,
-                    in_flight: get(&not_visible)?,
-                })
-            }))
+            let read = sample::visible_and_not(&self.admin, &self.queue_url).await;
+            Some(read.map(|(ready, in_flight)| QueueLength { ready, in_flight }))
         })
     }
 

@@ -17,31 +17,35 @@ pub struct Sampler {
 const VISIBLE: QueueAttributeName = QueueAttributeName::ApproximateNumberOfMessages;
 const NOT_VISIBLE: QueueAttributeName = QueueAttributeName::ApproximateNumberOfMessagesNotVisible;
 
+/// The visible and not-visible counts of queue `url` (what KEDA's `aws-sqs-queue` scaler reads
+/// too), on client `sqs`.
+pub async fn visible_and_not(sqs: &aws_sdk_sqs::Client, url: &str) -> Result<(u64, u64), String> {
+    let a = sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(VISIBLE)
+        .attribute_names(NOT_VISIBLE)
+        .send()
+        .await
+        .map_err(|e| {
+            format!(
+                "GetQueueAttributes {url}: {}",
+                aws_sdk_sqs::error::DisplayErrorContext(e)
+            )
+        })?;
+    let attrs = a.attributes.unwrap_or_default();
+    let get = |n: &QueueAttributeName| {
+        attrs
+            .get(n)
+            .and_then(|v| v.parse::<u64>().ok())
+            .ok_or_else(|| format!("GetQueueAttributes {url} did not give {}", n.as_str()))
+    };
+    Ok((get(&VISIBLE)?, get(&NOT_VISIBLE)?))
+}
+
 impl Sampler {
-    /// The visible and not-visible counts of queue `url`.
     async fn counts(&self, url: &str) -> Result<(u64, u64), String> {
-        let a = self
-            .sqs
-            .get_queue_attributes()
-            .queue_url(url)
-            .attribute_names(VISIBLE)
-            .attribute_names(NOT_VISIBLE)
-            .send()
-            .await
-            .map_err(|e| {
-                format!(
-                    "GetQueueAttributes {url}: {}",
-                    aws_sdk_sqs::error::DisplayErrorContext(e)
-                )
-            })?;
-        let attrs = a.attributes.unwrap_or_default();
-        let get = |n: &QueueAttributeName| {
-            attrs
-                .get(n)
-                .and_then(|v| v.parse::<u64>().ok())
-                .ok_or_else(|| format!("GetQueueAttributes {url} did not give {}", n.as_str()))
-        };
-        Ok((get(&VISIBLE)?, get(&NOT_VISIBLE)?))
+        visible_and_not(&self.sqs, url).await
     }
 
     async fn read(&mut self) -> Result<BrokerSample, String> {
