@@ -23,7 +23,6 @@ use crate::runner::RunError;
 
 /// The run's workers, each under its supervisor.
 pub struct Workers {
-    supervisors: Supervisors,
     stop: watch::Sender<bool>,
     /// The worker processes' logs; `None` for built-in targets.
     pub logs: Option<Arc<WorkerLogs>>,
@@ -191,7 +190,6 @@ pub fn start(
     start_timed_faults(state, &stop_rx);
     super::connection_faults::start(s, state, &stop_rx);
     Ok(Workers {
-        supervisors: launcher.supervisors.clone(),
         stop,
         logs,
         launcher,
@@ -238,7 +236,7 @@ impl Workers {
         if failure.is_some() {
             return failure;
         }
-        let ended = (self.supervisors.lock())
+        let ended = (self.launcher.supervisors.lock())
             .unwrap_or_else(|e| e.into_inner())
             .try_join_next();
         match ended {
@@ -251,8 +249,13 @@ impl Workers {
     pub async fn stop(self) {
         let _ = self.stop.send(true);
         // No supervisor starts from now on ([`Launcher::launch`]).
-        let mut supervisors =
-            std::mem::take(&mut *self.supervisors.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut supervisors = std::mem::take(
+            &mut *self
+                .launcher
+                .supervisors
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
         while supervisors.join_next().await.is_some() {}
     }
 }

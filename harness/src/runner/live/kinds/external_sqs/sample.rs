@@ -44,15 +44,11 @@ pub async fn visible_and_not(sqs: &aws_sdk_sqs::Client, url: &str) -> Result<(u6
 }
 
 impl Sampler {
-    async fn counts(&self, url: &str) -> Result<(u64, u64), String> {
-        visible_and_not(&self.sqs, url).await
-    }
-
     async fn read(&mut self) -> Result<BrokerSample, String> {
-        let (visible, not_visible) = self.counts(&self.queue_url.clone()).await?;
+        let (visible, not_visible) = visible_and_not(&self.sqs, &self.queue_url).await?;
         let dlq = match self.dlq_url.clone() {
             Some(d) => {
-                let (v, n) = self.counts(&d).await?;
+                let (v, n) = visible_and_not(&self.sqs, &d).await?;
                 Some(v + n)
             }
             None => None,
